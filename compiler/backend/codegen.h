@@ -1,0 +1,35 @@
+// The back end: renders a planned program into the generated header and source, using the
+// skeletons in templates/. It knows where tensors live and how to spell C++; operators
+// contribute their statements through Emitter.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/ir.h"
+#include "passes/program.h"
+
+namespace onnxc {
+
+struct CodegenOptions {
+  std::string name = "model";   // C++ namespace and C prefix
+  std::string header_name;      // the #include name of the header, e.g. "model.h"
+  std::string source_name;      // for the file banner
+  std::string model_file;       // for the banner (file name only: output must not depend on paths)
+};
+
+struct GeneratedCode {
+  std::string header;
+  std::string source;
+};
+
+GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOptions& opts);
+
+// Renders templates/<name> with fmt named arguments.
+std::string render_template(const std::string& name, const std::vector<std::pair<std::string, std::string>>& vars);
+
+// Text of a template in templates/, embedded into the binary at build time.
+const char* template_text(const std::string& name);
+
+}  // namespace onnxc

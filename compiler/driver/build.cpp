@@ -1,0 +1,82 @@
+#include "driver/build.h"
+
+#include <cstdlib>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "driver/commands.h"
+#include "support/diagnostics.h"
+#include "support/names.h"
+#include "support/process.h"
+
+namespace fs = std::filesystem;
+
+#ifndef ONNXC_SOURCE_RUNTIME_DIR
+#define ONNXC_SOURCE_RUNTIME_DIR ""
+#endif
+
+namespace onnxc {
+
+
+std::string runtime_include_dir() {
+  if (const char* env = std::getenv("ONNXC_RUNTIME_INCLUDE")) return env;
+  // Installed layout: <prefix>/bin/onnxc and <prefix>/include/onnxc/*.h
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path inc = exe.parent_path().parent_path() / "include";
+    if (fs::exists(inc / "onnxc" / "base.h")) return inc.string();
+  }
+  return ONNXC_SOURCE_RUNTIME_DIR;
+}
+
+void print_error(const std::string& file, const CompileError& e) {
+  for (const Problem& p : e.problems()) fmt::print(stderr, "{}\n", format_problem(file, p));
+  if (e.problems().size() > 1) fmt::print(stderr, "{} errors\n", e.problems().size());
+}
+
+
+std::string default_cxx() {
+  const char* env = std::getenv("CXX");
+  return env && *env ? env : "c++";
+}
+
+std::string make_temp_dir() {
+  std::string tmpl = (fs::temp_directory_path() / "onnxc-XXXXXX").string();
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data())) throw std::runtime_error("cannot create a temporary directory");
+  return buf.data();
+}
+
+static void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary);
+  f << text;
+  if (!f) throw std::runtime_error("cannot write " + p.string());
+}
+
+HostBuild build_harness(const Compilation& c, const CompileOptions& co, const std::string& dir, const std::string& cxx,
+                        const std::vector<std::string>& flags) {
+  HostBuild b;
+  b.dir = dir;
+  fs::create_directories(dir);
+  GeneratedCode code = emit_code(c, co, "model.h", "model.cpp");
+  write_text(fs::path(dir) / "model.h", code.header);
+  write_text(fs::path(dir) / "model.cpp", code.source);
+  write_text(fs::path(dir) / "harness.cpp",
+             render_template("harness.cpp.tmpl", {{"header_name", "model.h"}, {"ns", sanitize_identifier(co.name)}}));
+  b.program = (fs::path(dir) / "harness").string();
+  std::vector<std::string> argv = {cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-I", runtime_include_dir(), "-I", dir, (fs::path(dir) / "model.cpp").string(),
+                           (fs::path(dir) / "harness.cpp").string(), "-o", b.program});
+  ProcessResult r = run_process(argv, 1800);
+  b.ok = r.exit_code == 0;
+  if (!b.ok) b.log = fmt::format("$ {}\n{}", fmt::join(argv, " "), r.output);
+  return b;
+}
+
+}  // namespace onnxc

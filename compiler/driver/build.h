@@ -1,0 +1,26 @@
+// Building generated code with the host compiler (validate, bench).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "passes/pipeline.h"
+
+namespace onnxc {
+
+struct HostBuild {
+  std::string dir;      // where model.cpp, model.h, harness.cpp and the program are
+  std::string program;  // path of the built harness
+  bool ok = false;
+  std::string log;      // compiler output when it failed
+};
+
+// Writes the generated code and the harness into dir and compiles them into a program.
+HostBuild build_harness(const Compilation& c, const CompileOptions& co, const std::string& dir, const std::string& cxx,
+                        const std::vector<std::string>& flags);
+
+std::string default_cxx();
+// A fresh temporary directory.
+std::string make_temp_dir();
+
+}  // namespace onnxc

@@ -1,0 +1,38 @@
+// The onnxc command line: compile (default), validate, bench.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "passes/pipeline.h"
+
+namespace onnxc {
+
+struct ValidateOptions {
+  std::string target;                // model dir (backend-test layout) or model file
+  std::vector<std::string> data_dirs;  // --data: test_data_set dirs (default: found next to the model)
+  double rtol = 1e-3, atol = 1e-5;
+  std::string cxx;                   // host compiler (default $CXX or c++)
+  std::vector<std::string> cxxflags;
+  std::string keep_dir;              // --keep: leave the generated files here
+  int timeout_s = 600;
+  bool quiet = false;
+};
+
+struct BenchOptions {
+  std::string model;
+  int runs = 100;
+  std::string cxx;
+  std::vector<std::string> cxxflags;
+  std::string keep_dir;
+};
+
+int run_validate(const ValidateOptions& v, const CompileOptions& c);
+int run_bench(const BenchOptions& b, const CompileOptions& c);
+
+// The directory holding runtime-support's include/ tree.
+std::string runtime_include_dir();
+// Prints a CompileError for a person (to stderr).
+void print_error(const std::string& file, const class CompileError& e);
+
+}  // namespace onnxc

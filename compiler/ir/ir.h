@@ -1,0 +1,139 @@
+// The compiler's own intermediate representation: small, plain structs.
+//
+// A Graph owns its Values and Nodes. A Value is one tensor (graph input, initializer,
+// node output); a Node reads and writes Values. After shape inference every Value has a
+// dtype and a fully static shape.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace onnxc {
+
+using Shape = std::vector<int64_t>;
+
+int64_t shape_numel(const Shape& s);           // product of dims (1 for a scalar)
+std::string shape_str(const Shape& s);         // "[1, 3, 224, 224]"
+std::string shape_cname(const Shape& s);       // "1x3x224x224" ("scalar" for rank 0)
+
+// Constant tensor data. Numeric data is little-endian bytes as the generated code stores
+// them (bool: one byte 0/1; float16/bfloat16: their 16-bit patterns).
+struct Tensor {
+  DType dtype = DType::Undefined;
+  Shape shape;
+  std::vector<uint8_t> bytes;
+  std::vector<std::string> strings;  // only for DType::String
+
+  Tensor() = default;
+  Tensor(DType t, Shape s);  // zero-filled
+
+  int64_t numel() const { return shape_numel(shape); }
+  template <class T> T* data() { return reinterpret_cast<T*>(bytes.data()); }
+  template <class T> const T* data() const { return reinterpret_cast<const T*>(bytes.data()); }
+  // Element i converted to int64/double, for any numeric dtype (bool as 0/1).
+  int64_t int_at(int64_t i) const;
+  double float_at(int64_t i) const;
+  std::vector<int64_t> to_ints() const;
+};
+
+struct Graph;
+struct Node;
+
+// One dimension as declared in the model: a number, a symbolic name, or unknown.
+struct Dim {
+  int64_t value = -1;   // >= 0 when known
+  std::string param;    // dim_param, when symbolic
+};
+
+struct Value {
+  std::string name;
+  DType dtype = DType::Undefined;
+  Shape shape;
+  bool has_shape = false;            // shape known (after binding/inference: always)
+  std::vector<Dim> declared_dims;    // graph inputs/outputs: the dims the file declares
+  bool declared_rank = false;        // the file gave a shape (possibly with unknown dims)
+  std::shared_ptr<const Tensor> constant;  // set for initializers and folded values
+  Node* producer = nullptr;
+  bool is_graph_input = false;
+  bool is_graph_output = false;
+  Value* outer = nullptr;            // inside a subgraph: the enclosing graph's value it names
+
+  int64_t numel() const { return shape_numel(shape); }
+  std::size_t byte_size() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
+  bool is_constant() const { return constant != nullptr; }
+};
+
+struct Attribute {
+  enum class Kind { Undefined, Float, Int, String, Tensor, Graph, Floats, Ints, Strings, Tensors, Graphs, TypeProto };
+  Kind kind = Kind::Undefined;
+  float f = 0;
+  int64_t i = 0;
+  std::string s;
+  std::shared_ptr<const onnxc::Tensor> t;
+  std::shared_ptr<onnxc::Graph> g;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  std::vector<std::string> strings;
+  std::vector<std::shared_ptr<const onnxc::Tensor>> tensors;
+  std::vector<std::shared_ptr<onnxc::Graph>> graphs;
+};
+const char* attribute_kind_name(Attribute::Kind k);
+
+struct Node {
+  std::string name;      // may be empty in the file; never empty after loading
+  std::string op_type;
+  std::string domain;    // "" for ai.onnx
+  int opset = 0;         // the model's opset for this node's domain
+  int version = 0;       // the operator version in force (resolved since_version)
+  int index = 0;         // position in the file's node list
+  std::vector<Value*> inputs;   // nullptr for an omitted optional input
+  std::vector<Value*> outputs;  // nullptr for an omitted optional output
+  std::map<std::string, Attribute> attrs;
+
+  bool has_input(std::size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
+  bool has_output(std::size_t i) const { return i < outputs.size() && outputs[i] != nullptr; }
+  bool has_attr(const std::string& n) const { return attrs.count(n) != 0; }
+  int64_t attr_int(const std::string& n, int64_t dflt) const;
+  float attr_float(const std::string& n, float dflt) const;
+  std::string attr_string(const std::string& n, const std::string& dflt) const;
+  std::vector<int64_t> attr_ints(const std::string& n, std::vector<int64_t> dflt = {}) const;
+  std::vector<float> attr_floats(const std::string& n, std::vector<float> dflt = {}) const;
+  const Attribute* attr(const std::string& n) const;
+
+  // "node 3 'conv1' (Conv, opset 13)" for messages.
+  std::string describe() const;
+};
+
+struct Graph {
+  std::string name;
+  Graph* outer = nullptr;                    // the enclosing graph, for subgraphs
+  std::vector<std::unique_ptr<Value>> values;
+  std::vector<std::unique_ptr<Node>> nodes;  // in execution order after sorting
+  std::vector<Value*> inputs;                // real inputs (initializers excluded)
+  std::vector<Value*> outputs;
+  std::map<std::string, Value*> by_name;
+
+  Value* find(const std::string& name) const;
+  Value* add_value(const std::string& name);  // name must be new
+  // A fresh value named after `hint` that does not collide with any existing name.
+  Value* add_unique_value(const std::string& hint);
+  Node* add_node(std::unique_ptr<Node> n);
+  // Rebuild producers and keep nodes' pointers consistent; call after rewriting.
+  void relink();
+  std::vector<Node*> consumers(const Value* v) const;
+};
+
+struct Model {
+  std::string path;       // the file it came from, for messages
+  int64_t ir_version = 0;
+  std::map<std::string, int> opsets;  // domain ("" = ai.onnx) -> version
+  std::string producer_name, producer_version;
+  Graph graph;
+};
+
+}  // namespace onnxc

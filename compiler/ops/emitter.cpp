@@ -1,0 +1,62 @@
+#include "ops/emitter.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace onnxc {
+
+std::string float_literal(float v) {
+  if (std::isnan(v)) return "std::numeric_limits<float>::quiet_NaN()";
+  if (std::isinf(v)) return v > 0 ? "std::numeric_limits<float>::infinity()" : "-std::numeric_limits<float>::infinity()";
+  // fmt prints the shortest decimal that reads back to the same float.
+  std::string s = fmt::format("{}", v);
+  if (s.find_first_of(".eE") == std::string::npos) s += ".";
+  return s + "f";
+}
+
+std::string double_literal(double v) {
+  if (std::isnan(v)) return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(v)) return v > 0 ? "std::numeric_limits<double>::infinity()" : "-std::numeric_limits<double>::infinity()";
+  std::string s = fmt::format("{}", v);
+  if (s.find_first_of(".eE") == std::string::npos) s += ".";
+  return s;
+}
+
+Emitter::Emitter(const Node& node, std::function<std::string(const Value*)> name_of, std::string scratch)
+    : node_(node), name_of_(std::move(name_of)), scratch_(std::move(scratch)) {}
+
+std::string Emitter::in(std::size_t i) const {
+  return node_.has_input(i) ? name_of_(node_.inputs[i]) : "nullptr";
+}
+
+std::string Emitter::in_or_null(std::size_t i, DType t) const {
+  return node_.has_input(i) ? name_of_(node_.inputs[i]) : fmt::format("static_cast<const {}*>(nullptr)", dtype_ctype(t));
+}
+
+std::string Emitter::out(std::size_t i) const {
+  return node_.has_output(i) ? name_of_(node_.outputs[i]) : "nullptr";
+}
+
+void Emitter::line(const std::string& code) { lines_.push_back(code); }
+
+std::string Emitter::index_array(const std::string& name, const std::vector<int64_t>& v) {
+  if (v.empty()) {
+    linef("constexpr rt::index_t {}[] = {{0}};", name);
+  } else {
+    linef("constexpr rt::index_t {}[] = {{{}}};", name, fmt::join(v, ", "));
+  }
+  return name;
+}
+
+std::string ctype_of(const Value& v) { return dtype_ctype(v.dtype); }
+
+std::string params_literal(const std::string& type, const std::vector<std::pair<std::string, std::string>>& fields) {
+  std::string s = type + "{";
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i) s += ", ";
+    s += fmt::format("/*{}=*/{}", fields[i].first, fields[i].second);
+  }
+  return s + "}";
+}
+
+}  // namespace onnxc

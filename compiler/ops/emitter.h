@@ -1,0 +1,62 @@
+// The interface operator emitters write code through. The back end owns the instance: it
+// knows where every tensor lives; operators only ask for names and append statements.
+#pragma once
+
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ir/ir.h"
+#include "ops/op.h"
+
+namespace onnxc {
+
+// A float as a C++ literal that reads back to the same bits ("0.1f", "-inf" as a
+// numeric_limits expression).
+std::string float_literal(float v);
+std::string double_literal(double v);
+
+class Emitter {
+ public:
+  // name_of maps a value to the C++ expression of its buffer pointer (typed).
+  Emitter(const Node& node, std::function<std::string(const Value*)> name_of, std::string scratch);
+
+  // Pointer expressions for input/output i ("nullptr" for an omitted optional one).
+  std::string in(std::size_t i) const;
+  std::string out(std::size_t i) const;
+  // Input i, or a typed null pointer (`static_cast<const T*>(nullptr)`) when it is omitted.
+  std::string in_or_null(std::size_t i, DType t) const;
+  // Pointer to this node's scratch memory (unsigned char*), when the op asked for some.
+  const std::string& scratch() const { return scratch_; }
+
+  // Appends one statement (indentation is added).
+  void line(const std::string& code);
+  template <class... Args> void linef(fmt::format_string<Args...> f, Args&&... args) {
+    line(fmt::format(f, std::forward<Args>(args)...));
+  }
+  // Declares `constexpr rt::index_t name[] = {...};` and returns name (empty arrays get {0}).
+  std::string index_array(const std::string& name, const std::vector<int64_t>& v);
+  // Asks for a runtime-support header, e.g. "onnxc/conv.h".
+  void include(const std::string& header) { headers_.insert(header); }
+
+  const std::vector<std::string>& lines() const { return lines_; }
+  const std::set<std::string>& headers() const { return headers_; }
+  const Node& node() const { return node_; }
+
+ private:
+  const Node& node_;
+  std::function<std::string(const Value*)> name_of_;
+  std::string scratch_;
+  std::vector<std::string> lines_;
+  std::set<std::string> headers_;
+};
+
+// C++ element type of input/output values, e.g. "float".
+std::string ctype_of(const Value& v);
+// Renders `rt::TypeName{/*field*/value, ...}` for a params struct, one field per pair.
+std::string params_literal(const std::string& type, const std::vector<std::pair<std::string, std::string>>& fields);
+
+}  // namespace onnxc

@@ -1,0 +1,125 @@
+#include "ops/op.h"
+
+#include <algorithm>
+#include <map>
+
+namespace onnxc {
+
+namespace {
+std::map<std::pair<std::string, std::string>, OpDef>& registry() {
+  static std::map<std::pair<std::string, std::string>, OpDef> r;
+  return r;
+}
+}  // namespace
+
+OpRegistrar::OpRegistrar(OpDef def) {
+  auto key = std::make_pair(def.domain, def.op_type);
+  registry()[key] = std::move(def);
+}
+
+const OpDef* find_op(const std::string& domain, const std::string& op_type) {
+  auto it = registry().find({domain, op_type});
+  return it == registry().end() ? nullptr : &it->second;
+}
+
+std::vector<const OpDef*> all_ops() {
+  std::vector<const OpDef*> v;
+  for (auto& kv : registry()) v.push_back(&kv.second);
+  return v;
+}
+
+void fail_invalid(const Node& n, const std::string& what, const std::string& fix) {
+  throw CompileError(ErrorKind::Invalid, n.describe(), what, fix);
+}
+
+void fail_unsupported(const Node& n, const std::string& what, const std::string& fix) {
+  throw CompileError(ErrorKind::Unsupported, n.describe(), what, fix);
+}
+
+void check_arity(const Node& n, int min_in, int max_in, int min_out, int max_out) {
+  int nin = static_cast<int>(n.inputs.size()), nout = static_cast<int>(n.outputs.size());
+  if (nin < min_in || (max_in >= 0 && nin > max_in))
+    fail_invalid(n, max_in < 0 ? fmt::format("has {} inputs; expected at least {}", nin, min_in)
+                               : fmt::format("has {} inputs; expected {} to {}", nin, min_in, max_in));
+  if (nout < min_out || (max_out >= 0 && nout > max_out))
+    fail_invalid(n, max_out < 0 ? fmt::format("has {} outputs; expected at least {}", nout, min_out)
+                                : fmt::format("has {} outputs; expected {} to {}", nout, min_out, max_out));
+  for (int i = 0; i < min_in; ++i)
+    if (!n.inputs[static_cast<std::size_t>(i)]) fail_invalid(n, fmt::format("required input {} is empty", i));
+}
+
+const Value& input(const Node& n, std::size_t i) {
+  if (!n.has_input(i)) fail_invalid(n, fmt::format("required input {} is missing", i));
+  return *n.inputs[i];
+}
+
+const Tensor* const_input(const Node& n, std::size_t i) {
+  return n.has_input(i) ? n.inputs[i]->constant.get() : nullptr;
+}
+
+const Tensor& require_const_input(const Node& n, std::size_t i, const char* what) {
+  const Tensor* t = const_input(n, i);
+  if (!t)
+    fail_unsupported(n, fmt::format("input {} ('{}', the {}) is computed at run time; onnxc needs it at compile time",
+                                    i, n.has_input(i) ? n.inputs[i]->name : "", what),
+                     "make it an initializer or a constant expression, or bind the model's dims with --dim/--shape");
+  return *t;
+}
+
+void set_output(Node& n, std::size_t i, DType dtype, Shape shape) {
+  if (!n.has_output(i)) return;
+  Value* v = n.outputs[i];
+  v->dtype = dtype;
+  v->shape = std::move(shape);
+  v->has_shape = true;
+}
+
+int64_t normalize_axis(const Node& n, int64_t axis, int64_t rank, const char* what) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    fail_invalid(n, fmt::format("{} {} is out of range for rank {}", what, axis, rank),
+                 fmt::format("use a value in [{}, {}]", -rank, rank - 1));
+  return axis < 0 ? axis + rank : axis;
+}
+
+void require_dtype(const Node& n, std::size_t i, std::initializer_list<DType> allowed) {
+  DType t = input(n, i).dtype;
+  if (std::find(allowed.begin(), allowed.end(), t) != allowed.end()) return;
+  std::vector<std::string> names;
+  for (DType a : allowed) names.push_back(dtype_name(a));
+  fail_unsupported(n, fmt::format("input {} has element type {}; onnxc supports {} here", i, dtype_name(t),
+                                  fmt::join(names, ", ")));
+}
+
+void require_float(const Node& n, std::size_t i) {
+  require_dtype(n, i, {DType::Float, DType::Double, DType::Float16, DType::BFloat16});
+}
+
+Shape broadcast_shapes(const Node& n, const Shape& a, const Shape& b) {
+  std::size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (std::size_t i = 0; i < r; ++i) {
+    int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da != db && da != 1 && db != 1)
+      fail_invalid(n, fmt::format("shapes {} and {} do not broadcast (dim {}: {} vs {})", shape_str(a), shape_str(b), i,
+                                  da, db));
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+std::vector<int64_t> contiguous_strides(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (std::size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
+  return st;
+}
+
+std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
+  std::vector<int64_t> st(out.size(), 0);
+  std::vector<int64_t> cs = contiguous_strides(in);
+  std::size_t off = out.size() - in.size();
+  for (std::size_t i = 0; i < in.size(); ++i) st[off + i] = in[i] == 1 ? 0 : cs[i];
+  return st;
+}
+
+}  // namespace onnxc

@@ -1,0 +1,82 @@
+// What the compiler knows about one operator, kept in one place (compiler/ops/<op>.cpp):
+// which versions it implements, how it infers output types and shapes, how it evaluates on
+// constant inputs (constant folding) and what code it emits.
+//
+// Adding an operator: copy ops/TEMPLATE.cpp.txt to ops/<name>.cpp, fill in the hooks, add its
+// kernel to runtime-support/ and a test. Registration is by a static OpRegistrar; the build
+// globs ops/*.cpp.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ir/ir.h"
+#include "support/diagnostics.h"
+
+namespace onnxc {
+
+class Emitter;
+
+struct OpDef {
+  std::string domain;   // "" for ai.onnx
+  std::string op_type;
+  // Operator versions (since_version) this definition implements. A node whose resolved
+  // version is not listed is refused as unsupported.
+  std::vector<int> versions;
+  // Sets every output's dtype and shape from the inputs and attributes; validates attributes.
+  std::function<void(Node&)> infer;
+  // Optional: computes the outputs when every input is constant.
+  std::function<void(const Node&, std::vector<Tensor>&)> fold;
+  // Writes the code that computes the node.
+  std::function<void(const Node&, Emitter&)> emit;
+  // Optional: bytes of temporary memory the emitted code needs (placed in the arena).
+  std::function<std::size_t(const Node&)> scratch_bytes;
+  // Output 0 is input 0 reinterpreted (same bytes, new shape): Reshape, Flatten, Identity, ...
+  bool is_view = false;
+  // Output 0 may be computed into input 0's buffer when input 0 dies here (elementwise ops).
+  bool inplace = false;
+};
+
+// Registry of every operator the compiler implements.
+const OpDef* find_op(const std::string& domain, const std::string& op_type);
+std::vector<const OpDef*> all_ops();
+
+struct OpRegistrar {
+  explicit OpRegistrar(OpDef def);
+};
+
+// ---- helpers for operator implementations ----
+
+[[noreturn]] void fail_invalid(const Node& n, const std::string& what, const std::string& fix = {});
+[[noreturn]] void fail_unsupported(const Node& n, const std::string& what, const std::string& fix = {});
+
+// Checks input/output counts against the schema's bounds (max < 0: unbounded).
+void check_arity(const Node& n, int min_in, int max_in, int min_out, int max_out);
+// The input's value, failing with a clear message when a required input is missing.
+const Value& input(const Node& n, std::size_t i);
+// The constant data of input i, or nullptr when it is computed at run time.
+const Tensor* const_input(const Node& n, std::size_t i);
+// Like const_input, but fails (unsupported) when the input is not known at compile time.
+const Tensor& require_const_input(const Node& n, std::size_t i, const char* what);
+void set_output(Node& n, std::size_t i, DType dtype, Shape shape);
+// Maps a possibly negative axis into [0, rank); fails naming `what` when out of range.
+int64_t normalize_axis(const Node& n, int64_t axis, int64_t rank, const char* what = "axis");
+// Fails unless input i has one of the given dtypes.
+void require_dtype(const Node& n, std::size_t i, std::initializer_list<DType> allowed);
+void require_float(const Node& n, std::size_t i);
+// numpy-style multidirectional broadcasting of two shapes; fails when they do not broadcast.
+Shape broadcast_shapes(const Node& n, const Shape& a, const Shape& b);
+// Strides of `in` for reading it broadcast to `out` (0 along broadcast dims), padded to out's rank.
+std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
+std::vector<int64_t> contiguous_strides(const Shape& s);
+
+// Runs `f` with the C++ type of `t` (float, double, int32_t, ..., rt::float16, bool).
+// Used by fold hooks to call the same templated kernels as the generated code.
+template <class F> void dispatch_dtype(const Node& n, DType t, F&& f);
+
+}  // namespace onnxc
+
+#include "ops/op_dispatch.h"

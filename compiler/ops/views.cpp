@@ -1,0 +1,169 @@
+// Reshape, Flatten, Identity, Dropout (inference): the output is the input's bytes under a
+// new shape. The planner makes them aliases; when a copy is needed (e.g. the output is a
+// graph output) they copy.
+#include "onnxc/layout.h"
+#include "ops/emitter.h"
+
+namespace onnxc {
+namespace {
+
+void emit_copy(const Node& n, Emitter& e) {
+  e.include("onnxc/layout.h");
+  e.linef("rt::copy({}, {}, {});", e.in(0), e.out(0), n.outputs[0]->numel());
+}
+
+void fold_copy(const Node& n, std::vector<Tensor>& outs) {
+  Tensor t = *n.inputs[0]->constant;
+  t.shape = n.outputs[0]->shape;
+  outs.push_back(std::move(t));
+}
+
+OpDef view(const char* name, std::vector<int> versions, void (*infer)(Node&)) {
+  OpDef d;
+  d.op_type = name;
+  d.versions = std::move(versions);
+  d.infer = infer;
+  d.emit = emit_copy;
+  d.fold = fold_copy;
+  d.is_view = true;
+  return d;
+}
+
+void infer_reshape(Node& n) {
+  const Value& x = input(n, 0);
+  std::vector<int64_t> target;
+  if (n.version < 5) {
+    check_arity(n, 1, 1, 1, 1);
+    target = n.attr_ints("shape");
+  } else {
+    check_arity(n, 2, 2, 1, 1);
+    target = require_const_input(n, 1, "target shape").to_ints();
+  }
+  bool allowzero = n.attr_int("allowzero", 0) != 0;
+  Shape out;
+  int infer_at = -1;
+  int64_t known = 1;
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    int64_t d = target[i];
+    if (d == 0 && !allowzero) {
+      if (i >= x.shape.size()) fail_invalid(n, fmt::format("shape dim {} is 0 (copy) but the input has rank {}", i, x.shape.size()));
+      d = x.shape[i];
+    } else if (d == -1) {
+      if (infer_at >= 0) fail_invalid(n, "the target shape has more than one -1");
+      infer_at = static_cast<int>(i);
+      out.push_back(1);
+      continue;
+    } else if (d < -1) {
+      fail_invalid(n, fmt::format("target shape dim {} is {}", i, d));
+    }
+    out.push_back(d);
+    known *= d;
+  }
+  if (infer_at >= 0) {
+    if (known == 0 || x.numel() % known != 0)
+      fail_invalid(n, fmt::format("cannot infer the -1 dim: {} elements into {}", x.numel(), shape_str(target)));
+    out[static_cast<std::size_t>(infer_at)] = x.numel() / known;
+  }
+  if (shape_numel(out) != x.numel())
+    fail_invalid(n, fmt::format("cannot reshape {} ({} elements) to {}", shape_str(x.shape), x.numel(), shape_str(out)));
+  set_output(n, 0, x.dtype, out);
+}
+
+void infer_flatten(Node& n) {
+  check_arity(n, 1, 1, 1, 1);
+  const Value& x = input(n, 0);
+  int64_t r = static_cast<int64_t>(x.shape.size());
+  int64_t axis = n.attr_int("axis", 1);
+  if (axis < -r || axis > r) fail_invalid(n, fmt::format("axis {} is out of range for rank {}", axis, r));
+  if (axis < 0) axis += r;
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= x.shape[static_cast<std::size_t>(i)];
+  set_output(n, 0, x.dtype, {outer, outer ? x.numel() / outer : 0});
+}
+
+void infer_identity(Node& n) {
+  check_arity(n, 1, 1, 1, 1);
+  const Value& x = input(n, 0);
+  set_output(n, 0, x.dtype, x.shape);
+}
+
+void infer_dropout(Node& n) {
+  check_arity(n, 1, 3, 1, 2);
+  const Value& x = input(n, 0);
+  if (n.version < 7 && n.attr_int("is_test", 0) == 0 && n.version > 1)
+    fail_unsupported(n, "Dropout in training mode (is_test=0)");
+  if (n.has_input(2)) {
+    const Tensor& t = require_const_input(n, 2, "training_mode");
+    if (t.int_at(0)) fail_unsupported(n, "Dropout with training_mode=true is random; onnxc compiles inference only");
+  }
+  set_output(n, 0, x.dtype, x.shape);
+  set_output(n, 1, DType::Bool, x.shape);
+}
+
+const OpRegistrar reshape(view("Reshape", {1, 5, 13, 14, 19, 21, 23, 24, 25}, infer_reshape));
+const OpRegistrar flatten(view("Flatten", {1, 9, 11, 13, 21, 23, 24, 25}, infer_flatten));
+const OpRegistrar identity(view("Identity", {1, 13, 14, 16, 19, 21, 23, 24, 25}, infer_identity));
+
+const OpRegistrar dropout([] {
+  OpDef d = view("Dropout", {1, 6, 7, 10, 12, 13, 22}, infer_dropout);
+  d.emit = [](const Node& n, Emitter& e) {
+    emit_copy(n, e);
+    if (n.has_output(1)) {  // the mask: all true in inference
+      e.linef("for (rt::index_t i = 0; i < {}; ++i) {}[i] = true;", n.outputs[1]->numel(), e.out(1));
+    }
+  };
+  d.fold = [](const Node& n, std::vector<Tensor>& outs) {
+    fold_copy(n, outs);
+    if (n.has_output(1)) {
+      Tensor mask(DType::Bool, n.outputs[1]->shape);
+      for (auto& b : mask.bytes) b = 1;
+      outs.push_back(std::move(mask));
+    }
+  };
+  return d;
+}());
+
+// Constant: one of value / value_float(s) / value_int(s) / value_string(s) / sparse_value.
+void infer_constant(Node& n) {
+  check_arity(n, 0, 0, 1, 1);
+  int given = 0;
+  for (const char* a : {"value", "value_float", "value_floats", "value_int", "value_ints", "value_string",
+                        "value_strings", "sparse_value"})
+    given += n.has_attr(a);
+  if (given != 1) fail_invalid(n, fmt::format("must have exactly one value attribute; it has {}", given));
+  Tensor t;
+  if (const Attribute* a = n.attr("value")) {
+    if (!a->t) fail_invalid(n, "'value' is not a tensor");
+    t = *a->t;
+  } else if (const Attribute* a = n.attr("value_float")) {
+    t = Tensor(DType::Float, {});
+    t.data<float>()[0] = a->f;
+  } else if (const Attribute* a = n.attr("value_floats")) {
+    t = Tensor(DType::Float, {static_cast<int64_t>(a->floats.size())});
+    for (std::size_t i = 0; i < a->floats.size(); ++i) t.data<float>()[i] = a->floats[i];
+  } else if (const Attribute* a = n.attr("value_int")) {
+    t = Tensor(DType::Int64, {});
+    t.data<int64_t>()[0] = a->i;
+  } else if (const Attribute* a = n.attr("value_ints")) {
+    t = Tensor(DType::Int64, {static_cast<int64_t>(a->ints.size())});
+    for (std::size_t i = 0; i < a->ints.size(); ++i) t.data<int64_t>()[i] = a->ints[i];
+  } else {
+    fail_unsupported(n, "string and sparse constants are not supported");
+  }
+  if (t.dtype == DType::String) fail_unsupported(n, "string constants are not supported");
+  Value* out = n.outputs[0];
+  set_output(n, 0, t.dtype, t.shape);
+  out->constant = std::make_shared<Tensor>(std::move(t));
+}
+
+const OpRegistrar constant([] {
+  OpDef d;
+  d.op_type = "Constant";
+  d.versions = {1, 9, 11, 12, 13, 19, 21, 23, 24, 25};
+  d.infer = infer_constant;
+  d.emit = [](const Node& n, Emitter&) { fail_invalid(n, "internal: Constant reached the back end"); };
+  return d;
+}());
+
+}  // namespace
+}  // namespace onnxc

@@ -1,0 +1,82 @@
+#include <fmt/format.h>
+
+#include "ops/op.h"
+#include "passes/passes.h"
+
+namespace onnxc {
+
+namespace {
+
+bool all_inputs_constant(const Node& n) {
+  for (Value* v : n.inputs)
+    if (v && !v->constant) return false;
+  return true;
+}
+
+bool has_subgraph(const Node& n) {
+  for (auto& [name, a] : n.attrs)
+    if (a.kind == Attribute::Kind::Graph || a.kind == Attribute::Kind::Graphs) return true;
+  return false;
+}
+
+}  // namespace
+
+void infer_and_fold(Graph& g, bool fold) {
+  for (auto& np : g.nodes) {
+    Node& n = *np;
+    const OpDef* def = find_op(n.domain, n.op_type);
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+      Value* in = n.inputs[i];
+      if (in && in->outer && !in->has_shape) {
+        in->dtype = in->outer->dtype;
+        in->shape = in->outer->shape;
+        in->has_shape = in->outer->has_shape;
+        in->constant = in->outer->constant;
+      }
+      if (in && !in->has_shape)
+        fail_unsupported(n, fmt::format("input '{}' has no static shape", in->name),
+                         "bind the model's symbolic dims with --dim or --shape");
+    }
+    def->infer(n);
+    for (Value* out : n.outputs) {
+      if (!out) continue;
+      if (!out->has_shape || out->dtype == DType::Undefined)
+        fail_invalid(n, fmt::format("internal: output '{}' was not inferred", out->name));
+      for (int64_t d : out->shape)
+        if (d < 0) fail_invalid(n, fmt::format("output '{}' would have negative dim in {}", out->name, shape_str(out->shape)));
+    }
+    if (fold && def->fold && all_inputs_constant(n) && !has_subgraph(n)) {
+      std::vector<Tensor> results;
+      def->fold(n, results);
+      for (std::size_t i = 0; i < n.outputs.size() && i < results.size(); ++i) {
+        Value* out = n.outputs[i];
+        if (!out) continue;
+        results[i].shape = out->shape;  // the inferred shape is authoritative
+        out->constant = std::make_shared<Tensor>(std::move(results[i]));
+      }
+    }
+  }
+}
+
+void eliminate_dead_nodes(Graph& g) {
+  // Walk backwards: a node is live if it writes a graph output or a value a live node reads.
+  std::set<const Value*> needed(g.outputs.begin(), g.outputs.end());
+  std::vector<bool> keep(g.nodes.size(), false);
+  for (std::size_t i = g.nodes.size(); i-- > 0;) {
+    Node& n = *g.nodes[i];
+    bool live = false;
+    for (Value* o : n.outputs)
+      if (o && needed.count(o) && !o->constant) live = true;
+    if (!live) continue;
+    keep[i] = true;
+    for (Value* in : n.inputs)
+      if (in) needed.insert(in);
+  }
+  std::vector<std::unique_ptr<Node>> kept;
+  for (std::size_t i = 0; i < g.nodes.size(); ++i)
+    if (keep[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+  g.relink();
+}
+
+}  // namespace onnxc

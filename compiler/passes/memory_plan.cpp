@@ -1,0 +1,90 @@
+#include "passes/memory_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace onnxc {
+namespace {
+
+std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+bool lifetimes_overlap(const BufferRequest& a, const BufferRequest& b) {
+  return a.first <= b.last && b.first <= a.last;
+}
+
+// Places buffers in the given order, each at the lowest aligned offset that does not collide
+// with an already placed buffer whose lifetime overlaps (first fit over the gaps).
+MemoryPlan place_in_order(const std::vector<BufferRequest>& bufs, const std::vector<std::size_t>& order,
+                          std::size_t alignment) {
+  MemoryPlan plan;
+  plan.offsets.assign(bufs.size(), 0);
+  std::vector<std::size_t> placed;
+  for (std::size_t idx : order) {
+    const BufferRequest& b = bufs[idx];
+    std::size_t size = align_up(b.size, alignment);
+    // Intervals taken by overlapping-lifetime buffers, sorted by offset.
+    std::vector<std::pair<std::size_t, std::size_t>> taken;
+    for (std::size_t p : placed)
+      if (lifetimes_overlap(b, bufs[p])) taken.emplace_back(plan.offsets[p], plan.offsets[p] + align_up(bufs[p].size, alignment));
+    std::sort(taken.begin(), taken.end());
+    std::size_t offset = 0;
+    for (auto& [lo, hi] : taken) {
+      if (offset + size <= lo) break;
+      offset = std::max(offset, hi);
+    }
+    plan.offsets[idx] = offset;
+    plan.arena_bytes = std::max(plan.arena_bytes, offset + size);
+    placed.push_back(idx);
+  }
+  return plan;
+}
+
+}  // namespace
+
+std::size_t peak_live_bytes(const std::vector<BufferRequest>& buffers, std::size_t alignment) {
+  std::map<int, std::size_t> live;
+  for (const auto& b : buffers)
+    for (int s = b.first; s <= b.last; ++s) live[s] += align_up(b.size, alignment);
+  std::size_t peak = 0;
+  for (auto& kv : live) peak = std::max(peak, kv.second);
+  return peak;
+}
+
+MemoryPlan plan_memory(const std::vector<BufferRequest>& buffers, std::size_t alignment) {
+  if (alignment == 0) alignment = 1;
+  std::vector<std::size_t> base(buffers.size());
+  std::iota(base.begin(), base.end(), 0);
+  struct Strategy {
+    const char* name;
+    bool (*before)(const BufferRequest&, const BufferRequest&);
+  };
+  const Strategy strategies[] = {
+      {"largest first", [](const BufferRequest& a, const BufferRequest& b) { return a.size > b.size; }},
+      {"longest lived first",
+       [](const BufferRequest& a, const BufferRequest& b) { return a.last - a.first > b.last - b.first; }},
+      {"earliest first", [](const BufferRequest& a, const BufferRequest& b) { return a.first < b.first; }},
+      {"largest area first",
+       [](const BufferRequest& a, const BufferRequest& b) {
+         return a.size * static_cast<std::size_t>(a.last - a.first + 1) >
+                b.size * static_cast<std::size_t>(b.last - b.first + 1);
+       }},
+  };
+  MemoryPlan best;
+  bool have = false;
+  for (const Strategy& s : strategies) {
+    std::vector<std::size_t> order = base;
+    // Ties broken by index so the plan is deterministic.
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return s.before(buffers[a], buffers[b]); });
+    MemoryPlan p = place_in_order(buffers, order, alignment);
+    p.strategy = s.name;
+    if (!have || p.arena_bytes < best.arena_bytes) {
+      best = std::move(p);
+      have = true;
+    }
+  }
+  return best;
+}
+
+}  // namespace onnxc

@@ -1,0 +1,29 @@
+// Static memory planning as a pure function: given each buffer's size and the steps it is
+// live, choose byte offsets in one arena so that buffers live at the same time never overlap.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace onnxc {
+
+struct BufferRequest {
+  std::size_t size = 0;  // bytes
+  int first = 0;         // first step the buffer is live (written)
+  int last = 0;          // last step it is live (read); first <= last
+};
+
+struct MemoryPlan {
+  std::vector<std::size_t> offsets;  // one per request
+  std::size_t arena_bytes = 0;
+  std::string strategy;              // the packing strategy that won
+};
+
+// The largest sum of sizes live at any one step: no plan can use less.
+std::size_t peak_live_bytes(const std::vector<BufferRequest>& buffers, std::size_t alignment);
+
+// Tries several packings (largest first, longest-lived first, earliest first) and keeps the smallest.
+MemoryPlan plan_memory(const std::vector<BufferRequest>& buffers, std::size_t alignment);
+
+}  // namespace onnxc

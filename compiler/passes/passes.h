@@ -1,0 +1,27 @@
+// The compiler's passes. Each takes the model (or graph) and rewrites it in place or produces
+// the next stage's data; pipeline.cpp lists them in order.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "ir/ir.h"
+#include "passes/program.h"
+
+namespace onnxc {
+
+// Resolves each node's operator version and checks onnxc implements it; reports every
+// unsupported op at once.
+void resolve_operators(Model& m);
+// Gives graph inputs static shapes: declared dims, then --shape NAME=AxB, then --dim PARAM=N.
+void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes, const std::map<std::string, int64_t>& dims);
+// Infers every value's dtype and shape in execution order, folding nodes whose inputs are all
+// constant (so shape subgraphs become constants before Reshape & co. need them).
+void infer_and_fold(Graph& g, bool fold);
+// Removes nodes whose outputs nobody reads (and folded nodes).
+void eliminate_dead_nodes(Graph& g);
+// Orders steps, decides where each tensor lives and plans the arena.
+Program plan_program(const Graph& g, std::size_t alignment);
+
+}  // namespace onnxc

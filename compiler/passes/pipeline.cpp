@@ -1,0 +1,44 @@
+#include "passes/pipeline.h"
+
+#include <filesystem>
+
+#include "frontend/load.h"
+#include "passes/passes.h"
+
+namespace onnxc {
+
+const std::set<std::string>& optional_passes() {
+  static const std::set<std::string> names = {"fold-constants"};
+  return names;
+}
+
+static bool enabled(const CompileOptions& o, const char* pass) { return !o.disabled_passes.count(pass); }
+
+Model check_model(const std::string& path, const CompileOptions& o) {
+  Model m = load_model(path);
+  resolve_operators(m);
+  bind_input_shapes(m.graph, o.input_shapes, o.dims);
+  infer_and_fold(m.graph, enabled(o, "fold-constants"));
+  return m;
+}
+
+Compilation compile_model(const std::string& path, const CompileOptions& o) {
+  Compilation c;
+  c.model = check_model(path, o);
+  Graph& g = c.model.graph;
+  eliminate_dead_nodes(g);  // also drops folded nodes: always on
+  c.program = plan_program(g, o.alignment);
+  return c;
+}
+
+GeneratedCode emit_code(const Compilation& c, const CompileOptions& o, const std::string& header_name,
+                        const std::string& source_name) {
+  CodegenOptions co;
+  co.name = o.name;
+  co.header_name = header_name;
+  co.source_name = source_name;
+  co.model_file = std::filesystem::path(c.model.path).filename().string();
+  return generate_code(c.model, c.program, co);
+}
+
+}  // namespace onnxc

@@ -1,0 +1,38 @@
+// The compiler, start to end: the one place that lists the pipeline in order.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "backend/codegen.h"
+#include "ir/ir.h"
+#include "passes/program.h"
+
+namespace onnxc {
+
+struct CompileOptions {
+  std::string name = "model";                 // C++ namespace and C prefix of the generated code
+  std::map<std::string, Shape> input_shapes;  // --shape NAME=1x3x224x224
+  std::map<std::string, int64_t> dims;        // --dim N=1
+  std::size_t alignment = 16;                 // arena and weight alignment, bytes
+  std::set<std::string> disabled_passes;      // --disable-pass NAME
+};
+
+// Names of the passes --disable-pass accepts.
+const std::set<std::string>& optional_passes();
+
+struct Compilation {
+  Model model;
+  Program program;
+};
+
+// Loads, validates, infers shapes, folds, plans. Throws CompileError.
+Compilation compile_model(const std::string& path, const CompileOptions& options);
+// Loads, validates and infers shapes only (onnxc --check).
+Model check_model(const std::string& path, const CompileOptions& options);
+
+GeneratedCode emit_code(const Compilation& c, const CompileOptions& options, const std::string& header_name,
+                        const std::string& source_name);
+
+}  // namespace onnxc

@@ -1,0 +1,5 @@
+#pragma once
+
+namespace onnxc {
+inline constexpr const char* kOnnxcVersion = "0.1.0";
+}

@@ -1,0 +1,63 @@
+// Matrix products: ONNX Gemm and MatMul.
+#ifndef ONNXC_GEMM_H
+#define ONNXC_GEMM_H
+
+#include "onnxc/base.h"
+
+namespace onnxc {
+namespace rt {
+
+struct GemmParams {
+  index_t m, n, k;
+  bool trans_a, trans_b;
+  float alpha, beta;
+  // C (bias) is read as c[i * c_row_stride + j * c_col_stride]; strides are 0 along dims
+  // C broadcasts over. Unused when c is nullptr.
+  index_t c_row_stride, c_col_stride;
+};
+
+// y[m,n] = alpha * op(a)[m,k] * op(b)[k,n] + beta * c
+template <class T>
+inline void gemm(const GemmParams& p, const T* a, const T* b, const T* c, T* y) {
+  using C = compute_t<T>;
+  const index_t lda = p.trans_a ? p.m : p.k;
+  const index_t ldb = p.trans_b ? p.k : p.n;
+  for (index_t i = 0; i < p.m; ++i) {
+    for (index_t j = 0; j < p.n; ++j) {
+      C acc = C(0);
+      for (index_t l = 0; l < p.k; ++l) {
+        const C av = load(p.trans_a ? a[l * lda + i] : a[i * lda + l]);
+        const C bv = load(p.trans_b ? b[j * ldb + l] : b[l * ldb + j]);
+        acc += av * bv;
+      }
+      C r = static_cast<C>(p.alpha) * acc;
+      if (c) r += static_cast<C>(p.beta) * load(c[i * p.c_row_stride + j * p.c_col_stride]);
+      y[i * p.n + j] = store<T>(r);
+    }
+  }
+}
+
+// One [m,k] x [k,n] product, row-major, accumulating in the compute type.
+template <class T>
+inline void matmul_2d(index_t m, index_t n, index_t k, const T* a, const T* b, T* y) {
+  using C = compute_t<T>;
+  for (index_t i = 0; i < m; ++i) {
+    for (index_t j = 0; j < n; ++j) {
+      C acc = C(0);
+      for (index_t l = 0; l < k; ++l) acc += load(a[i * k + l]) * load(b[l * n + j]);
+      y[i * n + j] = store<T>(acc);
+    }
+  }
+}
+
+// Batched MatMul: batch b multiplies a + a_offsets[b] by b + b_offsets[b] into y + b*m*n.
+template <class T>
+inline void matmul(index_t batches, const index_t* a_offsets, const index_t* b_offsets, index_t m, index_t n,
+                   index_t k, const T* a, const T* b, T* y) {
+  for (index_t i = 0; i < batches; ++i) matmul_2d(m, n, k, a + a_offsets[i], b + b_offsets[i], y + i * m * n);
+}
+
+}  // namespace rt
+}  // namespace onnxc
+
+#endif  // ONNXC_GEMM_H
