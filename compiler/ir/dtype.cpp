@@ -5,7 +5,7 @@
 namespace onnxc {
 
 bool dtype_from_int(int32_t v, DType* out) {
-  if (v < 0 || v > static_cast<int32_t>(DType::Float4E2M1)) return false;
+  if (v < 0 || v > static_cast<int32_t>(DType::Int2)) return false;
   *out = static_cast<DType>(v);
   return true;
 }
@@ -57,6 +57,9 @@ std::string dtype_name(DType t) {
     case DType::Uint4: return "uint4";
     case DType::Int4: return "int4";
     case DType::Float4E2M1: return "float4e2m1";
+    case DType::Float8E8M0: return "float8e8m0";
+    case DType::Uint2: return "uint2";
+    case DType::Int2: return "int2";
   }
   return fmt::format("dtype({})", static_cast<int>(t));
 }

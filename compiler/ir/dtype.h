@@ -32,6 +32,9 @@ enum class DType : int32_t {
   Uint4 = 21,
   Int4 = 22,
   Float4E2M1 = 23,
+  Float8E8M0 = 24,
+  Uint2 = 25,
+  Int2 = 26,
 };
 
 // True for the types generated code can hold in memory today.

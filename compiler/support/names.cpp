@@ -16,8 +16,9 @@ std::string sanitize_identifier(const std::string& name) {
   std::string out;
   for (char c : s)
     if (!(c == '_' && !out.empty() && out.back() == '_')) out += c;
+  while (!out.empty() && out.front() == '_') out.erase(out.begin());
+  while (!out.empty() && out.back() == '_') out.pop_back();
   if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v" + out;
-  if (out.size() > 1 && out[0] == '_') out = "v" + out;
   return out;
 }
 
