@@ -180,6 +180,9 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
     out_infos.push_back(tensor_info(*v));
     out_desc.push_back(fmt::format("{} {} {}", v->name, dtype_name(v->dtype), shape_str(v->shape)));
   }
+  // C++ has no empty arrays: a model without inputs (or outputs) gets one unused entry.
+  if (in_infos.empty()) in_infos.push_back("    {\"\", 0, 0, {0}, 0, 0},  // (no inputs)");
+  if (out_infos.empty()) out_infos.push_back("    {\"\", 0, 0, {0}, 0, 0},  // (no outputs)");
   std::string kernel_includes;
   for (const std::string& h : headers) kernel_includes += fmt::format("#include \"{}\"\n", h);
 

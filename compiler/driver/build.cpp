@@ -58,21 +58,58 @@ static void write_text(const fs::path& p, const std::string& text) {
   if (!f) throw std::runtime_error("cannot write " + p.string());
 }
 
+// The harness does not depend on the model, so its object is compiled once per compiler,
+// flags and runtime version, and cached (compiling it costs more than most models).
+static std::string cached_harness_object(const std::string& cxx, const std::vector<std::string>& flags,
+                                         std::string* log) {
+  std::string text = template_text("harness.cpp.tmpl");
+  std::ifstream base_h(fs::path(runtime_include_dir()) / "onnxc" / "base.h");
+  std::string base_text((std::istreambuf_iterator<char>(base_h)), std::istreambuf_iterator<char>());
+  std::size_t key = std::hash<std::string>{}(fmt::format("{}\n{}\n{}\n{}", cxx, fmt::join(flags, " "), text, base_text));
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  fs::path dir = xdg && *xdg ? fs::path(xdg) / "onnxc" : home && *home ? fs::path(home) / ".cache" / "onnxc"
+                                                                          : fs::temp_directory_path() / "onnxc-cache";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::path object = dir / fmt::format("harness-{:016x}.o", key);
+  if (fs::exists(object)) return object.string();
+  // Build under a unique name and rename: parallel validate runs may race here.
+  std::string tmp_dir = make_temp_dir();
+  fs::path src = fs::path(tmp_dir) / "harness.cpp", tmp_obj = fs::path(tmp_dir) / "harness.o";
+  write_text(src, text);
+  std::vector<std::string> argv = {cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-I", runtime_include_dir(), "-c", src.string(), "-o", tmp_obj.string()});
+  ProcessResult r = run_process(argv, 600);
+  if (r.exit_code != 0) {
+    *log = fmt::format("$ {}\n{}", fmt::join(argv, " "), r.output);
+    fs::remove_all(tmp_dir, ec);
+    return {};
+  }
+  fs::rename(tmp_obj, object, ec);
+  if (ec) fs::copy_file(tmp_obj, object, fs::copy_options::overwrite_existing, ec);
+  fs::remove_all(tmp_dir, ec);
+  return fs::exists(object) ? object.string() : tmp_obj.string();
+}
+
 HostBuild build_harness(const Compilation& c, const CompileOptions& co, const std::string& dir, const std::string& cxx,
                         const std::vector<std::string>& flags) {
   HostBuild b;
   b.dir = dir;
   fs::create_directories(dir);
+  std::string harness = cached_harness_object(cxx, flags, &b.log);
+  if (harness.empty()) return b;
   GeneratedCode code = emit_code(c, co, "model.h", "model.cpp");
   write_text(fs::path(dir) / "model.h", code.header);
   write_text(fs::path(dir) / "model.cpp", code.source);
-  write_text(fs::path(dir) / "harness.cpp",
-             render_template("harness.cpp.tmpl", {{"header_name", "model.h"}, {"ns", sanitize_identifier(co.name)}}));
+  write_text(fs::path(dir) / "glue.cpp",
+             render_template("harness_glue.cpp.tmpl", {{"header_name", "model.h"}, {"ns", sanitize_identifier(co.name)}}));
   b.program = (fs::path(dir) / "harness").string();
   std::vector<std::string> argv = {cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-I", runtime_include_dir(), "-I", dir, (fs::path(dir) / "model.cpp").string(),
-                           (fs::path(dir) / "harness.cpp").string(), "-o", b.program});
+                           (fs::path(dir) / "glue.cpp").string(), harness, "-o", b.program});
   ProcessResult r = run_process(argv, 1800);
   b.ok = r.exit_code == 0;
   if (!b.ok) b.log = fmt::format("$ {}\n{}", fmt::join(argv, " "), r.output);

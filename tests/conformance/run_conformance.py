@@ -1,0 +1,192 @@
+#!/usr/bin/python3
+"""Conformance runner: `onnxc validate` over the ONNX backend test suite.
+
+Walks the test directories installed by Debian's libonnx-testdata, validates every test with
+onnxc (compile, build, run, compare with the expected outputs) and prints
+
+    N passed, N failed, N refused as unsupported
+
+A test that does not pass must be listed, with a one-line reason, in the expected-failures
+file; the run fails when a test fails unexpectedly or an expected failure starts passing (so
+the list stays honest). With --markdown it writes the per-operator table to docs/conformance.md.
+
+Usage:
+    tests/conformance/run_conformance.py --onnxc build/onnxc [--filter REGEX] [--jobs N]
+"""
+import argparse
+import collections
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+import time
+
+SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
+DATA_ROOT = "/usr/share/libonnx-testdata/data"
+
+
+def model_ops(path):
+    """The op types a model uses (including in subgraphs), read with Debian's python3-onnx."""
+    try:
+        import onnx
+    except ImportError:
+        return ["?"]
+    model = onnx.load(path, load_external_data=False)
+    ops = set()
+
+    def walk(graph):
+        for node in graph.node:
+            ops.add(node.op_type)
+            for attr in node.attribute:
+                if attr.type == onnx.AttributeProto.GRAPH:
+                    walk(attr.g)
+                for g in attr.graphs:
+                    walk(g)
+
+    walk(model.graph)
+    return sorted(ops)
+
+
+def load_expected(path):
+    expected = {}
+    if not path or not os.path.exists(path):
+        return expected
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].rstrip() if line.lstrip().startswith("#") else line.rstrip()
+            if not line.strip():
+                continue
+            parts = line.split(None, 1)
+            if len(parts) < 2:
+                sys.exit(f"{path}:{lineno}: '{parts[0]}' has no reason; every expected failure needs one")
+            expected[parts[0]] = parts[1].strip()
+    return expected
+
+
+def run_one(onnxc, suite, test, timeout):
+    test_dir = os.path.join(DATA_ROOT, suite, test)
+    start = time.time()
+    try:
+        proc = subprocess.run([onnxc, "validate", test_dir], capture_output=True, text=True, timeout=timeout)
+        code, out = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired:
+        code, out = -1, f"timed out after {timeout} s"
+    if code == 0:
+        status = "passed"
+    elif "error: unsupported:" in out and code == 1:
+        status = "refused"
+    else:
+        status = "failed"
+    lines = [l for l in out.splitlines() if l.startswith("error") or "FAIL" in l]
+    detail = lines[0] if lines else (out.strip().splitlines() or [""])[-1]
+    return suite, test, status, detail[:300], time.time() - start
+
+
+def write_markdown(path, results, ops_of, expected):
+    per_op = collections.defaultdict(lambda: collections.Counter())
+    for (suite, test), (status, _) in results.items():
+        for op in ops_of[(suite, test)]:
+            per_op[op][status] += 1
+    totals = collections.Counter(status for status, _ in results.values())
+    lines = [
+        "# Conformance",
+        "",
+        "onnxc against the ONNX backend tests shipped by Debian's `libonnx-testdata`",
+        f"({', '.join(SUITES)}). Regenerate with:",
+        "",
+        "    tests/conformance/run_conformance.py --onnxc build/onnxc --markdown docs/conformance.md",
+        "",
+        f"**{totals['passed']} passed, {totals['failed']} failed, {totals['refused']} refused as unsupported** "
+        f"of {len(results)} tests.",
+        "",
+    ]
+    for suite in SUITES:
+        c = collections.Counter(s for (su, _), (s, _) in results.items() if su == suite)
+        if c:
+            lines.append(f"- {suite}: {c['passed']} passed, {c['failed']} failed, {c['refused']} refused")
+    lines += ["", "A test counts for every operator its model uses.", "",
+              "| op | passed | failed | refused |", "| --- | ---: | ---: | ---: |"]
+    for op in sorted(per_op):
+        c = per_op[op]
+        lines.append(f"| {op} | {c['passed']} | {c['failed']} | {c['refused']} |")
+    not_passing = sorted((t, s) for (su, t), (s, _) in results.items() if s != "passed")
+    if not_passing:
+        lines += ["", "## Tests that do not pass", "", "| test | status | reason (tests/conformance/expected_failures.txt) |",
+                  "| --- | --- | --- |"]
+        for t, s in not_passing:
+            lines.append(f"| {t} | {s} | {expected.get(t, '(not listed)')} |")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--onnxc", required=True, help="path to the onnxc binary")
+    ap.add_argument("--suites", default=",".join(SUITES), help="comma-separated suites (default: all)")
+    ap.add_argument("--filter", default="", help="only tests whose name matches this regex")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per test")
+    ap.add_argument("--expected", default=os.path.join(here, "expected_failures.txt"))
+    ap.add_argument("--markdown", help="write the per-op table here (e.g. docs/conformance.md)")
+    ap.add_argument("--verbose", action="store_true", help="print every test's result")
+    args = ap.parse_args()
+
+    if not os.path.isdir(DATA_ROOT):
+        print(f"error: {DATA_ROOT} is missing: install Debian's libonnx-testdata", file=sys.stderr)
+        return 2
+    expected = load_expected(args.expected)
+    pattern = re.compile(args.filter) if args.filter else None
+    tests = []
+    for suite in args.suites.split(","):
+        suite_dir = os.path.join(DATA_ROOT, suite)
+        if not os.path.isdir(suite_dir):
+            print(f"error: suite {suite} not found in {DATA_ROOT}", file=sys.stderr)
+            return 2
+        for test in sorted(os.listdir(suite_dir)):
+            if pattern and not pattern.search(test):
+                continue
+            if os.path.exists(os.path.join(suite_dir, test, "model.onnx")):
+                tests.append((suite, test))
+    if not tests:
+        print("error: no tests selected", file=sys.stderr)
+        return 2
+
+    results = {}
+    started = time.time()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = [pool.submit(run_one, args.onnxc, s, t, args.timeout) for s, t in tests]
+        for i, fut in enumerate(concurrent.futures.as_completed(futures), 1):
+            suite, test, status, detail, secs = fut.result()
+            results[(suite, test)] = (status, detail)
+            if args.verbose or (status != "passed" and test not in expected):
+                print(f"[{i}/{len(tests)}] {status:7} {suite}/{test} ({secs:.1f} s) {detail if status != 'passed' else ''}")
+
+    ops_of = {key: model_ops(os.path.join(DATA_ROOT, key[0], key[1], "model.onnx")) for key in results}
+    counts = collections.Counter(status for status, _ in results.values())
+    refused_ops = collections.Counter()
+    for key, (status, _) in results.items():
+        if status == "refused":
+            for op in ops_of[key]:
+                refused_ops[op] += 1
+    unexpected_fail = sorted(t for (s, t), (st, _) in results.items() if st != "passed" and t not in expected)
+    unexpected_pass = sorted(t for (s, t), (st, _) in results.items() if st == "passed" and t in expected)
+
+    if refused_ops:
+        print("refused tests by op (a test counts for each op it uses): " +
+              ", ".join(f"{op} {n}" for op, n in sorted(refused_ops.items(), key=lambda kv: (-kv[1], kv[0]))))
+    for t in unexpected_fail:
+        print(f"UNEXPECTED FAILURE: {t} (add a fix, or list it with a reason in {args.expected})")
+    for t in unexpected_pass:
+        print(f"UNEXPECTED PASS: {t} (remove it from {args.expected})")
+    if args.markdown:
+        write_markdown(args.markdown, results, ops_of, expected)
+        print(f"wrote {args.markdown}")
+    print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['refused']} refused as unsupported "
+          f"({len(tests)} tests, {time.time() - started:.0f} s)")
+    return 1 if unexpected_fail or unexpected_pass else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
