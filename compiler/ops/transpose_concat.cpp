@@ -1,6 +1,7 @@
 // Transpose and Concat: pure data movement.
 #include "onnxc/layout.h"
 #include "ops/emitter.h"
+#include "ops/strided_copy.h"
 
 namespace onnxc {
 namespace {
@@ -24,44 +25,24 @@ std::vector<int64_t> transpose_perm(const Node& n) {
 void infer_transpose(Node& n) {
   check_arity(n, 1, 1, 1, 1);
   const Value& x = input(n, 0);
-  if (x.shape.size() > 8) fail_unsupported(n, "rank above 8");
   std::vector<int64_t> perm = transpose_perm(n);
   Shape out;
   for (int64_t p : perm) out.push_back(x.shape[static_cast<std::size_t>(p)]);
   set_output(n, 0, x.dtype, out);
 }
 
-std::vector<int64_t> permuted_strides(const Node& n) {
-  std::vector<int64_t> st = contiguous_strides(n.inputs[0]->shape), out;
-  for (int64_t p : transpose_perm(n)) out.push_back(st[static_cast<std::size_t>(p)]);
-  return out;
-}
+StridedCopy transpose_copy(const Node& n) { return permuted_copy(n.inputs[0]->shape, transpose_perm(n)); }
 
 const OpRegistrar transpose_op([] {
   OpDef d;
   d.op_type = "Transpose";
   d.versions = {1, 13, 21, 23, 24, 25};
   d.infer = infer_transpose;
-  d.emit = [](const Node& n, Emitter& e) {
-    e.include("onnxc/layout.h");
-    const Value& y = *n.outputs[0];
-    if (y.numel() == 0) return;
-    e.index_array("out_shape", y.shape);
-    e.index_array("in_strides", permuted_strides(n));
-    e.linef("rt::transpose({}, {}, out_shape, in_strides, {});", e.in(0), e.out(0), y.shape.size());
-  };
+  d.emit = [](const Node& n, Emitter& e) { emit_strided_copy(e, transpose_copy(n), e.in(0), e.out(0)); };
   d.fold = [](const Node& n, std::vector<Tensor>& outs) {
     const Value& y = *n.outputs[0];
     outs.emplace_back(y.dtype, y.shape);
-    if (y.numel() == 0) return;
-    std::vector<rt::index_t> shape(y.shape.begin(), y.shape.end());
-    auto st = permuted_strides(n);
-    std::vector<rt::index_t> strides(st.begin(), st.end());
-    dispatch_dtype(n, y.dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      rt::transpose(n.inputs[0]->constant->data<T>(), outs[0].data<T>(), shape.data(), strides.data(),
-                    static_cast<int>(shape.size()));
-    });
+    fold_strided_copy(n, transpose_copy(n), *n.inputs[0]->constant, outs[0]);
   };
   return d;
 }());
@@ -70,9 +51,15 @@ struct ConcatPiece {
   int64_t outer, block, dst_stride, dst_offset;
 };
 
+// Concat-1 defaults the axis to 1; from version 4 it is required.
+int64_t concat_axis(const Node& n) {
+  if (!n.has_attr("axis") && n.version >= 4) fail_invalid(n, "required attribute 'axis' is missing");
+  return normalize_axis(n, n.attr_int("axis", 1), static_cast<int64_t>(input(n, 0).shape.size()));
+}
+
 std::vector<ConcatPiece> concat_pieces(const Node& n) {
   const Shape& out = n.outputs[0]->shape;
-  int64_t axis = normalize_axis(n, n.attr_int("axis", 0), static_cast<int64_t>(out.size()));
+  int64_t axis = concat_axis(n);
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < axis; ++i) outer *= out[static_cast<std::size_t>(i)];
   for (std::size_t i = static_cast<std::size_t>(axis) + 1; i < out.size(); ++i) inner *= out[i];
@@ -89,9 +76,8 @@ std::vector<ConcatPiece> concat_pieces(const Node& n) {
 void infer_concat(Node& n) {
   check_arity(n, 1, -1, 1, 1);
   const Value& x0 = input(n, 0);
-  if (!n.has_attr("axis") && n.version >= 4) fail_invalid(n, "required attribute 'axis' is missing");
   int64_t r = static_cast<int64_t>(x0.shape.size());
-  int64_t axis = normalize_axis(n, n.attr_int("axis", 1), r);
+  int64_t axis = concat_axis(n);
   Shape out = x0.shape;
   out[static_cast<std::size_t>(axis)] = 0;
   for (std::size_t i = 0; i < n.inputs.size(); ++i) {

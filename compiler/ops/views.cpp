@@ -1,6 +1,6 @@
-// Reshape, Flatten, Identity, Dropout (inference): the output is the input's bytes under a
-// new shape. The planner makes them aliases; when a copy is needed (e.g. the output is a
-// graph output) they copy.
+// Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout (inference): the output is the
+// input's bytes under a new shape. The planner makes them aliases; when a copy is needed
+// (e.g. the output is a graph output) they copy.
 #include "onnxc/layout.h"
 #include "ops/emitter.h"
 
@@ -87,37 +87,104 @@ void infer_identity(Node& n) {
   set_output(n, 0, x.dtype, x.shape);
 }
 
-void infer_dropout(Node& n) {
-  check_arity(n, 1, 3, 1, 2);
+const OpRegistrar reshape(view("Reshape", {1, 5, 13, 14, 19, 21, 23, 24, 25}, infer_reshape));
+const OpRegistrar flatten(view("Flatten", {1, 9, 11, 13, 21, 23, 24, 25}, infer_flatten));
+const OpRegistrar identity(view("Identity", {1, 13, 14, 16, 19, 21, 23, 24, 25}, infer_identity));
+
+// Squeeze and Unsqueeze name their axes in an attribute before version 13, in a constant
+// input from 13 on.
+std::vector<int64_t> squeeze_axes(const Node& n) {
+  if (n.version < 13) {
+    check_arity(n, 1, 1, 1, 1);
+    return n.attr_ints("axes");
+  }
+  check_arity(n, 1, 2, 1, 1);
+  if (n.has_attr("axes")) fail_invalid(n, "'axes' is an input from version 13 on, not an attribute");
+  return n.has_input(1) ? require_const_input(n, 1, "axes").to_ints() : std::vector<int64_t>{};
+}
+
+// Maps axes into [0, rank), failing on repeats.
+std::vector<bool> axis_mask(const Node& n, const std::vector<int64_t>& axes, int64_t rank) {
+  std::vector<bool> mask(static_cast<std::size_t>(rank), false);
+  for (int64_t a : axes) {
+    int64_t d = normalize_axis(n, a, rank, "axes entry");
+    if (mask[static_cast<std::size_t>(d)]) fail_invalid(n, fmt::format("axis {} is listed twice in axes", a));
+    mask[static_cast<std::size_t>(d)] = true;
+  }
+  return mask;
+}
+
+void infer_squeeze(Node& n) {
   const Value& x = input(n, 0);
-  if (n.version < 7 && n.attr_int("is_test", 0) == 0 && n.version > 1)
-    fail_unsupported(n, "Dropout in training mode (is_test=0)");
+  std::vector<int64_t> axes = squeeze_axes(n);
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  std::vector<bool> drop = axis_mask(n, axes, rank);
+  Shape out;
+  for (std::size_t d = 0; d < x.shape.size(); ++d) {
+    if (axes.empty() ? x.shape[d] == 1 : drop[d]) {
+      if (x.shape[d] != 1) fail_invalid(n, fmt::format("cannot squeeze axis {} of {}: its size is not 1", d, shape_str(x.shape)));
+      continue;
+    }
+    out.push_back(x.shape[d]);
+  }
+  set_output(n, 0, x.dtype, out);
+}
+
+void infer_unsqueeze(Node& n) {
+  const Value& x = input(n, 0);
+  std::vector<int64_t> axes = squeeze_axes(n);
+  if (axes.empty()) fail_invalid(n, "'axes' is required and must not be empty");
+  // Axes index the output, whose rank is the input's plus one per axis.
+  const int64_t rank = static_cast<int64_t>(x.shape.size() + axes.size());
+  std::vector<bool> inserted = axis_mask(n, axes, rank);
+  Shape out;
+  auto next = x.shape.begin();
+  for (std::size_t d = 0; d < static_cast<std::size_t>(rank); ++d) out.push_back(inserted[d] ? 1 : *next++);
+  set_output(n, 0, x.dtype, out);
+}
+
+const OpRegistrar squeeze(view("Squeeze", {1, 11, 13, 21, 23, 24, 25}, infer_squeeze));
+const OpRegistrar unsqueeze(view("Unsqueeze", {1, 11, 13, 21, 23, 24, 25}, infer_unsqueeze));
+
+// Dropout compiles for inference: the output is the input and the mask all true. Versions
+// before 10 type the mask like the data (ones); later versions make it bool.
+DType dropout_mask_dtype(const Node& n) { return n.version < 10 ? input(n, 0).dtype : DType::Bool; }
+
+void infer_dropout(Node& n) {
+  check_arity(n, 1, n.version >= 12 ? 3 : 1, 1, 2);
+  const Value& x = input(n, 0);
+  // Version 6 runs in training mode unless is_test=1 (version 1's is_test was advisory).
+  if (n.version == 6 && n.attr_int("is_test", 0) == 0)
+    fail_unsupported(n, "Dropout in training mode (is_test=0) is random; onnxc compiles inference only",
+                     "set is_test=1 or export the model in eval mode");
   if (n.has_input(2)) {
     const Tensor& t = require_const_input(n, 2, "training_mode");
     if (t.int_at(0)) fail_unsupported(n, "Dropout with training_mode=true is random; onnxc compiles inference only");
   }
   set_output(n, 0, x.dtype, x.shape);
-  set_output(n, 1, DType::Bool, x.shape);
+  set_output(n, 1, dropout_mask_dtype(n), x.shape);
 }
-
-const OpRegistrar reshape(view("Reshape", {1, 5, 13, 14, 19, 21, 23, 24, 25}, infer_reshape));
-const OpRegistrar flatten(view("Flatten", {1, 9, 11, 13, 21, 23, 24, 25}, infer_flatten));
-const OpRegistrar identity(view("Identity", {1, 13, 14, 16, 19, 21, 23, 24, 25}, infer_identity));
 
 const OpRegistrar dropout([] {
   OpDef d = view("Dropout", {1, 6, 7, 10, 12, 13, 22}, infer_dropout);
   d.emit = [](const Node& n, Emitter& e) {
     emit_copy(n, e);
-    if (n.has_output(1)) {  // the mask: all true in inference
-      e.linef("for (rt::index_t i = 0; i < {}; ++i) {}[i] = true;", n.outputs[1]->numel(), e.out(1));
+    // Inference ignores the ratio; reading it keeps a ratio passed as a model input "used".
+    if (n.has_input(1) && !n.inputs[1]->is_constant()) e.linef("static_cast<void>({});", e.in(1));
+    if (n.has_output(1)) {
+      const Value& mask = *n.outputs[1];
+      e.linef("rt::fill({}, {}, rt::store<{}>(1));", e.out(1), mask.numel(), ctype_of(mask));
     }
   };
   d.fold = [](const Node& n, std::vector<Tensor>& outs) {
     fold_copy(n, outs);
     if (n.has_output(1)) {
-      Tensor mask(DType::Bool, n.outputs[1]->shape);
-      for (auto& b : mask.bytes) b = 1;
-      outs.push_back(std::move(mask));
+      const Value& mask = *n.outputs[1];
+      outs.emplace_back(mask.dtype, mask.shape);
+      dispatch_dtype(n, mask.dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        rt::fill(outs.back().data<T>(), mask.numel(), rt::store<T>(1));
+      });
     }
   };
   return d;

@@ -1,4 +1,5 @@
-// Data movement: copies, transposes, concatenation.
+// Data movement: copies, fills, strided copies (transpose, slice, expand, tile, ...),
+// concatenation, and the small generators shape subgraphs use (range, eye, triangles).
 #ifndef ONNXC_LAYOUT_H
 #define ONNXC_LAYOUT_H
 
@@ -9,30 +10,47 @@
 namespace onnxc {
 namespace rt {
 
+// Most dims a strided copy walks: twice the usual rank limit of 8, because Tile views its
+// output as (repeat, input dim) pairs.
+constexpr int kMaxCopyRank = 16;
+
 template <class T>
 inline void copy(const T* x, T* y, index_t n) {
   if (x != y && n > 0) std::memcpy(static_cast<void*>(y), static_cast<const void*>(x), sizeof(T) * static_cast<std::size_t>(n));
 }
 
-// Writes x permuted into y: y has `rank` dims `out_shape`; in_strides[d] is x's element
-// stride along the input axis that becomes output axis d.
 template <class T>
-inline void transpose(const T* x, T* y, const index_t* out_shape, const index_t* in_strides, int rank) {
+inline void fill(T* y, index_t n, T value) {
+  for (index_t i = 0; i < n; ++i) y[i] = value;
+}
+
+// y (contiguous, `rank` dims `shape`) = x read through an affine map: the element at
+// output index (i0, ..., i{rank-1}) is x[sum_d i_d * strides[d]]. Strides may be zero
+// (broadcast) or negative (reversed slices); x already points at output element 0's source.
+// Transpose, Slice, Expand, Tile, DepthToSpace and Split are all this copy.
+template <class T>
+inline void strided_copy(const T* x, T* y, const index_t* shape, const index_t* strides, int rank) {
   if (rank == 0) {
     y[0] = x[0];
     return;
   }
-  index_t idx[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  const index_t inner = out_shape[rank - 1], is = in_strides[rank - 1];
+  index_t idx[kMaxCopyRank] = {};
+  const index_t inner = shape[rank - 1], inner_stride = strides[rank - 1];
   index_t outer = 1;
-  for (int d = 0; d < rank - 1; ++d) outer *= out_shape[d];
+  for (int d = 0; d < rank - 1; ++d) outer *= shape[d];
+  const T* src = x;
   for (index_t o = 0; o < outer; ++o) {
-    index_t off = 0;
-    for (int d = 0; d < rank - 1; ++d) off += idx[d] * in_strides[d];
-    for (index_t i = 0; i < inner; ++i) y[i] = x[off + i * is];
+    if (inner_stride == 1) {
+      copy(src, y, inner);
+    } else {
+      for (index_t i = 0; i < inner; ++i) y[i] = src[i * inner_stride];
+    }
     y += inner;
+    // Advance the odometer over the outer dims, moving src by the same steps.
     for (int d = rank - 2; d >= 0; --d) {
-      if (++idx[d] < out_shape[d]) break;
+      src += strides[d];
+      if (++idx[d] < shape[d]) break;
+      src -= strides[d] * shape[d];
       idx[d] = 0;
     }
   }
@@ -43,6 +61,36 @@ inline void transpose(const T* x, T* y, const index_t* out_shape, const index_t*
 template <class T>
 inline void copy_blocks(const T* x, T* y, index_t outer, index_t block, index_t y_stride) {
   for (index_t o = 0; o < outer; ++o) copy(x + o * block, y + o * y_stride, block);
+}
+
+// y[i] = start + i * delta, computed in T as ONNX Range specifies (each value from the start,
+// not by accumulation, so float ranges do not drift).
+template <class T>
+inline void range(T* y, index_t n, T start, T delta) {
+  for (index_t i = 0; i < n; ++i) y[i] = store<T>(load(start) + static_cast<compute_t<T>>(i) * load(delta));
+}
+
+// y is a rows x cols matrix with ones on diagonal k (k > 0: above the main one) and zeros
+// elsewhere (EyeLike).
+template <class T>
+inline void eye(T* y, index_t rows, index_t cols, index_t k) {
+  const T zero = store<T>(0), one = store<T>(1);
+  for (index_t r = 0; r < rows; ++r)
+    for (index_t c = 0; c < cols; ++c) y[r * cols + c] = c - r == k ? one : zero;
+}
+
+// For each of `batch` rows x cols matrices: keeps the elements on or above diagonal k
+// (upper) or on or below it (lower) and zeroes the rest (Trilu).
+template <class T>
+inline void trilu(const T* x, T* y, index_t batch, index_t rows, index_t cols, index_t k, bool upper) {
+  const T zero = store<T>(0);
+  for (index_t b = 0; b < batch; ++b)
+    for (index_t r = 0; r < rows; ++r)
+      for (index_t c = 0; c < cols; ++c) {
+        const index_t i = (b * rows + r) * cols + c;
+        const bool keep = upper ? c - r >= k : c - r <= k;
+        y[i] = keep ? x[i] : zero;
+      }
 }
 
 }  // namespace rt

@@ -1,0 +1,100 @@
+#include "ops/strided_copy.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "onnxc/layout.h"
+
+namespace onnxc {
+
+StridedCopy permuted_copy(const Shape& in_shape, const std::vector<int64_t>& perm) {
+  StridedCopy c;
+  std::vector<int64_t> st = contiguous_strides(in_shape);
+  for (int64_t p : perm) {
+    c.shape.push_back(in_shape[static_cast<std::size_t>(p)]);
+    c.strides.push_back(st[static_cast<std::size_t>(p)]);
+  }
+  return c;
+}
+
+StridedCopy simplify(const StridedCopy& c) {
+  StridedCopy s;
+  s.offset = c.offset;
+  for (std::size_t d = 0; d < c.shape.size(); ++d) {
+    if (c.shape[d] == 1) continue;
+    // Dim d continues the previous one when stepping the previous dim once equals walking d
+    // to its end: then both are a single longer dim.
+    if (!s.shape.empty() && s.strides.back() == c.strides[d] * c.shape[d]) {
+      s.shape.back() *= c.shape[d];
+      s.strides.back() = c.strides[d];
+      continue;
+    }
+    s.shape.push_back(c.shape[d]);
+    s.strides.push_back(c.strides[d]);
+  }
+  if (s.shape.empty()) {  // a single element
+    s.shape = {1};
+    s.strides = {0};
+  }
+  return s;
+}
+
+void emit_strided_copy(Emitter& e, const StridedCopy& c, const std::string& src, const std::string& dst) {
+  if (c.numel() == 0) return;
+  e.include("onnxc/layout.h");
+  StridedCopy s = simplify(c);
+  std::string from = s.offset ? fmt::format("{} + {}", src, s.offset) : src;
+  if (s.shape.size() == 1 && s.strides[0] == 1) {
+    e.linef("rt::copy({}, {}, {});", from, dst, s.shape[0]);
+    return;
+  }
+  if (s.shape.size() > static_cast<std::size_t>(rt::kMaxCopyRank))
+    fail_unsupported(e.node(), fmt::format("a copy over {} non-mergeable dims (onnxc supports {})", s.shape.size(),
+                                           rt::kMaxCopyRank));
+  e.line("{");
+  e.index_array("shape", s.shape);
+  e.index_array("strides", s.strides);
+  e.linef("rt::strided_copy({}, {}, shape, strides, {});", from, dst, s.shape.size());
+  e.line("}");
+}
+
+void fold_strided_copy(const Node& n, const StridedCopy& c, const Tensor& src, Tensor& dst) {
+  if (c.numel() == 0) return;
+  StridedCopy s = simplify(c);
+  std::vector<rt::index_t> shape(s.shape.begin(), s.shape.end()), strides(s.strides.begin(), s.strides.end());
+  dispatch_dtype(n, src.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    rt::strided_copy(src.data<T>() + s.offset, dst.data<T>(), shape.data(), strides.data(),
+                     static_cast<int>(shape.size()));
+  });
+}
+
+std::string scalar_literal(DType t, const Tensor& value, int64_t i) {
+  switch (t) {
+    case DType::Float: return float_literal(static_cast<float>(value.float_at(i)));
+    case DType::Double: return double_literal(value.float_at(i));
+    case DType::Float16:
+    case DType::BFloat16: {
+      // Keep the stored bits exactly when the constant already has this type.
+      uint16_t bits = 0;
+      if (value.dtype == t) {
+        std::memcpy(&bits, value.bytes.data() + 2 * i, 2);
+      } else {
+        float f = static_cast<float>(value.float_at(i));
+        bits = t == DType::Float16 ? rt::float_to_half(f) : rt::float_to_bfloat16(f);
+      }
+      return fmt::format("{}{{0x{:04x}}}", dtype_ctype(t), bits);
+    }
+    case DType::Bool: return value.int_at(i) ? "true" : "false";
+    case DType::Uint64: return fmt::format("static_cast<std::uint64_t>({}ull)", static_cast<uint64_t>(value.int_at(i)));
+    case DType::Int64: {
+      int64_t v = value.int_at(i);
+      // INT64_MIN has no literal form; write it as an expression.
+      if (v == INT64_MIN) return "(-9223372036854775807ll - 1)";
+      return fmt::format("static_cast<std::int64_t>({}ll)", v);
+    }
+    default: return fmt::format("static_cast<{}>({})", dtype_ctype(t), value.int_at(i));
+  }
+}
+
+}  // namespace onnxc
