@@ -82,76 +82,144 @@ std::string render_template(const std::string& name, const std::vector<std::pair
   return fmt::vformat(template_text(name), args);
 }
 
+namespace {
+
+// Renders blocks (the main graph and nested subgraphs) into statements.
+class BlockRenderer {
+ public:
+  BlockRenderer(const Program& prog, std::set<std::string>& headers) : prog_(prog), T(prog.tensors), headers_(headers) {}
+
+  std::string name_of(const Value* v) const {
+    const TensorPlace& tp = T.at(v);
+    return tp.storage == Storage::Constant ? tp.weight_cname : tp.cname;
+  }
+
+  // Pointer declarations of the block's arena tensors and views.
+  std::vector<std::string> declarations(const Block& b) const {
+    std::vector<std::string> lines;
+    for (const Step& s : b.steps)
+      for (const Value* v : s.node->outputs) {
+        if (!v) continue;
+        const TensorPlace& tp = T.at(v);
+        std::string ct = dtype_ctype(v->dtype);
+        if (tp.storage == Storage::Arena) {
+          lines.push_back(fmt::format("{}* const {} = reinterpret_cast<{}*>({} + {});  // {} {}, {} bytes", ct, tp.cname,
+                                      ct, b.base, tp.offset, dtype_name(v->dtype), shape_str(v->shape), v->byte_size()));
+        } else if (tp.storage == Storage::Alias) {
+          const TensorPlace& root = T.at(tp.alias_of);
+          std::string cq = root.storage == Storage::Input ? "const " : "";
+          lines.push_back(fmt::format("{}{}* const {} = {};  // {} {}, a view of '{}'", cq, ct, tp.cname, root.cname,
+                                      dtype_name(v->dtype), shape_str(v->shape), tp.alias_of->name));
+        }
+      }
+    return lines;
+  }
+
+  // The block's statements: pass-through outputs, then every step.
+  std::vector<std::string> statements(const Block& b) const {
+    std::vector<std::string> lines;
+    const Graph& g = *b.graph;
+    for (std::size_t i = 0; i < g.outputs.size(); ++i) {
+      const Value* v = g.outputs[i];
+      if (v->constant) {
+        lines.push_back(fmt::format("// output '{}' is a constant", v->name));
+        lines.push_back(fmt::format("rt::copy({}, {}, {});", T.at(v).weight_cname, b.output_params[i], v->numel()));
+      } else if (T.count(v) && (T.at(v).storage == Storage::Input || T.at(v).storage == Storage::Outer)) {
+        lines.push_back(fmt::format("// output '{}' is passed through unchanged", v->name));
+        lines.push_back(fmt::format("rt::copy({}, {}, {});", name_of(v), b.output_params[i], v->numel()));
+      } else {
+        continue;
+      }
+      lines.push_back("");
+    }
+    for (std::size_t si = 0; si < b.steps.size(); ++si) {
+      const Step& s = b.steps[si];
+      const Node& n = *s.node;
+      lines.push_back(fmt::format("// {}. '{}' {}-{}: ({}) -> ({})", si, n.name, n.op_type, n.version,
+                                  shape_list(n, true), shape_list(n, false)));
+      const Value* out0 = n.has_output(0) ? n.outputs[0] : nullptr;
+      if (s.op->is_view && out0 && T.at(out0).storage == Storage::Alias) {
+        lines.push_back("// (a view: no code)");
+        lines.push_back("");
+        continue;
+      }
+      std::string scratch = s.op_scratch_bytes ? fmt::format("({} + {})", b.base, s.scratch_offset) : "nullptr";
+      Emitter e(n, [this](const Value* v) { return name_of(v); }, scratch);
+      e.set_subgraph_renderer([this, &s, &b](std::size_t k, const std::vector<std::string>& inputs,
+                                             const std::vector<std::string>& outputs) {
+        return subgraph(b, s, k, inputs, outputs);
+      });
+      s.op->emit(n, e);
+      headers_.insert(e.headers().begin(), e.headers().end());
+      lines.push_back("{");
+      for (const std::string& l : e.lines()) lines.push_back(l.empty() ? l : "  " + l);
+      lines.push_back("}");
+      lines.push_back("");
+    }
+    if (!lines.empty() && lines.back().empty()) lines.pop_back();
+    return lines;
+  }
+
+ private:
+  // A nested block, with its inputs and outputs bound to the given pointer expressions.
+  std::vector<std::string> subgraph(const Block& parent, const Step& s, std::size_t k,
+                                    const std::vector<std::string>& inputs,
+                                    const std::vector<std::string>& outputs) const {
+    const Block& b = *s.subgraphs.at(k);
+    const Graph& g = *b.graph;
+    std::vector<std::string> lines;
+    if (b.arena_bytes) {
+      std::size_t off = s.scratch_offset + (s.op_scratch_bytes + prog_.alignment - 1) / prog_.alignment * prog_.alignment;
+      lines.push_back(fmt::format("unsigned char* const {} = {} + {};", b.base, parent.base, off));
+    }
+    for (std::size_t i = 0; i < g.inputs.size() && i < inputs.size(); ++i) {
+      const Value* v = g.inputs[i];
+      lines.push_back(fmt::format("const {}* const {} = {};  // '{}' {} {}", dtype_ctype(v->dtype), b.input_params[i],
+                                  inputs[i], v->name, dtype_name(v->dtype), shape_str(v->shape)));
+      lines.push_back(fmt::format("(void){};", b.input_params[i]));
+    }
+    for (std::size_t i = 0; i < g.outputs.size() && i < outputs.size(); ++i) {
+      const Value* v = g.outputs[i];
+      lines.push_back(fmt::format("{}* const {} = {};  // '{}' {} {}", dtype_ctype(v->dtype), b.output_params[i],
+                                  outputs[i], v->name, dtype_name(v->dtype), shape_str(v->shape)));
+    }
+    for (auto& l : declarations(b)) lines.push_back(l);
+    lines.push_back("");
+    for (auto& l : statements(b)) lines.push_back(l);
+    return lines;
+  }
+
+  const Program& prog_;
+  const std::map<const Value*, TensorPlace>& T;
+  std::set<std::string>& headers_;
+};
+
+std::string indent_lines(const std::vector<std::string>& lines, const std::string& pad) {
+  std::string s;
+  for (const std::string& l : lines) s += l.empty() ? "\n" : pad + l + "\n";
+  return s;
+}
+
+}  // namespace
+
 GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOptions& opts) {
   const Graph& g = m.graph;
   const auto& T = prog.tensors;
   std::string ns = sanitize_identifier(opts.name);
 
-  auto name_of = [&](const Value* v) -> std::string {
-    const TensorPlace& tp = T.at(v);
-    return tp.storage == Storage::Constant ? tp.weight_cname : tp.cname;
-  };
-
-  // Weights.
   std::string weights;
   for (const Value* w : prog.weights) weights += render_weight(T.at(w).weight_cname, *w, prog.alignment) + "\n";
 
-  // Tensor pointers in the arena and aliases.
-  std::string tensors;
-  for (const Step& s : prog.steps)
-    for (const Value* v : s.node->outputs) {
-      if (!v) continue;
-      const TensorPlace& tp = T.at(v);
-      std::string ct = dtype_ctype(v->dtype);
-      if (tp.storage == Storage::Arena) {
-        tensors += fmt::format("  {}* const {} = reinterpret_cast<{}*>(base + {});  // {} {}, {} bytes\n", ct, tp.cname,
-                               ct, tp.offset, dtype_name(v->dtype), shape_str(v->shape), v->byte_size());
-      } else if (tp.storage == Storage::Alias) {
-        const TensorPlace& root = T.at(tp.alias_of);
-        std::string cq = root.storage == Storage::Input ? "const " : "";
-        tensors += fmt::format("  {}{}* const {} = {};  // {} {}, a view of '{}'\n", cq, ct, tp.cname, root.cname,
-                               dtype_name(v->dtype), shape_str(v->shape), tp.alias_of->name);
-      }
-    }
-
   std::set<std::string> headers = {"onnxc/layout.h"};
-  std::string body;
-  // Outputs that are constants or inputs passed straight through are copied first.
-  for (std::size_t i = 0; i < g.outputs.size(); ++i) {
-    const Value* v = g.outputs[i];
-    const TensorPlace& tp = T.at(v);
-    if (v->constant)
-      body += fmt::format("  // output '{}' is a constant\n  rt::copy({}, {}, {});\n\n", v->name, tp.weight_cname,
-                          prog.output_params[i], v->numel());
-    else if (tp.storage == Storage::Input)
-      body += fmt::format("  // output '{}' is input '{}' unchanged\n  rt::copy({}, {}, {});\n\n", v->name, v->name,
-                          tp.cname, prog.output_params[i], v->numel());
-  }
-  for (std::size_t si = 0; si < prog.steps.size(); ++si) {
-    const Step& s = prog.steps[si];
-    const Node& n = *s.node;
-    body += fmt::format("  // {}. '{}' {}-{}: ({}) -> ({})\n", si, n.name, n.op_type, n.version, shape_list(n, true),
-                        shape_list(n, false));
-    const Value* out0 = n.has_output(0) ? n.outputs[0] : nullptr;
-    if (s.op->is_view && out0 && T.at(out0).storage == Storage::Alias) {
-      body += "  // (a view: no code)\n\n";
-      continue;
-    }
-    std::string scratch = s.scratch_bytes ? fmt::format("(base + {})", s.scratch_offset) : "nullptr";
-    Emitter e(n, name_of, scratch);
-    s.op->emit(n, e);
-    headers.insert(e.headers().begin(), e.headers().end());
-    body += "  {\n";
-    for (const std::string& l : e.lines()) body += "    " + l + "\n";
-    body += "  }\n\n";
-  }
-  if (!body.empty() && body.back() == '\n') body.pop_back();
+  BlockRenderer renderer(prog, headers);
+  std::string tensors = indent_lines(renderer.declarations(prog.main), "  ");
+  std::string body = indent_lines(renderer.statements(prog.main), "  ");
 
   // Parameters.
   std::vector<std::string> run_params, c_run_params, usage_args, generic_args, c_forward;
   for (std::size_t i = 0; i < g.inputs.size(); ++i) {
     const Value* v = g.inputs[i];
-    const std::string& p = prog.input_params[i];
+    const std::string& p = prog.main.input_params[i];
     run_params.push_back(fmt::format("const {}* {}", dtype_ctype(v->dtype), p));
     c_run_params.push_back(fmt::format("const {}* {}", c_type(v->dtype), p));
     usage_args.push_back(p);
@@ -162,7 +230,7 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
   }
   for (std::size_t i = 0; i < g.outputs.size(); ++i) {
     const Value* v = g.outputs[i];
-    const std::string& p = prog.output_params[i];
+    const std::string& p = prog.main.output_params[i];
     run_params.push_back(fmt::format("{}* {}", dtype_ctype(v->dtype), p));
     c_run_params.push_back(fmt::format("{}* {}", c_type(v->dtype), p));
     usage_args.push_back(p);
@@ -192,7 +260,7 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
   std::string guard = c_prefix + "_" + sanitize_identifier(opts.header_name) + "_";
   std::transform(guard.begin(), guard.end(), guard.begin(), [](unsigned char c) { return std::toupper(c); });
   std::string summary = fmt::format("{} steps; arena {} bytes; weights {} bytes.\n// inputs: {}\n// outputs: {}",
-                                    prog.steps.size(), prog.arena_bytes, prog.weights_bytes,
+                                    prog.main.steps.size(), prog.arena_bytes, prog.weights_bytes,
                                     fmt::join(in_desc, "; "), fmt::join(out_desc, "; "));
 
   std::vector<std::pair<std::string, std::string>> vars = {

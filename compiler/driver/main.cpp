@@ -86,7 +86,7 @@ bool write_file(const std::string& path, const std::string& text) {
 }
 
 void print_summary(const Compilation& c) {
-  std::size_t nodes = c.program.steps.size();
+  std::size_t nodes = c.program.main.steps.size();
   fmt::print(stderr, "{}: {} steps, arena {} bytes (peak live {}), weights {} bytes\n",
              fs::path(c.model.path).filename().string(), nodes, c.program.arena_bytes, c.program.peak_live_bytes,
              c.program.weights_bytes);

@@ -238,7 +238,7 @@ int run_bench(const BenchOptions& b, const CompileOptions& co) {
     Compilation comp = compile_model(b.model, co);
     std::vector<std::string> flags = b.cxxflags;
     if (flags.empty()) flags = {"-O3", "-march=native", "-DNDEBUG"};
-    fmt::print(stderr, "building {} ({} steps, arena {} bytes, weights {} bytes)...\n", b.model, comp.program.steps.size(),
+    fmt::print(stderr, "building {} ({} steps, arena {} bytes, weights {} bytes)...\n", b.model, comp.program.main.steps.size(),
                comp.program.arena_bytes, comp.program.weights_bytes);
     HostBuild build = build_harness(comp, co, dir, b.cxx.empty() ? default_cxx() : b.cxx, flags);
     if (!build.ok) {

@@ -42,6 +42,21 @@ class Emitter {
   // Asks for a runtime-support header, e.g. "onnxc/conv.h".
   void include(const std::string& header) { headers_.insert(header); }
 
+  // Control flow: the statements of the node's k-th subgraph (see subgraphs_of), with its
+  // inputs and outputs bound to the given pointer expressions. Append them with lines().
+  using SubgraphRenderer = std::function<std::vector<std::string>(std::size_t, const std::vector<std::string>&,
+                                                                  const std::vector<std::string>&)>;
+  void set_subgraph_renderer(SubgraphRenderer r) { render_subgraph_ = std::move(r); }
+  std::vector<std::string> subgraph(std::size_t k, const std::vector<std::string>& inputs,
+                                    const std::vector<std::string>& outputs) const {
+    return render_subgraph_(k, inputs, outputs);
+  }
+  // Appends lines with extra indentation (e.g. a subgraph inside a loop body).
+  void lines_indented(const std::vector<std::string>& ls, int levels = 1) {
+    std::string pad(static_cast<std::size_t>(2 * levels), ' ');
+    for (const auto& l : ls) lines_.push_back(l.empty() ? l : pad + l);
+  }
+
   const std::vector<std::string>& lines() const { return lines_; }
   const std::set<std::string>& headers() const { return headers_; }
   const Node& node() const { return node_; }
@@ -52,6 +67,7 @@ class Emitter {
   std::string scratch_;
   std::vector<std::string> lines_;
   std::set<std::string> headers_;
+  SubgraphRenderer render_subgraph_;
 };
 
 // C++ element type of input/output values, e.g. "float".

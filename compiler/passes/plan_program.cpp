@@ -1,104 +1,192 @@
 #include <algorithm>
+#include <set>
 
 #include "passes/passes.h"
 #include "support/names.h"
 
 namespace onnxc {
 
+std::vector<const Graph*> subgraphs_of(const Node& n) {
+  std::vector<const Graph*> out;
+  for (auto& [name, a] : n.attrs) {  // std::map: sorted by name
+    if (a.kind == Attribute::Kind::Graph && a.g) out.push_back(a.g.get());
+    for (auto& g : a.graphs) out.push_back(g.get());
+  }
+  return out;
+}
+
+namespace {
+
+std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+// The value an outer-scope reference finally names.
+const Value* outer_root(const Value* v) {
+  while (v->outer) v = v->outer;
+  return v;
+}
+
+class Planner {
+ public:
+  explicit Planner(Program& prog) : prog_(prog), T(prog.tensors) {}
+
+  // Plans one graph into `b`. Returns the outer-scope tensors it (or a nested block) reads,
+  // so the enclosing block keeps them alive across the control-flow step.
+  std::set<const Value*> plan_block(const Graph& g, Block& b, bool is_main, const std::string& base_hint) {
+    b.graph = &g;
+    b.base = is_main ? "base" : ids_.make("base_", base_hint);
+    std::set<const Value*> outer_reads;
+    for (const Value* v : g.inputs) {
+      TensorPlace& tp = place(v, &b);
+      tp.storage = Storage::Input;
+      tp.cname = ids_.make(is_main ? "" : "in_", v->name);
+      b.input_params.push_back(tp.cname);
+    }
+    for (const Value* v : g.outputs) {
+      std::string param = ids_.make(is_main ? "" : "out_", v->name);
+      b.output_params.push_back(param);
+      if (T.count(v) || v->constant || v->outer) continue;  // copied by the back end
+      TensorPlace& tp = place(v, &b);
+      tp.storage = Storage::Output;
+      tp.cname = param;
+    }
+
+    for (auto& np : g.nodes) {
+      const Node& n = *np;
+      int idx = static_cast<int>(b.steps.size());
+      b.steps.emplace_back();
+      Step& step = b.steps.back();
+      step.node = &n;
+      step.op = find_op(n.domain, n.op_type);
+      if (step.op->scratch_bytes) step.op_scratch_bytes = step.op->scratch_bytes(n);
+      step.scratch_bytes = step.op_scratch_bytes;
+      // Nested blocks: their arenas follow the op's own scratch; branches share the space.
+      std::size_t nested = 0;
+      for (const Graph* sg : subgraphs_of(n)) {
+        step.subgraphs.push_back(std::make_unique<Block>());
+        for (const Value* r : plan_block(*sg, *step.subgraphs.back(), false, n.name)) read_outer(b, r, idx, outer_reads);
+        nested = std::max(nested, step.subgraphs.back()->arena_bytes);
+      }
+      if (nested) step.scratch_bytes = align_up(step.op_scratch_bytes, prog_.alignment) + nested;
+
+      for (const Value* in : n.inputs)
+        if (in) read(b, in, idx, outer_reads);
+      for (std::size_t i = 0; i < n.outputs.size(); ++i) {
+        const Value* v = n.outputs[i];
+        if (!v || T.count(v)) continue;
+        TensorPlace& tp = place(v, &b);
+        tp.first = tp.last = idx;
+        const Value* src = n.has_input(0) ? n.inputs[0] : nullptr;
+        if (step.op->is_view && i == 0 && src && !src->constant && T.count(src) &&
+            T[src].storage != Storage::Outer) {
+          tp.storage = Storage::Alias;
+          tp.alias_of = T[src].storage == Storage::Alias ? T[src].alias_of : src;
+        } else {
+          tp.storage = Storage::Arena;
+        }
+        tp.cname = ids_.make("t_", v->name);
+      }
+    }
+    int end = static_cast<int>(b.steps.size());
+    for (const Value* v : g.outputs) {
+      if (v->constant) use_weight(v);
+      else if (v->outer) read_outer(b, outer_root(v), end, outer_reads);
+    }
+    plan_arena(b);
+    return outer_reads;
+  }
+
+ private:
+  TensorPlace& place(const Value* v, const Block* b) {
+    TensorPlace& tp = T[v];
+    tp.block = b;
+    return tp;
+  }
+
+  void use_weight(const Value* v) {
+    TensorPlace& tp = T[v];
+    if (!tp.weight_cname.empty()) return;
+    if (!tp.block && tp.cname.empty()) tp.storage = Storage::Constant;
+    tp.weight_cname = ids_.make("w_", v->name);
+    if (tp.storage == Storage::Constant) tp.cname = tp.weight_cname;
+    prog_.weights.push_back(v);
+  }
+
+  // A block reads `v` at step idx: keep its memory alive until then.
+  void read(Block& b, const Value* v, int idx, std::set<const Value*>& outer_reads) {
+    if (v->constant) {
+      use_weight(v);
+      return;
+    }
+    if (v->outer) {
+      const Value* root = outer_root(v);
+      if (root->constant) {
+        use_weight(root);
+        T[v] = T[root];
+        return;
+      }
+      TensorPlace& tp = T[v];
+      tp.storage = Storage::Outer;
+      tp.alias_of = root;
+      tp.cname = T[root].storage == Storage::Constant ? T[root].weight_cname : T[root].cname;
+      read_outer(b, root, idx, outer_reads);
+      return;
+    }
+    auto it = T.find(v);
+    if (it == T.end()) return;
+    const Value* root = it->second.storage == Storage::Alias ? it->second.alias_of : v;
+    T[root].last = std::max(T[root].last, idx);
+  }
+
+  // `root` (defined in this block or further out) is read by this block at step idx.
+  void read_outer(Block& b, const Value* root, int idx, std::set<const Value*>& outer_reads) {
+    auto it = T.find(root);
+    if (it != T.end() && it->second.block == &b) {
+      const Value* r = it->second.storage == Storage::Alias ? it->second.alias_of : root;
+      T[r].last = std::max(T[r].last, idx);
+    } else if (!root->constant) {
+      outer_reads.insert(root);
+    }
+  }
+
+  void plan_arena(Block& b) {
+    std::vector<BufferRequest> requests;
+    std::vector<const Value*> owners;
+    for (const Step& s : b.steps)
+      for (const Value* v : s.node->outputs) {
+        if (!v || T[v].storage != Storage::Arena || T[v].block != &b) continue;
+        requests.push_back(BufferRequest{v->byte_size(), T[v].first, T[v].last});
+        owners.push_back(v);
+      }
+    std::vector<std::size_t> scratch_steps;
+    for (std::size_t i = 0; i < b.steps.size(); ++i)
+      if (b.steps[i].scratch_bytes) {
+        int s = static_cast<int>(i);
+        requests.push_back(BufferRequest{b.steps[i].scratch_bytes, s, s});
+        scratch_steps.push_back(i);
+      }
+    b.plan = plan_memory(requests, prog_.alignment);
+    b.peak_live_bytes = peak_live_bytes(requests, prog_.alignment);
+    b.arena_bytes = b.plan.arena_bytes;
+    for (std::size_t i = 0; i < owners.size(); ++i) T[owners[i]].offset = b.plan.offsets[i];
+    for (std::size_t i = 0; i < scratch_steps.size(); ++i)
+      b.steps[scratch_steps[i]].scratch_offset = b.plan.offsets[owners.size() + i];
+  }
+
+  Program& prog_;
+  std::map<const Value*, TensorPlace>& T;
+  IdentifierPool ids_;
+};
+
+}  // namespace
+
 Program plan_program(const Graph& g, std::size_t alignment) {
   Program prog;
   prog.alignment = alignment;
-  IdentifierPool ids;
-  auto& T = prog.tensors;
-
-  for (const Value* v : g.inputs) {
-    T[v].storage = Storage::Input;
-    T[v].cname = ids.make("", v->name);
-    prog.input_params.push_back(T[v].cname);
-  }
-  for (const Value* v : g.outputs) {
-    std::string param = ids.make("", v->name);
-    prog.output_params.push_back(param);
-    if (T.count(v)) continue;  // an input passed straight through: the back end copies it
-    T[v].storage = Storage::Output;
-    T[v].cname = param;
-  }
-
-  // Steps, and where each node output lives.
-  for (auto& np : g.nodes) {
-    const Node& n = *np;
-    Step step;
-    step.node = &n;
-    step.op = find_op(n.domain, n.op_type);
-    if (step.op->scratch_bytes) step.scratch_bytes = step.op->scratch_bytes(n);
-    int idx = static_cast<int>(prog.steps.size());
-    prog.steps.push_back(step);
-    for (std::size_t i = 0; i < n.outputs.size(); ++i) {
-      const Value* v = n.outputs[i];
-      if (!v || T.count(v)) continue;
-      TensorPlace& tp = T[v];
-      tp.first = tp.last = idx;
-      const Value* src = n.has_input(0) ? n.inputs[0] : nullptr;
-      if (step.op->is_view && i == 0 && src && !src->constant && T.count(src)) {
-        tp.storage = Storage::Alias;
-        tp.alias_of = src;
-        while (T[tp.alias_of].storage == Storage::Alias) tp.alias_of = T[tp.alias_of].alias_of;
-      } else {
-        tp.storage = Storage::Arena;
-      }
-      tp.cname = ids.make("t_", v->name);
-    }
-    for (const Value* in : n.inputs) {
-      if (!in) continue;
-      if (in->constant) {
-        if (!T.count(in)) {
-          T[in].storage = Storage::Constant;
-          T[in].cname = T[in].weight_cname = ids.make("w_", in->name);
-          prog.weights.push_back(in);
-        }
-        continue;
-      }
-      auto it = T.find(in);
-      if (it == T.end()) continue;
-      const Value* root = it->second.storage == Storage::Alias ? it->second.alias_of : in;
-      T[root].last = std::max(T[root].last, idx);
-    }
-  }
-  // Graph outputs that folded to constants are copied from a weight array.
-  for (const Value* v : g.outputs) {
-    if (v->constant && !std::count(prog.weights.begin(), prog.weights.end(), v)) {
-      prog.weights.push_back(v);
-    }
-  }
-
-  // Arena buffers: node outputs in the arena plus scratch areas.
-  std::vector<BufferRequest> requests;
-  std::vector<const Value*> owners;
-  for (auto& np : g.nodes)
-    for (const Value* v : np->outputs) {
-      if (!v) continue;
-      TensorPlace& tp = T[v];
-      if (tp.storage != Storage::Arena) continue;
-      requests.push_back(BufferRequest{v->byte_size(), tp.first, tp.last});
-      owners.push_back(v);
-    }
-  std::vector<std::size_t> scratch_steps;
-  for (std::size_t i = 0; i < prog.steps.size(); ++i)
-    if (prog.steps[i].scratch_bytes) {
-      int s = static_cast<int>(i);
-      requests.push_back(BufferRequest{prog.steps[i].scratch_bytes, s, s});
-      scratch_steps.push_back(i);
-    }
-  prog.plan = plan_memory(requests, alignment);
-  prog.peak_live_bytes = peak_live_bytes(requests, alignment);
-  prog.arena_bytes = prog.plan.arena_bytes;
-  for (std::size_t i = 0; i < owners.size(); ++i) T[owners[i]].offset = prog.plan.offsets[i];
-  for (std::size_t i = 0; i < scratch_steps.size(); ++i)
-    prog.steps[scratch_steps[i]].scratch_offset = prog.plan.offsets[owners.size() + i];
-  for (const Value* w : prog.weights) {
-    prog.weights_bytes += w->byte_size();
-    if (T[w].weight_cname.empty()) T[w].weight_cname = ids.make("w_", w->name);
-  }
+  Planner planner(prog);
+  planner.plan_block(g, prog.main, true, "");
+  prog.arena_bytes = prog.main.arena_bytes;
+  prog.peak_live_bytes = prog.main.peak_live_bytes;
+  for (const Value* w : prog.weights) prog.weights_bytes += w->byte_size();
   return prog;
 }
 

@@ -1,9 +1,11 @@
-// The compiled form of a graph the back end renders: the execution order, where every tensor
-// lives, and the arena plan.
+// The compiled form of a model the back end renders: blocks of steps in execution order (the
+// main graph and, nested in control-flow steps, their subgraphs), where every tensor lives,
+// and the arena plan of each block.
 #pragma once
 
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,37 +17,55 @@ namespace onnxc {
 
 enum class Storage {
   Constant,  // a const array in the generated source (weights)
-  Input,     // the caller's input buffer
-  Output,    // the caller's output buffer
-  Arena,     // an offset in the arena
+  Input,     // the caller's input buffer (or, in a subgraph, the pointer its parent passes in)
+  Output,    // the caller's output buffer (or, in a subgraph, where its parent wants it)
+  Arena,     // an offset from the block's arena base
   Alias,     // the same memory as another tensor (views: Reshape, Flatten, ...)
+  Outer,     // in a subgraph: a tensor of an enclosing graph
 };
+
+struct Block;
 
 struct TensorPlace {
   Storage storage = Storage::Arena;
-  std::size_t offset = 0;       // Arena: byte offset
-  const Value* alias_of = nullptr;  // Alias: the tensor whose memory this one shares
-  int first = 0, last = 0;      // steps it is live
-  std::string cname;            // C++ identifier of its pointer
-  std::string weight_cname;     // constants: the const array holding the data
+  std::size_t offset = 0;           // Arena: byte offset from the block's base
+  const Value* alias_of = nullptr;  // Alias / Outer: the tensor whose memory this one is
+  int first = 0, last = 0;          // steps of its block it is live
+  std::string cname;                // C++ identifier of its pointer
+  std::string weight_cname;         // constants: the const array holding the data
+  const Block* block = nullptr;     // the block that defines it
 };
 
 struct Step {
   const Node* node = nullptr;
   const OpDef* op = nullptr;
-  std::size_t scratch_offset = 0, scratch_bytes = 0;
+  std::size_t scratch_offset = 0, scratch_bytes = 0;  // includes the subgraphs' arenas
+  std::size_t op_scratch_bytes = 0;                   // the part the op itself asked for
+  std::vector<std::unique_ptr<Block>> subgraphs;      // graph attributes, in attribute-name order
+};
+
+// One graph's code: its steps and its part of the arena.
+struct Block {
+  const Graph* graph = nullptr;
+  std::string base;  // C++ name of the block's arena base pointer
+  std::vector<Step> steps;
+  std::vector<std::string> input_params, output_params;  // names of its inputs/outputs, in graph order
+  MemoryPlan plan;
+  std::size_t arena_bytes = 0;      // this block's tensors, scratch and nested blocks
+  std::size_t peak_live_bytes = 0;
 };
 
 struct Program {
-  std::vector<Step> steps;
-  std::map<const Value*, TensorPlace> tensors;
-  std::vector<const Value*> weights;  // constants the code reads, in first-use order
-  std::vector<std::string> input_params, output_params;  // run()'s parameter names, in graph order
-  MemoryPlan plan;
+  Block main;
+  std::map<const Value*, TensorPlace> tensors;  // every tensor of every block
+  std::vector<const Value*> weights;            // constants the code reads, in first-use order
   std::size_t alignment = 16;
   std::size_t arena_bytes = 0;
   std::size_t weights_bytes = 0;
   std::size_t peak_live_bytes = 0;
 };
+
+// The graph attributes of a node, in a fixed order (the attribute names sorted).
+std::vector<const Graph*> subgraphs_of(const Node& n);
 
 }  // namespace onnxc
