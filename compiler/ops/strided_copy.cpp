@@ -69,6 +69,21 @@ void fold_strided_copy(const Node& n, const StridedCopy& c, const Tensor& src, T
   });
 }
 
+OpDef strided_copy_op(const char* op_type, std::vector<int> versions, void (*infer)(Node&),
+                      StridedCopy (*copy)(const Node&)) {
+  OpDef d;
+  d.op_type = op_type;
+  d.versions = std::move(versions);
+  d.infer = infer;
+  d.emit = [copy](const Node& n, Emitter& e) { emit_strided_copy(e, copy(n), e.in(0), e.out(0)); };
+  d.fold = [copy](const Node& n, std::vector<Tensor>& outs) {
+    const Value& y = *n.outputs[0];
+    outs.emplace_back(y.dtype, y.shape);
+    fold_strided_copy(n, copy(n), *n.inputs[0]->constant, outs[0]);
+  };
+  return d;
+}
+
 std::string scalar_literal(DType t, const Tensor& value, int64_t i) {
   switch (t) {
     case DType::Float: return float_literal(static_cast<float>(value.float_at(i)));

@@ -32,6 +32,10 @@ void emit_strided_copy(Emitter& e, const StridedCopy& c, const std::string& src,
 // Runs the copy on a constant: the same kernel the generated code calls.
 void fold_strided_copy(const Node& n, const StridedCopy& c, const Tensor& src, Tensor& dst);
 
+// An operator whose output 0 is one strided copy of input 0, described by `copy`.
+OpDef strided_copy_op(const char* op_type, std::vector<int> versions, void (*infer)(Node&),
+                      StridedCopy (*copy)(const Node&));
+
 // Scalar `value` (element 0 of a constant) as a C++ expression of element type `t`.
 std::string scalar_literal(DType t, const Tensor& value, int64_t i = 0);
 

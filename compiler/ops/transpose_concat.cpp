@@ -33,19 +33,7 @@ void infer_transpose(Node& n) {
 
 StridedCopy transpose_copy(const Node& n) { return permuted_copy(n.inputs[0]->shape, transpose_perm(n)); }
 
-const OpRegistrar transpose_op([] {
-  OpDef d;
-  d.op_type = "Transpose";
-  d.versions = {1, 13, 21, 23, 24, 25};
-  d.infer = infer_transpose;
-  d.emit = [](const Node& n, Emitter& e) { emit_strided_copy(e, transpose_copy(n), e.in(0), e.out(0)); };
-  d.fold = [](const Node& n, std::vector<Tensor>& outs) {
-    const Value& y = *n.outputs[0];
-    outs.emplace_back(y.dtype, y.shape);
-    fold_strided_copy(n, transpose_copy(n), *n.inputs[0]->constant, outs[0]);
-  };
-  return d;
-}());
+const OpRegistrar transpose_op(strided_copy_op("Transpose", {1, 13, 21, 23, 24, 25}, infer_transpose, transpose_copy));
 
 struct ConcatPiece {
   int64_t outer, block, dst_stride, dst_offset;
