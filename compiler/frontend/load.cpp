@@ -491,6 +491,8 @@ class Loader {
       std::set<std::size_t> deps;
       for (Value* in : g.nodes[i]->inputs)
         if (in && in->producer) deps.insert(pos[in->producer]);
+      for (Value* in : g.nodes[i]->implicit_inputs(g))
+        if (in->producer) deps.insert(pos[in->producer]);
       for (std::size_t d : deps) users[d].push_back(i);
       pending[i] = static_cast<int>(deps.size());
     }

@@ -1,5 +1,6 @@
 #include "ir/ir.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -106,6 +107,27 @@ std::vector<int64_t> Node::attr_ints(const std::string& n, std::vector<int64_t> 
 std::vector<float> Node::attr_floats(const std::string& n, std::vector<float> dflt) const {
   const Attribute* a = attr(n);
   return a ? a->floats : dflt;
+}
+
+static void collect_outer_reads(const Graph& g, std::vector<Value*>& out) {
+  for (auto& v : g.values)
+    if (v->outer) out.push_back(v->outer);
+  for (auto& n : g.nodes)
+    for (auto& [name, a] : n->attrs) {
+      if (a.g) collect_outer_reads(*a.g, out);
+      for (auto& sg : a.graphs) collect_outer_reads(*sg, out);
+    }
+}
+
+std::vector<Value*> Node::implicit_inputs(const Graph& owner) const {
+  std::vector<Value*> reads, out;
+  for (auto& [name, a] : attrs) {
+    if (a.g) collect_outer_reads(*a.g, reads);
+    for (auto& sg : a.graphs) collect_outer_reads(*sg, reads);
+  }
+  for (Value* v : reads)
+    if (owner.find(v->name) == v && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  return out;
 }
 
 std::string Node::describe() const {

@@ -105,6 +105,10 @@ struct Node {
   std::vector<float> attr_floats(const std::string& n, std::vector<float> dflt = {}) const;
   const Attribute* attr(const std::string& n) const;
 
+  // Values of `owner` that this node's subgraphs read from the outer scope: dependencies as
+  // real as its inputs for ordering and liveness.
+  std::vector<Value*> implicit_inputs(const Graph& owner) const;
+
   // "node 3 'conv1' (Conv, opset 13)" for messages.
   std::string describe() const;
 };

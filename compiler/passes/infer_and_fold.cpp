@@ -71,6 +71,7 @@ void eliminate_dead_nodes(Graph& g) {
     keep[i] = true;
     for (Value* in : n.inputs)
       if (in) needed.insert(in);
+    for (Value* in : n.implicit_inputs(g)) needed.insert(in);
   }
   std::vector<std::unique_ptr<Node>> kept;
   for (std::size_t i = 0; i < g.nodes.size(); ++i)

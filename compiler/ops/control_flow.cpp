@@ -1,0 +1,403 @@
+// If, Loop and Scan: control flow compiled to plain C++ (an `if`, a `for` loop) around the
+// code of their subgraphs. Shapes must be static: a loop-carried value keeps its shape, and
+// scan outputs need an iteration count known at compile time.
+#include "onnxc/control.h"
+#include "ops/emitter.h"
+#include "passes/passes.h"
+#include "passes/program.h"
+
+namespace onnxc {
+namespace {
+
+std::size_t align16(std::size_t v) { return (v + 15) / 16 * 16; }
+
+// Lays out named buffers in a node's scratch memory.
+class ScratchLayout {
+ public:
+  std::size_t add(std::size_t bytes) {
+    std::size_t off = size_;
+    size_ = align16(size_ + std::max<std::size_t>(bytes, 1));
+    return off;
+  }
+  std::size_t size() const { return size_; }
+
+ private:
+  std::size_t size_ = 0;
+};
+
+Graph& graph_attr(Node& n, const char* name) {
+  const Attribute* a = n.attr(name);
+  if (!a || a->kind != Attribute::Kind::Graph || !a->g) fail_invalid(n, fmt::format("graph attribute '{}' is missing", name));
+  return *a->g;
+}
+
+// Gives a subgraph input the type the parent passes in.
+void bind_input(const Node& n, Value& in, DType dtype, const Shape& shape) {
+  if (in.dtype != DType::Undefined && in.dtype != dtype)
+    fail_invalid(n, fmt::format("subgraph input '{}' is declared {} but receives {}", in.name, dtype_name(in.dtype),
+                                dtype_name(dtype)));
+  in.dtype = dtype;
+  in.shape = shape;
+  in.has_shape = true;
+}
+
+void infer_subgraph(Graph& g) {
+  infer_and_fold(g, true);
+  eliminate_dead_nodes(g);
+}
+
+std::string typed(const Value& v) { return dtype_ctype(v.dtype); }
+
+// ---------------------------------------------------------------- If
+
+void infer_if(Node& n) {
+  check_arity(n, 1, 1, 1, -1);
+  const Value& cond = input(n, 0);
+  if (cond.dtype != DType::Bool || cond.numel() != 1) fail_invalid(n, "'cond' must be a single bool");
+  Graph& then_g = graph_attr(n, "then_branch");
+  Graph& else_g = graph_attr(n, "else_branch");
+  if (!then_g.inputs.empty() || !else_g.inputs.empty()) fail_invalid(n, "If branches must not have inputs");
+  infer_subgraph(then_g);
+  infer_subgraph(else_g);
+  if (then_g.outputs.size() != n.outputs.size() || else_g.outputs.size() != n.outputs.size())
+    fail_invalid(n, fmt::format("the node has {} outputs but the branches {} and {}", n.outputs.size(),
+                                then_g.outputs.size(), else_g.outputs.size()));
+  const Tensor* c = const_input(n, 0);
+  for (std::size_t i = 0; i < n.outputs.size(); ++i) {
+    const Value& t = *then_g.outputs[i];
+    const Value& e = *else_g.outputs[i];
+    if (t.dtype != e.dtype)
+      fail_invalid(n, fmt::format("output {} is {} in then_branch but {} in else_branch", i, dtype_name(t.dtype),
+                                  dtype_name(e.dtype)));
+    if (t.shape != e.shape && !c)
+      fail_unsupported(n, fmt::format("output {} has shape {} in then_branch but {} in else_branch; onnxc needs one "
+                                      "static shape", i, shape_str(t.shape), shape_str(e.shape)),
+                       "make both branches produce the same shape, or make 'cond' a constant");
+    const Value& chosen = c ? (c->int_at(0) ? t : e) : t;
+    set_output(n, i, chosen.dtype, chosen.shape);
+  }
+}
+
+void emit_if(const Node& n, Emitter& e) {
+  e.include("onnxc/layout.h");
+  // subgraphs_of orders by attribute name: 0 = else_branch, 1 = then_branch.
+  std::vector<std::string> outs;
+  for (std::size_t i = 0; i < n.outputs.size(); ++i) outs.push_back(e.out(i));
+  const Tensor* c = const_input(n, 0);
+  if (c) {
+    e.linef("// 'cond' is the constant {}: only that branch is compiled", c->int_at(0) ? "true" : "false");
+    e.lines_indented(e.subgraph(c->int_at(0) ? 1 : 0, {}, outs), 0);
+    return;
+  }
+  e.linef("if ({}[0]) {{", e.in(0));
+  e.lines_indented(e.subgraph(1, {}, outs));
+  e.line("} else {");
+  e.lines_indented(e.subgraph(0, {}, outs));
+  e.line("}");
+}
+
+const OpRegistrar if_op([] {
+  OpDef d;
+  d.op_type = "If";
+  d.versions = {1, 11, 13, 16, 19, 21, 23, 24, 25};
+  d.infer = infer_if;
+  d.emit = emit_if;
+  return d;
+}());
+
+// ---------------------------------------------------------------- Loop
+
+// True when the body's cond_out is always its cond_in (through Identity) or constant true.
+bool condition_never_changes(const Graph& body) {
+  const Value* v = body.outputs[0];
+  while (v->producer && v->producer->op_type == "Identity") v = v->producer->inputs[0];
+  if (v->constant) return v->constant->int_at(0) != 0;
+  return v == body.inputs[1];
+}
+
+struct LoopShape {
+  std::size_t carried = 0, scans = 0;
+  bool has_trip_count = false;
+  int64_t trip_count = -1;  // when constant
+};
+
+LoopShape loop_shape(const Node& n) {
+  LoopShape s;
+  s.carried = n.inputs.size() - 2;
+  s.scans = n.outputs.size() - s.carried;
+  s.has_trip_count = n.has_input(0);
+  if (const Tensor* m = const_input(n, 0)) s.trip_count = m->int_at(0);
+  return s;
+}
+
+// Scratch: iteration number, cond in/out, and two buffers per carried value.
+struct LoopScratch {
+  std::size_t iter, cond_in, cond_out;
+  std::vector<std::size_t> state, next;
+  std::size_t size;
+};
+
+LoopScratch loop_scratch(const Node& n) {
+  ScratchLayout l;
+  LoopScratch s;
+  s.iter = l.add(8);
+  s.cond_in = l.add(1);
+  s.cond_out = l.add(1);
+  for (std::size_t i = 2; i < n.inputs.size(); ++i) {
+    s.state.push_back(l.add(n.inputs[i]->byte_size()));
+    s.next.push_back(l.add(n.inputs[i]->byte_size()));
+  }
+  s.size = l.size();
+  return s;
+}
+
+void infer_loop(Node& n) {
+  check_arity(n, 0, -1, 0, -1);  // M and cond are optional but their slots must exist
+  if (n.inputs.size() < 2) fail_invalid(n, "Loop needs at least the inputs M and cond (either may be empty)");
+  Graph& body = graph_attr(n, "body");
+  LoopShape s = loop_shape(n);
+  if (n.outputs.size() < s.carried) fail_invalid(n, "fewer outputs than loop-carried inputs");
+  if (body.inputs.size() != s.carried + 2 || body.outputs.size() != s.carried + s.scans + 1)
+    fail_invalid(n, fmt::format("the body has {} inputs and {} outputs; expected {} and {}", body.inputs.size(),
+                                body.outputs.size(), s.carried + 2, s.carried + s.scans + 1));
+  if (n.has_input(0) && (input(n, 0).dtype != DType::Int64 || input(n, 0).numel() != 1))
+    fail_invalid(n, "'M' must be a single int64");
+  if (n.has_input(1) && (input(n, 1).dtype != DType::Bool || input(n, 1).numel() != 1))
+    fail_invalid(n, "'cond' must be a single bool");
+  for (std::size_t i = 0; i < s.carried; ++i)
+    if (!n.has_input(i + 2)) fail_invalid(n, fmt::format("loop-carried input {} is missing", i + 2));
+  bind_input(n, *body.inputs[0], DType::Int64, body.inputs[0]->declared_rank && body.inputs[0]->declared_dims.empty() ? Shape{} : Shape{1});
+  if (!body.inputs[0]->declared_rank) body.inputs[0]->shape = {};
+  bind_input(n, *body.inputs[1], DType::Bool, body.inputs[1]->declared_rank && body.inputs[1]->declared_dims.size() == 1 ? Shape{1} : Shape{});
+  for (std::size_t i = 0; i < s.carried; ++i) bind_input(n, *body.inputs[i + 2], n.inputs[i + 2]->dtype, n.inputs[i + 2]->shape);
+  infer_subgraph(body);
+  for (std::size_t i = 0; i < s.carried; ++i) {
+    const Value& out = *body.outputs[i + 1];
+    const Value& in = *n.inputs[i + 2];
+    if (out.dtype != in.dtype || out.shape != in.shape)
+      fail_unsupported(n, fmt::format("loop-carried value {} changes from {} {} to {} {} in the body; onnxc needs "
+                                      "static shapes", i, dtype_name(in.dtype), shape_str(in.shape),
+                                      dtype_name(out.dtype), shape_str(out.shape)));
+    set_output(n, i, in.dtype, in.shape);
+  }
+  if (s.scans > 0) {
+    bool fixed = s.trip_count >= 0 && (!n.has_input(1) || const_input(n, 1)) && condition_never_changes(body);
+    if (const Tensor* c = const_input(n, 1))
+      if (!c->int_at(0)) fixed = s.trip_count >= 0;
+    if (!fixed)
+      fail_unsupported(n, "the number of iterations is only known at run time, so the scan outputs have no static shape",
+                       "make the trip count 'M' a constant and the loop condition constant true");
+    int64_t iterations = s.trip_count;
+    if (const Tensor* c = const_input(n, 1))
+      if (!c->int_at(0)) iterations = 0;
+    for (std::size_t k = 0; k < s.scans; ++k) {
+      const Value& slice = *body.outputs[1 + s.carried + k];
+      Shape shape = {iterations};
+      shape.insert(shape.end(), slice.shape.begin(), slice.shape.end());
+      set_output(n, s.carried + k, slice.dtype, shape);
+    }
+  }
+}
+
+void emit_loop(const Node& n, Emitter& e) {
+  e.include("onnxc/layout.h");
+  LoopShape s = loop_shape(n);
+  LoopScratch sc = loop_scratch(n);
+  const Graph& body = *n.attr("body")->g;
+  e.linef("std::int64_t* const iteration = reinterpret_cast<std::int64_t*>({} + {});", e.scratch(), sc.iter);
+  e.linef("bool* const cond_in = reinterpret_cast<bool*>({} + {});", e.scratch(), sc.cond_in);
+  e.linef("bool* const cond_out = reinterpret_cast<bool*>({} + {});", e.scratch(), sc.cond_out);
+  std::vector<std::string> body_in = {"iteration", "cond_in"}, body_out = {"cond_out"};
+  for (std::size_t i = 0; i < s.carried; ++i) {
+    const Value& v = *n.inputs[i + 2];
+    e.linef("{}* const state_{} = reinterpret_cast<{}*>({} + {});", typed(v), i, typed(v), e.scratch(), sc.state[i]);
+    e.linef("{}* const next_{} = reinterpret_cast<{}*>({} + {});", typed(v), i, typed(v), e.scratch(), sc.next[i]);
+    e.linef("rt::copy({}, state_{}, {});", e.in(i + 2), i, v.numel());
+    body_in.push_back(fmt::format("state_{}", i));
+    body_out.push_back(fmt::format("next_{}", i));
+  }
+  for (std::size_t k = 0; k < s.scans; ++k)
+    body_out.push_back(fmt::format("{} + i * {}", e.out(s.carried + k), body.outputs[1 + s.carried + k]->numel()));
+  e.linef("const std::int64_t trip_count = {};", s.has_trip_count ? e.in(0) + "[0]" : "std::numeric_limits<std::int64_t>::max()");
+  e.linef("bool keep_going = {};", n.has_input(1) ? e.in(1) + "[0]" : "true");
+  e.line("for (std::int64_t i = 0; i < trip_count && keep_going; ++i) {");
+  e.line("  iteration[0] = i;");
+  e.line("  cond_in[0] = keep_going;");
+  e.line("  {");
+  e.lines_indented(e.subgraph(0, body_in, body_out), 2);
+  e.line("  }");
+  e.line("  keep_going = cond_out[0];");
+  for (std::size_t i = 0; i < s.carried; ++i) e.linef("  rt::copy(next_{}, state_{}, {});", i, i, n.inputs[i + 2]->numel());
+  e.line("}");
+  for (std::size_t i = 0; i < s.carried; ++i) e.linef("rt::copy(state_{}, {}, {});", i, e.out(i), n.inputs[i + 2]->numel());
+}
+
+const OpRegistrar loop_op([] {
+  OpDef d;
+  d.op_type = "Loop";
+  d.versions = {1, 11, 13, 16, 19, 21, 23, 24, 25};
+  d.infer = infer_loop;
+  d.emit = emit_loop;
+  d.scratch_bytes = [](const Node& n) { return loop_scratch(n).size; };
+  return d;
+}());
+
+// ---------------------------------------------------------------- Scan (version 9 and later)
+
+struct ScanShape {
+  std::size_t states = 0, scan_inputs = 0, scan_outputs = 0;
+  int64_t length = 0;
+  std::vector<int64_t> in_axes, in_dirs, out_axes, out_dirs;
+};
+
+ScanShape scan_shape(const Node& n) {
+  ScanShape s;
+  int64_t m = n.attr_int("num_scan_inputs", -1);
+  if (m < 1 || static_cast<std::size_t>(m) > n.inputs.size()) fail_invalid(n, "'num_scan_inputs' is missing or out of range");
+  s.scan_inputs = static_cast<std::size_t>(m);
+  s.states = n.inputs.size() - s.scan_inputs;
+  if (n.outputs.size() < s.states) fail_invalid(n, "fewer outputs than state inputs");
+  s.scan_outputs = n.outputs.size() - s.states;
+  s.in_axes = n.attr_ints("scan_input_axes", std::vector<int64_t>(s.scan_inputs, 0));
+  s.in_dirs = n.attr_ints("scan_input_directions", std::vector<int64_t>(s.scan_inputs, 0));
+  s.out_axes = n.attr_ints("scan_output_axes", std::vector<int64_t>(s.scan_outputs, 0));
+  s.out_dirs = n.attr_ints("scan_output_directions", std::vector<int64_t>(s.scan_outputs, 0));
+  if (s.in_axes.size() != s.scan_inputs || s.in_dirs.size() != s.scan_inputs || s.out_axes.size() != s.scan_outputs ||
+      s.out_dirs.size() != s.scan_outputs)
+    fail_invalid(n, "scan axes/directions attributes have the wrong length");
+  for (std::size_t j = 0; j < s.scan_inputs; ++j) {
+    const Value& x = input(n, s.states + j);
+    s.in_axes[j] = normalize_axis(n, s.in_axes[j], static_cast<int64_t>(x.shape.size()), "scan_input_axes");
+    int64_t len = x.shape[static_cast<std::size_t>(s.in_axes[j])];
+    if (j == 0) s.length = len;
+    else if (len != s.length) fail_invalid(n, fmt::format("scan inputs have different lengths ({} and {})", s.length, len));
+  }
+  return s;
+}
+
+// [outer, len, inner] view of a tensor around `axis`.
+struct AxisView {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+
+AxisView axis_view(const Shape& shape, int64_t axis) {
+  AxisView v;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (static_cast<int64_t>(d) < axis) v.outer *= shape[d];
+    else if (static_cast<int64_t>(d) == axis) v.len = shape[d];
+    else v.inner *= shape[d];
+  }
+  return v;
+}
+
+struct ScanScratch {
+  std::vector<std::size_t> state, next, in_slice, out_slice;
+  std::size_t size;
+};
+
+ScanScratch scan_scratch(const Node& n) {
+  ScanShape s = scan_shape(n);
+  const Graph& body = *n.attr("body")->g;
+  ScratchLayout l;
+  ScanScratch sc;
+  for (std::size_t i = 0; i < s.states; ++i) {
+    sc.state.push_back(l.add(n.inputs[i]->byte_size()));
+    sc.next.push_back(l.add(n.inputs[i]->byte_size()));
+  }
+  for (std::size_t j = 0; j < s.scan_inputs; ++j) {
+    const Value& x = *n.inputs[s.states + j];
+    sc.in_slice.push_back(l.add(x.byte_size() / static_cast<std::size_t>(std::max<int64_t>(s.length, 1))));
+  }
+  for (std::size_t k = 0; k < s.scan_outputs; ++k) sc.out_slice.push_back(l.add(body.outputs[s.states + k]->byte_size()));
+  sc.size = l.size();
+  return sc;
+}
+
+void infer_scan(Node& n) {
+  check_arity(n, 1, -1, 1, -1);
+  Graph& body = graph_attr(n, "body");
+  ScanShape s = scan_shape(n);
+  if (body.inputs.size() != s.states + s.scan_inputs || body.outputs.size() != s.states + s.scan_outputs)
+    fail_invalid(n, "the body's inputs/outputs do not match the node's");
+  for (std::size_t i = 0; i < s.states; ++i) bind_input(n, *body.inputs[i], input(n, i).dtype, input(n, i).shape);
+  for (std::size_t j = 0; j < s.scan_inputs; ++j) {
+    const Value& x = *n.inputs[s.states + j];
+    Shape slice = x.shape;
+    slice.erase(slice.begin() + s.in_axes[j]);
+    bind_input(n, *body.inputs[s.states + j], x.dtype, slice);
+  }
+  infer_subgraph(body);
+  for (std::size_t i = 0; i < s.states; ++i) {
+    const Value& out = *body.outputs[i];
+    if (out.shape != n.inputs[i]->shape || out.dtype != n.inputs[i]->dtype)
+      fail_unsupported(n, fmt::format("state {} changes shape or type in the body", i));
+    set_output(n, i, out.dtype, out.shape);
+  }
+  for (std::size_t k = 0; k < s.scan_outputs; ++k) {
+    const Value& slice = *body.outputs[s.states + k];
+    int64_t axis = s.out_axes[k];
+    int64_t r = static_cast<int64_t>(slice.shape.size()) + 1;
+    axis = normalize_axis(n, axis, r, "scan_output_axes");
+    Shape shape = slice.shape;
+    shape.insert(shape.begin() + axis, s.length);
+    set_output(n, s.states + k, slice.dtype, shape);
+  }
+}
+
+void emit_scan(const Node& n, Emitter& e) {
+  e.include("onnxc/layout.h");
+  e.include("onnxc/control.h");
+  ScanShape s = scan_shape(n);
+  ScanScratch sc = scan_scratch(n);
+  const Graph& body = *n.attr("body")->g;
+  std::vector<std::string> body_in, body_out;
+  for (std::size_t i = 0; i < s.states; ++i) {
+    const Value& v = *n.inputs[i];
+    e.linef("{}* const state_{} = reinterpret_cast<{}*>({} + {});", typed(v), i, typed(v), e.scratch(), sc.state[i]);
+    e.linef("{}* const next_{} = reinterpret_cast<{}*>({} + {});", typed(v), i, typed(v), e.scratch(), sc.next[i]);
+    e.linef("rt::copy({}, state_{}, {});", e.in(i), i, v.numel());
+    body_in.push_back(fmt::format("state_{}", i));
+    body_out.push_back(fmt::format("next_{}", i));
+  }
+  for (std::size_t j = 0; j < s.scan_inputs; ++j) {
+    const Value& x = *n.inputs[s.states + j];
+    e.linef("{}* const slice_in_{} = reinterpret_cast<{}*>({} + {});", typed(x), j, typed(x), e.scratch(), sc.in_slice[j]);
+    body_in.push_back(fmt::format("slice_in_{}", j));
+  }
+  for (std::size_t k = 0; k < s.scan_outputs; ++k) {
+    const Value& y = *body.outputs[s.states + k];
+    e.linef("{}* const slice_out_{} = reinterpret_cast<{}*>({} + {});", typed(y), k, typed(y), e.scratch(), sc.out_slice[k]);
+    body_out.push_back(fmt::format("slice_out_{}", k));
+  }
+  e.linef("for (rt::index_t t = 0; t < {}; ++t) {{", s.length);
+  for (std::size_t j = 0; j < s.scan_inputs; ++j) {
+    AxisView v = axis_view(n.inputs[s.states + j]->shape, s.in_axes[j]);
+    e.linef("  rt::take_slice({}, slice_in_{}, {}, {}, {}, {});", e.in(s.states + j), j, v.outer, v.len, v.inner,
+            s.in_dirs[j] ? fmt::format("{} - t", s.length - 1) : "t");
+  }
+  e.line("  {");
+  e.lines_indented(e.subgraph(0, body_in, body_out), 2);
+  e.line("  }");
+  for (std::size_t i = 0; i < s.states; ++i) e.linef("  rt::copy(next_{}, state_{}, {});", i, i, n.inputs[i]->numel());
+  for (std::size_t k = 0; k < s.scan_outputs; ++k) {
+    int64_t axis = s.out_axes[k] < 0 ? s.out_axes[k] + static_cast<int64_t>(n.outputs[s.states + k]->shape.size()) : s.out_axes[k];
+    AxisView v = axis_view(n.outputs[s.states + k]->shape, axis);
+    e.linef("  rt::put_slice(slice_out_{}, {}, {}, {}, {}, {});", k, e.out(s.states + k), v.outer, v.len, v.inner,
+            s.out_dirs[k] ? fmt::format("{} - t", s.length - 1) : "t");
+  }
+  e.line("}");
+  for (std::size_t i = 0; i < s.states; ++i) e.linef("rt::copy(state_{}, {}, {});", i, e.out(i), n.inputs[i]->numel());
+}
+
+const OpRegistrar scan_op([] {
+  OpDef d;
+  d.op_type = "Scan";
+  d.versions = {9, 11, 16, 19, 21, 23, 24, 25};
+  d.infer = infer_scan;
+  d.emit = emit_scan;
+  d.scratch_bytes = [](const Node& n) { return scan_scratch(n).size; };
+  return d;
+}());
+
+}  // namespace
+}  // namespace onnxc

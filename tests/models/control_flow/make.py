@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""Writes small control-flow models (Loop, If with outer-scope reads) in the backend-test
+layout, with expected outputs computed independently in numpy. Run from this directory:
+    /usr/bin/python3 make.py
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def save(name, model, inputs, outputs):
+    os.makedirs(f"{name}/test_data_set_0", exist_ok=True)
+    onnx.checker.check_model(model)
+    onnx.save(model, f"{name}/model.onnx")
+    for i, (n, v) in enumerate(inputs):
+        with open(f"{name}/test_data_set_0/input_{i}.pb", "wb") as f:
+            f.write(numpy_helper.from_array(v, n).SerializeToString())
+    for i, (n, v) in enumerate(outputs):
+        with open(f"{name}/test_data_set_0/output_{i}.pb", "wb") as f:
+            f.write(numpy_helper.from_array(v, n).SerializeToString())
+
+
+def loop_static():
+    """Loop with a constant trip count of 4: x += step each iteration, scan output 2 * x."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Add", ["x_in", "step"], ["x_out"]),
+         helper.make_node("Mul", ["x_out", "two"], ["scan"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x_in", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x_out", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("scan", TensorProto.FLOAT, [3])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "x0"], ["x_final", "scans"], body=body)],
+        "loop_static",
+        [helper.make_tensor_value_info("x0", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("step", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("x_final", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("scans", TensorProto.FLOAT, [4, 3])],
+        [numpy_helper.from_array(np.array(4, dtype=np.int64), "M"),
+         numpy_helper.from_array(np.array(2.0, dtype=np.float32), "two")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x0 = np.array([1.0, -2.0, 0.5], dtype=np.float32)
+    step = np.array([0.25, 1.0, -3.0], dtype=np.float32)
+    x, scans = x0.copy(), []
+    for _ in range(4):
+        x = x + step
+        scans.append(2 * x)
+    save("loop_static", model, [("x0", x0), ("step", step)],
+         [("x_final", x), ("scans", np.stack(scans).astype(np.float32))])
+
+
+def if_outer_scope():
+    """If whose branches read a tensor computed outside them (outer scope)."""
+    then_g = helper.make_graph([helper.make_node("Relu", ["h"], ["r"])], "then", [],
+                               [helper.make_tensor_value_info("r", TensorProto.FLOAT, [2, 2])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["h"], ["r2"])], "else", [],
+                               [helper.make_tensor_value_info("r2", TensorProto.FLOAT, [2, 2])])
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "x"], ["h"]),
+         helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+        "if_outer_scope",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2]),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x = np.array([[1.0, -1.5], [2.0, -0.25]], dtype=np.float32)
+    save("if_outer_true", model, [("x", x), ("c", np.array(True))], [("y", np.maximum(2 * x, 0))])
+    save("if_outer_false", model, [("x", x), ("c", np.array(False))], [("y", -(2 * x))])
+
+
+if __name__ == "__main__":
+    loop_static()
+    if_outer_scope()
