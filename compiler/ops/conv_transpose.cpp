@@ -1,0 +1,62 @@
+// ConvTranspose: the gradient of Conv with respect to its input, 1 to 3 spatial dims, with
+// groups, strides, dilations, pads or auto_pad, output_padding and output_shape.
+#include "onnxc/conv_transpose.h"
+#include "ops/emitter.h"
+#include "ops/spatial.h"
+
+namespace onnxc {
+namespace {
+
+Window conv_transpose_window(const Node& n) {
+  const Value& x = input(n, 0);
+  std::vector<int64_t> in(x.shape.begin() + 2, x.shape.end());
+  return resolve_transposed_window(n, in, weight_kernel(n, input(n, 1)));
+}
+
+// Output channels: the weight is [C, M / group, k...].
+int64_t output_channels(const Node& n) { return n.inputs[1]->shape[1] * n.attr_int("group", 1); }
+
+void infer_conv_transpose(Node& n) {
+  check_arity(n, 2, 3, 1, 1);
+  const Value& x = input(n, 0);
+  const Value& w = input(n, 1);
+  require_float(n, 0);
+  if (x.shape.size() < 3 || x.shape.size() > 5)
+    fail_unsupported(n, fmt::format("input rank {} (onnxc supports 1 to 3 spatial dims)", x.shape.size()));
+  if (w.shape.size() != x.shape.size())
+    fail_invalid(n, fmt::format("weight rank {} differs from input rank {}", w.shape.size(), x.shape.size()));
+  if (w.dtype != x.dtype) fail_invalid(n, "weight and input have different types");
+  int64_t group = n.attr_int("group", 1);
+  if (group < 1 || x.shape[1] % group != 0)
+    fail_invalid(n, fmt::format("group {} does not divide the {} input channels", group, x.shape[1]));
+  if (w.shape[0] != x.shape[1])
+    fail_invalid(n, fmt::format("weight has {} input channels; X has {}", w.shape[0], x.shape[1]));
+  int64_t m = output_channels(n);
+  if (n.has_input(2) && n.inputs[2]->shape != Shape{m})
+    fail_invalid(n, fmt::format("bias shape {} should be [{}]", shape_str(n.inputs[2]->shape), m));
+  if (n.has_input(2) && n.inputs[2]->dtype != x.dtype) fail_invalid(n, "bias and input have different types");
+  Window win = conv_transpose_window(n);
+  Shape out = {x.shape[0], m};
+  out.insert(out.end(), win.out.begin(), win.out.end());
+  set_output(n, 0, x.dtype, out);
+}
+
+void emit_conv_transpose(const Node& n, Emitter& e) {
+  e.include("onnxc/conv_transpose.h");
+  const Value& x = *n.inputs[0];
+  e.line(conv_params_code(
+      conv_params(conv_transpose_window(n), x.shape[0], x.shape[1], output_channels(n), n.attr_int("group", 1))));
+  e.linef("rt::conv_transpose(p, {}, {}, {}, {});", e.in(0), e.in(1), e.in_or_null(2, x.dtype), e.out(0));
+}
+
+const OpRegistrar conv_transpose_op([] {
+  OpDef d;
+  d.op_type = "ConvTranspose";
+  d.versions = {1, 11, 22};
+  d.infer = infer_conv_transpose;
+  d.emit = emit_conv_transpose;
+  return d;
+}());
+
+}  // namespace
+}  // namespace onnxc

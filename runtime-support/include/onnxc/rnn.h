@@ -1,0 +1,344 @@
+// Recurrent layers: ONNX RNN, GRU and LSTM, forward, reverse or bidirectional, with optional
+// sequence lengths, initial states, peepholes, clipping and any of the ONNX activation functions.
+//
+// Each direction and each batch entry is an independent recurrence; the kernels run them one at a
+// time, keeping the state in the compute type (float for the 16-bit floats) in caller-provided
+// scratch memory of *_scratch_elements(hidden_size) compute_t<T> values.
+//
+// Layouts (layout attribute): sequence-major (0) or batch-major (1).
+//   X          [seq, batch, input]          or [batch, seq, input]
+//   Y          [seq, dirs, batch, hidden]   or [batch, seq, dirs, hidden]
+//   states     [dirs, batch, hidden]        or [batch, dirs, hidden]     (initial_h/c, Y_h, Y_c)
+// Weights, per direction d: W[d] [gates*hidden, input], R[d] [gates*hidden, hidden],
+// B[d] [2*gates*hidden] (input biases, then recurrence biases), P[d] [3*hidden] (LSTM peepholes i, o, f).
+#ifndef ONNXC_RNN_H
+#define ONNXC_RNN_H
+
+#include <cmath>
+#include <cstdint>
+
+#include "onnxc/base.h"
+
+namespace onnxc {
+namespace rt {
+
+// The activation functions the recurrent operators accept by name.
+enum class RnnActivation : int {
+  Relu,
+  Tanh,
+  Sigmoid,
+  Affine,           // alpha * x + beta
+  LeakyRelu,        // x >= 0 ? x : alpha * x
+  ThresholdedRelu,  // x > alpha ? x : 0
+  ScaledTanh,       // alpha * tanh(beta * x)
+  HardSigmoid,      // clamp(alpha * x + beta, 0, 1)
+  Elu,              // x >= 0 ? x : alpha * (exp(x) - 1)
+  Softsign,         // x / (1 + |x|)
+  Softplus,         // log(1 + exp(x))
+};
+
+struct RnnFunction {
+  RnnActivation kind;
+  float alpha, beta;
+
+  template <class C> C operator()(C x) const {
+    const C a = static_cast<C>(alpha), b = static_cast<C>(beta);
+    switch (kind) {
+      case RnnActivation::Relu: return x > C(0) ? x : C(0);
+      case RnnActivation::Tanh: return std::tanh(x);
+      case RnnActivation::Sigmoid: return sigmoid(x);
+      case RnnActivation::Affine: return a * x + b;
+      case RnnActivation::LeakyRelu: return x >= C(0) ? x : a * x;
+      case RnnActivation::ThresholdedRelu: return x > a ? x : C(0);
+      case RnnActivation::ScaledTanh: return a * std::tanh(b * x);
+      case RnnActivation::HardSigmoid: {
+        const C v = a * x + b;
+        return v < C(0) ? C(0) : (v > C(1) ? C(1) : v);
+      }
+      case RnnActivation::Elu: return x >= C(0) ? x : a * (std::exp(x) - C(1));
+      case RnnActivation::Softsign: return x / (C(1) + std::fabs(x));
+      case RnnActivation::Softplus:
+        // log(1 + e^x) without overflow for large x.
+        return x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+    }
+    return x;
+  }
+
+ private:
+  // Never exponentiates a large positive number.
+  template <class C> static C sigmoid(C x) {
+    if (x >= C(0)) return C(1) / (C(1) + std::exp(-x));
+    const C e = std::exp(x);
+    return e / (C(1) + e);
+  }
+};
+
+struct RnnParams {
+  index_t seq_length, batch, input_size, hidden_size;
+  index_t directions;  // 1, or 2 for bidirectional (direction 1 runs backwards)
+  bool reverse;        // direction = "reverse": the single direction runs backwards
+  bool batch_major;    // layout = 1
+  // Inputs of the activation functions are clamped to [-clip, clip] (infinity: no clipping).
+  float clip;
+  bool input_forget;         // LSTM: the forget gate is 1 - input gate
+  bool linear_before_reset;  // GRU: apply the reset gate after the recurrence product
+  // Activation functions per direction: LSTM f, g, h; GRU f, g; RNN f.
+  RnnFunction f[2], g[2], h[2];
+};
+
+namespace rnn_detail {
+
+// Offsets of the rows of the recurrent tensors (X rows have input_size elements, the others
+// hidden_size), in either layout.
+struct Rows {
+  const RnnParams& p;
+  index_t x(index_t t, index_t b) const {
+    return (p.batch_major ? b * p.seq_length + t : t * p.batch + b) * p.input_size;
+  }
+  index_t y(index_t t, index_t d, index_t b) const {
+    return (p.batch_major ? (b * p.seq_length + t) * p.directions + d : (t * p.directions + d) * p.batch + b) *
+           p.hidden_size;
+  }
+  index_t state(index_t d, index_t b) const {
+    return (p.batch_major ? b * p.directions + d : d * p.batch + b) * p.hidden_size;
+  }
+};
+
+// out[r] += sum_k m[r * cols + k] * v[k] for r < rows (a row-major matrix times a vector).
+template <class T, class V, class C>
+inline void add_matvec(index_t rows, index_t cols, const T* m, const V* v, C* out) {
+  for (index_t r = 0; r < rows; ++r) {
+    C acc = C(0);
+    const T* row = m + r * cols;
+    for (index_t k = 0; k < cols; ++k) acc += load(row[k]) * load(v[k]);
+    out[r] += acc;
+  }
+}
+
+// out[r] = wb[r] + rb[r] for r < n; either bias may be absent (nullptr).
+template <class T, class C>
+inline void set_bias(index_t n, const T* wb, const T* rb, C* out) {
+  for (index_t r = 0; r < n; ++r) out[r] = (wb ? load(wb[r]) : C(0)) + (rb ? load(rb[r]) : C(0));
+}
+
+template <class C> inline C clamp(C x, float bound) {
+  const C b = static_cast<C>(bound);
+  return x < -b ? -b : (x > b ? b : x);
+}
+
+// Loads `n` values of an optional tensor at `offset` into the compute type (zeros when absent).
+template <class T, class C>
+inline void load_state(index_t n, const T* src, index_t offset, C* dst) {
+  for (index_t i = 0; i < n; ++i) dst[i] = src ? load(src[offset + i]) : C(0);
+}
+
+template <class T, class C>
+inline void store_row(index_t n, const C* src, T* dst) {
+  for (index_t i = 0; i < n; ++i) dst[i] = store<T>(src[i]);
+}
+
+template <class T>
+inline void zero_row(index_t n, T* dst) {
+  for (index_t i = 0; i < n; ++i) dst[i] = store<T>(compute_t<T>(0));
+}
+
+// Runs every direction and batch entry of a recurrence. `cell` holds the hidden state `h`
+// (hidden_size compute-type values, loaded here from initial_h or zeros) and implements:
+//   start(d, b)      load the other initial states of direction d, batch entry b
+//   step(d, x_t)     advance h (and any other state) by one time step on input row x_t
+//   finish(d, b, n)  store final states other than h, after n steps
+// Y gets h after every step (zeros past a sequence's length); Y_h gets the final h (zeros for
+// an empty sequence).
+template <class T, class Cell>
+inline void run(const RnnParams& p, const T* x, const std::int32_t* seq_lens, const T* initial_h, T* y, T* y_h,
+                Cell& cell) {
+  const Rows rows{p};
+  const index_t hidden = p.hidden_size;
+  for (index_t d = 0; d < p.directions; ++d) {
+    const bool backwards = p.reverse || d == 1;
+    for (index_t b = 0; b < p.batch; ++b) {
+      index_t len = seq_lens ? static_cast<index_t>(seq_lens[b]) : p.seq_length;
+      if (len < 0) len = 0;
+      if (len > p.seq_length) len = p.seq_length;
+      load_state(hidden, initial_h, rows.state(d, b), cell.h);
+      cell.start(d, b);
+      for (index_t s = 0; s < len; ++s) {
+        const index_t t = backwards ? len - 1 - s : s;
+        cell.step(d, x + rows.x(t, b));
+        if (y) store_row(hidden, cell.h, y + rows.y(t, d, b));
+      }
+      if (y)
+        for (index_t t = len; t < p.seq_length; ++t) zero_row(hidden, y + rows.y(t, d, b));
+      if (y_h) {
+        if (len == 0) zero_row(hidden, y_h + rows.state(d, b));
+        else store_row(hidden, cell.h, y_h + rows.state(d, b));
+      }
+      cell.finish(d, b, len);
+    }
+  }
+}
+
+// Biases of direction d with `gates` gates: the input biases Wb, then the recurrence biases Rb.
+template <class T> struct Biases {
+  const T *wb, *rb;
+};
+template <class T> inline Biases<T> biases(const T* bias, index_t d, index_t gates, index_t hidden) {
+  if (!bias) return {nullptr, nullptr};
+  const T* wb = bias + d * 2 * gates * hidden;
+  return {wb, wb + gates * hidden};
+}
+
+template <class T> struct RnnCell {
+  using C = compute_t<T>;
+  const RnnParams& p;
+  const T *w, *r, *bias;
+  C *h, *gate;
+
+  void start(index_t, index_t) {}
+  void step(index_t d, const T* x_t) {
+    const index_t n = p.hidden_size;
+    const Biases<T> b = biases(bias, d, 1, n);
+    set_bias(n, b.wb, b.rb, gate);
+    add_matvec(n, p.input_size, w + d * n * p.input_size, x_t, gate);
+    add_matvec(n, n, r + d * n * n, h, gate);
+    for (index_t i = 0; i < n; ++i) h[i] = p.f[d](clamp(gate[i], p.clip));
+  }
+  void finish(index_t, index_t, index_t) {}
+};
+
+template <class T> struct GruCell {
+  using C = compute_t<T>;
+  const RnnParams& p;
+  const T *w, *r, *bias;
+  C* h;
+  C* from_x;   // 3 * hidden: X W^T + Wb for z, r, h
+  C* from_h;   // 3 * hidden: the recurrence terms for z, r, h
+  C* reset_h;  // hidden: r . H
+
+  void start(index_t, index_t) {}
+  void step(index_t d, const T* x_t) {
+    const index_t n = p.hidden_size;
+    const Biases<T> b = biases(bias, d, 3, n);
+    const T* rd = r + d * 3 * n * n;
+    const T* none = nullptr;
+    set_bias(3 * n, b.wb, none, from_x);
+    add_matvec(3 * n, p.input_size, w + d * 3 * n * p.input_size, x_t, from_x);
+    // Without linear_before_reset, the hidden gate's recurrence term needs the reset gate first.
+    const index_t recurrent_rows = p.linear_before_reset ? 3 * n : 2 * n;
+    set_bias(recurrent_rows, none, b.rb, from_h);
+    add_matvec(recurrent_rows, n, rd, h, from_h);
+    C* update = from_x;
+    C* reset = from_x + n;
+    for (index_t i = 0; i < 2 * n; ++i) from_x[i] = p.f[d](clamp(from_x[i] + from_h[i], p.clip));
+    C* hidden_term = from_h + 2 * n;
+    if (p.linear_before_reset) {
+      for (index_t i = 0; i < n; ++i) hidden_term[i] *= reset[i];
+    } else {
+      for (index_t i = 0; i < n; ++i) reset_h[i] = reset[i] * h[i];
+      set_bias(n, none, b.rb ? b.rb + 2 * n : none, hidden_term);
+      add_matvec(n, n, rd + 2 * n * n, reset_h, hidden_term);
+    }
+    const C* hidden_from_x = from_x + 2 * n;
+    for (index_t i = 0; i < n; ++i) {
+      const C candidate = p.g[d](clamp(hidden_from_x[i] + hidden_term[i], p.clip));
+      h[i] = (C(1) - update[i]) * candidate + update[i] * h[i];
+    }
+  }
+  void finish(index_t, index_t, index_t) {}
+};
+
+template <class T> struct LstmCell {
+  using C = compute_t<T>;
+  const RnnParams& p;
+  const T *w, *r, *bias, *initial_c, *peepholes;
+  T* y_c;
+  C *h, *c;
+  C* gates;  // 4 * hidden: i, o, f, c
+
+  void start(index_t d, index_t b) { load_state(p.hidden_size, initial_c, Rows{p}.state(d, b), c); }
+  // A gate's pre-activation plus its peephole term, clipped.
+  C gate_input(C pre, const T* peephole, index_t i) const {
+    return clamp(peephole ? pre + load(peephole[i]) * c[i] : pre, p.clip);
+  }
+  void step(index_t d, const T* x_t) {
+    const index_t n = p.hidden_size;
+    const Biases<T> b = biases(bias, d, 4, n);
+    set_bias(4 * n, b.wb, b.rb, gates);
+    add_matvec(4 * n, p.input_size, w + d * 4 * n * p.input_size, x_t, gates);
+    add_matvec(4 * n, n, r + d * 4 * n * n, h, gates);
+    const T* pi = peepholes ? peepholes + d * 3 * n : nullptr;
+    const T* po = pi ? pi + n : nullptr;
+    const T* pf = pi ? pi + 2 * n : nullptr;
+    const C *gi = gates, *go = gates + n, *gf = gates + 2 * n, *gc = gates + 3 * n;
+    for (index_t i = 0; i < n; ++i) {
+      const C input = p.f[d](gate_input(gi[i], pi, i));
+      const C forget = p.input_forget ? C(1) - input : p.f[d](gate_input(gf[i], pf, i));
+      const C candidate = p.g[d](clamp(gc[i], p.clip));
+      c[i] = forget * c[i] + input * candidate;
+      const C output = p.f[d](gate_input(go[i], po, i));
+      h[i] = output * p.h[d](clamp(c[i], p.clip));
+    }
+  }
+  void finish(index_t d, index_t b, index_t steps) {
+    if (!y_c) return;
+    T* dst = y_c + Rows{p}.state(d, b);
+    if (steps == 0) zero_row(p.hidden_size, dst);
+    else store_row(p.hidden_size, c, dst);
+  }
+};
+
+}  // namespace rnn_detail
+
+// ---- RNN: H = f(X W^T + H R^T + Wb + Rb) ----
+
+constexpr index_t rnn_scratch_elements(index_t hidden_size) { return 2 * hidden_size; }
+
+template <class T>
+inline void rnn(const RnnParams& p, const T* x, const T* w, const T* r, const T* bias, const std::int32_t* seq_lens,
+                const T* initial_h, T* y, T* y_h, void* scratch) {
+  using C = compute_t<T>;
+  C* s = static_cast<C*>(scratch);
+  rnn_detail::RnnCell<T> cell{p, w, r, bias, s, s + p.hidden_size};
+  rnn_detail::run(p, x, seq_lens, initial_h, y, y_h, cell);
+}
+
+// ---- GRU, gates z (update), r (reset), h (hidden):
+//   z = f(X Wz^T + H Rz^T + Wbz + Rbz),  r = f(X Wr^T + H Rr^T + Wbr + Rbr)
+//   n = g(X Wh^T + (r . H) Rh^T + Rbh + Wbh)      (linear_before_reset = 0)
+//   n = g(X Wh^T + r . (H Rh^T + Rbh) + Wbh)      (linear_before_reset = 1)
+//   H = (1 - z) . n + z . H
+
+constexpr index_t gru_scratch_elements(index_t hidden_size) { return 8 * hidden_size; }
+
+template <class T>
+inline void gru(const RnnParams& p, const T* x, const T* w, const T* r, const T* bias, const std::int32_t* seq_lens,
+                const T* initial_h, T* y, T* y_h, void* scratch) {
+  using C = compute_t<T>;
+  C* s = static_cast<C*>(scratch);
+  const index_t n = p.hidden_size;
+  rnn_detail::GruCell<T> cell{p, w, r, bias, s, s + n, s + 4 * n, s + 7 * n};
+  rnn_detail::run(p, x, seq_lens, initial_h, y, y_h, cell);
+}
+
+// ---- LSTM, gates i (input), o (output), f (forget), c (cell), peepholes P = (Pi, Po, Pf):
+//   i = f(X Wi^T + H Ri^T + Pi . C + Wbi + Rbi)     f = f(... Pf . C ...)   (or 1 - i with input_forget)
+//   c = g(X Wc^T + H Rc^T + Wbc + Rbc)              C = f . C + i . c
+//   o = f(X Wo^T + H Ro^T + Po . C + Wbo + Rbo)     H = o . h(C)
+// The output gate's peephole reads the updated C; clip also bounds C before h.
+
+constexpr index_t lstm_scratch_elements(index_t hidden_size) { return 6 * hidden_size; }
+
+template <class T>
+inline void lstm(const RnnParams& p, const T* x, const T* w, const T* r, const T* bias, const std::int32_t* seq_lens,
+                 const T* initial_h, const T* initial_c, const T* peepholes, T* y, T* y_h, T* y_c, void* scratch) {
+  using C = compute_t<T>;
+  C* s = static_cast<C*>(scratch);
+  const index_t n = p.hidden_size;
+  rnn_detail::LstmCell<T> cell{p, w, r, bias, initial_c, peepholes, y_c, s, s + n, s + 2 * n};
+  rnn_detail::run(p, x, seq_lens, initial_h, y, y_h, cell);
+}
+
+}  // namespace rt
+}  // namespace onnxc
+
+#endif  // ONNXC_RNN_H
