@@ -1,4 +1,5 @@
-// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
+// MaxPool, AveragePool, LpPool and the global pools (GlobalAveragePool, GlobalMaxPool,
+// GlobalLpPool); kernels in runtime-support/onnxc/pool.h.
 #include "onnxc/pool.h"
 #include "ops/emitter.h"
 #include "ops/spatial.h"
@@ -13,22 +14,34 @@ Window pool_window(const Node& n) {
   return resolve_window(n, in, n.attr_ints("kernel_shape"), n.attr_int("ceil_mode", 0) != 0);
 }
 
+// The first version of each pool that has `attr`.
+int first_version_with(const Node& n, const std::string& attr) {
+  if (attr == "storage_order") return 8;
+  if (n.op_type == "MaxPool") return 10;  // ceil_mode, dilations
+  if (n.op_type == "AveragePool") return attr == "count_include_pad" ? 7 : attr == "ceil_mode" ? 10 : 19;
+  return 18;  // LpPool: ceil_mode, dilations
+}
+
 void infer_pool(Node& n) {
   bool is_max = n.op_type == "MaxPool";
-  check_arity(n, 1, 1, 1, is_max ? 2 : 1);
+  check_arity(n, 1, 1, 1, is_max && n.version >= 8 ? 2 : 1);
   const Value& x = input(n, 0);
-  require_float(n, 0);
+  if (is_max && n.version >= 12)
+    require_dtype(n, 0, {DType::Float, DType::Double, DType::Float16, DType::BFloat16, DType::Int8, DType::Uint8});
+  else
+    require_float(n, 0);
   if (x.shape.size() < 3 || x.shape.size() > 5)
     fail_unsupported(n, fmt::format("input rank {} (onnxc supports 1 to 3 spatial dims)", x.shape.size()));
-  if (n.op_type == "AveragePool" && n.version < 19 && n.has_attr("dilations"))
-    fail_invalid(n, "AveragePool has no 'dilations' before version 19");
+  for (const char* attr : {"storage_order", "ceil_mode", "dilations", "count_include_pad"})
+    if (n.has_attr(attr) && n.version < first_version_with(n, attr))
+      fail_invalid(n, fmt::format("{} has no '{}' before version {}", n.op_type, attr, first_version_with(n, attr)));
+  int64_t so = n.attr_int("storage_order", 0);
+  if (so != 0 && so != 1) fail_invalid(n, "storage_order must be 0 or 1");
   Window w = pool_window(n);
   Shape out = {x.shape[0], x.shape[1]};
   out.insert(out.end(), w.out.begin(), w.out.end());
   set_output(n, 0, x.dtype, out);
   if (is_max) set_output(n, 1, DType::Int64, out);
-  int64_t so = n.attr_int("storage_order", 0);
-  if (so != 0 && so != 1) fail_invalid(n, "storage_order must be 0 or 1");
 }
 
 std::string pool_params(const Node& n) {
@@ -48,59 +61,73 @@ std::string pool_params(const Node& n) {
                                            {"count_include_pad", n.attr_int("count_include_pad", 0) ? "true" : "false"}});
 }
 
-const OpRegistrar max_pool([] {
-  OpDef d;
-  d.op_type = "MaxPool";
-  d.versions = {1, 8, 10, 11, 12, 22};
-  d.infer = infer_pool;
-  d.emit = [](const Node& n, Emitter& e) {
-    e.include("onnxc/pool.h");
-    e.linef("constexpr rt::PoolParams p = {};", pool_params(n));
-    e.linef("rt::max_pool(p, {}, {}, {}, {});", e.in(0), e.out(0),
-            n.has_output(1) ? e.out(1) : "static_cast<std::int64_t*>(nullptr)", n.attr_int("storage_order", 0));
-  };
-  return d;
-}());
+// LpPool's and GlobalLpPool's norm: a float attribute in version 1, an int since.
+float lp_norm(const Node& n) {
+  float norm = n.version == 1 ? n.attr_float("p", 2.0f) : static_cast<float>(n.attr_int("p", 2));
+  if (!(norm > 0)) fail_invalid(n, fmt::format("p = {} must be positive", norm));
+  return norm;
+}
 
-const OpRegistrar average_pool([] {
+OpDef pool_op(const char* name, std::vector<int> versions, std::function<void(const Node&, Emitter&)> call) {
   OpDef d;
-  d.op_type = "AveragePool";
-  d.versions = {1, 7, 10, 11, 19, 22};
-  d.infer = infer_pool;
-  d.emit = [](const Node& n, Emitter& e) {
+  d.op_type = name;
+  d.versions = std::move(versions);
+  d.infer = [](Node& n) {
+    infer_pool(n);
+    if (n.op_type == "LpPool") lp_norm(n);
+  };
+  d.emit = [call](const Node& n, Emitter& e) {
     e.include("onnxc/pool.h");
     e.linef("constexpr rt::PoolParams p = {};", pool_params(n));
-    e.linef("rt::average_pool(p, {}, {});", e.in(0), e.out(0));
+    call(n, e);
   };
   return d;
-}());
+}
+
+const OpRegistrar max_pool(pool_op("MaxPool", {1, 8, 10, 11, 12, 22}, [](const Node& n, Emitter& e) {
+  e.linef("rt::max_pool(p, {}, {}, {}, {});", e.in(0), e.out(0),
+          n.has_output(1) ? e.out(1) : "static_cast<std::int64_t*>(nullptr)", n.attr_int("storage_order", 0));
+}));
+
+const OpRegistrar average_pool(pool_op("AveragePool", {1, 7, 10, 11, 19, 22}, [](const Node&, Emitter& e) {
+  e.linef("rt::average_pool(p, {}, {});", e.in(0), e.out(0));
+}));
+
+const OpRegistrar lp_pool(pool_op("LpPool", {1, 2, 11, 18, 22}, [](const Node& n, Emitter& e) {
+  e.linef("rt::lp_pool(p, {}, {}, {});", float_literal(lp_norm(n)), e.in(0), e.out(0));
+}));
 
 void infer_global(Node& n) {
   check_arity(n, 1, 1, 1, 1);
   const Value& x = input(n, 0);
   require_float(n, 0);
   if (x.shape.size() < 3) fail_invalid(n, fmt::format("input rank {} is below 3", x.shape.size()));
+  if (n.op_type == "GlobalLpPool") lp_norm(n);
   Shape out = x.shape;
   for (std::size_t i = 2; i < out.size(); ++i) out[i] = 1;
   set_output(n, 0, x.dtype, out);
 }
 
-OpDef global_pool(const char* name, const char* kernel) {
+// Each global pool reduces every (batch, channel) plane to one value.
+OpDef global_pool(const char* name, std::vector<int> versions, const char* kernel) {
   OpDef d;
   d.op_type = name;
-  d.versions = {1, 22};
+  d.versions = std::move(versions);
   d.infer = infer_global;
   d.emit = [kernel](const Node& n, Emitter& e) {
     e.include("onnxc/pool.h");
     const Shape& s = n.inputs[0]->shape;
     int64_t planes = s[0] * s[1];
-    e.linef("rt::{}({}, {}, {}, {});", kernel, planes, shape_numel(s) / std::max<int64_t>(planes, 1), e.in(0), e.out(0));
+    std::string norm = n.op_type == "GlobalLpPool" ? float_literal(lp_norm(n)) + ", " : "";
+    e.linef("rt::{}({}, {}, {}{}, {});", kernel, planes, shape_numel(s) / std::max<int64_t>(planes, 1), norm, e.in(0),
+            e.out(0));
   };
   return d;
 }
 
-const OpRegistrar global_average_pool(global_pool("GlobalAveragePool", "global_average_pool"));
-const OpRegistrar global_max_pool(global_pool("GlobalMaxPool", "global_max_pool"));
+const OpRegistrar global_average_pool(global_pool("GlobalAveragePool", {1, 22}, "global_average_pool"));
+const OpRegistrar global_max_pool(global_pool("GlobalMaxPool", {1, 22}, "global_max_pool"));
+const OpRegistrar global_lp_pool(global_pool("GlobalLpPool", {1, 2, 22}, "global_lp_pool"));
 
 }  // namespace
 }  // namespace onnxc

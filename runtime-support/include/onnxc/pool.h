@@ -1,8 +1,9 @@
-// Pooling (MaxPool, AveragePool, global pools) over 1, 2 or 3 spatial dims, NCHW layout,
-// normalised to three spatial dims like conv.h.
+// Pooling (MaxPool, AveragePool, LpPool, the global pools) and MaxUnpool over 1, 2 or 3
+// spatial dims, NCHW layout, normalised to three spatial dims like conv.h.
 #ifndef ONNXC_POOL_H
 #define ONNXC_POOL_H
 
+#include <cmath>
 #include <limits>
 
 #include "onnxc/base.h"
@@ -17,80 +18,130 @@ struct PoolParams {
   index_t k_d, k_h, k_w;
   index_t stride_d, stride_h, stride_w;
   index_t dilation_d, dilation_h, dilation_w;
-  index_t pad_d, pad_h, pad_w;           // padding before each dim
+  index_t pad_d, pad_h, pad_w;              // padding before each dim
   index_t pad_d_end, pad_h_end, pad_w_end;  // explicit padding after each dim
-  bool count_include_pad;                // AveragePool: divide by the padded window size
+  bool count_include_pad;                   // AveragePool: divide by the padded window size
 };
 
+namespace pool_detail {
+
+// The window's first input position along one dim.
+inline index_t window_start(index_t o, index_t stride, index_t pad) { return o * stride - pad; }
+
+// Taps of a window along one dim whose positions lie in [lo, hi).
+inline index_t taps_within(index_t start, index_t k, index_t dilation, index_t lo, index_t hi) {
+  index_t n = 0;
+  for (index_t i = 0; i < k; ++i) {
+    const index_t at = start + i * dilation;
+    if (at >= lo && at < hi) ++n;
+  }
+  return n;
+}
+
+// Calls f(od, oh, ow, o) for every output position of one plane, o being its flat index.
+template <class F> inline void for_each_output(const PoolParams& p, F f) {
+  index_t o = 0;
+  for (index_t od = 0; od < p.out_d; ++od)
+    for (index_t oh = 0; oh < p.out_h; ++oh)
+      for (index_t ow = 0; ow < p.out_w; ++ow) f(od, oh, ow, o++);
+}
+
+// Calls f(id, ih, iw) for every tap of output (od, oh, ow)'s window that lies inside the input
+// (padding is skipped), in row-major order.
+template <class F> inline void for_each_tap(const PoolParams& p, index_t od, index_t oh, index_t ow, F f) {
+  const index_t d0 = window_start(od, p.stride_d, p.pad_d), h0 = window_start(oh, p.stride_h, p.pad_h),
+                w0 = window_start(ow, p.stride_w, p.pad_w);
+  for (index_t kd = 0; kd < p.k_d; ++kd) {
+    const index_t id = d0 + kd * p.dilation_d;
+    if (id < 0 || id >= p.in_d) continue;
+    for (index_t kh = 0; kh < p.k_h; ++kh) {
+      const index_t ih = h0 + kh * p.dilation_h;
+      if (ih < 0 || ih >= p.in_h) continue;
+      for (index_t kw = 0; kw < p.k_w; ++kw) {
+        const index_t iw = w0 + kw * p.dilation_w;
+        if (iw < 0 || iw >= p.in_w) continue;
+        f(id, ih, iw);
+      }
+    }
+  }
+}
+
+// Taps of output (od, oh, ow)'s window inside the input, or inside the explicitly padded input.
+inline index_t window_size(const PoolParams& p, index_t od, index_t oh, index_t ow, bool with_pads) {
+  const index_t d0 = window_start(od, p.stride_d, p.pad_d), h0 = window_start(oh, p.stride_h, p.pad_h),
+                w0 = window_start(ow, p.stride_w, p.pad_w);
+  if (with_pads)
+    return taps_within(d0, p.k_d, p.dilation_d, -p.pad_d, p.in_d + p.pad_d_end) *
+           taps_within(h0, p.k_h, p.dilation_h, -p.pad_h, p.in_h + p.pad_h_end) *
+           taps_within(w0, p.k_w, p.dilation_w, -p.pad_w, p.in_w + p.pad_w_end);
+  return taps_within(d0, p.k_d, p.dilation_d, 0, p.in_d) * taps_within(h0, p.k_h, p.dilation_h, 0, p.in_h) *
+         taps_within(w0, p.k_w, p.dilation_w, 0, p.in_w);
+}
+
+template <class C> constexpr C lowest() {
+  return std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
+}
+
+}  // namespace pool_detail
+
 // y = max over each window; indices (optional, may be nullptr) gets the flat index of the max
-// in the input, in row-major (storage_order 0) or column-major (1) order of the spatial dims.
+// in the whole input tensor, the spatial part in row-major (storage_order 0) or column-major (1)
+// order. The first maximum wins ties.
 template <class T>
 inline void max_pool(const PoolParams& p, const T* x, T* y, std::int64_t* indices, int storage_order) {
   using C = compute_t<T>;
   const index_t in_plane = p.in_d * p.in_h * p.in_w, out_plane = p.out_d * p.out_h * p.out_w;
   for (index_t c = 0; c < p.planes; ++c) {
     const T* xp = x + c * in_plane;
-    for (index_t od = 0; od < p.out_d; ++od)
-      for (index_t oh = 0; oh < p.out_h; ++oh)
-        for (index_t ow = 0; ow < p.out_w; ++ow) {
-          C best = -std::numeric_limits<C>::infinity();
-          index_t best_at = -1;
-          for (index_t kd = 0; kd < p.k_d; ++kd) {
-            const index_t id = od * p.stride_d - p.pad_d + kd * p.dilation_d;
-            if (id < 0 || id >= p.in_d) continue;
-            for (index_t kh = 0; kh < p.k_h; ++kh) {
-              const index_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
-              if (ih < 0 || ih >= p.in_h) continue;
-              for (index_t kw = 0; kw < p.k_w; ++kw) {
-                const index_t iw = ow * p.stride_w - p.pad_w + kw * p.dilation_w;
-                if (iw < 0 || iw >= p.in_w) continue;
-                const index_t at = (id * p.in_h + ih) * p.in_w + iw;
-                const C v = load(xp[at]);
-                if (best_at < 0 || v > best) {
-                  best = v;
-                  best_at = storage_order == 0 ? at : (iw * p.in_h + ih) * p.in_d + id;
-                }
-              }
-            }
-          }
-          const index_t o = c * out_plane + (od * p.out_h + oh) * p.out_w + ow;
-          y[o] = store<T>(best);
-          if (indices) indices[o] = static_cast<std::int64_t>(c * in_plane + best_at);
+    pool_detail::for_each_output(p, [&](index_t od, index_t oh, index_t ow, index_t o) {
+      C best = pool_detail::lowest<C>();
+      index_t best_at = -1;
+      pool_detail::for_each_tap(p, od, oh, ow, [&](index_t id, index_t ih, index_t iw) {
+        const C v = load(xp[(id * p.in_h + ih) * p.in_w + iw]);
+        if (best_at < 0 || v > best) {
+          best = v;
+          best_at = storage_order == 0 ? (id * p.in_h + ih) * p.in_w + iw : (iw * p.in_h + ih) * p.in_d + id;
         }
+      });
+      y[c * out_plane + o] = store<T>(best);
+      if (indices) indices[c * out_plane + o] = static_cast<std::int64_t>(c * in_plane + (best_at < 0 ? 0 : best_at));
+    });
   }
 }
 
+// y = mean over each window, of the taps inside the input, or (count_include_pad) dividing by
+// the taps inside the explicitly padded input.
 template <class T>
 inline void average_pool(const PoolParams& p, const T* x, T* y) {
   using C = compute_t<T>;
   const index_t in_plane = p.in_d * p.in_h * p.in_w, out_plane = p.out_d * p.out_h * p.out_w;
   for (index_t c = 0; c < p.planes; ++c) {
     const T* xp = x + c * in_plane;
-    for (index_t od = 0; od < p.out_d; ++od)
-      for (index_t oh = 0; oh < p.out_h; ++oh)
-        for (index_t ow = 0; ow < p.out_w; ++ow) {
-          C sum = C(0);
-          index_t count = 0, padded = 0;
-          for (index_t kd = 0; kd < p.k_d; ++kd) {
-            const index_t id = od * p.stride_d - p.pad_d + kd * p.dilation_d;
-            const bool d_in_pad = id >= -p.pad_d && id < p.in_d + p.pad_d_end;
-            for (index_t kh = 0; kh < p.k_h; ++kh) {
-              const index_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
-              const bool h_in_pad = ih >= -p.pad_h && ih < p.in_h + p.pad_h_end;
-              for (index_t kw = 0; kw < p.k_w; ++kw) {
-                const index_t iw = ow * p.stride_w - p.pad_w + kw * p.dilation_w;
-                const bool w_in_pad = iw >= -p.pad_w && iw < p.in_w + p.pad_w_end;
-                if (d_in_pad && h_in_pad && w_in_pad) ++padded;
-                if (id < 0 || id >= p.in_d || ih < 0 || ih >= p.in_h || iw < 0 || iw >= p.in_w) continue;
-                sum += load(xp[(id * p.in_h + ih) * p.in_w + iw]);
-                ++count;
-              }
-            }
-          }
-          const index_t div = p.count_include_pad ? padded : count;
-          y[c * out_plane + (od * p.out_h + oh) * p.out_w + ow] =
-              store<T>(div > 0 ? sum / static_cast<C>(div) : C(0));
-        }
+    pool_detail::for_each_output(p, [&](index_t od, index_t oh, index_t ow, index_t o) {
+      C sum = C(0);
+      pool_detail::for_each_tap(p, od, oh, ow,
+                                [&](index_t id, index_t ih, index_t iw) { sum += load(xp[(id * p.in_h + ih) * p.in_w + iw]); });
+      const index_t div = pool_detail::window_size(p, od, oh, ow, p.count_include_pad);
+      y[c * out_plane + o] = store<T>(div > 0 ? sum / static_cast<C>(div) : C(0));
+    });
+  }
+}
+
+// y = (sum over each window of |x|^norm)^(1/norm); padding counts as zeros.
+template <class T>
+inline void lp_pool(const PoolParams& p, float norm, const T* x, T* y) {
+  using C = compute_t<T>;
+  const C e = static_cast<C>(norm);
+  const index_t in_plane = p.in_d * p.in_h * p.in_w, out_plane = p.out_d * p.out_h * p.out_w;
+  for (index_t c = 0; c < p.planes; ++c) {
+    const T* xp = x + c * in_plane;
+    pool_detail::for_each_output(p, [&](index_t od, index_t oh, index_t ow, index_t o) {
+      C sum = C(0);
+      pool_detail::for_each_tap(p, od, oh, ow, [&](index_t id, index_t ih, index_t iw) {
+        sum += std::pow(std::fabs(load(xp[(id * p.in_h + ih) * p.in_w + iw])), e);
+      });
+      y[c * out_plane + o] = store<T>(std::pow(sum, C(1) / e));
+    });
   }
 }
 
@@ -116,6 +167,30 @@ inline void global_max_pool(index_t planes, index_t plane_size, const T* x, T* y
       if (v > best) best = v;
     }
     y[c] = store<T>(best);
+  }
+}
+
+// y[c] = (sum of |x|^norm over x's plane c)^(1/norm) (GlobalLpPool).
+template <class T>
+inline void global_lp_pool(index_t planes, index_t plane_size, float norm, const T* x, T* y) {
+  using C = compute_t<T>;
+  const C e = static_cast<C>(norm);
+  for (index_t c = 0; c < planes; ++c) {
+    C sum = C(0);
+    for (index_t i = 0; i < plane_size; ++i) sum += std::pow(std::fabs(load(x[c * plane_size + i])), e);
+    y[c] = store<T>(std::pow(sum, C(1) / e));
+  }
+}
+
+// MaxUnpool: y (y_size elements) is zero except y[indices[i]] = x[i] for the n elements of x;
+// indices are flat indices into y, as MaxPool's second output gives them. Out-of-range
+// indices are ignored.
+template <class T>
+inline void max_unpool(index_t n, const T* x, const std::int64_t* indices, index_t y_size, T* y) {
+  for (index_t i = 0; i < y_size; ++i) y[i] = store<T>(compute_t<T>(0));
+  for (index_t i = 0; i < n; ++i) {
+    const std::int64_t at = indices[i];
+    if (at >= 0 && at < static_cast<std::int64_t>(y_size)) y[at] = x[i];
   }
 }
 
