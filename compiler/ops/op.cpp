@@ -82,6 +82,10 @@ int64_t normalize_axis(const Node& n, int64_t axis, int64_t rank, const char* wh
 }
 
 void require_dtype(const Node& n, std::size_t i, std::initializer_list<DType> allowed) {
+  require_dtype(n, i, std::vector<DType>(allowed));
+}
+
+void require_dtype(const Node& n, std::size_t i, const std::vector<DType>& allowed) {
   DType t = input(n, i).dtype;
   if (std::find(allowed.begin(), allowed.end(), t) != allowed.end()) return;
   std::vector<std::string> names;

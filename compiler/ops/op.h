@@ -66,6 +66,7 @@ void set_output(Node& n, std::size_t i, DType dtype, Shape shape);
 int64_t normalize_axis(const Node& n, int64_t axis, int64_t rank, const char* what = "axis");
 // Fails unless input i has one of the given dtypes.
 void require_dtype(const Node& n, std::size_t i, std::initializer_list<DType> allowed);
+void require_dtype(const Node& n, std::size_t i, const std::vector<DType>& allowed);
 void require_float(const Node& n, std::size_t i);
 // numpy-style multidirectional broadcasting of two shapes; fails when they do not broadcast.
 Shape broadcast_shapes(const Node& n, const Shape& a, const Shape& b);
