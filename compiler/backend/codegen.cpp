@@ -108,8 +108,9 @@ class BlockRenderer {
         } else if (tp.storage == Storage::Alias) {
           const TensorPlace& root = T.at(tp.alias_of);
           std::string cq = root.storage == Storage::Input ? "const " : "";
-          lines.push_back(fmt::format("{}{}* const {} = {};  // {} {}, a view of '{}'", cq, ct, tp.cname, root.cname,
-                                      dtype_name(v->dtype), shape_str(v->shape), tp.alias_of->name));
+          lines.push_back(fmt::format("{}{}* const {} = {};  // {} {}, {} '{}'", cq, ct, tp.cname, root.cname,
+                                      dtype_name(v->dtype), shape_str(v->shape),
+                                      tp.in_place ? "computed in place of" : "a view of", tp.alias_of->name));
         }
       }
     return lines;

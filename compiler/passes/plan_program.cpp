@@ -50,6 +50,7 @@ class Planner {
       tp.cname = param;
     }
 
+    const std::map<const Value*, int> last_read = last_reads(g);
     for (auto& np : g.nodes) {
       const Node& n = *np;
       int idx = static_cast<int>(b.steps.size());
@@ -80,6 +81,10 @@ class Planner {
             T[src].storage != Storage::Outer) {
           tp.storage = Storage::Alias;
           tp.alias_of = T[src].storage == Storage::Alias ? T[src].alias_of : src;
+        } else if (step.op->inplace && i == 0 && dies_here(b, src, v, idx, last_read)) {
+          tp.storage = Storage::Alias;
+          tp.alias_of = root_of(src);
+          tp.in_place = true;
         } else {
           tp.storage = Storage::Arena;
         }
@@ -96,6 +101,43 @@ class Planner {
   }
 
  private:
+  // The last step of the graph that reads each value (outputs: past the end).
+  static std::map<const Value*, int> last_reads(const Graph& g) {
+    std::map<const Value*, int> last;
+    int idx = 0;
+    for (auto& np : g.nodes) {
+      for (const Value* in : np->inputs)
+        if (in) last[in] = idx;
+      for (const Value* in : np->implicit_inputs(g)) last[in] = idx;
+      ++idx;
+    }
+    for (const Value* v : g.outputs) last[v] = idx + 1;
+    return last;
+  }
+
+  const Value* root_of(const Value* v) const {
+    auto it = T.find(v);
+    return it != T.end() && it->second.storage == Storage::Alias ? it->second.alias_of : v;
+  }
+
+  // True when an elementwise op may write `out` over `src`: src's memory is an arena buffer
+  // of this block, no tensor sharing that memory is read after this step, and the two have
+  // the same type and size.
+  bool dies_here(const Block& b, const Value* src, const Value* out, int idx,
+                 const std::map<const Value*, int>& last_read) const {
+    if (!src || src->constant || src->outer || src->dtype != out->dtype || src->byte_size() != out->byte_size())
+      return false;
+    const Value* root = root_of(src);
+    auto it = T.find(root);
+    if (it == T.end() || it->second.storage != Storage::Arena || it->second.block != &b) return false;
+    for (auto& [v, tp] : T) {
+      if (v != root && !(tp.storage == Storage::Alias && tp.alias_of == root)) continue;
+      auto lr = last_read.find(v);
+      if (lr != last_read.end() && lr->second > idx) return false;
+    }
+    return true;
+  }
+
   TensorPlace& place(const Value* v, const Block* b) {
     TensorPlace& tp = T[v];
     tp.block = b;

@@ -34,6 +34,7 @@ struct TensorPlace {
   std::string cname;                // C++ identifier of its pointer
   std::string weight_cname;         // constants: the const array holding the data
   const Block* block = nullptr;     // the block that defines it
+  bool in_place = false;            // Alias: computed over its input's dead buffer
 };
 
 struct Step {
