@@ -51,6 +51,10 @@ const OpRegistrar conv_op([] {
   d.versions = {1, 11, 22};
   d.infer = infer_conv;
   d.emit = emit_conv;
+  d.macs = [](const Node& n) {  // every output element: (C / group) * kernel taps
+    const Shape& w = n.inputs[1]->shape;
+    return n.outputs[0]->numel() * shape_numel(Shape(w.begin() + 1, w.end()));
+  };
   return d;
 }());
 

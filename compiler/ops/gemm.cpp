@@ -58,6 +58,10 @@ const OpRegistrar gemm_op([] {
   d.versions = {1, 6, 7, 9, 11, 13};
   d.infer = infer_gemm;
   d.emit = emit_gemm;
+  d.macs = [](const Node& n) {
+    const Shape& a = n.inputs[0]->shape;
+    return n.outputs[0]->numel() * (n.attr_int("transA", 0) ? a[0] : a[1]);
+  };
   return d;
 }());
 
@@ -131,6 +135,7 @@ const OpRegistrar matmul_op([] {
   d.versions = {1, 9, 13};
   d.infer = infer_matmul;
   d.emit = emit_matmul;
+  d.macs = [](const Node& n) { return n.outputs[0]->numel() * n.inputs[0]->shape.back(); };
   return d;
 }());
 

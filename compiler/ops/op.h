@@ -34,6 +34,8 @@ struct OpDef {
   std::function<void(const Node&, Emitter&)> emit;
   // Optional: bytes of temporary memory the emitted code needs (placed in the arena).
   std::function<std::size_t(const Node&)> scratch_bytes;
+  // Optional: multiply-accumulates the node performs (for --report); 0 when not given.
+  std::function<int64_t(const Node&)> macs;
   // Output 0 is input 0 reinterpreted (same bytes, new shape): Reshape, Flatten, Identity, ...
   bool is_view = false;
   // Output 0 may be computed into input 0's buffer when input 0 dies here (elementwise ops).

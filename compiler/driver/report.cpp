@@ -1,0 +1,155 @@
+#include "driver/report.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace onnxc {
+namespace {
+
+const char* storage_name(Storage s) {
+  switch (s) {
+    case Storage::Constant: return "weights";
+    case Storage::Input: return "input";
+    case Storage::Output: return "output";
+    case Storage::Arena: return "arena";
+    case Storage::Alias: return "alias";
+    case Storage::Outer: return "outer";
+  }
+  return "?";
+}
+
+struct StepFacts {
+  const Step* step;
+  int depth;
+  int64_t macs;
+  int64_t bytes_moved;  // bytes read plus bytes written
+};
+
+void collect_steps(const Block& b, int depth, std::vector<StepFacts>& out) {
+  for (const Step& s : b.steps) {
+    const Node& n = *s.node;
+    int64_t bytes = 0;
+    for (const Value* v : n.inputs)
+      if (v) bytes += static_cast<int64_t>(v->byte_size());
+    for (const Value* v : n.outputs)
+      if (v) bytes += static_cast<int64_t>(v->byte_size());
+    out.push_back({&s, depth, s.op->macs ? s.op->macs(n) : 0, bytes});
+    for (const auto& sub : s.subgraphs) collect_steps(*sub, depth + 1, out);
+  }
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<int>(c));
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string shapes(const std::vector<Value*>& vs) {
+  std::vector<std::string> parts;
+  for (const Value* v : vs) parts.push_back(v ? shape_str(v->shape) : "-");
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+// Tensors in a stable order: by block, then by where they live.
+std::vector<std::pair<const Value*, const TensorPlace*>> tensor_rows(const Compilation& c) {
+  std::vector<std::pair<const Value*, const TensorPlace*>> rows;
+  for (const Value* v : c.model.graph.inputs) rows.emplace_back(v, &c.program.tensors.at(v));
+  std::vector<StepFacts> steps;
+  collect_steps(c.program.main, 0, steps);
+  for (const StepFacts& f : steps)
+    for (const Value* v : f.step->node->outputs)
+      if (v && c.program.tensors.count(v)) rows.emplace_back(v, &c.program.tensors.at(v));
+  return rows;
+}
+
+}  // namespace
+
+std::string report_text(const Compilation& c) {
+  const Program& p = c.program;
+  std::vector<StepFacts> steps;
+  collect_steps(p.main, 0, steps);
+  int64_t total_macs = 0, total_bytes = 0;
+  for (const StepFacts& f : steps) {
+    total_macs += f.macs;
+    total_bytes += f.bytes_moved;
+  }
+  std::string s;
+  s += fmt::format("{}: {} nodes in the file, {} steps after folding\n",
+                   std::filesystem::path(c.model.path).filename().string(), c.model.graph.nodes.size(), steps.size());
+  s += fmt::format("arena:   {:>12} bytes (peak live {} bytes, {:.3f}x; packing: {}; alignment {})\n", p.arena_bytes,
+                   p.peak_live_bytes, p.peak_live_bytes ? double(p.arena_bytes) / double(p.peak_live_bytes) : 1.0,
+                   p.main.plan.strategy.empty() ? "-" : p.main.plan.strategy, p.alignment);
+  s += fmt::format("weights: {:>12} bytes in {} arrays\n", p.weights_bytes, p.weights.size());
+  s += fmt::format("work:    {:>12} MACs, {} bytes moved\n\n", total_macs, total_bytes);
+  s += fmt::format("{:>4}  {:<32} {:<22} {:>12} {:>12}  {}\n", "step", "node", "op", "MACs", "bytes", "output shapes");
+  int index = 0;
+  for (const StepFacts& f : steps) {
+    const Node& n = *f.step->node;
+    std::string name = std::string(static_cast<std::size_t>(2 * f.depth), ' ') + n.name;
+    std::string notes;
+    const Value* out0 = n.has_output(0) ? n.outputs[0] : nullptr;
+    if (out0 && p.tensors.count(out0)) {
+      const TensorPlace& tp = p.tensors.at(out0);
+      if (tp.storage == Storage::Alias) notes = tp.in_place ? "  (in place)" : "  (view, no code)";
+    }
+    s += fmt::format("{:>4}  {:<32} {:<22} {:>12} {:>12}  {}{}\n", index++, name,
+                     fmt::format("{}-{}", n.op_type, n.version), f.macs, f.bytes_moved, shapes(n.outputs), notes);
+  }
+  s += fmt::format("\n{:<40} {:<8} {:<18} {:>25} {:>10} {:>9}\n", "tensor", "storage", "shape", "offset", "bytes",
+                   "live");
+  for (auto& [v, tp] : tensor_rows(c)) {
+    std::string where = tp->storage == Storage::Arena ? fmt::format("{}", tp->offset)
+                        : tp->storage == Storage::Alias ? "=" + tp->alias_of->name.substr(0, 24)
+                                                        : "-";
+    s += fmt::format("{:<40} {:<8} {:<18} {:>25} {:>10} {:>9}\n", v->name.substr(0, 40), storage_name(tp->storage),
+                     shape_str(v->shape), where, v->byte_size(),
+                     tp->storage == Storage::Input || tp->storage == Storage::Output ? "-"
+                                                                                   : fmt::format("{}..{}", tp->first, tp->last));
+  }
+  return s;
+}
+
+std::string report_json(const Compilation& c) {
+  const Program& p = c.program;
+  std::vector<StepFacts> steps;
+  collect_steps(p.main, 0, steps);
+  std::string s = "{\n";
+  s += fmt::format("  \"model\": {},\n", json_string(std::filesystem::path(c.model.path).filename().string()));
+  s += fmt::format("  \"arena_bytes\": {},\n  \"weights_bytes\": {},\n  \"peak_live_bytes\": {},\n", p.arena_bytes,
+                   p.weights_bytes, p.peak_live_bytes);
+  s += fmt::format("  \"alignment\": {},\n  \"packing\": {},\n", p.alignment, json_string(p.main.plan.strategy));
+  s += "  \"steps\": [\n";
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const Node& n = *steps[i].step->node;
+    std::vector<std::string> outs;
+    for (const Value* v : n.outputs) outs.push_back(v ? json_string(shape_str(v->shape)) : "null");
+    s += fmt::format("    {{\"node\": {}, \"op\": {}, \"version\": {}, \"depth\": {}, \"macs\": {}, \"bytes_moved\": {}, "
+                     "\"output_shapes\": [{}]}}{}\n",
+                     json_string(n.name), json_string(n.op_type), n.version, steps[i].depth, steps[i].macs,
+                     steps[i].bytes_moved, fmt::join(outs, ", "), i + 1 < steps.size() ? "," : "");
+  }
+  s += "  ],\n  \"tensors\": [\n";
+  auto rows = tensor_rows(c);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Value* v = rows[i].first;
+    const TensorPlace* tp = rows[i].second;
+    s += fmt::format("    {{\"name\": {}, \"dtype\": {}, \"shape\": {}, \"bytes\": {}, \"storage\": \"{}\", \"offset\": {}, "
+                     "\"alias_of\": {}, \"first\": {}, \"last\": {}}}{}\n",
+                     json_string(v->name), json_string(dtype_name(v->dtype)), json_string(shape_str(v->shape)),
+                     v->byte_size(), storage_name(tp->storage), tp->storage == Storage::Arena ? fmt::format("{}", tp->offset) : "null",
+                     tp->alias_of ? json_string(tp->alias_of->name) : "null", tp->first, tp->last,
+                     i + 1 < rows.size() ? "," : "");
+  }
+  s += "  ]\n}\n";
+  return s;
+}
+
+}  // namespace onnxc
