@@ -84,24 +84,6 @@ Dims recurrent_dims(const Node& n, const RecurrentOp& op) {
   return d;
 }
 
-void infer_recurrent(Node& n, const RecurrentOp& op) {
-  check_arity(n, 3, op.max_inputs, 0, op.max_outputs);
-  require_float(n, kX);
-  DType t = n.inputs[kX]->dtype;
-  for (std::size_t i = 1; i < n.inputs.size(); ++i)
-    if (n.has_input(i) && i != kSeqLens && n.inputs[i]->dtype != t)
-      fail_invalid(n, fmt::format("input {} has element type {}; X has {}", i, dtype_name(n.inputs[i]->dtype),
-                                  dtype_name(t)));
-  if (n.has_input(kSeqLens)) require_dtype(n, kSeqLens, {DType::Int32});
-  if (op.gates == 4 && n.attr_int("input_forget", 0) != 0 && n.attr_int("input_forget", 0) != 1)
-    fail_invalid(n, "input_forget must be 0 or 1");
-  Dims d = recurrent_dims(n, op);
-  Shape y = d.batch_major ? Shape{d.batch, d.seq, d.directions, d.hidden} : Shape{d.seq, d.directions, d.batch, d.hidden};
-  set_output(n, kY, t, y);
-  set_output(n, kYh, t, state_shape(d));
-  set_output(n, kYc, t, state_shape(d));
-}
-
 // ---- activation functions ----
 
 struct ActivationInfo {
@@ -180,6 +162,25 @@ std::vector<rt::RnnFunction> activations(const Node& n, const RecurrentOp& op, i
 std::string function_literal(const rt::RnnFunction& f) {
   return fmt::format("rt::RnnFunction{{rt::RnnActivation::{}, {}, {}}}", activation_name(f.kind),
                      float_literal(f.alpha), float_literal(f.beta));
+}
+
+void infer_recurrent(Node& n, const RecurrentOp& op) {
+  check_arity(n, 3, op.max_inputs, 0, op.max_outputs);
+  require_float(n, kX);
+  DType t = n.inputs[kX]->dtype;
+  for (std::size_t i = 1; i < n.inputs.size(); ++i)
+    if (n.has_input(i) && i != kSeqLens && n.inputs[i]->dtype != t)
+      fail_invalid(n, fmt::format("input {} has element type {}; X has {}", i, dtype_name(n.inputs[i]->dtype),
+                                  dtype_name(t)));
+  if (n.has_input(kSeqLens)) require_dtype(n, kSeqLens, {DType::Int32});
+  if (op.gates == 4 && n.attr_int("input_forget", 0) != 0 && n.attr_int("input_forget", 0) != 1)
+    fail_invalid(n, "input_forget must be 0 or 1");
+  Dims d = recurrent_dims(n, op);
+  activations(n, op, d.directions);  // validates the activation attributes
+  Shape y = d.batch_major ? Shape{d.batch, d.seq, d.directions, d.hidden} : Shape{d.seq, d.directions, d.batch, d.hidden};
+  set_output(n, kY, t, y);
+  set_output(n, kYh, t, state_shape(d));
+  set_output(n, kYc, t, state_shape(d));
 }
 
 // ---- code generation ----
