@@ -208,8 +208,14 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
   const auto& T = prog.tensors;
   std::string ns = sanitize_identifier(opts.name);
 
-  std::string weights;
-  for (const Value* w : prog.weights) weights += render_weight(T.at(w).weight_cname, *w, prog.alignment) + "\n";
+  std::string weights, weights_file;
+  if (opts.weights_format == WeightsFormat::Incbin) {
+    IncbinWeights incbin = render_incbin_weights(prog, ns, opts.weights_file_name);
+    weights = std::move(incbin.declarations);
+    weights_file = std::move(incbin.bytes);
+  } else {
+    for (const Value* w : prog.weights) weights += render_weight(T.at(w).weight_cname, *w, prog.alignment) + "\n";
+  }
 
   std::set<std::string> headers = {"onnxc/layout.h"};
   BlockRenderer renderer(prog, headers);
@@ -296,6 +302,7 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
   out.header = render_template("model.h.tmpl", vars);
   vars.back().second = opts.source_name;
   out.source = render_template("model.cpp.tmpl", vars);
+  out.weights_file = std::move(weights_file);
   return out;
 }
 

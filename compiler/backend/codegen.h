@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/weights.h"
 #include "ir/ir.h"
 #include "passes/program.h"
 
@@ -17,11 +18,14 @@ struct CodegenOptions {
   std::string header_name;      // the #include name of the header, e.g. "model.h"
   std::string source_name;      // for the file banner
   std::string model_file;       // for the banner (file name only: output must not depend on paths)
+  WeightsFormat weights_format = WeightsFormat::Array;
+  std::string weights_file_name;  // Incbin: the weights file, as the source names it by default
 };
 
 struct GeneratedCode {
   std::string header;
   std::string source;
+  std::string weights_file;  // Incbin: the bytes of the weights file (binary)
 };
 
 GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOptions& opts);

@@ -1,14 +1,27 @@
 // onnxc: compile an ONNX model to self-contained C++.
+//
+// Conventions of the command line: results (the --check report, the source with `-o -`) go to
+// stdout, messages (summary, errors, progress) to stderr. Colours and the progress line appear
+// only when stderr is a terminal, so logs and pipes get plain text. Exit codes: 0 success,
+// 1 the model could not be compiled (or a file not written), 2 a bad command line.
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
+#include <thread>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "backend/weights.h"
 #include "driver/commands.h"
+#include "driver/report.h"
 #include "passes/pipeline.h"
 #include "support/diagnostics.h"
 #include "support/version.h"
@@ -16,8 +29,108 @@
 namespace fs = std::filesystem;
 using namespace onnxc;
 
-
 namespace {
+
+// ---- the terminal ------------------------------------------------------------------------
+
+// What stderr can show. NO_COLOR (https://no-color.org) and TERM=dumb turn colours off.
+struct Terminal {
+  bool interactive = false;  // a person is watching: progress may be drawn
+  bool colour = false;
+
+  static Terminal of_stderr() {
+    Terminal t;
+    t.interactive = isatty(STDERR_FILENO) == 1;
+    const char* no_color = std::getenv("NO_COLOR");
+    const char* term = std::getenv("TERM");
+    t.colour = t.interactive && !(no_color && *no_color) && !(term && std::string(term) == "dumb");
+    return t;
+  }
+
+  // text in the given SGR style (e.g. "1;31", bold red) when colours are on.
+  std::string paint(const char* sgr, const std::string& text) const {
+    return colour ? fmt::format("\033[{}m{}\033[0m", sgr, text) : text;
+  }
+};
+
+constexpr const char* kErrorStyle = "1;31";  // bold red
+constexpr const char* kFixStyle = "1;36";    // bold cyan
+
+// Colours the labels of a message formatted by format_problem(): "error:", "unsupported:",
+// and the "fix:" of its hint line.
+std::string styled(const Terminal& term, std::string message) {
+  if (!term.colour) return message;
+  auto paint_label = [&](const std::string& label, const char* style) {
+    for (std::size_t at = message.find(label); at != std::string::npos; at = message.find(label, at)) {
+      bool starts_line = at == 0 || message[at - 1] == '\n' || message[at - 1] == ' ';
+      std::string painted = starts_line ? term.paint(style, label) : label;
+      message.replace(at, label.size(), painted);
+      at += painted.size();
+    }
+  };
+  paint_label("error:", kErrorStyle);
+  paint_label("unsupported:", kErrorStyle);
+  paint_label("fix:", kFixStyle);
+  return message;
+}
+
+void print_message(const Terminal& term, const std::string& message) {
+  fmt::print(stderr, "{}\n", styled(term, message));
+}
+
+// A one-line progress indicator for long compiles (large models take seconds): once a compile
+// has run for a second it shows "onnxc: generating C++ for model.onnx (3.2 s)" on stderr,
+// redrawn in place, and erases it when done. Nothing at all unless stderr is a terminal.
+class ProgressLine {
+ public:
+  ProgressLine(const Terminal& term, std::string subject) : subject_(std::move(subject)) {
+    if (term.interactive) thread_ = std::thread([this] { draw_until_done(); });
+  }
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  ~ProgressLine() { finish(); }
+
+  // Stops and erases the line (before anything else is printed).
+  void finish() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+
+  void phase(std::string what) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    phase_ = std::move(what);
+  }
+
+ private:
+  void draw_until_done() {
+    using namespace std::chrono;
+    const auto start = steady_clock::now();
+    bool drawn = false;
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      if (wake_.wait_for(lock, drawn ? milliseconds(100) : seconds(1), [this] { return done_; })) break;
+      double seconds = duration<double>(steady_clock::now() - start).count();
+      fmt::print(stderr, "\r\033[Konnxc: {} {} ({:.1f} s)", phase_, subject_, seconds);
+      std::fflush(stderr);
+      drawn = true;
+    }
+    if (drawn) fmt::print(stderr, "\r\033[K");
+  }
+
+  std::string subject_;
+  std::string phase_ = "compiling";
+  bool done_ = false;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::thread thread_;
+};
+
+// ---- options shared by compile, validate and bench -------------------------------------------
 
 // "1x3x224x224" -> {1, 3, 224, 224}; "" or "scalar" -> {}.
 bool parse_dims(const std::string& s, Shape* out) {
@@ -75,50 +188,166 @@ CompileOptions to_options(const Common& c) {
   return o;
 }
 
-bool write_file(const std::string& path, const std::string& text) {
+// ---- the compile command (no subcommand) ------------------------------------------------------
+
+// --target: reserved. The generated code is portable C++ for every target today; the option
+// exists so build scripts (onnxc_add_model's TARGET) can name their ISA now and get
+// ISA-specific kernels when they exist. Names are checked so a typo does not go unnoticed.
+const std::vector<std::string>& known_targets() {
+  static const std::vector<std::string> targets = {"generic", "cortex-m4", "cortex-m7", "cortex-m55"};
+  return targets;
+}
+
+struct CompileCommand {
+  Common common;
+  std::string model;
+  std::string output;  // OUT.cpp, or "-" for stdout
+  std::string header;  // --header: where the header goes (default: beside OUT, or the model with -o -)
+  std::string weights_format = "array";
+  std::string target = "generic";
+  bool check = false;
+  bool report = false;
+  std::string report_json_path;
+};
+
+// Where each generated file goes, and how the source refers to its neighbours.
+struct OutputFiles {
+  std::string source, header, weights;  // paths; source may be "-"; weights empty for the array format
+};
+
+OutputFiles output_files(const CompileCommand& cmd, WeightsFormat format) {
+  OutputFiles f;
+  fs::path model = cmd.model;
+  f.source = cmd.output.empty() ? model.stem().string() + ".cpp" : cmd.output;
+  if (!cmd.header.empty()) f.header = cmd.header;
+  else if (f.source == "-") f.header = fs::path(model).replace_extension(".h").string();
+  else f.header = fs::path(f.source).replace_extension(".h").string();
+  // The weights live beside the source; with the source on stdout, beside the header.
+  if (format == WeightsFormat::Incbin)
+    f.weights = fs::path(f.source == "-" ? f.header : f.source).replace_extension(kWeightsFileSuffix).string();
+  return f;
+}
+
+bool write_file(const std::string& path, const std::string& content) {
   if (path == "-") {
-    std::cout << text;
+    std::cout << content << std::flush;
     return bool(std::cout);
   }
   std::ofstream f(path, std::ios::binary);
-  f << text;
-  return bool(f);
+  f << content;
+  return bool(f.flush());
 }
 
-void print_summary(const Compilation& c) {
-  std::size_t nodes = c.program.main.steps.size();
-  fmt::print(stderr, "{}: {} steps, arena {} bytes (peak live {}), weights {} bytes\n",
-             fs::path(c.model.path).filename().string(), nodes, c.program.arena_bytes, c.program.peak_live_bytes,
-             c.program.weights_bytes);
+std::string file_name(const std::string& path) { return fs::path(path).filename().string(); }
+
+// "13951544 bytes (13.3 MiB)": exact for scripts, rounded for people.
+std::string byte_count(std::size_t n) {
+  if (n < 1024) return fmt::format("{} bytes", n);
+  if (n < 1024 * 1024) return fmt::format("{} bytes ({:.1f} KiB)", n, n / 1024.0);
+  return fmt::format("{} bytes ({:.1f} MiB)", n, n / (1024.0 * 1024.0));
+}
+
+// The one line a successful compile prints: what was made and where it went.
+void print_summary(const Compilation& c, const OutputFiles& files) {
+  std::vector<std::string> written = {files.source == "-" ? "<stdout>" : files.source, files.header};
+  if (!files.weights.empty()) written.push_back(files.weights);
+  fmt::print(stderr, "{}: {} steps, arena {}, weights {} -> {}\n", file_name(c.model.path),
+             c.program.main.steps.size(), byte_count(c.program.arena_bytes), byte_count(c.program.weights_bytes),
+             fmt::join(written, ", "));
+}
+
+int run_check(const CompileCommand& cmd, const CompileOptions& co) {
+  Model m = check_model(cmd.model, co);
+  fmt::print("{}: ok ({} nodes, opset {})\n", cmd.model, m.graph.nodes.size(), m.opsets.count("") ? m.opsets.at("") : 0);
+  for (const Value* v : m.graph.outputs)
+    fmt::print("  output '{}': {} {}\n", v->name, dtype_name(v->dtype), shape_str(v->shape));
+  return 0;
+}
+
+int run_compile(const CompileCommand& cmd, const Terminal& term) {
+  CompileOptions co = to_options(cmd.common);
+  if (!parse_weights_format(cmd.weights_format, &co.weights_format))
+    throw CompileError(ErrorKind::Usage, "--weights-format " + cmd.weights_format, "unknown format",
+                       "use 'array' (weights as C++ arrays) or 'incbin' (a binary file the assembler includes)");
+  if (std::find(known_targets().begin(), known_targets().end(), cmd.target) == known_targets().end())
+    throw CompileError(ErrorKind::Usage, "--target " + cmd.target, "unknown target",
+                       fmt::format("the targets are: {}", fmt::join(known_targets(), ", ")));
+  if (cmd.check) return run_check(cmd, co);
+
+  OutputFiles files = output_files(cmd, co.weights_format);
+  ProgressLine progress(term, file_name(cmd.model));
+  Compilation c = compile_model(cmd.model, co);
+  if (cmd.report) fmt::print("{}", report_text(c));
+  if (!cmd.report_json_path.empty() && !write_file(cmd.report_json_path, report_json(c))) {
+    progress.finish();
+    print_message(term, fmt::format("error: cannot write {}", cmd.report_json_path));
+    return 1;
+  }
+  progress.phase("generating C++ for");
+  GeneratedCode code = emit_code(c, co, file_name(files.header), files.source == "-" ? "-" : file_name(files.source),
+                                 file_name(files.weights));
+  progress.phase("writing the code of");
+  for (const auto& [path, content] : {std::pair{files.header, &code.header}, std::pair{files.source, &code.source},
+                                      std::pair{files.weights, &code.weights_file}}) {
+    if (path.empty() || write_file(path, *content)) continue;
+    progress.finish();
+    print_message(term, fmt::format("error: cannot write {}", path));
+    return 1;
+  }
+  progress.finish();
+  print_summary(c, files);
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  const Terminal term = Terminal::of_stderr();
   CLI::App app{
       "onnxc: compile an ONNX model into self-contained C++ (no heap, no interpreter, one static arena).\n\n"
       "Examples:\n"
       "  onnxc model.onnx -o model.cpp              writes model.cpp and model.h\n"
       "  onnxc model.onnx -o net.cpp --name net     C++ namespace net, C functions net_run(...)\n"
+      "  onnxc model.onnx -o m.cpp --weights-format incbin\n"
+      "                                             weights in m.weights.bin, for large models\n"
+      "  onnxc model.onnx -o - --header m.h > m.cpp the source on stdout\n"
       "  onnxc model.onnx --check --dim N=1         validate and infer shapes only\n"
       "  onnxc validate tests/models/mnist-cnn      compile, build, run on test data, compare\n"
-      "  onnxc bench model.onnx --runs 200          build with -O3 -march=native and time it\n"};
+      "  onnxc bench model.onnx --runs 200          build with -O3 -march=native and time it\n\n"
+      "Results go to stdout, messages to stderr. Exit status: 0 ok, 1 the model cannot be compiled, 2 bad usage.\n"};
   app.set_version_flag("--version", std::string("onnxc ") + kOnnxcVersion);
   app.require_subcommand(0, 1);
 
-  Common common;
-  std::string model, output;
-  bool check = false;
-  app.add_option("model", model, "The ONNX model file to compile.")->type_name("MODEL.onnx");
-  app.add_option("-o,--output", output,
-                 "The C++ source to write (the header goes beside it, .h instead of .cpp; '-' writes the source to "
-                 "stdout). Default: MODEL's name with .cpp, in the current directory.")
+  CompileCommand cmd;
+  app.add_option("model", cmd.model, "The ONNX model file to compile.")->type_name("MODEL.onnx");
+  app.add_option("-o,--output", cmd.output,
+                 "The C++ source to write; the header goes beside it (.h instead of .cpp). '-' writes the source to "
+                 "stdout and the header beside MODEL (or to --header). Default: MODEL's name with .cpp, in the "
+                 "current directory.")
       ->type_name("OUT.cpp");
-  app.add_option("--name", common.name,
+  app.add_option("--header", cmd.header,
+                 "Where to write the header (default: beside OUT.cpp). The source includes it by file name.")
+      ->type_name("OUT.h");
+  app.add_option("--name", cmd.common.name,
                  "C++ namespace and C function prefix of the generated code (default: model).")
       ->type_name("NS");
-  app.add_flag("--check", check, "Only validate the model and infer every shape; generate nothing.");
-  add_common(&app, common);
+  app.add_option("--weights-format", cmd.weights_format,
+                 "'array' (default): weights as const C++ arrays in OUT.cpp. 'incbin': weights in OUT.weights.bin, "
+                 "which OUT.cpp includes with the assembler's .incbin (GNU as or clang, ELF targets): a large model "
+                 "compiles in seconds instead of minutes. Compile OUT.cpp from the directory of OUT.weights.bin or "
+                 "with -DONNXC_WEIGHTS_FILE='\"path/OUT.weights.bin\"'.")
+      ->type_name("array|incbin");
+  app.add_option("--target", cmd.target,
+                 fmt::format("Reserved: the ISA the code is for ({}). Today the code is portable C++ for every target, "
+                             "so this changes nothing yet.",
+                             fmt::join(known_targets(), ", ")))
+      ->type_name("ISA");
+  app.add_flag("--check", cmd.check, "Only validate the model and infer every shape; generate nothing.");
+  app.add_flag("--report", cmd.report,
+               "Print the memory plan and per-step cost: arena and weight bytes, every step's op, shapes, MACs and "
+               "bytes moved, every tensor's storage, offset, size and lifetime.");
+  app.add_option("--report-json", cmd.report_json_path, "Write the same report as JSON to FILE.")->type_name("FILE");
+  add_common(&app, cmd.common);
 
   ValidateOptions vopt;
   Common vcommon;
@@ -128,7 +357,8 @@ int main(int argc, char** argv) {
       "expected outputs. Exit 0 only if every output matches.\n\n"
       "Examples:\n"
       "  onnxc validate /usr/share/libonnx-testdata/data/node/test_relu\n"
-      "  onnxc validate model.onnx --data test_data_set_0 --rtol 1e-4");
+      "  onnxc validate model.onnx --data test_data_set_0 --rtol 1e-4\n"
+      "  onnxc validate DIR --cxx clang++ --keep /tmp/out     keep the generated code and harness");
   validate->add_option("target", vopt.target,
                        "A model directory (model.onnx + test_data_set_*/input_N.pb, output_N.pb) or a model file.")
       ->required()
@@ -147,7 +377,10 @@ int main(int argc, char** argv) {
   CLI::App* bench = app.add_subcommand(
       "bench",
       "Build the generated code optimised for this machine (-O3 -march=native), run it on deterministic inputs and "
-      "print the median latency as 'median_us: N'.\n\nExample:\n  onnxc bench model.onnx --runs 200");
+      "print the median latency as 'median_us: N'.\n\n"
+      "Examples:\n"
+      "  onnxc bench model.onnx --runs 200\n"
+      "  onnxc bench model.onnx --dim N=1 --cxx clang++");
   bench->add_option("model", bopt.model, "The ONNX model file.")->required()->type_name("MODEL.onnx");
   bench->add_option("--runs", bopt.runs, "Timed runs after 3 warm-up runs (default 100).");
   bench->add_option("--cxx", bopt.cxx, "Host C++ compiler (default: $CXX or c++).");
@@ -155,42 +388,32 @@ int main(int argc, char** argv) {
   bench->add_option("--keep", bopt.keep_dir, "Keep the generated code and harness in this directory.");
   add_common(bench, bcommon);
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version: to stdout
+    print_message(term, fmt::format("error: {}\n  fix: see 'onnxc {}--help'", e.what(),
+                                    *validate ? "validate " : *bench ? "bench " : ""));
+    return 2;
+  }
 
+  const std::string& subject = *validate ? vopt.target : *bench ? bopt.model : cmd.model;
   try {
     if (*validate) return run_validate(vopt, to_options(vcommon));
     if (*bench) return run_bench(bopt, to_options(bcommon));
-    if (model.empty()) {
+    if (cmd.model.empty()) {
       fmt::print(stderr, "{}", app.help());
-      return 1;
+      return 2;
     }
-    CompileOptions co = to_options(common);
-    if (check) {
-      Model m = check_model(model, co);
-      fmt::print("{}: ok ({} nodes, opset {})\n", model, m.graph.nodes.size(),
-                 m.opsets.count("") ? m.opsets.at("") : 0);
-      for (const Value* v : m.graph.outputs)
-        fmt::print("  output '{}': {} {}\n", v->name, dtype_name(v->dtype), shape_str(v->shape));
-      return 0;
-    }
-    Compilation c = compile_model(model, co);
-    if (output.empty()) output = fs::path(model).stem().string() + ".cpp";
-    std::string header_path = output == "-" ? fs::path(model).stem().string() + ".h"
-                                            : fs::path(output).replace_extension(".h").string();
-    std::string header_name = fs::path(header_path).filename().string();
-    GeneratedCode code = emit_code(c, co, header_name, output == "-" ? "-" : fs::path(output).filename().string());
-    if (!write_file(header_path, code.header) || !write_file(output, code.source)) {
-      fmt::print(stderr, "error: cannot write {} / {}\n", output, header_path);
-      return 1;
-    }
-    print_summary(c);
-    fmt::print(stderr, "wrote {} and {}\n", output, header_path);
-    return 0;
+    return run_compile(cmd, term);
   } catch (const CompileError& e) {
-    print_error(model.empty() ? (vopt.target.empty() ? bopt.model : vopt.target) : model, e);
-    return 1;
+    for (const Problem& p : e.problems()) print_message(term, format_problem(subject, p));
+    if (e.problems().size() > 1) fmt::print(stderr, "{} errors\n", e.problems().size());
+    bool usage = std::all_of(e.problems().begin(), e.problems().end(),
+                             [](const Problem& p) { return p.kind == ErrorKind::Usage; });
+    return usage ? 2 : 1;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    print_message(term, fmt::format("error: {}", e.what()));
     return 1;
   }
 }

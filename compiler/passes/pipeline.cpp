@@ -32,12 +32,14 @@ Compilation compile_model(const std::string& path, const CompileOptions& o) {
 }
 
 GeneratedCode emit_code(const Compilation& c, const CompileOptions& o, const std::string& header_name,
-                        const std::string& source_name) {
+                        const std::string& source_name, const std::string& weights_file_name) {
   CodegenOptions co;
   co.name = o.name;
   co.header_name = header_name;
   co.source_name = source_name;
   co.model_file = std::filesystem::path(c.model.path).filename().string();
+  co.weights_format = o.weights_format;
+  co.weights_file_name = weights_file_name;
   return generate_code(c.model, c.program, co);
 }
 

@@ -17,6 +17,7 @@ struct CompileOptions {
   std::map<std::string, int64_t> dims;        // --dim N=1
   std::size_t alignment = 16;                 // arena and weight alignment, bytes
   std::set<std::string> disabled_passes;      // --disable-pass NAME
+  WeightsFormat weights_format = WeightsFormat::Array;  // --weights-format
 };
 
 // Names of the passes --disable-pass accepts.
@@ -32,7 +33,8 @@ Compilation compile_model(const std::string& path, const CompileOptions& options
 // Loads, validates and infers shapes only (onnxc --check).
 Model check_model(const std::string& path, const CompileOptions& options);
 
+// weights_file_name: with WeightsFormat::Incbin, the name the source gives its weights file.
 GeneratedCode emit_code(const Compilation& c, const CompileOptions& options, const std::string& header_name,
-                        const std::string& source_name);
+                        const std::string& source_name, const std::string& weights_file_name = {});
 
 }  // namespace onnxc
