@@ -48,3 +48,11 @@ TEST_CASE("views alias their input and graph outputs are written in the caller's
   CHECK(place_of(c, "x").storage == onnxc::Storage::Input);
   CHECK(c.program.arena_bytes == 32);  // only r: 24 bytes rounded up to 16
 }
+
+TEST_CASE("fold-batchnorm removes a BatchNormalization after a Conv, and can be turned off") {
+  std::string path = std::string(ONNXC_TEST_DIR) + "/models/fusion/conv_bn/model.onnx";
+  onnxc::CompileOptions on, off;
+  off.disabled_passes.insert("fold-batchnorm");
+  CHECK(onnxc::compile_model(path, on).program.main.steps.size() == 1);
+  CHECK(onnxc::compile_model(path, off).program.main.steps.size() == 2);
+}

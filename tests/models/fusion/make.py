@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""Writes models the fusion passes rewrite (Conv/Gemm followed by BatchNormalization), with
+expected outputs computed independently in numpy. Run from this directory."""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(42)
+
+
+def save(name, model, inputs, outputs):
+    os.makedirs(f"{name}/test_data_set_0", exist_ok=True)
+    onnx.checker.check_model(model)
+    onnx.save(model, f"{name}/model.onnx")
+    for i, (n, v) in enumerate(inputs):
+        with open(f"{name}/test_data_set_0/input_{i}.pb", "wb") as f:
+            f.write(numpy_helper.from_array(v, n).SerializeToString())
+    for i, (n, v) in enumerate(outputs):
+        with open(f"{name}/test_data_set_0/output_{i}.pb", "wb") as f:
+            f.write(numpy_helper.from_array(v, n).SerializeToString())
+
+
+def f32(*shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def bn_params(c):
+    return f32(c), f32(c), f32(c), (rng.random(c) + 0.5).astype(np.float32)
+
+
+def batchnorm(y, scale, bias, mean, var, eps, axis=1):
+    shape = [1] * y.ndim
+    shape[axis] = -1
+    r = lambda v: v.astype(np.float64).reshape(shape)
+    return ((y - r(mean)) / np.sqrt(r(var) + eps) * r(scale) + r(bias)).astype(np.float32)
+
+
+def conv2d(x, w, b, pad):
+    n, c, h, wd = x.shape
+    m, _, kh, kw = w.shape
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1
+    y = np.zeros((n, m, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            patch = xp[:, :, i:i + kh, j:j + kw]
+            y[:, :, i, j] = np.tensordot(patch, w.astype(np.float64), axes=([1, 2, 3], [1, 2, 3]))
+    return y + b.reshape(1, -1, 1, 1)
+
+
+def conv_bn():
+    x, w, b = f32(1, 3, 6, 6), f32(4, 3, 3, 3, scale=0.5), f32(4)
+    scale, bias, mean, var = bn_params(4)
+    inits = [numpy_helper.from_array(v, n) for v, n in
+             [(w, "w"), (b, "b"), (scale, "s"), (bias, "bb"), (mean, "m"), (var, "v")]]
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+         helper.make_node("BatchNormalization", ["c", "s", "bb", "m", "v"], ["y"], epsilon=1e-3)],
+        "conv_bn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    y = batchnorm(conv2d(x, w, b, 1), scale, bias, mean, var, 1e-3)
+    save("conv_bn", model, [("x", x)], [("y", y)])
+
+
+def gemm_bn(name, c_shape):
+    a, w = f32(3, 5), f32(4, 5)
+    c = f32(*c_shape)
+    scale, bias, mean, var = bn_params(4)
+    inits = [numpy_helper.from_array(v, n) for v, n in
+             [(w, "w"), (c, "c"), (scale, "s"), (bias, "bb"), (mean, "m"), (var, "v")]]
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["a", "w", "c"], ["g"], transB=1, alpha=0.5, beta=2.0),
+         helper.make_node("BatchNormalization", ["g", "s", "bb", "m", "v"], ["y"])],
+        name, [helper.make_tensor_value_info("a", TensorProto.FLOAT, a.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    g = 0.5 * a.astype(np.float64) @ w.T.astype(np.float64) + 2.0 * c.astype(np.float64)
+    save(name, model, [("a", a)], [("y", batchnorm(g, scale, bias, mean, var, 1e-5))])
+
+
+if __name__ == "__main__":
+    conv_bn()
+    gemm_bn("gemm_bn_vector_c", (4,))
+    gemm_bn("gemm_bn_matrix_c", (3, 4))
