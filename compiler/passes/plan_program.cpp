@@ -27,7 +27,7 @@ const Value* outer_root(const Value* v) {
 
 class Planner {
  public:
-  explicit Planner(Program& prog) : prog_(prog), T(prog.tensors) {}
+  Planner(Program& prog, bool in_place) : prog_(prog), T(prog.tensors), in_place_(in_place) {}
 
   // Plans one graph into `b`. Returns the outer-scope tensors it (or a nested block) reads,
   // so the enclosing block keeps them alive across the control-flow step.
@@ -81,7 +81,7 @@ class Planner {
             T[src].storage != Storage::Outer) {
           tp.storage = Storage::Alias;
           tp.alias_of = T[src].storage == Storage::Alias ? T[src].alias_of : src;
-        } else if (step.op->inplace && i == 0 && dies_here(b, src, v, idx, last_read)) {
+        } else if (in_place_ && step.op->inplace && i == 0 && dies_here(b, src, v, idx, last_read)) {
           tp.storage = Storage::Alias;
           tp.alias_of = root_of(src);
           tp.in_place = true;
@@ -217,14 +217,15 @@ class Planner {
   Program& prog_;
   std::map<const Value*, TensorPlace>& T;
   IdentifierPool ids_;
+  bool in_place_;
 };
 
 }  // namespace
 
-Program plan_program(const Graph& g, std::size_t alignment) {
+Program plan_program(const Graph& g, std::size_t alignment, bool in_place) {
   Program prog;
   prog.alignment = alignment;
-  Planner planner(prog);
+  Planner planner(prog, in_place);
   planner.plan_block(g, prog.main, true, "");
   prog.arena_bytes = prog.main.arena_bytes;
   prog.peak_live_bytes = prog.main.peak_live_bytes;
