@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <cstdint>
 
 namespace onnxc {
 namespace {
@@ -72,17 +73,45 @@ MemoryPlan plan_memory(const std::vector<BufferRequest>& buffers, std::size_t al
   };
   MemoryPlan best;
   bool have = false;
+  auto consider = [&](const std::vector<std::size_t>& order, const char* name) {
+    MemoryPlan p = place_in_order(buffers, order, alignment);
+    p.strategy = name;
+    if (!have || p.arena_bytes < best.arena_bytes) {
+      best = std::move(p);
+      have = true;
+    }
+  };
+  std::vector<std::size_t> largest_first;
   for (const Strategy& s : strategies) {
     std::vector<std::size_t> order = base;
     // Ties broken by index so the plan is deterministic.
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return s.before(buffers[a], buffers[b]); });
-    MemoryPlan p = place_in_order(buffers, order, alignment);
-    p.strategy = s.name;
-    if (!have || p.arena_bytes < best.arena_bytes) {
-      best = std::move(p);
-      have = true;
+    if (largest_first.empty()) largest_first = order;
+    consider(order, s.name);
+  }
+  // The orders above can leave gaps a different choice among equals would avoid: retry
+  // "largest first" with equal-sized buffers in pseudo-random order, from a fixed seed so the
+  // plan is reproducible, while the plan is above the lower bound and time allows.
+  const std::size_t bound = peak_live_bytes(buffers, alignment);
+  const std::size_t n = buffers.size();
+  const int trials = n == 0 ? 0 : static_cast<int>(std::min<std::size_t>(64, 4000000 / (n * n + 1)));
+  std::uint32_t state = 0x9e3779b9u;
+  auto next = [&state] {  // xorshift32: the same sequence on every platform
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return state;
+  };
+  for (int t = 0; t < trials && best.arena_bytes > bound; ++t) {
+    std::vector<std::size_t> order = largest_first;
+    for (std::size_t i = 0; i < n;) {  // shuffle each run of equal sizes
+      std::size_t j = i;
+      while (j < n && buffers[order[j]].size == buffers[order[i]].size) ++j;
+      for (std::size_t k = j - 1; k > i; --k) std::swap(order[k], order[i + next() % (k - i + 1)]);
+      i = j;
     }
+    consider(order, "largest first, equal sizes reordered");
   }
   return best;
 }
