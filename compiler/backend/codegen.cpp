@@ -219,7 +219,11 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
 
   std::set<std::string> headers = {"onnxc/layout.h"};
   BlockRenderer renderer(prog, headers);
-  std::string tensors = indent_lines(renderer.declarations(prog.main), "  ");
+  std::string tensors;
+  for (std::size_t i = 0; i < g.inputs.size(); ++i)
+    if (g.inputs[i]->constant)
+      tensors += fmt::format("  (void){};  // bound at compile time (--constant)\n", prog.main.input_params[i]);
+  tensors += indent_lines(renderer.declarations(prog.main), "  ");
   std::string body = indent_lines(renderer.statements(prog.main), "  ");
 
   // Parameters.

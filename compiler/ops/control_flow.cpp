@@ -57,12 +57,19 @@ void infer_if(Node& n) {
   Graph& then_g = graph_attr(n, "then_branch");
   Graph& else_g = graph_attr(n, "else_branch");
   if (!then_g.inputs.empty() || !else_g.inputs.empty()) fail_invalid(n, "If branches must not have inputs");
-  infer_subgraph(then_g);
-  infer_subgraph(else_g);
   if (then_g.outputs.size() != n.outputs.size() || else_g.outputs.size() != n.outputs.size())
     fail_invalid(n, fmt::format("the node has {} outputs but the branches {} and {}", n.outputs.size(),
                                 then_g.outputs.size(), else_g.outputs.size()));
   const Tensor* c = const_input(n, 0);
+  if (c) {  // only the branch that runs is compiled (the other may not even fit these shapes)
+    Graph& taken = c->int_at(0) ? then_g : else_g;
+    infer_subgraph(taken);
+    for (std::size_t i = 0; i < n.outputs.size(); ++i)
+      set_output(n, i, taken.outputs[i]->dtype, taken.outputs[i]->shape);
+    return;
+  }
+  infer_subgraph(then_g);
+  infer_subgraph(else_g);
   for (std::size_t i = 0; i < n.outputs.size(); ++i) {
     const Value& t = *then_g.outputs[i];
     const Value& e = *else_g.outputs[i];
@@ -102,6 +109,10 @@ const OpRegistrar if_op([] {
   d.versions = {1, 11, 13, 16, 19, 21, 23, 24, 25};
   d.infer = infer_if;
   d.emit = emit_if;
+  d.uses_subgraph = [](const Node& n, std::size_t k) {  // k: 0 = else_branch, 1 = then_branch
+    const Tensor* c = const_input(n, 0);
+    return !c || (c->int_at(0) != 0) == (k == 1);
+  };
   return d;
 }());
 

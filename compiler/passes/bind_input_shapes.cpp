@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "onnxc/base.h"
+
 namespace onnxc {
 
 void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes,
@@ -63,6 +65,50 @@ void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes,
   if (!unbound.empty()) {
     diag.unsupported("inputs", fmt::format("these dims have no static value: {}", fmt::join(unbound, "; ")),
                      "bind them with --dim NAME=VALUE (named dims) or --shape INPUT=1x3x224x224");
+  }
+  diag.throw_if_any();
+}
+
+void bind_input_constants(Graph& g, const std::map<std::string, std::vector<double>>& constants) {
+  Diagnostics diag;
+  for (auto& [name, values] : constants) {
+    Value* v = g.find(name);
+    if (!v || !v->is_graph_input) {
+      diag.add(ErrorKind::Usage, fmt::format("--constant {}", name), "the model has no input of that name");
+      continue;
+    }
+    if (!v->has_shape || v->numel() != static_cast<int64_t>(values.size())) {
+      diag.add(ErrorKind::Usage, fmt::format("--constant {}", name),
+               fmt::format("gives {} values for an input of shape {}", values.size(),
+                           v->has_shape ? shape_str(v->shape) : "(unknown)"));
+      continue;
+    }
+    if (!dtype_is_float(v->dtype) && !dtype_is_integer(v->dtype) && v->dtype != DType::Bool) {
+      diag.add(ErrorKind::Usage, fmt::format("--constant {}", name),
+               fmt::format("inputs of type {} cannot be bound", dtype_name(v->dtype)));
+      continue;
+    }
+    Tensor t(v->dtype, v->shape);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      double x = values[i];
+      switch (v->dtype) {
+        case DType::Float: t.data<float>()[i] = static_cast<float>(x); break;
+        case DType::Double: t.data<double>()[i] = x; break;
+        case DType::Float16: t.data<uint16_t>()[i] = rt::float_to_half(static_cast<float>(x)); break;
+        case DType::BFloat16: t.data<uint16_t>()[i] = rt::float_to_bfloat16(static_cast<float>(x)); break;
+        case DType::Bool: t.data<uint8_t>()[i] = x != 0; break;
+        case DType::Int8: t.data<int8_t>()[i] = static_cast<int8_t>(x); break;
+        case DType::Uint8: t.data<uint8_t>()[i] = static_cast<uint8_t>(x); break;
+        case DType::Int16: t.data<int16_t>()[i] = static_cast<int16_t>(x); break;
+        case DType::Uint16: t.data<uint16_t>()[i] = static_cast<uint16_t>(x); break;
+        case DType::Int32: t.data<int32_t>()[i] = static_cast<int32_t>(x); break;
+        case DType::Uint32: t.data<uint32_t>()[i] = static_cast<uint32_t>(x); break;
+        case DType::Int64: t.data<int64_t>()[i] = static_cast<int64_t>(x); break;
+        case DType::Uint64: t.data<uint64_t>()[i] = static_cast<uint64_t>(x); break;
+        default: break;
+      }
+    }
+    v->constant = std::make_shared<Tensor>(std::move(t));
   }
   diag.throw_if_any();
 }

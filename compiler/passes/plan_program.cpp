@@ -36,6 +36,10 @@ class Planner {
     b.base = is_main ? "base" : ids_.make("base_", base_hint);
     std::set<const Value*> outer_reads;
     for (const Value* v : g.inputs) {
+      if (v->constant) {  // bound by --constant: read from a weight array, the parameter is unused
+        b.input_params.push_back(ids_.make(is_main ? "" : "in_", v->name));
+        continue;
+      }
       TensorPlace& tp = place(v, &b);
       tp.storage = Storage::Input;
       tp.cname = ids_.make(is_main ? "" : "in_", v->name);
@@ -62,7 +66,13 @@ class Planner {
       step.scratch_bytes = step.op_scratch_bytes;
       // Nested blocks: their arenas follow the op's own scratch; branches share the space.
       std::size_t nested = 0;
-      for (const Graph* sg : subgraphs_of(n)) {
+      std::vector<const Graph*> graphs = subgraphs_of(n);
+      for (std::size_t k = 0; k < graphs.size(); ++k) {
+        const Graph* sg = graphs[k];
+        if (step.op->uses_subgraph && !step.op->uses_subgraph(n, k)) {
+          step.subgraphs.push_back(nullptr);  // never runs: not planned, not emitted
+          continue;
+        }
         step.subgraphs.push_back(std::make_unique<Block>());
         for (const Value* r : plan_block(*sg, *step.subgraphs.back(), false, n.name)) read_outer(b, r, idx, outer_reads);
         nested = std::max(nested, step.subgraphs.back()->arena_bytes);
