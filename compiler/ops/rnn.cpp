@@ -111,9 +111,9 @@ const std::vector<ActivationInfo>& activation_table() {
   return table;
 }
 
-bool same_name(const std::string& a, const char* b) {
-  std::string lb(b);
-  return a.size() == lb.size() && std::equal(a.begin(), a.end(), lb.begin(), [](char x, char y) {
+// Activation names compare case-insensitively: exporters write "tanh" as well as "Tanh".
+bool same_name(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
          });
 }
