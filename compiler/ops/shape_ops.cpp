@@ -243,7 +243,8 @@ TriluDims trilu_dims(const Node& n) {
   const Shape& s = input(n, 0).shape;
   if (s.size() < 2) fail_invalid(n, fmt::format("input {} has rank below 2", shape_str(s)));
   const int64_t rows = s[s.size() - 2], cols = s.back();
-  return {rows * cols ? shape_numel(s) / (rows * cols) : 0, rows, cols};
+  const int64_t plane = rows * cols;
+  return {plane != 0 ? shape_numel(s) / plane : 0, rows, cols};
 }
 
 // The diagonal offset, clamped to where it still changes the result (so it fits index_t).

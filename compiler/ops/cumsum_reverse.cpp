@@ -1,0 +1,122 @@
+// CumSum and ReverseSequence: operators that walk along one axis.
+#include "onnxc/scan.h"
+#include "ops/emitter.h"
+
+namespace onnxc {
+namespace {
+
+// ---- CumSum ----
+
+struct CumSumDims {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+
+// The axis is a constant scalar input (int32 or int64).
+CumSumDims cumsum_dims(const Node& n) {
+  const Shape& x = input(n, 0).shape;
+  require_dtype(n, 1, {DType::Int32, DType::Int64});
+  const Tensor& axis_t = require_const_input(n, 1, "axis");
+  if (axis_t.numel() != 1) fail_invalid(n, "axis must be a scalar");
+  const std::size_t axis = static_cast<std::size_t>(normalize_axis(n, axis_t.int_at(0), static_cast<int64_t>(x.size())));
+  CumSumDims c;
+  for (std::size_t d = 0; d < x.size(); ++d) (d < axis ? c.outer : d == axis ? c.len : c.inner) *= x[d];
+  return c;
+}
+
+void infer_cumsum(Node& n) {
+  check_arity(n, 2, 2, 1, 1);
+  require_dtype(n, 0, {DType::Float, DType::Double, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64,
+                       DType::Uint32, DType::Uint64});
+  cumsum_dims(n);
+  set_output(n, 0, input(n, 0).dtype, input(n, 0).shape);
+}
+
+const OpRegistrar cumsum([] {
+  OpDef d;
+  d.op_type = "CumSum";
+  d.versions = {11, 14};
+  d.infer = infer_cumsum;
+  d.emit = [](const Node& n, Emitter& e) {
+    CumSumDims c = cumsum_dims(n);
+    e.include("onnxc/scan.h");
+    e.linef("rt::cumsum({}, {}, {}, {}, {}, {}, {});", e.in(0), e.out(0), c.outer, c.len, c.inner,
+            n.attr_int("exclusive", 0) ? "true" : "false", n.attr_int("reverse", 0) ? "true" : "false");
+  };
+  d.fold = [](const Node& n, std::vector<Tensor>& outs) {
+    const Value& y = *n.outputs[0];
+    CumSumDims c = cumsum_dims(n);
+    outs.emplace_back(y.dtype, y.shape);
+    dispatch_dtype(n, y.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      rt::cumsum(n.inputs[0]->constant->data<T>(), outs[0].data<T>(), c.outer, c.len, c.inner,
+                 n.attr_int("exclusive", 0) != 0, n.attr_int("reverse", 0) != 0);
+    });
+  };
+  return d;
+}());
+
+// ---- ReverseSequence ----
+
+struct ReverseDims {
+  int64_t time, batch, time_stride, batch_stride, inner;
+};
+
+// The time and batch axes are 0 and 1, in either order.
+ReverseDims reverse_dims(const Node& n) {
+  const Shape& x = input(n, 0).shape;
+  if (x.size() < 2) fail_invalid(n, fmt::format("input {} has rank below 2", shape_str(x)));
+  const int64_t time_axis = n.attr_int("time_axis", 0), batch_axis = n.attr_int("batch_axis", 1);
+  if (!((time_axis == 0 && batch_axis == 1) || (time_axis == 1 && batch_axis == 0)))
+    fail_invalid(n, fmt::format("time_axis {} and batch_axis {} must be 0 and 1 in some order", time_axis, batch_axis));
+  const int64_t plane = x[0] * x[1], inner = plane != 0 ? shape_numel(x) / plane : 0;
+  ReverseDims r;
+  r.time = x[static_cast<std::size_t>(time_axis)];
+  r.batch = x[static_cast<std::size_t>(batch_axis)];
+  r.inner = inner;
+  r.time_stride = time_axis == 0 ? r.batch * inner : inner;
+  r.batch_stride = time_axis == 0 ? inner : r.time * inner;
+  return r;
+}
+
+void infer_reverse_sequence(Node& n) {
+  check_arity(n, 2, 2, 1, 1);
+  ReverseDims r = reverse_dims(n);
+  require_dtype(n, 1, {DType::Int64});
+  if (input(n, 1).shape != Shape{r.batch})
+    fail_invalid(n, fmt::format("sequence_lens has shape {}; expected [{}]", shape_str(input(n, 1).shape), r.batch));
+  if (const Tensor* lens = const_input(n, 1))
+    for (int64_t b = 0; b < lens->numel(); ++b)
+      if (lens->int_at(b) < 0 || lens->int_at(b) > r.time)
+        fail_invalid(n, fmt::format("sequence length {} (batch {}) is outside [0, {}]", lens->int_at(b), b, r.time));
+  set_output(n, 0, input(n, 0).dtype, input(n, 0).shape);
+}
+
+const OpRegistrar reverse_sequence([] {
+  OpDef d;
+  d.op_type = "ReverseSequence";
+  d.versions = {10};
+  d.infer = infer_reverse_sequence;
+  d.emit = [](const Node& n, Emitter& e) {
+    ReverseDims r = reverse_dims(n);
+    if (n.outputs[0]->numel() == 0) return;
+    e.include("onnxc/scan.h");
+    e.linef("rt::reverse_sequence({}, {}, {}, {}, {}, {}, {}, {});", e.in(0), e.out(0), e.in(1), r.time, r.batch,
+            r.time_stride, r.batch_stride, r.inner);
+  };
+  d.fold = [](const Node& n, std::vector<Tensor>& outs) {
+    const Value& y = *n.outputs[0];
+    ReverseDims r = reverse_dims(n);
+    outs.emplace_back(y.dtype, y.shape);
+    if (y.numel() == 0) return;
+    dispatch_dtype(n, y.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      rt::reverse_sequence(n.inputs[0]->constant->data<T>(), outs[0].data<T>(),
+                           n.inputs[1]->constant->data<int64_t>(), r.time, r.batch, r.time_stride, r.batch_stride,
+                           r.inner);
+    });
+  };
+  return d;
+}());
+
+}  // namespace
+}  // namespace onnxc

@@ -1,0 +1,51 @@
+// Kernels that walk along one axis: cumulative sums (CumSum) and per-batch reversals
+// (ReverseSequence).
+#ifndef ONNXC_SCAN_H
+#define ONNXC_SCAN_H
+
+#include "onnxc/base.h"
+
+namespace onnxc {
+namespace rt {
+
+// The input is [outer, len, inner]; y[o, i, k] is the sum of x[o, j, k] over j <= i (j < i
+// when exclusive), or over j >= i (j > i) when reverse. Sums accumulate in compute_t<T>.
+template <class T>
+inline void cumsum(const T* x, T* y, index_t outer, index_t len, index_t inner, bool exclusive, bool reverse) {
+  for (index_t o = 0; o < outer; ++o)
+    for (index_t k = 0; k < inner; ++k) {
+      compute_t<T> sum = 0;
+      for (index_t step = 0; step < len; ++step) {
+        const index_t i = reverse ? len - 1 - step : step;
+        const index_t at = (o * len + i) * inner + k;
+        const compute_t<T> v = load(x[at]);
+        if (!exclusive) sum += v;
+        y[at] = store<T>(sum);
+        if (exclusive) sum += v;
+      }
+    }
+}
+
+// ReverseSequence: for batch b, the first lengths[b] steps along the time axis are reversed
+// and the rest copied. Element (t, b) of the [time, batch] plane is `time_stride * t +
+// batch_stride * b` elements from the start of its block of `inner` contiguous elements;
+// lengths outside [0, time] are clamped.
+template <class T, class L>
+inline void reverse_sequence(const T* x, T* y, const L* lengths, index_t time, index_t batch, index_t time_stride,
+                             index_t batch_stride, index_t inner) {
+  for (index_t b = 0; b < batch; ++b) {
+    index_t len = static_cast<index_t>(lengths[b]);
+    len = len < 0 ? 0 : (len > time ? time : len);
+    for (index_t t = 0; t < time; ++t) {
+      const index_t src = t < len ? len - 1 - t : t;
+      const T* from = x + src * time_stride + b * batch_stride;
+      T* to = y + t * time_stride + b * batch_stride;
+      for (index_t k = 0; k < inner; ++k) to[k] = from[k];
+    }
+  }
+}
+
+}  // namespace rt
+}  // namespace onnxc
+
+#endif  // ONNXC_SCAN_H
