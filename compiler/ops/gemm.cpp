@@ -5,51 +5,100 @@
 namespace onnxc {
 namespace {
 
+// Element types by version: floats, integers from 9, bfloat16 from 13 (Gemm and MatMul alike).
+std::vector<DType> matrix_types(const Node& n) {
+  std::vector<DType> t = {DType::Float, DType::Double, DType::Float16};
+  if (n.version >= 9) t.insert(t.end(), {DType::Int32, DType::Int64, DType::Uint32, DType::Uint64});
+  if (n.version >= 13) t.push_back(DType::BFloat16);
+  return t;
+}
+
+void require_operand_types(const Node& n) {
+  require_dtype(n, 0, matrix_types(n));
+  for (std::size_t i = 1; i < n.inputs.size(); ++i)
+    if (n.has_input(i) && n.inputs[i]->dtype != n.inputs[0]->dtype)
+      fail_invalid(n, fmt::format("input {} is {} but input 0 is {}; they must match", i, dtype_name(n.inputs[i]->dtype),
+                                  dtype_name(n.inputs[0]->dtype)));
+}
+
+// Gemm's C: optional from version 11. Versions 1 and 6 broadcast it only with broadcast=1 (C
+// must be [M, N] otherwise); from 7 it always broadcasts unidirectionally to [M, N].
+void check_gemm_bias(const Node& n, int64_t m, int64_t nn) {
+  if (!n.has_input(2)) return;
+  const Shape& c = n.inputs[2]->shape;
+  if (n.version < 7 && n.attr_int("broadcast", 0) == 0 && c != Shape{m, nn})
+    fail_invalid(n, fmt::format("C has shape {}; without broadcast=1 it must be [{}, {}]", shape_str(c), m, nn));
+  if (n.version >= 7 && n.has_attr("broadcast")) fail_invalid(n, "'broadcast' was removed in Gemm-7");
+  if (c.size() > 2) fail_invalid(n, fmt::format("C has rank {}; at most 2 allowed", c.size()));
+  Shape cc = c;
+  while (cc.size() < 2) cc.insert(cc.begin(), 1);
+  if ((cc[0] != 1 && cc[0] != m) || (cc[1] != 1 && cc[1] != nn))
+    fail_invalid(n, fmt::format("C {} does not broadcast to [{}, {}]", shape_str(c), m, nn));
+}
+
 void infer_gemm(Node& n) {
-  check_arity(n, 2, 3, 1, 1);
+  check_arity(n, n.version < 11 ? 3 : 2, 3, 1, 1);
   const Value& a = input(n, 0);
   const Value& b = input(n, 1);
-  require_float(n, 0);
+  require_operand_types(n);
   if (a.shape.size() != 2 || b.shape.size() != 2)
     fail_invalid(n, fmt::format("A {} and B {} must be matrices", shape_str(a.shape), shape_str(b.shape)));
   bool ta = n.attr_int("transA", 0), tb = n.attr_int("transB", 0);
   int64_t m = ta ? a.shape[1] : a.shape[0], k = ta ? a.shape[0] : a.shape[1];
   int64_t kb = tb ? b.shape[1] : b.shape[0], nn = tb ? b.shape[0] : b.shape[1];
   if (k != kb) fail_invalid(n, fmt::format("inner dims differ: A gives {}, B gives {}", k, kb));
-  if (n.has_input(2)) {
-    const Shape& c = n.inputs[2]->shape;
-    if (c.size() > 2) fail_invalid(n, fmt::format("C has rank {}; at most 2 allowed", c.size()));
-    Shape cc = c;
-    while (cc.size() < 2) cc.insert(cc.begin(), 1);
-    if ((cc[0] != 1 && cc[0] != m) || (cc[1] != 1 && cc[1] != nn))
-      fail_invalid(n, fmt::format("C {} does not broadcast to [{}, {}]", shape_str(c), m, nn));
-  }
+  check_gemm_bias(n, m, nn);
   set_output(n, 0, a.dtype, {m, nn});
 }
 
-void emit_gemm(const Node& n, Emitter& e) {
-  e.include("onnxc/gemm.h");
+rt::GemmParams gemm_params(const Node& n) {
   const Value& a = *n.inputs[0];
   bool ta = n.attr_int("transA", 0), tb = n.attr_int("transB", 0);
-  int64_t m = n.outputs[0]->shape[0], nn = n.outputs[0]->shape[1], k = ta ? a.shape[0] : a.shape[1];
-  int64_t crs = 0, ccs = 0;
+  rt::GemmParams p{};
+  p.m = n.outputs[0]->shape[0];
+  p.n = n.outputs[0]->shape[1];
+  p.k = ta ? a.shape[0] : a.shape[1];
+  p.trans_a = ta;
+  p.trans_b = tb;
+  p.alpha = n.attr_float("alpha", 1.0f);
+  p.beta = n.attr_float("beta", 1.0f);
   if (n.has_input(2)) {
     Shape c = n.inputs[2]->shape;
     while (c.size() < 2) c.insert(c.begin(), 1);
-    crs = c[0] == 1 ? 0 : c[1];
-    ccs = c[1] == 1 ? 0 : 1;
+    p.c_row_stride = c[0] == 1 ? 0 : c[1];
+    p.c_col_stride = c[1] == 1 ? 0 : 1;
   }
+  return p;
+}
+
+void emit_gemm(const Node& n, Emitter& e) {
+  if (n.outputs[0]->numel() == 0) return;
+  e.include("onnxc/gemm.h");
+  rt::GemmParams p = gemm_params(n);
+  auto num = [](rt::index_t v) { return fmt::format("{}", v); };
   e.linef("constexpr rt::GemmParams p = {};",
-          params_literal("rt::GemmParams", {{"m", fmt::format("{}", m)},
-                                            {"n", fmt::format("{}", nn)},
-                                            {"k", fmt::format("{}", k)},
-                                            {"trans_a", ta ? "true" : "false"},
-                                            {"trans_b", tb ? "true" : "false"},
-                                            {"alpha", float_literal(n.attr_float("alpha", 1.0f))},
-                                            {"beta", float_literal(n.attr_float("beta", 1.0f))},
-                                            {"c_row_stride", fmt::format("{}", crs)},
-                                            {"c_col_stride", fmt::format("{}", ccs)}}));
-  e.linef("rt::gemm(p, {}, {}, {}, {});", e.in(0), e.in(1), e.in_or_null(2, a.dtype), e.out(0));
+          params_literal("rt::GemmParams", {{"m", num(p.m)},
+                                            {"n", num(p.n)},
+                                            {"k", num(p.k)},
+                                            {"trans_a", p.trans_a ? "true" : "false"},
+                                            {"trans_b", p.trans_b ? "true" : "false"},
+                                            {"alpha", float_literal(p.alpha)},
+                                            {"beta", float_literal(p.beta)},
+                                            {"c_row_stride", num(p.c_row_stride)},
+                                            {"c_col_stride", num(p.c_col_stride)}}));
+  e.linef("rt::gemm(p, {}, {}, {}, {});", e.in(0), e.in(1), e.in_or_null(2, n.inputs[0]->dtype), e.out(0));
+}
+
+void fold_gemm(const Node& n, std::vector<Tensor>& outs) {
+  const Value& y = *n.outputs[0];
+  outs.emplace_back(y.dtype, y.shape);
+  if (y.numel() == 0) return;
+  rt::GemmParams p = gemm_params(n);
+  dispatch_dtype(n, y.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* c = n.has_input(2) ? n.inputs[2]->constant->data<T>() : nullptr;
+    rt::gemm(p, n.inputs[0]->constant->data<T>(), n.inputs[1]->constant->data<T>(), c, outs[0].data<T>());
+  });
 }
 
 const OpRegistrar gemm_op([] {
@@ -58,6 +107,7 @@ const OpRegistrar gemm_op([] {
   d.versions = {1, 6, 7, 9, 11, 13};
   d.infer = infer_gemm;
   d.emit = emit_gemm;
+  d.fold = fold_gemm;
   d.macs = [](const Node& n) {
     const Shape& a = n.inputs[0]->shape;
     return n.outputs[0]->numel() * (n.attr_int("transA", 0) ? a[0] : a[1]);
@@ -111,12 +161,12 @@ MatMulShape matmul_shape(const Node& node) {
 
 void infer_matmul(Node& n) {
   check_arity(n, 2, 2, 1, 1);
-  require_float(n, 0);
-  if (input(n, 1).dtype != input(n, 0).dtype) fail_invalid(n, "inputs have different types");
+  require_operand_types(n);
   set_output(n, 0, input(n, 0).dtype, matmul_shape(n).out);
 }
 
 void emit_matmul(const Node& n, Emitter& e) {
+  if (n.outputs[0]->numel() == 0) return;
   e.include("onnxc/gemm.h");
   MatMulShape s = matmul_shape(n);
   if (s.batches == 1) {
@@ -129,12 +179,27 @@ void emit_matmul(const Node& n, Emitter& e) {
           e.out(0));
 }
 
+void fold_matmul(const Node& n, std::vector<Tensor>& outs) {
+  const Value& y = *n.outputs[0];
+  outs.emplace_back(y.dtype, y.shape);
+  if (y.numel() == 0) return;
+  MatMulShape s = matmul_shape(n);
+  std::vector<rt::index_t> a_offsets(s.a_offsets.begin(), s.a_offsets.end()),
+      b_offsets(s.b_offsets.begin(), s.b_offsets.end());
+  dispatch_dtype(n, y.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    rt::matmul(s.batches, a_offsets.data(), b_offsets.data(), s.m, s.n, s.k, n.inputs[0]->constant->data<T>(),
+               n.inputs[1]->constant->data<T>(), outs[0].data<T>());
+  });
+}
+
 const OpRegistrar matmul_op([] {
   OpDef d;
   d.op_type = "MatMul";
   d.versions = {1, 9, 13};
   d.infer = infer_matmul;
   d.emit = emit_matmul;
+  d.fold = fold_matmul;
   d.macs = [](const Node& n) { return n.outputs[0]->numel() * n.inputs[0]->shape.back(); };
   return d;
 }());

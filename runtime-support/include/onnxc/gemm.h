@@ -3,6 +3,7 @@
 #define ONNXC_GEMM_H
 
 #include "onnxc/base.h"
+#include "onnxc/numeric.h"
 
 namespace onnxc {
 namespace rt {
@@ -16,10 +17,13 @@ struct GemmParams {
   index_t c_row_stride, c_col_stride;
 };
 
-// y[m,n] = alpha * op(a)[m,k] * op(b)[k,n] + beta * c
+// y[m,n] = alpha * op(a)[m,k] * op(b)[k,n] + beta * c. The products accumulate in the compute
+// type (wrapping for integers); the float alpha and beta apply in real_t, so integer Gemm with
+// alpha = 0.5 halves instead of multiplying by 0.
 template <class T>
 inline void gemm(const GemmParams& p, const T* a, const T* b, const T* c, T* y) {
   using C = compute_t<T>;
+  using R = real_t<T>;
   const index_t lda = p.trans_a ? p.m : p.k;
   const index_t ldb = p.trans_b ? p.k : p.n;
   for (index_t i = 0; i < p.m; ++i) {
@@ -28,11 +32,11 @@ inline void gemm(const GemmParams& p, const T* a, const T* b, const T* c, T* y) 
       for (index_t l = 0; l < p.k; ++l) {
         const C av = load(p.trans_a ? a[l * lda + i] : a[i * lda + l]);
         const C bv = load(p.trans_b ? b[j * ldb + l] : b[l * ldb + j]);
-        acc += av * bv;
+        acc = static_cast<C>(acc + av * bv);
       }
-      C r = static_cast<C>(p.alpha) * acc;
-      if (c) r += static_cast<C>(p.beta) * load(c[i * p.c_row_stride + j * p.c_col_stride]);
-      y[i * p.n + j] = store<T>(r);
+      R r = static_cast<R>(p.alpha) * static_cast<R>(acc);
+      if (c) r += static_cast<R>(p.beta) * static_cast<R>(load(c[i * p.c_row_stride + j * p.c_col_stride]));
+      y[i * p.n + j] = store<T>(from_real<T>(r));
     }
   }
 }
@@ -44,7 +48,7 @@ inline void matmul_2d(index_t m, index_t n, index_t k, const T* a, const T* b, T
   for (index_t i = 0; i < m; ++i) {
     for (index_t j = 0; j < n; ++j) {
       C acc = C(0);
-      for (index_t l = 0; l < k; ++l) acc += load(a[i * k + l]) * load(b[l * n + j]);
+      for (index_t l = 0; l < k; ++l) acc = static_cast<C>(acc + load(a[i * k + l]) * load(b[l * n + j]));
       y[i * n + j] = store<T>(acc);
     }
   }
