@@ -6,13 +6,16 @@
 // 1 the model could not be compiled (or a file not written), 2 a bad command line.
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unistd.h>
 
@@ -159,7 +162,9 @@ void add_common(CLI::App* app, Common& c) {
       ->type_name("NAME=DIMS");
   app->add_option("--dim", c.dims, "Bind a symbolic dim (dim_param) everywhere it appears: N=1. Repeatable.")
       ->type_name("PARAM=VALUE");
-  app->add_option("--disable-pass", c.disabled, "Turn off an optional pass (fold-constants).")->type_name("NAME");
+  app->add_option("--disable-pass", c.disabled,
+                  fmt::format("Turn off an optional pass: {}. Repeatable.", fmt::join(optional_passes(), ", ")))
+      ->type_name("NAME");
 }
 
 CompileOptions to_options(const Common& c) {
@@ -213,7 +218,11 @@ struct CompileCommand {
 // Where each generated file goes, and how the source refers to its neighbours.
 struct OutputFiles {
   std::string source, header, weights;  // paths; source may be "-"; weights empty for the array format
+  std::string source_name;              // what the source calls itself (with -o -: named after the header)
 };
+
+// Weights from this size on are better compiled with --weights-format incbin.
+constexpr std::size_t kLargeWeightBytes = std::size_t(4) << 20;
 
 OutputFiles output_files(const CompileCommand& cmd, WeightsFormat format) {
   OutputFiles f;
@@ -222,20 +231,24 @@ OutputFiles output_files(const CompileCommand& cmd, WeightsFormat format) {
   if (!cmd.header.empty()) f.header = cmd.header;
   else if (f.source == "-") f.header = fs::path(model).replace_extension(".h").string();
   else f.header = fs::path(f.source).replace_extension(".h").string();
-  // The weights live beside the source; with the source on stdout, beside the header.
+  // With the source on stdout, its banner and the weights file are named after the header.
+  f.source_name = f.source == "-" ? fs::path(f.header).replace_extension(".cpp").string() : f.source;
   if (format == WeightsFormat::Incbin)
-    f.weights = fs::path(f.source == "-" ? f.header : f.source).replace_extension(kWeightsFileSuffix).string();
+    f.weights = fs::path(f.source_name).replace_extension(kWeightsFileSuffix).string();
   return f;
 }
 
-bool write_file(const std::string& path, const std::string& content) {
+// Writes content to path ("-": stdout); on failure returns why.
+std::optional<std::string> write_file(const std::string& path, const std::string& content) {
   if (path == "-") {
     std::cout << content << std::flush;
-    return bool(std::cout);
+    return std::cout ? std::nullopt : std::optional<std::string>("cannot write to stdout");
   }
+  errno = 0;
   std::ofstream f(path, std::ios::binary);
   f << content;
-  return bool(f.flush());
+  if (f.flush()) return std::nullopt;
+  return fmt::format("cannot write {}{}", path, errno ? std::string(": ") + std::strerror(errno) : "");
 }
 
 std::string file_name(const std::string& path) { return fs::path(path).filename().string(); }
@@ -278,24 +291,33 @@ int run_compile(const CompileCommand& cmd, const Terminal& term) {
   ProgressLine progress(term, file_name(cmd.model));
   Compilation c = compile_model(cmd.model, co);
   if (cmd.report) fmt::print("{}", report_text(c));
-  if (!cmd.report_json_path.empty() && !write_file(cmd.report_json_path, report_json(c))) {
-    progress.finish();
-    print_message(term, fmt::format("error: cannot write {}", cmd.report_json_path));
-    return 1;
+  if (!cmd.report_json_path.empty()) {
+    if (auto failure = write_file(cmd.report_json_path, report_json(c))) {
+      progress.finish();
+      print_message(term, "error: " + *failure);
+      return 1;
+    }
   }
   progress.phase("generating C++ for");
-  GeneratedCode code = emit_code(c, co, file_name(files.header), files.source == "-" ? "-" : file_name(files.source),
-                                 file_name(files.weights));
+  GeneratedCode code =
+      emit_code(c, co, file_name(files.header), file_name(files.source_name), file_name(files.weights));
   progress.phase("writing the code of");
   for (const auto& [path, content] : {std::pair{files.header, &code.header}, std::pair{files.source, &code.source},
                                       std::pair{files.weights, &code.weights_file}}) {
-    if (path.empty() || write_file(path, *content)) continue;
-    progress.finish();
-    print_message(term, fmt::format("error: cannot write {}", path));
-    return 1;
+    if (path.empty()) continue;
+    if (auto failure = write_file(path, *content)) {
+      progress.finish();
+      print_message(term, "error: " + *failure);
+      return 1;
+    }
   }
   progress.finish();
   print_summary(c, files);
+  if (co.weights_format == WeightsFormat::Array && c.program.weights_bytes >= kLargeWeightBytes)
+    fmt::print(stderr,
+               "note: {} of weights as C++ arrays take long to compile; --weights-format incbin (in CMake: "
+               "onnxc_add_model(... WEIGHTS incbin)) keeps them in a binary file\n",
+               byte_count(c.program.weights_bytes));
   return 0;
 }
 
