@@ -91,8 +91,14 @@ class BlockRenderer {
 
   std::string name_of(const Value* v) const {
     const TensorPlace& tp = T.at(v);
-    return tp.storage == Storage::Constant ? tp.weight_cname : tp.cname;
+    if (tp.storage != Storage::Constant) return tp.cname;
+    used_weights_.insert(v);
+    return tp.weight_cname;
   }
+
+  // The weights the rendered code refers to: operators read some constant inputs (shapes,
+  // axes, ...) at compile time only, and an array nobody reads is dead weight (and a warning).
+  const std::set<const Value*>& used_weights() const { return used_weights_; }
 
   // Pointer declarations of the block's arena tensors and views.
   std::vector<std::string> declarations(const Block& b) const {
@@ -123,6 +129,7 @@ class BlockRenderer {
     for (std::size_t i = 0; i < g.outputs.size(); ++i) {
       const Value* v = g.outputs[i];
       if (v->constant) {
+        used_weights_.insert(v);
         lines.push_back(fmt::format("// output '{}' is a constant", v->name));
         lines.push_back(fmt::format("rt::copy({}, {}, {});", T.at(v).weight_cname, b.output_params[i], v->numel()));
       } else if (T.count(v) && (T.at(v).storage == Storage::Input || T.at(v).storage == Storage::Outer)) {
@@ -193,6 +200,7 @@ class BlockRenderer {
   const Program& prog_;
   const std::map<const Value*, TensorPlace>& T;
   std::set<std::string>& headers_;
+  mutable std::set<const Value*> used_weights_;
 };
 
 std::string indent_lines(const std::vector<std::string>& lines, const std::string& pad) {
@@ -208,15 +216,6 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
   const auto& T = prog.tensors;
   std::string ns = sanitize_identifier(opts.name);
 
-  std::string weights, weights_file;
-  if (opts.weights_format == WeightsFormat::Incbin) {
-    IncbinWeights incbin = render_incbin_weights(prog, ns, opts.weights_file_name);
-    weights = std::move(incbin.declarations);
-    weights_file = std::move(incbin.bytes);
-  } else {
-    for (const Value* w : prog.weights) weights += render_weight(T.at(w).weight_cname, *w, prog.alignment) + "\n";
-  }
-
   std::set<std::string> headers = {"onnxc/layout.h"};
   BlockRenderer renderer(prog, headers);
   std::string tensors;
@@ -225,6 +224,23 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
       tensors += fmt::format("  (void){};  // bound at compile time (--constant)\n", prog.main.input_params[i]);
   tensors += indent_lines(renderer.declarations(prog.main), "  ");
   std::string body = indent_lines(renderer.statements(prog.main), "  ");
+
+  // Weights, in first-use order, keeping only those the code reads.
+  std::vector<const Value*> used;
+  std::size_t weight_bytes = 0;
+  for (const Value* w : prog.weights)
+    if (renderer.used_weights().count(w)) {
+      used.push_back(w);
+      weight_bytes += w->byte_size();
+    }
+  std::string weights, weights_file;
+  if (opts.weights_format == WeightsFormat::Incbin) {
+    IncbinWeights incbin = render_incbin_weights(prog, used, ns, opts.weights_file_name);
+    weights = std::move(incbin.declarations);
+    weights_file = std::move(incbin.bytes);
+  } else {
+    for (const Value* w : used) weights += render_weight(T.at(w).weight_cname, *w, prog.alignment) + "\n";
+  }
 
   // Parameters.
   std::vector<std::string> run_params, c_run_params, usage_args, generic_args, c_forward;
@@ -271,7 +287,7 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
   std::string guard = c_prefix + "_" + sanitize_identifier(opts.header_name) + "_";
   std::transform(guard.begin(), guard.end(), guard.begin(), [](unsigned char c) { return std::toupper(c); });
   std::string summary = fmt::format("{} steps; arena {} bytes; weights {} bytes.\n// inputs: {}\n// outputs: {}",
-                                    prog.main.steps.size(), prog.arena_bytes, prog.weights_bytes,
+                                    prog.main.steps.size(), prog.arena_bytes, weight_bytes,
                                     fmt::join(in_desc, "; "), fmt::join(out_desc, "; "));
 
   std::vector<std::pair<std::string, std::string>> vars = {
@@ -285,8 +301,8 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
       {"header_name", opts.header_name},
       {"arena_bytes", fmt::format("{}", std::max<std::size_t>(prog.arena_bytes, 1))},
       {"arena_alignment", fmt::format("{}", prog.alignment)},
-      {"weight_bytes", fmt::format("{}", prog.weights_bytes)},
-      {"weight_count", fmt::format("{}", prog.weights.size())},
+      {"weight_bytes", fmt::format("{}", weight_bytes)},
+      {"weight_count", fmt::format("{}", used.size())},
       {"num_inputs", fmt::format("{}", g.inputs.size())},
       {"num_outputs", fmt::format("{}", g.outputs.size())},
       {"input_infos", fmt::format("{}", fmt::join(in_infos, "\n"))},

@@ -76,11 +76,12 @@ bool parse_weights_format(const std::string& text, WeightsFormat* format) {
   return true;
 }
 
-IncbinWeights render_incbin_weights(const Program& prog, const std::string& symbol_prefix,
+IncbinWeights render_incbin_weights(const Program& prog, const std::vector<const Value*>& weights,
+                                    const std::string& symbol_prefix,
                                     const std::string& file_name) {
   IncbinWeights out;
   std::string decls;
-  for (const Value* w : prog.weights) {
+  for (const Value* w : weights) {
     std::string bytes = weight_bytes(*w);
     out.bytes.resize(align_up(out.bytes.size(), prog.alignment), '\0');
     const std::string& cname = prog.tensors.at(w).weight_cname;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "passes/program.h"
 
@@ -34,7 +35,8 @@ struct IncbinWeights {
 // Lays out every weight of prog in one file (each at an offset aligned to prog.alignment) and
 // declares it in C++. symbol_prefix makes the assembler symbols unique in a program (the C
 // prefix of the generated functions); file_name is what the source looks for by default.
-IncbinWeights render_incbin_weights(const Program& prog, const std::string& symbol_prefix,
-                                    const std::string& file_name);
+// `weights`: the constants the generated code reads (a subset of prog.weights).
+IncbinWeights render_incbin_weights(const Program& prog, const std::vector<const Value*>& weights,
+                                    const std::string& symbol_prefix, const std::string& file_name);
 
 }  // namespace onnxc

@@ -152,7 +152,7 @@ bool parse_dims(const std::string& s, Shape* out) {
 }
 
 struct Common {
-  std::vector<std::string> shapes, dims, disabled;
+  std::vector<std::string> shapes, dims, disabled, constants;
   std::string name = "model";
 };
 
@@ -162,6 +162,11 @@ void add_common(CLI::App* app, Common& c) {
       ->type_name("NAME=DIMS");
   app->add_option("--dim", c.dims, "Bind a symbolic dim (dim_param) everywhere it appears: N=1. Repeatable.")
       ->type_name("PARAM=VALUE");
+  app->add_option("--constant", c.constants,
+                  "Promise an input always has this value (comma-separated elements): it is folded into the code, "
+                  "e.g. --constant sr=16000 so only the matching If branch is compiled. The input stays in run()'s "
+                  "signature and is not read. Repeatable.")
+      ->type_name("NAME=V[,V...]");
   app->add_option("--disable-pass", c.disabled,
                   fmt::format("Turn off an optional pass: {}. Repeatable.", fmt::join(optional_passes(), ", ")))
       ->type_name("NAME");
@@ -183,6 +188,27 @@ CompileOptions to_options(const Common& c) {
     if (eq == std::string::npos || eq == 0 || !parse_dims(s.substr(eq + 1), &v) || v.size() != 1)
       throw CompileError(ErrorKind::Usage, "--dim " + s, "expected PARAM=VALUE, e.g. N=1");
     o.dims[s.substr(0, eq)] = v[0];
+  }
+  for (const std::string& s : c.constants) {
+    auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw CompileError(ErrorKind::Usage, "--constant " + s, "expected NAME=VALUE[,VALUE...], e.g. sr=16000");
+    std::vector<double> values;
+    std::size_t pos = eq + 1;
+    while (pos <= s.size()) {
+      std::size_t comma = s.find(',', pos);
+      std::string part = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      try {
+        std::size_t used = 0;
+        values.push_back(std::stod(part, &used));
+        if (used != part.size()) throw std::invalid_argument(part);
+      } catch (const std::exception&) {
+        throw CompileError(ErrorKind::Usage, "--constant " + s, fmt::format("'{}' is not a number", part));
+      }
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    o.constants[s.substr(0, eq)] = values;
   }
   for (const std::string& p : c.disabled) {
     if (!optional_passes().count(p))
@@ -269,11 +295,27 @@ void print_summary(const Compilation& c, const OutputFiles& files) {
              fmt::join(written, ", "));
 }
 
+// The shape as the file declares it, symbolic dims by name and unknown ones as '?': "[N, 3, ?]".
+std::string declared_shape_str(const Value& v) {
+  std::vector<std::string> dims;
+  for (const Dim& d : v.declared_dims)
+    dims.push_back(d.value >= 0 ? std::to_string(d.value) : d.param.empty() ? "?" : d.param);
+  return fmt::format("[{}]", fmt::join(dims, ", "));
+}
+
+// "  input 'x': float [1, 3, 224, 224] (declared [N, 3, 224, 224])"
+void print_graph_value(const char* role, const Value& v) {
+  std::string shape = shape_str(v.shape), declared = declared_shape_str(v);
+  std::string note = !v.declared_rank ? " (no declared shape)" : declared != shape ? " (declared " + declared + ")" : "";
+  fmt::print("  {} '{}': {} {}{}\n", role, v.name, dtype_name(v.dtype), shape, note);
+}
+
 int run_check(const CompileCommand& cmd, const CompileOptions& co) {
   Model m = check_model(cmd.model, co);
-  fmt::print("{}: ok ({} nodes, opset {})\n", cmd.model, m.graph.nodes.size(), m.opsets.count("") ? m.opsets.at("") : 0);
-  for (const Value* v : m.graph.outputs)
-    fmt::print("  output '{}': {} {}\n", v->name, dtype_name(v->dtype), shape_str(v->shape));
+  fmt::print("{}: ok ({} nodes, IR version {}, opset {})\n", cmd.model, m.graph.nodes.size(), m.ir_version,
+             m.opsets.count("") ? m.opsets.at("") : 0);
+  for (const Value* v : m.graph.inputs) print_graph_value("input", *v);
+  for (const Value* v : m.graph.outputs) print_graph_value("output", *v);
   return 0;
 }
 

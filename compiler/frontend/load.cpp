@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
 
 #include <fmt/format.h>
+#include <google/protobuf/io/coded_stream.h>
 
 #include "onnx.pb.h"
 #include "support/diagnostics.h"
@@ -19,14 +19,38 @@ namespace fs = std::filesystem;
 namespace onnxc {
 namespace {
 
-std::string read_file(const std::string& path, std::string* error) {
+using AP = onnx::AttributeProto;
+
+// Protobuf nests three messages per subgraph level (Graph > Node > Attribute > Graph); leave
+// room beyond LoadOptions::max_graph_depth so our own check, with its clearer message, fires
+// first, while a hostile file still cannot recurse without bound.
+constexpr int kProtobufRecursionLimit = 1000;
+
+std::string read_file(const std::string& path, std::size_t max_bytes) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw CompileError(ErrorKind::Invalid, "", fs::exists(path, ec) ? "is not a regular file" : "does not exist",
+                       "check the path");
+  uint64_t size = fs::file_size(path, ec);
+  if (ec) throw CompileError(ErrorKind::Invalid, "", "cannot be read: " + ec.message(), "check the permissions");
+  if (size > max_bytes)
+    throw CompileError(ErrorKind::Unsupported, "",
+                       fmt::format("is {} bytes; onnxc reads model files up to {} bytes", size, max_bytes),
+                       "move the weights to external data files");
   std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    *error = "cannot open the file";
-    return {};
-  }
-  std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string data(static_cast<std::size_t>(size), '\0');
+  if (!f.read(data.data(), static_cast<std::streamsize>(size)))
+    throw CompileError(ErrorKind::Invalid, "", "cannot be read", "check the permissions");
   return data;
+}
+
+// Parses a serialized message with an explicit recursion limit. False on any damage.
+template <class Message> bool parse_bounded(const std::string& bytes, Message* out) {
+  if (bytes.size() > static_cast<std::size_t>(INT_MAX)) return false;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  in.SetRecursionLimit(kProtobufRecursionLimit);
+  return out->ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
 }
 
 // Multiplies dims, refusing negative dims and overflow. Returns -1 on failure.
@@ -40,27 +64,88 @@ int64_t checked_numel(const Shape& shape) {
   return n;
 }
 
+bool all_digits(const std::string& s) {
+  return !s.empty() && s.size() <= 19 && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// The repeated field that carries elements of `dt` when raw_data is not used (TensorProto docs).
+const char* typed_field_for(DType dt) {
+  switch (dt) {
+    case DType::Float:
+    case DType::Complex64: return "float_data";
+    case DType::Double:
+    case DType::Complex128: return "double_data";
+    case DType::Int64: return "int64_data";
+    case DType::Uint32:
+    case DType::Uint64: return "uint64_data";
+    case DType::String: return "string_data";
+    default: return "int32_data";
+  }
+}
+
+// Names of the value fields a TensorProto populates.
+std::vector<std::string> populated_fields(const onnx::TensorProto& t) {
+  std::vector<std::string> f;
+  if (t.has_raw_data()) f.push_back("raw_data");
+  if (t.float_data_size()) f.push_back("float_data");
+  if (t.double_data_size()) f.push_back("double_data");
+  if (t.int32_data_size()) f.push_back("int32_data");
+  if (t.int64_data_size()) f.push_back("int64_data");
+  if (t.uint64_data_size()) f.push_back("uint64_data");
+  if (t.string_data_size()) f.push_back("string_data");
+  return f;
+}
+
+// Attribute types whose value field the AttributeProto populates.
+std::vector<AP::AttributeType> populated_fields(const AP& a) {
+  std::vector<AP::AttributeType> f;
+  if (a.has_f()) f.push_back(AP::FLOAT);
+  if (a.has_i()) f.push_back(AP::INT);
+  if (a.has_s()) f.push_back(AP::STRING);
+  if (a.has_t()) f.push_back(AP::TENSOR);
+  if (a.has_g()) f.push_back(AP::GRAPH);
+  if (a.has_sparse_tensor()) f.push_back(AP::SPARSE_TENSOR);
+  if (a.has_tp()) f.push_back(AP::TYPE_PROTO);
+  if (a.floats_size()) f.push_back(AP::FLOATS);
+  if (a.ints_size()) f.push_back(AP::INTS);
+  if (a.strings_size()) f.push_back(AP::STRINGS);
+  if (a.tensors_size()) f.push_back(AP::TENSORS);
+  if (a.graphs_size()) f.push_back(AP::GRAPHS);
+  if (a.sparse_tensors_size()) f.push_back(AP::SPARSE_TENSORS);
+  if (a.type_protos_size()) f.push_back(AP::TYPE_PROTOS);
+  return f;
+}
+
+std::string attribute_type_name(AP::AttributeType t) {
+  std::string s = AP::AttributeType_Name(t);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s.empty() ? fmt::format("type {}", static_cast<int>(t)) : s;
+}
+
+// True if `rel` (relative) stays inside the folder it is resolved against.
+bool stays_inside(const fs::path& rel) {
+  if (rel.empty() || rel.is_absolute() || rel.has_root_name()) return false;
+  for (const auto& part : rel)
+    if (part == "..") return false;
+  return true;
+}
+
 class Loader {
  public:
-  Loader(std::string path, const LoadOptions& opts) : path_(std::move(path)), opts_(opts) {
-    dir_ = fs::path(path_).parent_path();
+  Loader(std::string name, fs::path dir, const LoadOptions& opts)
+      : name_(std::move(name)), dir_(std::move(dir)), opts_(opts) {
     if (dir_.empty()) dir_ = ".";
   }
 
-  Model load() {
-    std::string err;
-    std::string bytes = read_file(path_, &err);
-    if (!err.empty()) throw CompileError(ErrorKind::Invalid, "", err, "check the path");
+  Model load(const std::string& bytes) {
     if (bytes.empty())
       throw CompileError(ErrorKind::Invalid, "", "the file is empty", "pass an ONNX model file (.onnx)");
     onnx::ModelProto proto;
-    if (bytes.size() > static_cast<std::size_t>(INT_MAX) ||
-        !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-      throw CompileError(ErrorKind::Invalid, "",
-                         "the file is not a valid ONNX protobuf (truncated or not a model)",
+    if (!parse_bounded(bytes, &proto))
+      throw CompileError(ErrorKind::Invalid, "", "the file is not a valid ONNX protobuf (truncated or not a model)",
                          "re-export the model; check the file was copied completely");
     Model m;
-    m.path = path_;
+    m.path = name_;
     convert_model(proto, m);
     diag_.throw_if_any();
     return m;
@@ -70,10 +155,13 @@ class Loader {
   void finish() { diag_.throw_if_any(); }
 
  private:
+  // ---- model ----
+
   void convert_model(const onnx::ModelProto& p, Model& m) {
     m.ir_version = p.ir_version();
     m.producer_name = p.producer_name();
     m.producer_version = p.producer_version();
+    ir_version_ = p.ir_version();
     if (!p.has_ir_version())
       diag_.invalid("model", "ir_version is missing", "every ONNX model must state its IR version");
     else if (p.ir_version() < 3)
@@ -82,16 +170,7 @@ class Loader {
     else if (p.ir_version() > 12)
       diag_.unsupported("model", fmt::format("IR version {} is newer than onnxc knows (up to 12)", p.ir_version()),
                         "export with an older IR version or upgrade onnxc");
-    for (const auto& os : p.opset_import()) {
-      std::string domain = os.domain() == "ai.onnx" ? "" : os.domain();
-      if (m.opsets.count(domain))
-        diag_.invalid("model", fmt::format("opset_import lists domain '{}' twice", os.domain()));
-      m.opsets[domain] = static_cast<int>(os.version());
-    }
-    if (p.opset_import_size() == 0) {
-      if (p.ir_version() >= 3)
-        diag_.invalid("model", "opset_import is empty", "the model must import the ai.onnx opset it uses");
-    }
+    read_opsets(p, m);
     if (!p.has_graph()) {
       diag_.invalid("model", "the model has no graph");
       return;
@@ -100,42 +179,333 @@ class Loader {
     convert_graph(p.graph(), m.graph, nullptr, 0);
   }
 
-  void read_value_info(const onnx::ValueInfoProto& vi, Value* v, const std::string& role) {
+  void read_opsets(const onnx::ModelProto& p, Model& m) {
+    if (p.opset_import_size() == 0) {
+      diag_.invalid("model", "opset_import is empty", "the model must import the ai.onnx opset it uses");
+      return;
+    }
+    for (const auto& os : p.opset_import()) {
+      std::string domain = os.domain() == "ai.onnx" ? "" : os.domain();
+      std::string label = domain.empty() ? "ai.onnx" : domain;
+      if (m.opsets.count(domain)) {
+        diag_.invalid("model", fmt::format("opset_import lists domain '{}' twice", label),
+                      "keep one entry per domain");
+        continue;
+      }
+      if (!os.has_version() || os.version() < 1 || os.version() > INT_MAX) {
+        diag_.invalid("model", fmt::format("opset_import of '{}' has no valid version ({})", label, os.version()),
+                      "opset versions start at 1");
+        continue;
+      }
+      // No check of the IR version against the opset: ONNX's own test models pair IR 5 with
+      // opset 11, so exporters evidently may stamp an older IR than the opset's release had.
+      m.opsets[domain] = static_cast<int>(os.version());
+    }
+  }
+
+  // ---- graphs ----
+
+  void convert_graph(const onnx::GraphProto& gp, Graph& g, Graph* outer, int depth) {
+    std::string gwhere = depth == 0 ? "graph" : fmt::format("subgraph '{}'", gp.name());
+    if (depth > opts_.max_graph_depth) {
+      diag_.unsupported(gwhere, fmt::format("subgraphs are nested more than {} levels deep", opts_.max_graph_depth),
+                        "flatten the control flow");
+      return;
+    }
+    g.name = gp.name();
+    g.outer = outer;
+    if (gp.name().empty()) diag_.invalid(gwhere, "has no name", "every graph must be named");
+    add_initializers(gp, g, gwhere);
+    add_sparse_initializers(gp, g, gwhere);
+    add_inputs(gp, g, gwhere, depth);
+    std::vector<const onnx::NodeProto*> protos = add_nodes(gp, g, depth);
+    link_node_inputs(g, protos);
+    add_outputs(gp, g, depth);
+    check_value_info(gp, g);
+    g.relink();
+    sort_topologically(g, gwhere);
+  }
+
+  bool new_initializer_name(const std::string& name, Graph& g, const std::string& gwhere, const char* what) {
+    if (name.empty()) {
+      diag_.invalid(gwhere, fmt::format("{} has no name", what), "every initializer must be named");
+      return false;
+    }
+    if (g.find(name)) {
+      diag_.invalid(fmt::format("initializer '{}'", name), "is defined twice",
+                    "initializer names must be unique (dense and sparse together)");
+      return false;
+    }
+    return true;
+  }
+
+  Value* add_constant(Graph& g, const std::string& name, Tensor t) {
+    Value* v = g.add_value(name);
+    v->dtype = t.dtype;
+    v->shape = t.shape;
+    v->has_shape = true;
+    v->constant = std::make_shared<Tensor>(std::move(t));
+    return v;
+  }
+
+  void add_initializers(const onnx::GraphProto& gp, Graph& g, const std::string& gwhere) {
+    for (const auto& init : gp.initializer()) {
+      if (!new_initializer_name(init.name(), g, gwhere, "an initializer")) continue;
+      add_constant(g, init.name(), convert_tensor(init, fmt::format("initializer '{}'", init.name())));
+    }
+  }
+
+  void add_sparse_initializers(const onnx::GraphProto& gp, Graph& g, const std::string& gwhere) {
+    for (const auto& sp : gp.sparse_initializer()) {
+      const std::string& name = sp.values().name();
+      if (!new_initializer_name(name, g, gwhere, "a sparse initializer")) continue;
+      add_constant(g, name, densify(sp, fmt::format("sparse initializer '{}'", name)));
+    }
+  }
+
+  void add_inputs(const onnx::GraphProto& gp, Graph& g, const std::string& gwhere, int depth) {
+    std::set<std::string> initializers_listed;
+    for (const auto& in : gp.input()) {
+      std::string where = fmt::format("input '{}'", in.name());
+      if (in.name().empty()) {
+        diag_.invalid(gwhere, "a graph input has no name", "name every graph input");
+        continue;
+      }
+      if (Value* v = g.find(in.name())) {
+        if (!v->constant || !initializers_listed.insert(in.name()).second)
+          diag_.invalid(where, "is listed twice", "list each graph input once");
+        else if (depth > 0)
+          diag_.invalid(where, "is both an input and an initializer of a subgraph",
+                        "a subgraph must not give an input a default value; rename one of them");
+        continue;  // an initializer that is also an input: a constant with a default value
+      }
+      Value* v = g.add_value(in.name());
+      v->is_graph_input = true;
+      read_value_info(in, v, "input", depth == 0);
+      g.inputs.push_back(v);
+    }
+    // IR 3 and earlier: initializers are a subset of the graph inputs.
+    if (depth == 0 && ir_version_ >= 1 && ir_version_ <= 3)
+      for (const auto& init : gp.initializer())
+        if (!init.name().empty() && !initializers_listed.count(init.name()))
+          diag_.invalid(fmt::format("initializer '{}'", init.name()),
+                        fmt::format("is not a graph input, which IR version {} requires", ir_version_),
+                        "list it in graph.input too, or set ir_version to 4 or later");
+  }
+
+  // Is `name` visible from an enclosing graph of `g`?
+  static bool defined_outside(const Graph& g, const std::string& name) {
+    for (const Graph* o = g.outer; o; o = o->outer)
+      if (o->find(name)) return true;
+    return false;
+  }
+
+  std::vector<const onnx::NodeProto*> add_nodes(const onnx::GraphProto& gp, Graph& g, int depth) {
+    std::vector<const onnx::NodeProto*> protos;
+    std::set<std::string> node_names;
+    for (int i = 0; i < gp.node_size(); ++i) {
+      const auto& np = gp.node(i);
+      auto n = std::make_unique<Node>();
+      n->index = i;
+      n->op_type = np.op_type();
+      n->domain = np.domain() == "ai.onnx" ? "" : np.domain();
+      n->name = np.name().empty() ? fmt::format("{}_{}", np.op_type(), i) : np.name();
+      auto it = opsets_->find(n->domain);
+      n->opset = it == opsets_->end() ? 0 : it->second;
+      std::string where = n->describe();
+      if (np.op_type().empty()) diag_.invalid(where, "has no op_type", "set the operator the node calls");
+      if (!np.name().empty() && !node_names.insert(np.name()).second && depth == 0)
+        diag_.invalid(where, "shares its name with an earlier node", "node names must be unique in a graph");
+      if (it == opsets_->end())
+        diag_.invalid(where, fmt::format("uses domain '{}', which the model does not import", np.domain()),
+                      "add the domain to the model's opset_import");
+      // Attributes (and so subgraphs) first: a node's own outputs are not in scope in its subgraphs.
+      for (const auto& a : np.attribute()) {
+        if (a.name().empty()) {
+          diag_.invalid(where, "has an attribute without a name", "name every attribute");
+          continue;
+        }
+        if (n->attrs.count(a.name())) {
+          diag_.invalid(where, fmt::format("has attribute '{}' twice", a.name()), "keep one of them");
+          continue;
+        }
+        convert_attribute(a, n->attrs[a.name()], where, &g, depth);
+      }
+      for (const auto& out : np.output()) {
+        n->outputs.push_back(out.empty() ? nullptr : add_node_output(g, out, where));
+      }
+      protos.push_back(&np);
+      g.add_node(std::move(n));
+    }
+    return protos;
+  }
+
+  Value* add_node_output(Graph& g, const std::string& name, const std::string& where) {
+    if (g.find(name)) {
+      diag_.invalid(where, fmt::format("output '{}' is already defined elsewhere", name),
+                    "every value must be assigned exactly once (SSA)");
+      return nullptr;
+    }
+    if (defined_outside(g, name)) {
+      diag_.invalid(where, fmt::format("output '{}' shadows a value of an enclosing graph", name),
+                    "rename the output: names in a subgraph must differ from the outer scope's");
+      return nullptr;
+    }
+    return g.add_value(name);
+  }
+
+  void link_node_inputs(Graph& g, const std::vector<const onnx::NodeProto*>& protos) {
+    for (std::size_t i = 0; i < protos.size(); ++i) {
+      Node* n = g.nodes[i].get();
+      for (const auto& in : protos[i]->input()) {
+        if (in.empty()) {
+          n->inputs.push_back(nullptr);
+          continue;
+        }
+        Value* v = lookup(g, in);
+        if (!v)
+          diag_.invalid(n->describe(), fmt::format("input '{}' is not defined", in),
+                        "every input must be a graph input, an initializer or an earlier node's output");
+        n->inputs.push_back(v);
+      }
+    }
+  }
+
+  void add_outputs(const onnx::GraphProto& gp, Graph& g, int depth) {
+    for (const auto& out : gp.output()) {
+      std::string where = fmt::format("output '{}'", out.name());
+      if (out.name().empty()) {
+        diag_.invalid("graph", "a graph output has no name", "name every graph output");
+        continue;
+      }
+      Value* v = lookup(g, out.name());
+      if (!v) {
+        diag_.invalid(where, "is not produced by any node, input or initializer",
+                      "name a value the graph computes, or remove the output");
+        continue;
+      }
+      if (v->is_graph_output) {
+        diag_.invalid(where, "is listed twice as a graph output", "list each graph output once");
+        continue;
+      }
+      v->is_graph_output = true;
+      Value declared;
+      read_value_info(out, &declared, "output", depth == 0);
+      if (v->dtype == DType::Undefined) v->dtype = declared.dtype;
+      v->declared_dims = declared.declared_dims;
+      v->declared_rank = declared.declared_rank;
+      g.outputs.push_back(v);
+    }
+  }
+
+  // value_info only annotates; it must still name each value once and agree with constants.
+  void check_value_info(const onnx::GraphProto& gp, const Graph& g) {
+    std::set<std::string> seen;
+    for (const auto& vi : gp.value_info()) {
+      std::string where = fmt::format("value_info '{}'", vi.name());
+      if (vi.name().empty()) {
+        diag_.invalid("graph", "a value_info entry has no name", "name it or remove it");
+        continue;
+      }
+      if (!seen.insert(vi.name()).second) {
+        diag_.invalid(where, "is listed twice", "value_info names must be distinct");
+        continue;
+      }
+      if (!vi.type().has_tensor_type()) continue;
+      const auto& tt = vi.type().tensor_type();
+      DType dt = DType::Undefined;
+      if (tt.elem_type() != 0 && !dtype_from_int(tt.elem_type(), &dt)) {
+        diag_.invalid(where, fmt::format("has unknown element type {}", tt.elem_type()),
+                      "use a TensorProto.DataType value");
+        continue;
+      }
+      const Value* v = g.find(vi.name());
+      if (!v || !v->constant) continue;
+      if (dt != DType::Undefined && dt != v->dtype)
+        diag_.invalid(where, fmt::format("says {}, but the initializer holds {}", dtype_name(dt), dtype_name(v->dtype)),
+                      "fix or remove the value_info entry");
+      if (tt.has_shape() && tt.shape().dim_size() != static_cast<int>(v->shape.size()))
+        diag_.invalid(where,
+                      fmt::format("says rank {}, but the initializer has shape {}", tt.shape().dim_size(),
+                                  shape_str(v->shape)),
+                      "fix or remove the value_info entry");
+    }
+  }
+
+  // Types are mandatory on the main graph's inputs and outputs (with a rank for inputs) and
+  // optional in subgraphs.
+  void read_value_info(const onnx::ValueInfoProto& vi, Value* v, const std::string& role, bool main_graph) {
     std::string where = fmt::format("{} '{}'", role, vi.name());
     if (!vi.has_type()) {
-      diag_.invalid(where, "has no type", "graph inputs and outputs must be typed");
+      if (main_graph) diag_.invalid(where, "has no type", "the main graph's inputs and outputs must be typed");
       return;
     }
     const auto& type = vi.type();
+    if (type.value_case() == onnx::TypeProto::VALUE_NOT_SET && !main_graph) return;  // inferred later
     if (!type.has_tensor_type()) {
       diag_.unsupported(where, "is not a tensor (sequences, maps and optionals are not supported as graph inputs/outputs)");
       return;
     }
     const auto& tt = type.tensor_type();
-    DType dt;
-    if (!dtype_from_int(tt.elem_type(), &dt) || dt == DType::Undefined) {
-      diag_.invalid(where, fmt::format("has unknown element type {}", tt.elem_type()));
+    DType dt = DType::Undefined;
+    if (!dtype_from_int(tt.elem_type(), &dt)) {
+      diag_.invalid(where, fmt::format("has unknown element type {}", tt.elem_type()), "use a TensorProto.DataType value");
+      return;
+    }
+    if (dt == DType::Undefined && main_graph) {
+      diag_.invalid(where, "has no element type", "set elem_type of its tensor type");
       return;
     }
     v->dtype = dt;
-    if (!tt.has_shape()) return;
+    if (!tt.has_shape()) {
+      if (main_graph && role == "input")
+        diag_.invalid(where, "has no shape (not even a rank)",
+                      "declare the input's shape; unknown dims may be symbolic (dim_param) and bound with --dim");
+      return;
+    }
+    read_declared_dims(tt.shape(), v, where);
+  }
+
+  void read_declared_dims(const onnx::TensorShapeProto& shape, Value* v, const std::string& where) {
     v->declared_rank = true;
     v->declared_dims.clear();
-    for (const auto& d : tt.shape().dim()) {
+    Shape known;
+    for (const auto& d : shape.dim()) {
       Dim dim;
       if (d.has_dim_value()) {
-        if (d.dim_value() < 0) {
-          diag_.invalid(where, fmt::format("has a negative dim {}", d.dim_value()));
-          dim.value = -1;
-        } else {
+        if (d.dim_value() < 0)
+          diag_.invalid(where, fmt::format("has a negative dim {}", d.dim_value()), "dims are sizes: 0 or more");
+        else
           dim.value = d.dim_value();
-        }
       } else if (d.has_dim_param()) {
         dim.param = d.dim_param();
       }
+      if (dim.value >= 0) known.push_back(dim.value);
       v->declared_dims.push_back(dim);
     }
+    check_size(known, v->dtype, where, "declares");
   }
+
+  // Refuses shapes whose element count overflows or whose bytes exceed the tensor limit.
+  bool check_size(const Shape& shape, DType dt, const std::string& where, const char* verb) {
+    int64_t n = checked_numel(shape);
+    if (n < 0) {
+      diag_.invalid(where, fmt::format("{} dims {} whose product overflows", verb, shape_str(shape)),
+                    "check the dims");
+      return false;
+    }
+    std::size_t esize = std::max<std::size_t>(dtype_size(dt), 1);
+    if (static_cast<uint64_t>(n) > opts_.max_tensor_bytes / esize) {
+      diag_.unsupported(where,
+                        fmt::format("{} {} elements of {}, more than the {} bytes onnxc accepts for one tensor", verb,
+                                    n, dtype_name(dt), opts_.max_tensor_bytes),
+                        "check the dims");
+      return false;
+    }
+    return true;
+  }
+
+  // ---- tensors ----
 
   Tensor convert_tensor(const onnx::TensorProto& t, const std::string& where) {
     Tensor out;
@@ -149,91 +519,186 @@ class Loader {
     for (int64_t d : t.dims()) out.shape.push_back(d);
     int64_t n = checked_numel(out.shape);
     if (n < 0) {
-      diag_.invalid(where, fmt::format("has invalid dims {} (negative or overflowing)", shape_str(out.shape)));
+      diag_.invalid(where, fmt::format("has invalid dims {} (negative or overflowing)", shape_str(out.shape)),
+                    "dims are sizes: 0 or more");
       out.shape.clear();
       return out;
     }
-    if (dt == DType::String) {
-      if (t.string_data_size() != n) {
-        diag_.invalid(where, fmt::format("has {} strings for shape {}", t.string_data_size(), shape_str(out.shape)));
-        return out;
-      }
-      out.strings.assign(t.string_data().begin(), t.string_data().end());
+    if (t.has_segment()) {
+      diag_.unsupported(where, "is stored in segments", "store the whole tensor in one TensorProto");
       return out;
     }
-    std::size_t esize = dtype_size(dt);
-    if (esize == 0) {
-      diag_.unsupported(where, fmt::format("has element type {}, which onnxc cannot store yet", dtype_name(dt)),
-                        "convert the tensor to float32 or an integer type");
-      return out;
-    }
-    if (static_cast<uint64_t>(n) > opts_.max_tensor_bytes / esize) {
-      diag_.invalid(where, fmt::format("is too large: {} elements of {} ({} bytes allowed)", n, dtype_name(dt),
-                                       opts_.max_tensor_bytes));
-      return out;
-    }
-    std::size_t nbytes = static_cast<std::size_t>(n) * esize;
-
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-      read_external(t, where, nbytes, out);
+      if (!populated_fields(t).empty())
+        diag_.invalid(where, "has external data and also values inside the file",
+                      "an external tensor must not use raw_data or the typed fields");
+      else if (dt == DType::String)
+        diag_.invalid(where, "is a string tensor stored externally", "string tensors must use string_data");
+      else if (std::size_t nbytes = storable_bytes(dt, n, where))
+        read_external(t, where, nbytes, out);
       return out;
     }
+    if (dt == DType::String) {
+      if (check_value_fields(t, dt, n, where)) out.strings.assign(t.string_data().begin(), t.string_data().end());
+      return out;
+    }
+    std::size_t nbytes = storable_bytes(dt, n, where);  // before looking at the data: size first
+    if (nbytes == 0 || !check_value_fields(t, dt, n, where)) return out;
     if (t.has_raw_data()) {
-      if (t.raw_data().size() != nbytes) {
-        diag_.invalid(where, fmt::format("raw_data has {} bytes; shape {} of {} needs {}", t.raw_data().size(),
-                                         shape_str(out.shape), dtype_name(dt), nbytes));
-        return out;
-      }
       out.bytes.assign(t.raw_data().begin(), t.raw_data().end());
       if (dt == DType::Bool)
         for (auto& b : out.bytes) b = b != 0;
       return out;
     }
     out.bytes.assign(nbytes, 0);
-    auto count_mismatch = [&](int have, const char* field) {
-      diag_.invalid(where, fmt::format("{} has {} values; shape {} needs {}", field, have, shape_str(out.shape), n));
-    };
-    switch (dt) {
-      case DType::Float:
-        if (t.float_data_size() != n) return count_mismatch(t.float_data_size(), "float_data"), out;
-        std::memcpy(out.bytes.data(), t.float_data().data(), nbytes);
-        break;
-      case DType::Double:
-        if (t.double_data_size() != n) return count_mismatch(t.double_data_size(), "double_data"), out;
-        std::memcpy(out.bytes.data(), t.double_data().data(), nbytes);
-        break;
-      case DType::Int64:
-        if (t.int64_data_size() != n) return count_mismatch(t.int64_data_size(), "int64_data"), out;
-        std::memcpy(out.bytes.data(), t.int64_data().data(), nbytes);
-        break;
-      case DType::Uint32:
-      case DType::Uint64:
-        if (t.uint64_data_size() != n) return count_mismatch(t.uint64_data_size(), "uint64_data"), out;
-        for (int64_t i = 0; i < n; ++i) {
-          uint64_t v = t.uint64_data(static_cast<int>(i));
-          if (dt == DType::Uint32) out.data<uint32_t>()[i] = static_cast<uint32_t>(v);
-          else out.data<uint64_t>()[i] = v;
-        }
-        break;
-      default:  // int32_data carries every type narrower than 32 bits, bool and the 16-bit floats
-        if (t.int32_data_size() != n) return count_mismatch(t.int32_data_size(), "int32_data"), out;
-        for (int64_t i = 0; i < n; ++i) {
-          int32_t v = t.int32_data(static_cast<int>(i));
-          switch (dt) {
-            case DType::Int32: out.data<int32_t>()[i] = v; break;
-            case DType::Int16: out.data<int16_t>()[i] = static_cast<int16_t>(v); break;
-            case DType::Int8: out.data<int8_t>()[i] = static_cast<int8_t>(v); break;
-            case DType::Uint16:
-            case DType::Float16:
-            case DType::BFloat16: out.data<uint16_t>()[i] = static_cast<uint16_t>(v); break;
-            case DType::Uint8: out.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
-            case DType::Bool: out.data<uint8_t>()[i] = v != 0; break;
-            default: break;
-          }
-        }
-        break;
-    }
+    copy_typed_values(t, dt, n, out);
     return out;
+  }
+
+  // Bytes `n` elements of `dt` take in memory; 0 (with a problem reported) when onnxc cannot
+  // hold them, and also for an empty tensor, which needs no storage.
+  std::size_t storable_bytes(DType dt, int64_t n, const std::string& where) {
+    std::size_t esize = dtype_size(dt);
+    if (esize == 0) {
+      diag_.unsupported(where, fmt::format("has element type {}, which onnxc cannot store yet", dtype_name(dt)),
+                        "convert the tensor to float32 or an integer type");
+      return 0;
+    }
+    if (static_cast<uint64_t>(n) > opts_.max_tensor_bytes / esize) {
+      diag_.unsupported(where, fmt::format("is too large: {} elements of {} ({} bytes allowed)", n, dtype_name(dt),
+                                           opts_.max_tensor_bytes),
+                        "check the dims");
+      return 0;
+    }
+    return static_cast<std::size_t>(n) * esize;
+  }
+
+  // The tensor keeps its values in exactly one field, the one its data_type uses, with as many
+  // values as its dims say.
+  bool check_value_fields(const onnx::TensorProto& t, DType dt, int64_t n, const std::string& where) {
+    std::vector<std::string> fields = populated_fields(t);
+    if (fields.size() > 1) {
+      diag_.invalid(where, fmt::format("stores values in {} fields at once ({})", fields.size(), fmt::join(fields, ", ")),
+                    "keep the values in one field");
+      return false;
+    }
+    std::string expected = typed_field_for(dt);
+    if (fields.empty()) {
+      if (n == 0) return true;
+      diag_.invalid(where, fmt::format("has no values; shape {} needs {}", shape_str(Shape(t.dims().begin(), t.dims().end())), n),
+                    fmt::format("store them in raw_data or {}", expected));
+      return false;
+    }
+    const std::string& field = fields[0];
+    if (field == "raw_data" && dt == DType::String) {
+      diag_.invalid(where, "is a string tensor stored in raw_data", "string tensors must use string_data");
+      return false;
+    }
+    if (field != "raw_data" && field != expected) {
+      diag_.invalid(where, fmt::format("stores {} values in {}", dtype_name(dt), field),
+                    fmt::format("{} values belong in {} or raw_data", dtype_name(dt), expected));
+      return false;
+    }
+    uint64_t have = field == "raw_data" ? t.raw_data().size() : value_count(t, field);
+    uint64_t want = field == "raw_data" ? static_cast<uint64_t>(n) * dtype_size(dt) : static_cast<uint64_t>(n);
+    if (have != want) {
+      Shape shape(t.dims().begin(), t.dims().end());
+      diag_.invalid(where,
+                    field == "raw_data"
+                        ? fmt::format("raw_data has {} bytes; shape {} of {} needs {}", have, shape_str(shape),
+                                      dtype_name(dt), want)
+                        : fmt::format("{} has {} values; shape {} needs {}", field, have, shape_str(shape), want),
+                    "the data must match the dims exactly");
+      return false;
+    }
+    return true;
+  }
+
+  static uint64_t value_count(const onnx::TensorProto& t, const std::string& field) {
+    if (field == "float_data") return t.float_data_size();
+    if (field == "double_data") return t.double_data_size();
+    if (field == "int32_data") return t.int32_data_size();
+    if (field == "int64_data") return t.int64_data_size();
+    if (field == "uint64_data") return t.uint64_data_size();
+    return t.string_data_size();
+  }
+
+  // Converts the typed field (already checked to hold n values) into little-endian bytes.
+  static void copy_typed_values(const onnx::TensorProto& t, DType dt, int64_t n, Tensor& out) {
+    std::size_t nbytes = out.bytes.size();
+    switch (dt) {
+      case DType::Float: std::memcpy(out.bytes.data(), t.float_data().data(), nbytes); return;
+      case DType::Double: std::memcpy(out.bytes.data(), t.double_data().data(), nbytes); return;
+      case DType::Int64: std::memcpy(out.bytes.data(), t.int64_data().data(), nbytes); return;
+      case DType::Uint64: std::memcpy(out.bytes.data(), t.uint64_data().data(), nbytes); return;
+      case DType::Uint32:
+        for (int64_t i = 0; i < n; ++i) out.data<uint32_t>()[i] = static_cast<uint32_t>(t.uint64_data(static_cast<int>(i)));
+        return;
+      default: break;
+    }
+    // int32_data carries every type narrower than 32 bits, bool and the 16-bit floats.
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t v = t.int32_data(static_cast<int>(i));
+      switch (dt) {
+        case DType::Int32: out.data<int32_t>()[i] = v; break;
+        case DType::Int16: out.data<int16_t>()[i] = static_cast<int16_t>(v); break;
+        case DType::Int8: out.data<int8_t>()[i] = static_cast<int8_t>(v); break;
+        case DType::Uint16:
+        case DType::Float16:
+        case DType::BFloat16: out.data<uint16_t>()[i] = static_cast<uint16_t>(v); break;
+        case DType::Uint8: out.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
+        case DType::Bool: out.data<uint8_t>()[i] = v != 0; break;
+        default: break;
+      }
+    }
+  }
+
+  // COO sparse tensor -> dense: values [NNZ], indices [NNZ] (linear) or [NNZ, rank].
+  Tensor densify(const onnx::SparseTensorProto& sp, const std::string& where) {
+    Tensor dense;
+    std::size_t before = diag_.size();
+    Tensor values = convert_tensor(sp.values(), where + " values");
+    Tensor indices = convert_tensor(sp.indices(), where + " indices");
+    if (diag_.size() != before) return dense;
+    Shape shape(sp.dims().begin(), sp.dims().end());
+    int64_t numel = checked_numel(shape);
+    int64_t nnz = values.numel();
+    if (numel < 0 || !check_size(shape, values.dtype, where, "has")) {
+      if (numel < 0) diag_.invalid(where, fmt::format("has invalid dims {}", shape_str(shape)), "check the dims");
+      return dense;
+    }
+    if (values.dtype == DType::String || values.shape.size() != 1) {
+      diag_.unsupported(where, "has string or non-1-D values", "densify the initializer before compiling");
+      return dense;
+    }
+    bool linear = indices.shape.size() == 1 && indices.shape[0] == nnz;
+    bool coordinates = indices.shape.size() == 2 && indices.shape[0] == nnz &&
+                       indices.shape[1] == static_cast<int64_t>(shape.size());
+    if (indices.dtype != DType::Int64 || (!linear && !coordinates)) {
+      diag_.invalid(where,
+                    fmt::format("indices must be int64 of shape [{}] or [{}, {}], not {} {}", nnz, nnz, shape.size(),
+                                dtype_name(indices.dtype), shape_str(indices.shape)),
+                    "store the indices as SparseTensorProto describes");
+      return dense;
+    }
+    dense = Tensor(values.dtype, shape);
+    std::size_t esize = dtype_size(values.dtype);
+    for (int64_t k = 0; k < nnz; ++k) {
+      int64_t offset = linear ? indices.data<int64_t>()[k] : 0;
+      for (std::size_t d = 0; !linear && d < shape.size(); ++d) {
+        int64_t i = indices.data<int64_t>()[k * static_cast<int64_t>(shape.size()) + static_cast<int64_t>(d)];
+        if (i < 0 || i >= shape[d]) offset = -1;
+        if (offset >= 0) offset = offset * shape[d] + i;
+      }
+      if (offset < 0 || offset >= numel) {
+        diag_.invalid(where, fmt::format("index {} of value {} lies outside shape {}", offset, k, shape_str(shape)),
+                      "every index must address an element of the dense tensor");
+        return Tensor();
+      }
+      std::memcpy(dense.bytes.data() + static_cast<std::size_t>(offset) * esize,
+                  values.bytes.data() + static_cast<std::size_t>(k) * esize, esize);
+    }
+    return dense;
   }
 
   void read_external(const onnx::TensorProto& t, const std::string& where, std::size_t nbytes, Tensor& out) {
@@ -241,41 +706,55 @@ class Loader {
     uint64_t offset = 0, length = 0;
     bool has_length = false;
     for (const auto& kv : t.external_data()) {
-      try {
-        if (kv.key() == "location") location = kv.value();
-        else if (kv.key() == "offset") offset = std::stoull(kv.value());
-        else if (kv.key() == "length") length = std::stoull(kv.value()), has_length = true;
-      } catch (const std::exception&) {
-        diag_.invalid(where, fmt::format("external_data '{}' is not a number: '{}'", kv.key(), kv.value()));
+      bool number = kv.key() == "offset" || kv.key() == "length";
+      if (number && !all_digits(kv.value())) {
+        diag_.invalid(where, fmt::format("external_data '{}' is not a number: '{}'", kv.key(), kv.value()),
+                      "offset and length are byte counts written in decimal");
         return;
       }
+      if (kv.key() == "location") location = kv.value();
+      else if (kv.key() == "offset") offset = std::stoull(kv.value());
+      else if (kv.key() == "length") length = std::stoull(kv.value()), has_length = true;
     }
     if (location.empty()) {
-      diag_.invalid(where, "external data has no 'location'");
+      diag_.invalid(where, "external data has no 'location'", "name the data file relative to the model");
       return;
     }
-    fs::path rel(location);
-    if (rel.is_absolute() || location.find("..") != std::string::npos) {
+    if (!stays_inside(fs::path(location))) {
       diag_.invalid(where, fmt::format("external data location '{}' leaves the model's folder", location),
                     "external data files must sit in the model's folder or below it");
       return;
     }
-    fs::path file = dir_ / rel;
+    fs::path file = dir_ / location;
     std::error_code ec;
+    fs::path real_dir = fs::weakly_canonical(dir_, ec);
+    fs::path real_file = fs::weakly_canonical(file, ec);
+    auto rel = real_file.lexically_relative(real_dir);
+    if (ec || rel.empty() || *rel.begin() == "..") {
+      diag_.invalid(where, fmt::format("external data location '{}' resolves outside the model's folder", location),
+                    "do not link external data files to places outside the model's folder");
+      return;
+    }
+    if (!fs::is_regular_file(file, ec)) {
+      diag_.invalid(where, fmt::format("external data file '{}' does not exist or is not a file", location),
+                    "copy the data file next to the model");
+      return;
+    }
     uint64_t fsize = fs::file_size(file, ec);
     if (ec) {
-      diag_.invalid(where, fmt::format("external data file '{}' cannot be read", file.string()),
-                    "copy the data file next to the model");
+      diag_.invalid(where, fmt::format("external data file '{}' cannot be read", location), "check its permissions");
       return;
     }
     if (has_length && length != nbytes) {
       diag_.invalid(where, fmt::format("external data length {} does not match shape {} ({} bytes)", length,
-                                       shape_str(out.shape), nbytes));
+                                       shape_str(out.shape), nbytes),
+                    "the length must be the tensor's size in bytes");
       return;
     }
     if (offset > fsize || nbytes > fsize - offset) {
       diag_.invalid(where, fmt::format("external data [{}, +{}) lies outside '{}' ({} bytes)", offset, nbytes,
-                                       location, fsize));
+                                       location, fsize),
+                    "the offset and length must lie inside the data file");
       return;
     }
     std::ifstream f(file, std::ios::binary);
@@ -283,24 +762,51 @@ class Loader {
     f.seekg(static_cast<std::streamoff>(offset));
     f.read(reinterpret_cast<char*>(out.bytes.data()), static_cast<std::streamsize>(nbytes));
     if (!f) diag_.invalid(where, fmt::format("reading external data from '{}' failed", location));
+    if (out.dtype == DType::Bool)
+      for (auto& b : out.bytes) b = b != 0;
   }
 
-  void convert_attribute(const onnx::AttributeProto& a, Attribute& out, const std::string& where, Graph* scope,
-                         int depth) {
-    using AP = onnx::AttributeProto;
-    AP::AttributeType type = a.type();
-    if (type == AP::UNDEFINED) {  // IR < 3 files: infer from the populated field
-      if (a.has_f()) type = AP::FLOAT;
-      else if (a.has_i()) type = AP::INT;
-      else if (a.has_s()) type = AP::STRING;
-      else if (a.has_t()) type = AP::TENSOR;
-      else if (a.has_g()) type = AP::GRAPH;
-      else if (a.floats_size()) type = AP::FLOATS;
-      else if (a.ints_size()) type = AP::INTS;
-      else if (a.strings_size()) type = AP::STRINGS;
+  // ---- attributes ----
+
+  // The attribute's type: its `type` field, which must agree with the one value field set.
+  // UNDEFINED when the attribute is malformed (reported).
+  AP::AttributeType attribute_type(const AP& a, const std::string& aw) {
+    std::vector<AP::AttributeType> fields = populated_fields(a);
+    if (fields.size() > 1) {
+      diag_.invalid(aw, fmt::format("sets {} value fields", fields.size()), "an attribute holds exactly one value");
+      return AP::UNDEFINED;
     }
+    AP::AttributeType type = a.type();
+    if (type == AP::UNDEFINED) {
+      if (ir_version_ >= 2 || fields.empty()) {
+        diag_.invalid(aw, "has no type", "set AttributeProto.type");
+        return AP::UNDEFINED;
+      }
+      return fields[0];  // IR 1 files: the populated field tells the type
+    }
+    if (!AP::AttributeType_IsValid(type)) {
+      diag_.invalid(aw, fmt::format("has unknown attribute type {}", static_cast<int>(type)),
+                    "use an AttributeProto.AttributeType value");
+      return AP::UNDEFINED;
+    }
+    // An empty list is indistinguishable from an unset field; so is a list attribute's absence.
+    if (!fields.empty() && fields[0] != type) {
+      diag_.invalid(aw, fmt::format("is declared {} but holds a {} value", attribute_type_name(type),
+                                    attribute_type_name(fields[0])),
+                    "make the type field match the value");
+      return AP::UNDEFINED;
+    }
+    return type;
+  }
+
+  void convert_attribute(const AP& a, Attribute& out, const std::string& where, Graph* scope, int depth) {
     std::string aw = fmt::format("{}: attribute '{}'", where, a.name());
-    switch (type) {
+    if (!a.ref_attr_name().empty()) {
+      diag_.invalid(aw, "refers to a function attribute (ref_attr_name) outside a function",
+                    "give the attribute a value");
+      return;
+    }
+    switch (attribute_type(a, aw)) {
       case AP::FLOAT: out.kind = Attribute::Kind::Float; out.f = a.f(); break;
       case AP::INT: out.kind = Attribute::Kind::Int; out.i = a.i(); break;
       case AP::STRING: out.kind = Attribute::Kind::String; out.s = a.s(); break;
@@ -329,143 +835,15 @@ class Loader {
         break;
       case AP::TYPE_PROTO:
       case AP::TYPE_PROTOS: out.kind = Attribute::Kind::TypeProto; break;
-      default:
-        diag_.invalid(aw, fmt::format("has unknown attribute type {}", static_cast<int>(type)));
+      case AP::SPARSE_TENSOR:
+      case AP::SPARSE_TENSORS:
+        diag_.unsupported(aw, "is a sparse tensor attribute", "use a dense tensor (e.g. Constant's 'value')");
         break;
+      case AP::UNDEFINED: break;  // reported by attribute_type
     }
-    if (!a.ref_attr_name().empty())
-      diag_.invalid(aw, "refers to a function attribute (ref_attr_name) outside a function");
   }
 
-  void convert_graph(const onnx::GraphProto& gp, Graph& g, Graph* outer, int depth) {
-    if (depth > 64) {
-      diag_.unsupported("graph '" + gp.name() + "'", "subgraphs are nested more than 64 levels deep");
-      return;
-    }
-    g.name = gp.name();
-    g.outer = outer;
-    std::string gwhere = depth == 0 ? "graph" : fmt::format("subgraph '{}'", gp.name());
-
-    // Initializers first: they are constants, possibly also listed as inputs (IR < 4 style).
-    for (const auto& init : gp.initializer()) {
-      std::string where = fmt::format("initializer '{}'", init.name());
-      if (init.name().empty()) {
-        diag_.invalid(gwhere, "an initializer has no name");
-        continue;
-      }
-      if (g.find(init.name())) {
-        diag_.invalid(where, "is defined twice", "initializer names must be unique");
-        continue;
-      }
-      Value* v = g.add_value(init.name());
-      Tensor t = convert_tensor(init, where);
-      v->dtype = t.dtype;
-      v->shape = t.shape;
-      v->has_shape = true;
-      v->constant = std::make_shared<Tensor>(std::move(t));
-    }
-    for (const auto& sp : gp.sparse_initializer()) {
-      diag_.unsupported(fmt::format("sparse initializer '{}'", sp.values().name()), "sparse initializers are not supported",
-                        "densify the initializer before compiling");
-    }
-    for (const auto& in : gp.input()) {
-      std::string where = fmt::format("input '{}'", in.name());
-      if (in.name().empty()) {
-        diag_.invalid(gwhere, "a graph input has no name");
-        continue;
-      }
-      if (Value* v = g.find(in.name())) {
-        if (!v->constant) diag_.invalid(where, "is listed twice");
-        continue;  // an initializer that is also an input: a constant with a default value
-      }
-      Value* v = g.add_value(in.name());
-      v->is_graph_input = true;
-      read_value_info(in, v, "input");
-      g.inputs.push_back(v);
-    }
-    // Nodes: create outputs first so inputs can refer to them regardless of file order.
-    std::vector<const onnx::NodeProto*> protos;
-    std::set<std::string> node_names;
-    for (int i = 0; i < gp.node_size(); ++i) {
-      const auto& np = gp.node(i);
-      auto n = std::make_unique<Node>();
-      n->index = i;
-      n->op_type = np.op_type();
-      n->domain = np.domain() == "ai.onnx" ? "" : np.domain();
-      n->name = np.name().empty() ? fmt::format("{}_{}", np.op_type(), i) : np.name();
-      auto it = opsets_->find(n->domain);
-      n->opset = it == opsets_->end() ? 0 : it->second;
-      std::string where = n->describe();
-      if (np.op_type().empty()) diag_.invalid(where, "has no op_type");
-      if (!np.name().empty() && !node_names.insert(np.name()).second && depth == 0)
-        diag_.invalid(where, "shares its name with an earlier node", "node names must be unique in a graph");
-      if (it == opsets_->end())
-        diag_.invalid(where, fmt::format("uses domain '{}', which the model does not import", np.domain()),
-                      "add the domain to the model's opset_import");
-      for (const auto& out : np.output()) {
-        if (out.empty()) {
-          n->outputs.push_back(nullptr);
-          continue;
-        }
-        if (g.find(out)) {
-          diag_.invalid(where, fmt::format("output '{}' is already defined elsewhere", out),
-                        "every value must be assigned exactly once (SSA)");
-          n->outputs.push_back(nullptr);
-          continue;
-        }
-        Value* v = g.add_value(out);
-        n->outputs.push_back(v);
-      }
-      for (const auto& a : np.attribute()) {
-        if (a.name().empty()) {
-          diag_.invalid(where, "has an attribute without a name");
-          continue;
-        }
-        if (n->attrs.count(a.name())) {
-          diag_.invalid(where, fmt::format("has attribute '{}' twice", a.name()));
-          continue;
-        }
-        convert_attribute(a, n->attrs[a.name()], where, &g, depth);
-      }
-      protos.push_back(&np);
-      g.add_node(std::move(n));
-    }
-    for (std::size_t i = 0; i < protos.size(); ++i) {
-      Node* n = g.nodes[i].get();
-      for (const auto& in : protos[i]->input()) {
-        if (in.empty()) {
-          n->inputs.push_back(nullptr);
-          continue;
-        }
-        Value* v = lookup(g, in);
-        if (!v) {
-          diag_.invalid(n->describe(), fmt::format("input '{}' is not defined", in),
-                        "every input must be a graph input, an initializer or an earlier node's output");
-        }
-        n->inputs.push_back(v);
-      }
-    }
-    for (const auto& out : gp.output()) {
-      Value* v = lookup(g, out.name());
-      if (!v) {
-        diag_.invalid(fmt::format("output '{}'", out.name()), "is not produced by any node, input or initializer");
-        continue;
-      }
-      if (v->is_graph_output) {
-        diag_.invalid(fmt::format("output '{}'", out.name()), "is listed twice as a graph output");
-        continue;
-      }
-      v->is_graph_output = true;
-      Value tmp;
-      read_value_info(out, &tmp, "output");
-      if (v->dtype == DType::Undefined) v->dtype = tmp.dtype;
-      v->declared_dims = tmp.declared_dims;
-      v->declared_rank = tmp.declared_rank;
-      g.outputs.push_back(v);
-    }
-    g.relink();
-    sort_topologically(g, gwhere);
-  }
+  // ---- scopes and order ----
 
   // Finds a name in this graph or (for subgraphs) an enclosing one, importing outer values.
   Value* lookup(Graph& g, const std::string& name) {
@@ -520,29 +898,37 @@ class Loader {
     g.nodes = std::move(sorted);
   }
 
-  std::string path_;
+  std::string name_;
   fs::path dir_;
   LoadOptions opts_;
   Diagnostics diag_;
+  int64_t ir_version_ = 0;
   const std::map<std::string, int>* opsets_ = nullptr;
 };
 
 }  // namespace
 
+Model load_model_from_bytes(const std::string& bytes, const std::string& name_for_messages, const std::string& dir,
+                            const LoadOptions& options) {
+  Loader loader(name_for_messages, dir, options);
+  return loader.load(bytes);
+}
+
 Model load_model(const std::string& path, const LoadOptions& options) {
-  Loader loader(path, options);
-  return loader.load();
+  std::string bytes = read_file(path, static_cast<std::size_t>(INT_MAX));
+  return load_model_from_bytes(bytes, path, fs::path(path).parent_path().string(), options);
 }
 
 Tensor load_tensor_file(const std::string& path, std::string* name) {
-  std::string err;
-  std::string bytes = read_file(path, &err);
-  if (!err.empty()) throw CompileError(ErrorKind::Invalid, path, err);
+  std::string bytes;
+  try {
+    bytes = read_file(path, static_cast<std::size_t>(INT_MAX));
+  } catch (const CompileError& e) {
+    throw CompileError(ErrorKind::Invalid, path, e.problems().front().what);
+  }
   onnx::TensorProto proto;
-  if (bytes.size() > static_cast<std::size_t>(INT_MAX) ||
-      !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    throw CompileError(ErrorKind::Invalid, path, "is not a serialized TensorProto");
-  Loader loader(path, LoadOptions{});
+  if (!parse_bounded(bytes, &proto)) throw CompileError(ErrorKind::Invalid, path, "is not a serialized TensorProto");
+  Loader loader(path, fs::path(path).parent_path(), LoadOptions{});
   Tensor t = loader.tensor(proto, fmt::format("tensor '{}'", proto.name()));
   loader.finish();
   if (name) *name = proto.name();

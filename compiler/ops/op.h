@@ -34,6 +34,9 @@ struct OpDef {
   std::function<void(const Node&, Emitter&)> emit;
   // Optional: bytes of temporary memory the emitted code needs (placed in the arena).
   std::function<std::size_t(const Node&)> scratch_bytes;
+  // Optional, control flow: whether the node's k-th subgraph (see subgraphs_of) runs at all
+  // (If with a constant condition compiles one branch). Default: every subgraph.
+  std::function<bool(const Node&, std::size_t)> uses_subgraph;
   // Optional: multiply-accumulates the node performs (for --report); 0 when not given.
   std::function<int64_t(const Node&)> macs;
   // Output 0 is input 0 reinterpreted (same bytes, new shape): Reshape, Flatten, Identity, ...

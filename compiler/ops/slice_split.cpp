@@ -181,7 +181,7 @@ const OpRegistrar split_op([] {
   d.emit = [](const Node& n, Emitter& e) {
     std::vector<StridedCopy> copies = split_copies(n);
     for (std::size_t i = 0; i < copies.size(); ++i)
-      if (n.has_output(i)) emit_strided_copy(e, copies[i], e.in(0), e.out(i));
+      if (n.has_output(i)) emit_strided_copy(e, copies[i], e.in(0), e.out(i), std::to_string(i));
   };
   d.fold = [](const Node& n, std::vector<Tensor>& outs) {
     std::vector<StridedCopy> copies = split_copies(n);

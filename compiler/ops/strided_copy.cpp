@@ -39,7 +39,8 @@ StridedCopy simplify(const StridedCopy& c) {
   return s;
 }
 
-void emit_strided_copy(Emitter& e, const StridedCopy& c, const std::string& src, const std::string& dst) {
+void emit_strided_copy(Emitter& e, const StridedCopy& c, const std::string& src, const std::string& dst,
+                       const std::string& tag) {
   if (c.numel() == 0) return;
   e.include("onnxc/layout.h");
   StridedCopy s = simplify(c);
@@ -51,11 +52,8 @@ void emit_strided_copy(Emitter& e, const StridedCopy& c, const std::string& src,
   if (s.shape.size() > static_cast<std::size_t>(rt::kMaxCopyRank))
     fail_unsupported(e.node(), fmt::format("a copy over {} non-mergeable dims (onnxc supports {})", s.shape.size(),
                                            rt::kMaxCopyRank));
-  e.line("{");
-  e.index_array("shape", s.shape);
-  e.index_array("strides", s.strides);
-  e.linef("rt::strided_copy({}, {}, shape, strides, {});", from, dst, s.shape.size());
-  e.line("}");
+  std::string shape = e.index_array("shape" + tag, s.shape), strides = e.index_array("strides" + tag, s.strides);
+  e.linef("rt::strided_copy({}, {}, {}, {}, {});", from, dst, shape, strides, s.shape.size());
 }
 
 void fold_strided_copy(const Node& n, const StridedCopy& c, const Tensor& src, Tensor& dst) {

@@ -27,7 +27,9 @@ StridedCopy permuted_copy(const Shape& in_shape, const std::vector<int64_t>& per
 StridedCopy simplify(const StridedCopy& c);
 
 // Emits the copy from `src` into `dst` (C++ pointer expressions); nothing for empty outputs.
-void emit_strided_copy(Emitter& e, const StridedCopy& c, const std::string& src, const std::string& dst);
+// `tag` suffixes the names of the index arrays it declares, for nodes that emit several copies.
+void emit_strided_copy(Emitter& e, const StridedCopy& c, const std::string& src, const std::string& dst,
+                       const std::string& tag = "");
 
 // Runs the copy on a constant: the same kernel the generated code calls.
 void fold_strided_copy(const Node& n, const StridedCopy& c, const Tensor& src, Tensor& dst);

@@ -11,17 +11,27 @@
 
 namespace onnxc {
 
+// Checks every node (subgraphs included) against its operator version's signature: input and
+// output counts, required attributes, undeclared attributes, attribute types. Reports all at once.
+void validate_nodes(const Model& m);
 // Resolves each node's operator version and checks onnxc implements it; reports every
 // unsupported op at once.
 void resolve_operators(Model& m);
 // Gives graph inputs static shapes: declared dims, then --shape NAME=AxB, then --dim PARAM=N.
 void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes, const std::map<std::string, int64_t>& dims);
+// --constant: inputs the caller promises always hold these values become constants (they stay
+// in the generated signature, unread).
+void bind_input_constants(Graph& g, const std::map<std::string, std::vector<double>>& constants);
 // Infers every value's dtype and shape in execution order, folding nodes whose inputs are all
 // constant (so shape subgraphs become constants before Reshape & co. need them).
 void infer_and_fold(Graph& g, bool fold);
+// Folds inference BatchNormalization into a preceding Conv/Gemm with constant weights.
+// Returns how many were folded.
+int fold_batchnorm(Graph& g);
 // Removes nodes whose outputs nobody reads (and folded nodes).
 void eliminate_dead_nodes(Graph& g);
 // Orders steps, decides where each tensor lives and plans the arena.
-Program plan_program(const Graph& g, std::size_t alignment);
+// in_place: let elementwise ops overwrite an input that dies at their step.
+Program plan_program(const Graph& g, std::size_t alignment, bool in_place = true);
 
 }  // namespace onnxc

@@ -8,17 +8,23 @@
 namespace onnxc {
 
 const std::set<std::string>& optional_passes() {
-  static const std::set<std::string> names = {"fold-constants"};
+  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "in-place"};
   return names;
 }
 
 static bool enabled(const CompileOptions& o, const char* pass) { return !o.disabled_passes.count(pass); }
 
-Model check_model(const std::string& path, const CompileOptions& o) {
-  Model m = load_model(path);
+void check_loaded_model(Model& m, const CompileOptions& o) {
+  validate_nodes(m);  // before resolve_operators: spec violations matter whatever onnxc supports
   resolve_operators(m);
   bind_input_shapes(m.graph, o.input_shapes, o.dims);
+  bind_input_constants(m.graph, o.constants);
   infer_and_fold(m.graph, enabled(o, "fold-constants"));
+}
+
+Model check_model(const std::string& path, const CompileOptions& o) {
+  Model m = load_model(path);
+  check_loaded_model(m, o);
   return m;
 }
 
@@ -27,7 +33,8 @@ Compilation compile_model(const std::string& path, const CompileOptions& o) {
   c.model = check_model(path, o);
   Graph& g = c.model.graph;
   eliminate_dead_nodes(g);  // also drops folded nodes: always on
-  c.program = plan_program(g, o.alignment);
+  if (enabled(o, "fold-batchnorm")) fold_batchnorm(g);
+  c.program = plan_program(g, o.alignment, enabled(o, "in-place"));
   return c;
 }
 

@@ -15,6 +15,7 @@ struct CompileOptions {
   std::string name = "model";                 // C++ namespace and C prefix of the generated code
   std::map<std::string, Shape> input_shapes;  // --shape NAME=1x3x224x224
   std::map<std::string, int64_t> dims;        // --dim N=1
+  std::map<std::string, std::vector<double>> constants;  // --constant sr=16000
   std::size_t alignment = 16;                 // arena and weight alignment, bytes
   std::set<std::string> disabled_passes;      // --disable-pass NAME
   WeightsFormat weights_format = WeightsFormat::Array;  // --weights-format
@@ -32,6 +33,8 @@ struct Compilation {
 Compilation compile_model(const std::string& path, const CompileOptions& options);
 // Loads, validates and infers shapes only (onnxc --check).
 Model check_model(const std::string& path, const CompileOptions& options);
+// The same on a model already loaded (e.g. with load_model_from_bytes).
+void check_loaded_model(Model& m, const CompileOptions& options);
 
 // weights_file_name: with WeightsFormat::Incbin, the name the source gives its weights file.
 GeneratedCode emit_code(const Compilation& c, const CompileOptions& options, const std::string& header_name,

@@ -7,8 +7,8 @@ onnxc (compile, build, run, compare with the expected outputs) and prints
     N passed, N failed, N refused as unsupported
 
 A test that does not pass must be listed, with a one-line reason, in the expected-failures
-file; the run fails when a test fails unexpectedly or an expected failure starts passing (so
-the list stays honest). With --markdown it writes the per-operator table to docs/conformance.md.
+file; the run fails when a test fails unexpectedly. An expected failure that starts passing is
+reported (remove it from the list) but does not fail the run, so landing a fix never turns CI red. With --markdown it writes the per-operator table to docs/conformance.md.
 
 Usage:
     tests/conformance/run_conformance.py --onnxc build/onnxc [--filter REGEX] [--jobs N]
@@ -72,6 +72,8 @@ def run_one(onnxc, suite, test, timeout):
         code, out = proc.returncode, proc.stdout + proc.stderr
     except subprocess.TimeoutExpired:
         code, out = -1, f"timed out after {timeout} s"
+    except OSError as e:
+        code, out = -1, f"could not run onnxc: {e}"
     if code == 0:
         status = "passed"
     elif "error: unsupported:" in out and code == 1:
@@ -179,13 +181,13 @@ def main():
     for t in unexpected_fail:
         print(f"UNEXPECTED FAILURE: {t} (add a fix, or list it with a reason in {args.expected})")
     for t in unexpected_pass:
-        print(f"UNEXPECTED PASS: {t} (remove it from {args.expected})")
+        print(f"now passing: {t} (remove it from {args.expected})")
     if args.markdown:
         write_markdown(args.markdown, results, ops_of, expected)
         print(f"wrote {args.markdown}")
     print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['refused']} refused as unsupported "
           f"({len(tests)} tests, {time.time() - started:.0f} s)")
-    return 1 if unexpected_fail or unexpected_pass else 0
+    return 1 if unexpected_fail else 0
 
 
 if __name__ == "__main__":

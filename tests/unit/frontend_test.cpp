@@ -4,6 +4,7 @@
 
 #include "frontend/load.h"
 #include "model_builder.h"
+#include "ops/onnx_schemas.h"
 #include "passes/pipeline.h"
 #include "support/diagnostics.h"
 
@@ -127,4 +128,179 @@ TEST_CASE("weights are written with exact bit patterns") {
   onnxc::CompileOptions o;
   auto code = onnxc::emit_code(onnxc::compile_model(b.write("bits"), o), o, "m.h", "m.cpp");
   CHECK_THAT(code.source, Catch::Contains("0.1f, -3.4028235e+38f, 1.1754944e-38f"));
+}
+
+// ---- validation against operator signatures (passes/validate_nodes.cpp) ----
+
+TEST_CASE("the schema table knows each operator version's attributes and arity") {
+  const onnxc::OpSchema* conv = onnxc::find_op_schema("", "Conv", 11);
+  REQUIRE(conv);
+  CHECK(conv->min_inputs == 2);
+  CHECK(conv->max_inputs == 3);
+  CHECK(conv->exact);
+  const onnxc::OpSchema* cast = onnxc::find_op_schema("ai.onnx", "Cast", 13);
+  REQUIRE(cast);
+  REQUIRE(cast->attributes.size() == 1);
+  CHECK(std::string(cast->attributes[0].name) == "to");
+  CHECK(cast->attributes[0].required);
+  const onnxc::OpSchema* split18 = onnxc::find_op_schema("", "Split", 18);
+  REQUIRE(split18);
+  CHECK(split18->max_outputs == onnxc::kUnbounded);
+  CHECK(onnxc::find_op_schema("", "Conv", 12) == nullptr);  // not a since_version of Conv
+  CHECK(onnxc::find_op_schema("", "NoSuchOp", 1) == nullptr);
+}
+
+TEST_CASE("every signature problem of every node is reported in one run") {
+  ModelBuilder b;
+  b.input("x", {1, 4}).output("y");
+  b.node("Cast", {"x"}, {"a"}, "no_to");                        // required 'to' missing
+  auto& sm = b.node("Softmax", {"a"}, {"b"}, "float_axis");
+  auto* axis = sm.add_attribute();                              // axis stored as a float
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::FLOAT);
+  axis->set_f(1);
+  ModelBuilder::attr_int(b.node("Relu", {"b"}, {"y"}, "extra"), "alpha", 1);  // Relu has no attributes
+  std::string err = compile_errors(b.write("signatures"));
+  CHECK_THAT(err, Catch::Contains("'no_to'") && Catch::Contains("lacks attribute 'to' (int), which Cast-13 requires"));
+  CHECK_THAT(err, Catch::Contains("'float_axis'") && Catch::Contains("attribute 'axis' is of type float"));
+  CHECK_THAT(err, Catch::Contains("'extra'") && Catch::Contains("has attribute 'alpha', which Relu-13 does not declare"));
+}
+
+TEST_CASE("input counts and required inputs follow the signature") {
+  ModelBuilder b;
+  b.input("x", {1, 1, 4, 4}).output("y").floats("b", {1}, {0});
+  b.node("Conv", {"x", "", "b"}, {"y"}, "conv");
+  std::string err = compile_errors(b.write("empty_required"));
+  CHECK_THAT(err, Catch::Contains("input 1 (W) of Conv-11 is required but its name is empty"));
+
+  ModelBuilder c;
+  c.input("x", {2}).output("y");
+  c.node("Add", {"x"}, {"y"}, "add");
+  CHECK_THAT(compile_errors(c.write("too_few")), Catch::Contains("has 1 input; Add-13 takes 2 (A, B)"));
+}
+
+TEST_CASE("optional inputs may be skipped with an empty name") {
+  ModelBuilder b;
+  b.input("x", {1, 1, 4, 4}).output("y").floats("w", {1, 1, 1, 1}, {2});
+  b.node("Conv", {"x", "w", ""}, {"y"}, "conv");
+  CHECK(compile_errors(b.write("empty_optional")).empty());
+}
+
+// ---- the loader ----
+
+TEST_CASE("a model loads from memory like from a file") {
+  ModelBuilder b;
+  b.input("x", {2}).output("y");
+  b.node("Relu", {"x"}, {"y"});
+  std::string bytes;
+  REQUIRE(b.proto().SerializeToString(&bytes));
+  onnxc::Model m = onnxc::load_model_from_bytes(bytes, "memory.onnx", "/nonexistent");
+  CHECK(m.path == "memory.onnx");
+  CHECK(m.graph.nodes.size() == 1);
+  CHECK_THROWS_AS(onnxc::load_model_from_bytes(bytes.substr(0, bytes.size() / 2), "half.onnx", "."),
+                  onnxc::CompileError);
+}
+
+TEST_CASE("a sparse initializer is densified: COO values land at their indices") {
+  ModelBuilder b;
+  b.input("x", {2, 3}).output("y");
+  auto* sp = b.proto().mutable_graph()->add_sparse_initializer();
+  sp->add_dims(2);
+  sp->add_dims(3);
+  auto* values = sp->mutable_values();
+  values->set_name("c");
+  values->set_data_type(onnx::TensorProto::FLOAT);
+  values->add_dims(2);
+  values->add_float_data(5);
+  values->add_float_data(7);
+  auto* indices = sp->mutable_indices();  // [NNZ, rank] coordinates: (0, 1) and (1, 2)
+  indices->set_data_type(onnx::TensorProto::INT64);
+  indices->add_dims(2);
+  indices->add_dims(2);
+  for (int64_t i : {0, 1, 1, 2}) indices->add_int64_data(i);
+  b.node("Add", {"x", "c"}, {"y"});
+  onnxc::Model m = onnxc::load_model(b.write("sparse"));
+  const onnxc::Value* c = m.graph.find("c");
+  REQUIRE(c);
+  REQUIRE(c->constant);
+  CHECK(c->constant->shape == onnxc::Shape{2, 3});
+  const float* d = c->constant->data<float>();
+  CHECK(std::vector<float>(d, d + 6) == std::vector<float>{0, 5, 0, 0, 0, 7});
+}
+
+TEST_CASE("external data is read at its offset, inside the model's folder only") {
+  {
+    std::ofstream f("/tmp/onnxc-unit-ext-weights.bin", std::ios::binary);
+    float data[4] = {9, 1.5f, -2, 4};  // the tensor is the last three floats
+    f.write(reinterpret_cast<const char*>(data), sizeof data);
+  }
+  ModelBuilder b;
+  b.input("x", {3}).output("y");
+  auto* t = b.proto().mutable_graph()->add_initializer();
+  t->set_name("c");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(3);
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto add_entry = [&](const char* key, const char* value) {
+    auto* e = t->add_external_data();
+    e->set_key(key);
+    e->set_value(value);
+  };
+  add_entry("location", "onnxc-unit-ext-weights.bin");
+  add_entry("offset", "4");
+  add_entry("length", "12");
+  b.node("Add", {"x", "c"}, {"y"});
+  onnxc::Model m = onnxc::load_model(b.write("ext"));
+  const float* d = m.graph.find("c")->constant->data<float>();
+  CHECK(std::vector<float>(d, d + 3) == std::vector<float>{1.5f, -2, 4});
+
+  t->mutable_external_data(0)->set_value("../tmp/onnxc-unit-ext-weights.bin");
+  CHECK_THAT(compile_errors(b.write("ext_escape")), Catch::Contains("leaves the model's folder"));
+  t->mutable_external_data(0)->set_value("onnxc-unit-ext-weights.bin");
+  t->mutable_external_data(1)->set_value("8");  // 8 + 12 > 16 bytes
+  CHECK_THAT(compile_errors(b.write("ext_past_end")), Catch::Contains("[8, +12) lies outside"));
+}
+
+TEST_CASE("subgraph inputs and outputs may omit their types; the main graph's may not") {
+  ModelBuilder b;
+  b.input("x", {2}).output("y", {2});
+  auto* cond = b.proto().mutable_graph()->add_input();
+  cond->set_name("c");
+  cond->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::BOOL);
+  cond->mutable_type()->mutable_tensor_type()->mutable_shape();
+  auto& if_node = b.node("If", {"c"}, {"y"}, "if");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* a = if_node.add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* g = a->mutable_g();
+    g->set_name(branch);
+    auto* n = g->add_node();
+    n->set_op_type(branch[0] == 't' ? "Relu" : "Neg");
+    n->add_input("x");
+    n->add_output(std::string(branch) + "_out");
+    g->add_output()->set_name(std::string(branch) + "_out");  // no type: allowed in a subgraph
+  }
+  onnxc::Model m = onnxc::load_model(b.write("untyped_subgraph"));
+  CHECK(m.graph.nodes.size() == 1);
+
+  b.proto().mutable_graph()->mutable_output(0)->clear_type();
+  CHECK_THAT(compile_errors(b.write("untyped_main_output")), Catch::Contains("output 'y': has no type"));
+}
+
+TEST_CASE("IR 3 requires initializers to be graph inputs; IR 4 does not") {
+  ModelBuilder b(8, 3);
+  b.input("x", {2}).output("y").floats("c", {2}, {1, 2});
+  b.node("Add", {"x", "c"}, {"y"});
+  CHECK_THAT(compile_errors(b.write("ir3")), Catch::Contains("is not a graph input, which IR version 3 requires"));
+  b.proto().set_ir_version(4);
+  b.proto().mutable_opset_import(0)->set_version(9);
+  CHECK(compile_errors(b.write("ir4")).empty());
+}
+
+TEST_CASE("declared dims whose product overflows are refused before anything is allocated") {
+  ModelBuilder b;
+  b.input("x", {int64_t(1) << 40, int64_t(1) << 40}).output("y");
+  b.node("Relu", {"x"}, {"y"});
+  CHECK_THAT(compile_errors(b.write("overflow_dims")), Catch::Contains("whose product overflows"));
 }

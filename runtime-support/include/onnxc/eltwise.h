@@ -1,11 +1,14 @@
-// Elementwise kernels: map one tensor, or combine two with numpy broadcasting.
+// Elementwise kernels: map one tensor, or combine two or three with numpy broadcasting; and
+// the arithmetic and basic activation functors. The math, comparison and logic functors are
+// in eltwise_math.h, the type conversions in cast.h.
 //
-// The functors (Relu, Add, ...) work on compute types (float for the 16-bit floats); the
-// kernels load/store between storage and compute types.
+// Functors work on compute types (float for the 16-bit floats); the kernels load/store
+// between storage and compute types.
 #ifndef ONNXC_ELTWISE_H
 #define ONNXC_ELTWISE_H
 
 #include <cmath>
+#include <type_traits>
 
 #include "onnxc/base.h"
 
@@ -38,24 +41,22 @@ inline void zip_scalar_a(const A* a, const B* b, Y* y, index_t n, F f) {
   for (index_t i = 0; i < n; ++i) y[i] = store<Y>(f(av, load(b[i])));
 }
 
-// General broadcasting: y has `rank` dims `shape`; a and b are read with element strides
-// a_strides/b_strides (0 along broadcast dims). The innermost dim is the fast loop.
-template <class A, class B, class Y, class F>
-inline void zip_broadcast(const A* a, const index_t* a_strides, const B* b, const index_t* b_strides, Y* y,
-                          const index_t* shape, int rank, F f) {
+// Walks the first rank-1 dims of `shape` in row-major order, calling
+// body(y_offset, in_offsets) once per innermost row; in_offsets[k] is input k's element
+// offset for that row (its strides are 0 along broadcast dims).
+template <int N, class Body>
+inline void for_each_row(const index_t* const* strides, const index_t* shape, int rank, Body body) {
   index_t idx[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   const index_t inner = shape[rank - 1];
-  const index_t as = a_strides[rank - 1], bs = b_strides[rank - 1];
   index_t outer = 1;
   for (int d = 0; d < rank - 1; ++d) outer *= shape[d];
   for (index_t o = 0; o < outer; ++o) {
-    index_t ao = 0, bo = 0;
-    for (int d = 0; d < rank - 1; ++d) {
-      ao += idx[d] * a_strides[d];
-      bo += idx[d] * b_strides[d];
+    index_t offsets[N];
+    for (int k = 0; k < N; ++k) {
+      offsets[k] = 0;
+      for (int d = 0; d < rank - 1; ++d) offsets[k] += idx[d] * strides[k][d];
     }
-    for (index_t i = 0; i < inner; ++i) y[i] = store<Y>(f(load(a[ao + i * as]), load(b[bo + i * bs])));
-    y += inner;
+    body(o * inner, offsets);
     for (int d = rank - 2; d >= 0; --d) {
       if (++idx[d] < shape[d]) break;
       idx[d] = 0;
@@ -63,30 +64,81 @@ inline void zip_broadcast(const A* a, const index_t* a_strides, const B* b, cons
   }
 }
 
-// ---- functors ----
+// General broadcasting: y has `rank` (1..8) dims `shape`; a and b are read with element
+// strides a_strides/b_strides (0 along broadcast dims). The innermost dim is the fast loop.
+// y may be the same buffer as a when a is read with y's own (contiguous) strides.
+template <class A, class B, class Y, class F>
+inline void zip_broadcast(const A* a, const index_t* a_strides, const B* b, const index_t* b_strides, Y* y,
+                          const index_t* shape, int rank, F f) {
+  const index_t* strides[2] = {a_strides, b_strides};
+  const index_t inner = shape[rank - 1];
+  const index_t as = a_strides[rank - 1], bs = b_strides[rank - 1];
+  for_each_row<2>(strides, shape, rank, [&](index_t yo, const index_t* in) {
+    for (index_t i = 0; i < inner; ++i) y[yo + i] = store<Y>(f(load(a[in[0] + i * as]), load(b[in[1] + i * bs])));
+  });
+}
+
+// y[i] = f(c[i], a[i], b[i]): every input already has the output's shape.
+template <class C, class A, class B, class Y, class F>
+inline void zip3(const C* c, const A* a, const B* b, Y* y, index_t n, F f) {
+  for (index_t i = 0; i < n; ++i) y[i] = store<Y>(f(load(c[i]), load(a[i]), load(b[i])));
+}
+
+// Three-input broadcasting (Where), strides as for zip_broadcast.
+template <class C, class A, class B, class Y, class F>
+inline void zip3_broadcast(const C* c, const index_t* c_strides, const A* a, const index_t* a_strides, const B* b,
+                           const index_t* b_strides, Y* y, const index_t* shape, int rank, F f) {
+  const index_t* strides[3] = {c_strides, a_strides, b_strides};
+  const index_t inner = shape[rank - 1];
+  const index_t cs = c_strides[rank - 1], as = a_strides[rank - 1], bs = b_strides[rank - 1];
+  for_each_row<3>(strides, shape, rank, [&](index_t yo, const index_t* in) {
+    for (index_t i = 0; i < inner; ++i)
+      y[yo + i] = store<Y>(f(load(c[in[0] + i * cs]), load(a[in[1] + i * as]), load(b[in[2] + i * bs])));
+  });
+}
+
+// ---- integer arithmetic without undefined behaviour ----
+
+// The unsigned type integer T's arithmetic wraps in: at least `unsigned`, so that the usual
+// promotions never turn it back into a (possibly overflowing) signed int.
+template <class T>
+using wrap_t = typename std::conditional<(sizeof(T) < sizeof(unsigned)), unsigned,
+                                         typename std::make_unsigned<T>::type>::type;
+
+// Two's complement results, as numpy and every ONNX runtime produce them in practice.
+template <class T> inline T wrapping_add(T a, T b) {
+  return static_cast<T>(static_cast<wrap_t<T>>(a) + static_cast<wrap_t<T>>(b));
+}
+template <class T> inline T wrapping_sub(T a, T b) {
+  return static_cast<T>(static_cast<wrap_t<T>>(a) - static_cast<wrap_t<T>>(b));
+}
+template <class T> inline T wrapping_mul(T a, T b) {
+  return static_cast<T>(static_cast<wrap_t<T>>(a) * static_cast<wrap_t<T>>(b));
+}
+
+// ---- activation functors ----
 
 struct Relu {
   template <class T> T operator()(T x) const { return x > T(0) ? x : T(0); }
 };
 struct LeakyRelu {
   float alpha;
-  template <class T> T operator()(T x) const { return x >= T(0) ? x : static_cast<T>(x * alpha); }
+  template <class T> T operator()(T x) const { return x >= T(0) ? x : x * static_cast<T>(alpha); }
 };
+// min(max(x, lo), hi): when lo > hi every element becomes hi, as ONNX specifies. NaN stays NaN.
 template <class T> struct Clip {
   T lo, hi;
-  T operator()(T x) const { return x < lo ? lo : (x > hi ? hi : x); }
+  T operator()(T x) const {
+    const T y = x < lo ? lo : x;
+    return y > hi ? hi : y;
+  }
 };
 struct Sigmoid {
-  float operator()(float x) const {
+  template <class T> T operator()(T x) const {
     // Stable in both tails: never exponentiates a large positive number.
-    if (x >= 0) return 1.0f / (1.0f + std::exp(-x));
-    const float e = std::exp(x);
-    return e / (1.0f + e);
-  }
-  double operator()(double x) const {
-    if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
-    const double e = std::exp(x);
-    return e / (1.0 + e);
+    if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
+    const T e = std::exp(x);
+    return e / (T(1) + e);
   }
 };
 struct Tanh {
@@ -96,23 +148,57 @@ struct Identity {
   template <class T> T operator()(T x) const { return x; }
 };
 
+// ---- arithmetic functors ----
+
 struct Add {
-  template <class T> T operator()(T a, T b) const { return static_cast<T>(a + b); }
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral<T>::value) {
+      return wrapping_add(a, b);
+    } else {
+      return a + b;
+    }
+  }
   bool operator()(bool a, bool b) const { return a || b; }
 };
 struct Sub {
-  template <class T> T operator()(T a, T b) const { return static_cast<T>(a - b); }
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral<T>::value) {
+      return wrapping_sub(a, b);
+    } else {
+      return a - b;
+    }
+  }
 };
 struct Mul {
-  template <class T> T operator()(T a, T b) const { return static_cast<T>(a * b); }
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral<T>::value) {
+      return wrapping_mul(a, b);
+    } else {
+      return a * b;
+    }
+  }
   bool operator()(bool a, bool b) const { return a && b; }
 };
+// Integer division truncates toward zero (numpy's true division cast back, as the ONNX
+// reference does). Division by zero, undefined in C++ and unspecified by ONNX, gives 0;
+// INT_MIN / -1 wraps.
 struct Div {
-  template <class T> T operator()(T a, T b) const { return b == T(0) ? div_by_zero(a) : static_cast<T>(a / b); }
-  float operator()(float a, float b) const { return a / b; }
-  double operator()(double a, double b) const { return a / b; }
-  // Integer division by zero is undefined in C++; ONNX leaves it unspecified. Return 0.
-  template <class T> static T div_by_zero(T) { return T(0); }
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point<T>::value) {
+      return a / b;
+    } else {
+      if (b == T(0)) return T(0);
+      if constexpr (std::is_signed<T>::value) {
+        if (b == T(-1)) return wrapping_sub(T(0), a);
+      }
+      return static_cast<T>(a / b);
+    }
+  }
+};
+// x / count: the last step of Mean.
+struct DivideBy {
+  int count;
+  template <class T> T operator()(T x) const { return x / static_cast<T>(count); }
 };
 
 }  // namespace rt

@@ -1,0 +1,36 @@
+// libFuzzer target: arbitrary bytes through the loader and every front-end pass, exactly what
+// `onnxc --check` runs (load, validate, resolve, bind shapes, infer and fold).
+//
+// The front end may refuse an input only with a CompileError; anything else (a crash, a
+// sanitizer report, another exception escaping, an absurd allocation) is a finding.
+// Built by -DONNXC_FUZZ=ON with clang; tests/fuzz/run_fuzz.sh builds and runs it.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "frontend/load.h"
+#include "passes/pipeline.h"
+#include "support/diagnostics.h"
+
+namespace {
+
+// External data is looked up here: a folder that does not exist, so a fuzzed model can name
+// files but never read one.
+constexpr const char* kNoDataDir = "/nonexistent/onnxc-fuzz";
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
+  std::string bytes(reinterpret_cast<const char*>(data), size);
+  onnxc::LoadOptions load_options;
+  load_options.max_tensor_bytes = std::size_t(64) << 20;  // keeps each run's memory small
+  onnxc::CompileOptions options;
+  options.dims = {{"N", 1}, {"batch", 1}, {"batch_size", 1}};
+  try {
+    onnxc::Model m = onnxc::load_model_from_bytes(bytes, "fuzz.onnx", kNoDataDir, load_options);
+    onnxc::check_loaded_model(m, options);
+  } catch (const onnxc::CompileError&) {
+    // a refusal with a message: the expected outcome for almost every input
+  }
+  return 0;
+}
