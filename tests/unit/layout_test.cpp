@@ -235,3 +235,51 @@ TEST_CASE("An exporter's Shape/Gather/Unsqueeze/Concat/Reshape subgraph folds to
   REQUIRE(c.model.graph.nodes.size() == 1);  // only the Reshape is left to run
   CHECK(c.model.graph.nodes[0]->op_type == "Reshape");
 }
+
+TEST_CASE("Resize-18 antialiased linear and cubic downsampling match the ONNX examples") {
+  // 4x4 = 1..16 scaled by 0.6: the filter widens by 1/0.6 and the weights renormalise.
+  struct Case {
+    const char* mode;
+    std::vector<double> want;
+  };
+  for (const Case& c : {Case{"linear", {2.875, 4.5, 9.375, 11.0}},
+                        Case{"cubic", {2.5180721, 4.2858863, 9.589329, 11.357142}}}) {
+    ModelBuilder b(18);
+    b.output("y");
+    std::vector<float> x = iota(16);
+    for (float& v : x) v += 1;
+    b.floats("x", {1, 1, 4, 4}, x);
+    b.floats("scales", {4}, {1, 1, 0.6f, 0.6f});
+    auto& n = b.node("Resize", {"x", "", "scales"}, {"y"});
+    attr_string(n, "mode", c.mode);
+    ModelBuilder::attr_int(n, "antialias", 1);
+    std::vector<double> got = folded_output(b, std::string("resize_aa_") + c.mode);
+    INFO(c.mode);
+    REQUIRE(got.size() == 4);
+    for (std::size_t i = 0; i < 4; ++i) CHECK(got[i] == Approx(c.want[i]).epsilon(1e-5));
+  }
+}
+
+TEST_CASE("Resize-18 keep_aspect_ratio_policy picks one scale for the listed axes") {
+  struct Case {
+    const char* policy;
+    onnxc::Shape want;
+  };
+  // sizes 7x8 for a 2x2 image: not_larger scales by min(3.5, 4), not_smaller by max.
+  for (const Case& c : {Case{"not_larger", {1, 1, 7, 7}}, Case{"not_smaller", {1, 1, 8, 8}},
+                        Case{"stretch", {1, 1, 7, 8}}}) {
+    ModelBuilder b(18);
+    b.output("y");
+    b.floats("x", {1, 1, 2, 2}, {1, 2, 3, 4});
+    b.ints("sizes", {2}, {7, 8});
+    auto& n = b.node("Resize", {"x", "", "", "sizes"}, {"y"});
+    ModelBuilder::attr_ints(n, "axes", {2, -1});
+    attr_string(n, "keep_aspect_ratio_policy", c.policy);
+    onnxc::Shape shape;
+    std::vector<double> y = folded_output(b, std::string("resize_policy_") + c.policy, &shape);
+    INFO(c.policy);
+    CHECK(shape == c.want);
+    CHECK(y.front() == 1);
+    CHECK(y.back() == 4);
+  }
+}
