@@ -36,6 +36,7 @@ const OpRegistrar cumsum([] {
   d.op_type = "CumSum";
   d.versions = {11, 14};
   d.infer = infer_cumsum;
+  d.inplace = true;  // each element is read before its own position is written
   d.emit = [](const Node& n, Emitter& e) {
     CumSumDims c = cumsum_dims(n);
     e.include("onnxc/scan.h");

@@ -105,6 +105,7 @@ void parse_sizes(const Node& n, ResizeSpec& s) {
     scales = optional_const(n, 2, "scales");
     sizes = optional_const(n, 3, "sizes");
   }
+  if (n.op_type == "Upsample" && scales.empty()) fail_invalid(n, "'scales' is required");
   if (scales.empty() == sizes.empty()) fail_invalid(n, "give exactly one of 'scales' and 'sizes'");
 
   s.roi_start.assign(rank, 0.0);

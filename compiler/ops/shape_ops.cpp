@@ -268,6 +268,7 @@ const OpRegistrar trilu([] {
   d.op_type = "Trilu";
   d.versions = {14};
   d.infer = infer_trilu;
+  d.inplace = true;  // elementwise
   d.emit = [](const Node& n, Emitter& e) {
     TriluDims t = trilu_dims(n);
     e.include("onnxc/layout.h");
