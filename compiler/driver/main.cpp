@@ -153,6 +153,7 @@ bool parse_dims(const std::string& s, Shape* out) {
 
 struct Common {
   std::vector<std::string> shapes, dims, disabled, constants;
+  std::size_t alignment = 16;
   std::string name = "model";
 };
 
@@ -167,6 +168,10 @@ void add_common(CLI::App* app, Common& c) {
                   "e.g. --constant sr=16000 so only the matching If branch is compiled. The input stays in run()'s "
                   "signature and is not read. Repeatable.")
       ->type_name("NAME=V[,V...]");
+  app->add_option("--alignment", c.alignment,
+                  "Byte alignment of every arena tensor and weight array (a power of two, at least 16; e.g. 64 for "
+                  "AVX-512). Default 16.")
+      ->type_name("BYTES");
   app->add_option("--disable-pass", c.disabled,
                   fmt::format("Turn off an optional pass: {}. Repeatable.", fmt::join(optional_passes(), ", ")))
       ->type_name("NAME");
@@ -175,6 +180,10 @@ void add_common(CLI::App* app, Common& c) {
 CompileOptions to_options(const Common& c) {
   CompileOptions o;
   o.name = c.name;
+  if (c.alignment < 16 || (c.alignment & (c.alignment - 1)) != 0)
+    throw CompileError(ErrorKind::Usage, fmt::format("--alignment {}", c.alignment),
+                       "must be a power of two and at least 16");
+  o.alignment = c.alignment;
   for (const std::string& s : c.shapes) {
     auto eq = s.rfind('=');
     Shape shape;
@@ -290,9 +299,9 @@ std::string byte_count(std::size_t n) {
 void print_summary(const Compilation& c, const OutputFiles& files) {
   std::vector<std::string> written = {files.source == "-" ? "<stdout>" : files.source, files.header};
   if (!files.weights.empty()) written.push_back(files.weights);
-  fmt::print(stderr, "{}: {} steps, arena {}, weights {} -> {}\n", file_name(c.model.path),
-             c.program.main.steps.size(), byte_count(c.program.arena_bytes), byte_count(c.program.weights_bytes),
-             fmt::join(written, ", "));
+  fmt::print(stderr, "{}: {} nodes -> {} steps ({} folded, {} fused), arena {}, weights {} -> {}\n",
+             file_name(c.model.path), c.file_nodes, c.program.main.steps.size(), c.folded_nodes, c.fused_nodes,
+             byte_count(c.program.arena_bytes), byte_count(c.program.weights_bytes), fmt::join(written, ", "));
 }
 
 // The shape as the file declares it, symbolic dims by name and unknown ones as '?': "[N, 3, ?]".

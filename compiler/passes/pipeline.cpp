@@ -32,8 +32,10 @@ Compilation compile_model(const std::string& path, const CompileOptions& o) {
   Compilation c;
   c.model = check_model(path, o);
   Graph& g = c.model.graph;
+  c.file_nodes = g.nodes.size();
   eliminate_dead_nodes(g);  // also drops folded nodes: always on
-  if (enabled(o, "fold-batchnorm")) fold_batchnorm(g);
+  c.folded_nodes = c.file_nodes - g.nodes.size();
+  if (enabled(o, "fold-batchnorm")) c.fused_nodes += static_cast<std::size_t>(fold_batchnorm(g));
   c.program = plan_program(g, o.alignment, enabled(o, "in-place"));
   return c;
 }

@@ -27,6 +27,9 @@ const std::set<std::string>& optional_passes();
 struct Compilation {
   Model model;
   Program program;
+  std::size_t file_nodes = 0;    // nodes in the model file's main graph
+  std::size_t folded_nodes = 0;  // computed at compile time (constant folding, dead code)
+  std::size_t fused_nodes = 0;   // merged into another node (fold-batchnorm)
 };
 
 // Loads, validates, infers shapes, folds, plans. Throws CompileError.
