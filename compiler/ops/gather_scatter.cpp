@@ -4,7 +4,6 @@
 
 #include "onnxc/gather.h"
 #include "ops/emitter.h"
-#include "ops/strided_copy.h"
 
 namespace onnxc {
 namespace {

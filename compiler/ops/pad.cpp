@@ -1,7 +1,7 @@
 // Pad: constant, reflect, edge and wrap modes. Negative pads crop.
 #include "onnxc/pad.h"
 #include "ops/emitter.h"
-#include "ops/strided_copy.h"
+#include "ops/scalar_literal.h"
 
 namespace onnxc {
 namespace {

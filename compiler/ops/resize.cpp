@@ -9,7 +9,6 @@
 
 #include "onnxc/resize.h"
 #include "ops/emitter.h"
-#include "ops/strided_copy.h"
 
 namespace onnxc {
 namespace {

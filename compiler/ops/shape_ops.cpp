@@ -6,7 +6,7 @@
 
 #include "onnxc/layout.h"
 #include "ops/emitter.h"
-#include "ops/strided_copy.h"
+#include "ops/scalar_literal.h"
 
 namespace onnxc {
 namespace {

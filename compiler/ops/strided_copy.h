@@ -38,7 +38,4 @@ void fold_strided_copy(const Node& n, const StridedCopy& c, const Tensor& src, T
 OpDef strided_copy_op(const char* op_type, std::vector<int> versions, void (*infer)(Node&),
                       StridedCopy (*copy)(const Node&));
 
-// Scalar `value` (element 0 of a constant) as a C++ expression of element type `t`.
-std::string scalar_literal(DType t, const Tensor& value, int64_t i = 0);
-
 }  // namespace onnxc
