@@ -91,6 +91,7 @@ class BlockRenderer {
 
   std::string name_of(const Value* v) const {
     const TensorPlace& tp = T.at(v);
+    referenced_.insert(tp.cname);
     if (tp.storage != Storage::Constant) return tp.cname;
     used_weights_.insert(v);
     return tp.weight_cname;
@@ -99,6 +100,8 @@ class BlockRenderer {
   // The weights the rendered code refers to: operators read some constant inputs (shapes,
   // axes, ...) at compile time only, and an array nobody reads is dead weight (and a warning).
   const std::set<const Value*>& used_weights() const { return used_weights_; }
+  // C++ names the rendered statements refer to (to mark unused run() parameters).
+  bool referenced(const std::string& cname) const { return referenced_.count(cname) != 0; }
 
   // Pointer declarations of the block's arena tensors and views.
   std::vector<std::string> declarations(const Block& b) const {
@@ -201,6 +204,7 @@ class BlockRenderer {
   const std::map<const Value*, TensorPlace>& T;
   std::set<std::string>& headers_;
   mutable std::set<const Value*> used_weights_;
+  mutable std::set<std::string> referenced_;
 };
 
 std::string indent_lines(const std::vector<std::string>& lines, const std::string& pad) {
@@ -218,12 +222,21 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
 
   std::set<std::string> headers = {"onnxc/layout.h"};
   BlockRenderer renderer(prog, headers);
-  std::string tensors;
-  for (std::size_t i = 0; i < g.inputs.size(); ++i)
-    if (g.inputs[i]->constant)
-      tensors += fmt::format("  (void){};  // bound at compile time (--constant)\n", prog.main.input_params[i]);
-  tensors += indent_lines(renderer.declarations(prog.main), "  ");
+  std::string tensors = indent_lines(renderer.declarations(prog.main), "  ");
   std::string body = indent_lines(renderer.statements(prog.main), "  ");
+  // Parameters the code never reads (inputs only their shape matters for, --constant inputs).
+  std::string unused;
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+    const std::string& p = prog.main.input_params[i];
+    if (g.inputs[i]->constant)
+      unused += fmt::format("  (void){};  // bound at compile time (--constant)\n", p);
+    else if (!renderer.referenced(p) && body.find(p) == std::string::npos && tensors.find(p) == std::string::npos)
+      unused += fmt::format("  (void){};  // only its shape matters\n", p);
+  }
+  for (const std::string& p : prog.main.output_params)
+    if (!renderer.referenced(p) && body.find(p) == std::string::npos && tensors.find(p) == std::string::npos)
+      unused += fmt::format("  (void){};  // empty output\n", p);
+  tensors = unused + tensors;
 
   // Weights, in first-use order, keeping only those the code reads.
   std::vector<const Value*> used;
