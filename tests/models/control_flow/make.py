@@ -4,22 +4,14 @@ layout, with expected outputs computed independently in numpy. Run from this dir
     /usr/bin/python3 make.py
 """
 import os
+import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-
-def save(name, model, inputs, outputs):
-    os.makedirs(f"{name}/test_data_set_0", exist_ok=True)
-    onnx.checker.check_model(model)
-    onnx.save(model, f"{name}/model.onnx")
-    for i, (n, v) in enumerate(inputs):
-        with open(f"{name}/test_data_set_0/input_{i}.pb", "wb") as f:
-            f.write(numpy_helper.from_array(v, n).SerializeToString())
-    for i, (n, v) in enumerate(outputs):
-        with open(f"{name}/test_data_set_0/output_{i}.pb", "wb") as f:
-            f.write(numpy_helper.from_array(v, n).SerializeToString())
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testdata import save  # noqa: E402
 
 
 def loop_static():

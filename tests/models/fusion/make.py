@@ -2,24 +2,16 @@
 """Writes models the fusion passes rewrite (Conv/Gemm followed by BatchNormalization), with
 expected outputs computed independently in numpy. Run from this directory."""
 import os
+import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from testdata import save  # noqa: E402
+
 rng = np.random.default_rng(42)
-
-
-def save(name, model, inputs, outputs):
-    os.makedirs(f"{name}/test_data_set_0", exist_ok=True)
-    onnx.checker.check_model(model)
-    onnx.save(model, f"{name}/model.onnx")
-    for i, (n, v) in enumerate(inputs):
-        with open(f"{name}/test_data_set_0/input_{i}.pb", "wb") as f:
-            f.write(numpy_helper.from_array(v, n).SerializeToString())
-    for i, (n, v) in enumerate(outputs):
-        with open(f"{name}/test_data_set_0/output_{i}.pb", "wb") as f:
-            f.write(numpy_helper.from_array(v, n).SerializeToString())
 
 
 def f32(*shape, scale=1.0):
