@@ -7,6 +7,7 @@
 #include <map>
 
 #include "onnxc/linalg.h"
+#include "ops/elementwise.h"
 #include "ops/emitter.h"
 
 namespace onnxc {
@@ -160,10 +161,7 @@ void infer_einsum(Node& n) {
   check_arity(n, 1, -1, 1, 1);
   require_dtype(n, 0, {DType::Uint8, DType::Uint16, DType::Uint32, DType::Uint64, DType::Int8, DType::Int16,
                        DType::Int32, DType::Int64, DType::Float16, DType::Float, DType::Double});
-  for (std::size_t i = 1; i < n.inputs.size(); ++i)
-    if (input(n, i).dtype != n.inputs[0]->dtype)
-      fail_invalid(n, fmt::format("input {} is {} but input 0 is {}", i, dtype_name(n.inputs[i]->dtype),
-                                  dtype_name(n.inputs[0]->dtype)));
+  for (std::size_t i = 1; i < n.inputs.size(); ++i) require_same_dtype(n, i, 0);
   set_output(n, 0, n.inputs[0]->dtype, resolve(n).out_shape);
 }
 

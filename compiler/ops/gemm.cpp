@@ -1,5 +1,6 @@
 // Gemm (Y = alpha * A' * B' + beta * C) and MatMul (numpy matmul with batch broadcasting).
 #include "onnxc/gemm.h"
+#include "ops/elementwise.h"
 #include "ops/emitter.h"
 
 namespace onnxc {
@@ -16,9 +17,7 @@ std::vector<DType> matrix_types(const Node& n) {
 void require_operand_types(const Node& n) {
   require_dtype(n, 0, matrix_types(n));
   for (std::size_t i = 1; i < n.inputs.size(); ++i)
-    if (n.has_input(i) && n.inputs[i]->dtype != n.inputs[0]->dtype)
-      fail_invalid(n, fmt::format("input {} is {} but input 0 is {}; they must match", i, dtype_name(n.inputs[i]->dtype),
-                                  dtype_name(n.inputs[0]->dtype)));
+    if (n.has_input(i)) require_same_dtype(n, i, 0);
 }
 
 // Gemm's C: optional from version 11. Versions 1 and 6 broadcast it only with broadcast=1 (C

@@ -1,6 +1,7 @@
 // BatchNormalization, InstanceNormalization, GroupNormalization, LayerNormalization,
 // RMSNormalization, MeanVarianceNormalization, LRN.
 #include "onnxc/normalization.h"
+#include "ops/elementwise.h"
 #include "ops/emitter.h"
 #include "ops/reduction.h"
 
@@ -24,12 +25,6 @@ void require_shape(const Node& n, std::size_t i, const Shape& expected, const ch
   const Shape& s = input(n, i).shape;
   if (s != expected)
     fail_invalid(n, fmt::format("input {} ({}) has shape {}; expected {}", i, what, shape_str(s), shape_str(expected)));
-}
-
-void require_same_dtype(const Node& n, std::size_t i, std::size_t like) {
-  if (input(n, i).dtype != input(n, like).dtype)
-    fail_invalid(n, fmt::format("input {} is {} but input {} is {}; they must match", i, dtype_name(n.inputs[i]->dtype),
-                                like, dtype_name(n.inputs[like]->dtype)));
 }
 
 // The C++ type statistics are computed in: what stash_type names (only float is supported,
