@@ -100,21 +100,31 @@ TEST_CASE("Cast to bool is x != 0; integers narrow by keeping the low bits", "[e
   CHECK(convert<float>(true) == 1.0f);
 }
 
-TEST_CASE("Cast to the 16-bit floats rounds to nearest even when stored", "[eltwise]") {
-  std::uint16_t h;
+TEST_CASE("Cast to the 16-bit floats rounds to nearest even, once", "[eltwise]") {
   const float x[] = {1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, 70000.0f};  // two ties, one overflow
-  float16 y[3];
-  map(x, y, 3, Cast<float16>{});
-  CHECK(y[0].bits == 0x3c00);  // 1 + 2^-11 ties to 1
-  CHECK(y[1].bits == 0x3c02);  // 1 + 3*2^-11 ties up to 1 + 2^-9
-  CHECK(y[2].bits == 0x7c00);  // inf
-  bfloat16 b;
-  map(x, &b, 1, Cast<bfloat16>{});
-  h = b.bits;
-  CHECK(h == 0x3f80);
-  const float16 half_in[] = {float16{0x3555}};  // 0.33325195
+  float16 h[3];
+  map(x, h, 3, Cast<float16>{});
+  CHECK(h[0].bits == 0x3c00);  // 1 + 2^-11 ties to 1
+  CHECK(h[1].bits == 0x3c02);  // 1 + 3*2^-11 ties up to 1 + 2^-9
+  CHECK(h[2].bits == 0x7c00);  // inf
+  bfloat16 b[1];
+  map(x, b, 1, Cast<bfloat16>{});
+  CHECK(b[0].bits == 0x3f80);
+
+  // Just above a tie, by less than a float can hold: rounding through float would tie to even.
+  const double eps = 1.0 / (1ll << 40);
+  const double d[] = {1.0 + 1.0 / 2048 + eps, -(1.0 + 1.0 / 2048 + eps), 1e300};
+  map(d, h, 3, Cast<float16>{});
+  CHECK(h[0].bits == 0x3c01);
+  CHECK(h[1].bits == 0xbc01);
+  CHECK(h[2].bits == 0x7c00);
+  const double d_bf[] = {1.0 + 1.0 / 256 + eps};
+  map(d_bf, b, 1, Cast<bfloat16>{});
+  CHECK(b[0].bits == 0x3f81);
+
+  const float16 third[] = {float16{0x3555}};  // 0.33325195
   std::int32_t i;
-  map(half_in, &i, 1, Cast<std::int32_t>{});
+  map(third, &i, 1, Cast<std::int32_t>{});
   CHECK(i == 0);
 }
 

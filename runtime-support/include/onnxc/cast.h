@@ -3,6 +3,7 @@
 #ifndef ONNXC_CAST_H
 #define ONNXC_CAST_H
 
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 
@@ -29,7 +30,7 @@ inline I float_to_int(F v) {
 //   to bool: v != 0 (NaN is true);
 //   floating -> integer: float_to_int;
 //   integer -> narrower integer: keeps the low bits (two's complement wrap-around);
-//   to floating: rounds to nearest (the 16-bit floats round to nearest even when stored).
+//   to floating: rounds to nearest even (the 16-bit floats when stored, see Cast).
 template <class To, class From>
 inline To convert(From v) {
   if constexpr (std::is_same<To, bool>::value) {
@@ -41,9 +42,27 @@ inline To convert(From v) {
   }
 }
 
+// double -> float rounded to odd: truncated toward zero, with the last significand bit set
+// when inexact. Rounding that float to nearest even in a format with at least two fewer
+// significand bits (float16, bfloat16) then gives the correctly rounded result, which rounding
+// twice to nearest (double -> float -> float16) does not.
+inline float double_to_float_round_odd(double d) {
+  const float f = static_cast<float>(d);
+  if (static_cast<double>(f) == d || f != f) return f;
+  std::uint32_t bits = float_to_bits(f);
+  if (static_cast<double>(f < 0 ? -f : f) > (d < 0 ? -d : d)) --bits;  // rounded away from zero: step back
+  return bits_to_float(bits | 1u);
+}
+
 // The Cast functor: y = convert(x) into the compute type of To; storing rounds to To.
 template <class To> struct Cast {
-  template <class From> compute_t<To> operator()(From v) const { return convert<compute_t<To>>(v); }
+  template <class From> compute_t<To> operator()(From v) const {
+    if constexpr (std::is_same<From, double>::value && sizeof(To) == 2 && std::is_same<compute_t<To>, float>::value) {
+      return double_to_float_round_odd(v);  // the 16-bit floats: round once, from the double
+    } else {
+      return convert<compute_t<To>>(v);
+    }
+  }
 };
 
 }  // namespace rt
