@@ -1,0 +1,168 @@
+// ConvInteger (int32 convolution of 8-bit tensors) and QLinearConv (the same plus an int32 bias,
+// requantized to 8 bits), with Conv's geometry: groups, pads, strides, dilations, auto_pad
+// (kernel in onnxc/quant.h).
+//
+// x's zero point and scale are per tensor; w's per tensor or per output channel.
+#include <limits>
+
+#include "ops/elementwise.h"
+#include "ops/emitter.h"
+#include "ops/quant_common.h"
+#include "ops/spatial.h"
+
+namespace onnxc {
+namespace {
+
+// Inputs x and w sit at different positions in the two ops.
+struct ConvInputs {
+  std::size_t x, x_zero_point, w, w_zero_point;
+};
+constexpr ConvInputs kConvIntegerInputs = {0, 2, 1, 3};
+constexpr ConvInputs kQLinearConvInputs = {0, 2, 3, 5};
+
+Window conv_window(const Node& n, ConvInputs in) {
+  const Value& x = input(n, in.x);
+  std::vector<int64_t> spatial(x.shape.begin() + 2, x.shape.end());
+  return resolve_window(n, spatial, weight_kernel(n, input(n, in.w)), false);
+}
+
+// Checks x and w as Conv does and returns y's shape.
+Shape conv_output_shape(const Node& n, ConvInputs in) {
+  const Shape& x = input(n, in.x).shape;
+  const Shape& w = input(n, in.w).shape;
+  if (x.size() < 3 || x.size() > 5)
+    fail_unsupported(n, fmt::format("input rank {} (onnxc supports 1 to 3 spatial dims)", x.size()));
+  if (w.size() != x.size()) fail_invalid(n, fmt::format("weight rank {} differs from input rank {}", w.size(), x.size()));
+  const int64_t group = n.attr_int("group", 1), c = x[1], m = w[0];
+  if (group < 1 || c % group != 0 || m % group != 0)
+    fail_invalid(n, fmt::format("group {} does not divide the {} input and {} output channels", group, c, m));
+  if (w[1] * group != c)
+    fail_invalid(n, fmt::format("weight has {} input channels per group; input has {} channels in {} groups", w[1], c,
+                                group));
+  const Window win = conv_window(n, in);
+  Shape out = {x[0], m};
+  out.insert(out.end(), win.out.begin(), win.out.end());
+  return out;
+}
+
+int64_t out_channels(const Node& n, ConvInputs in) { return input(n, in.w).shape[0]; }
+
+rt::ConvParams integer_conv_params(const Node& n, ConvInputs in) {
+  const Shape& x = n.inputs[in.x]->shape;
+  return conv_params(conv_window(n, in), x[0], x[1], out_channels(n, in), n.attr_int("group", 1));
+}
+
+int64_t conv_macs(const Node& n, ConvInputs in) {
+  const Shape& w = n.inputs[in.w]->shape;
+  return n.outputs[0]->numel() * shape_numel(Shape(w.begin() + 1, w.end()));
+}
+
+void emit_conv_call(const Node& n, Emitter& e, ConvInputs in, const std::string& output) {
+  e.line(conv_params_code(integer_conv_params(n, in)));
+  e.linef("rt::conv_integer(p, {}, {}, {});", quant_operand_code(n, e, in.x, in.x_zero_point),
+          quant_operand_code(n, e, in.w, in.w_zero_point), output);
+}
+
+// ---- ConvInteger ----
+
+void infer_conv_integer(Node& n) {
+  check_arity(n, 2, 4, 1, 1);
+  const ConvInputs in = kConvIntegerInputs;
+  require_dtype(n, in.x, {DType::Uint8, DType::Int8});
+  require_dtype(n, in.w, {DType::Uint8, DType::Int8});
+  const Shape out = conv_output_shape(n, in);
+  if (n.has_input(in.x_zero_point)) {
+    require_same_dtype(n, in.x_zero_point, in.x);
+    require_per_tensor(n, in.x_zero_point, "x_zero_point");
+  }
+  if (n.has_input(in.w_zero_point)) {
+    require_same_dtype(n, in.w_zero_point, in.w);
+    require_per_tensor_or_channel(n, in.w_zero_point, out_channels(n, in), "w_zero_point");
+  }
+  set_output(n, 0, DType::Int32, out);
+}
+
+void fold_conv_integer(const Node& n, std::vector<Tensor>& outs) {
+  Tensor& y = fold_output(n, outs);
+  const ConvInputs in = kConvIntegerInputs;
+  dispatch_8bit_pair(n, in.x, in.w, [&](auto x_tag, auto w_tag) {
+    using X = typename decltype(x_tag)::type;
+    using W = typename decltype(w_tag)::type;
+    rt::conv_integer(integer_conv_params(n, in), fold_quant_operand<X>(n, in.x, in.x_zero_point),
+                     fold_quant_operand<W>(n, in.w, in.w_zero_point), rt::StoreInt32{y.data<int32_t>()});
+  });
+}
+
+const OpRegistrar conv_integer_op([] {
+  OpDef d;
+  d.op_type = "ConvInteger";
+  d.versions = {10};
+  d.infer = infer_conv_integer;
+  d.emit = [](const Node& n, Emitter& e) {
+    e.include("onnxc/quant.h");
+    emit_conv_call(n, e, kConvIntegerInputs, fmt::format("rt::StoreInt32{{{}}}", e.out(0)));
+  };
+  d.fold = fold_conv_integer;
+  d.macs = [](const Node& n) { return conv_macs(n, kConvIntegerInputs); };
+  return d;
+}());
+
+// ---- QLinearConv ----
+
+const RequantInputs kRequantInputs = {1, 4, 6};
+constexpr std::size_t kBias = 8;
+
+void infer_qlinear_conv(Node& n) {
+  check_arity(n, 8, 9, 1, 1);
+  const ConvInputs in = kQLinearConvInputs;
+  const DType y = check_qlinear_inputs(n, {DType::Float});
+  const Shape out = conv_output_shape(n, in);
+  const int64_t m = out_channels(n, in);
+  require_per_tensor_or_channel(n, 4, m, "w_scale");
+  if (n.has_input(kBias)) {
+    require_dtype(n, kBias, {DType::Int32});
+    if (n.inputs[kBias]->shape != Shape{m})
+      fail_invalid(n, fmt::format("bias B has shape {}; it must be [{}]", shape_str(n.inputs[kBias]->shape), m));
+  }
+  set_output(n, 0, y, out);
+}
+
+void fold_qlinear_conv(const Node& n, std::vector<Tensor>& outs) {
+  Tensor& y = fold_output(n, outs);
+  const ConvInputs in = kQLinearConvInputs;
+  const std::vector<rt::Requant> requant = constant_requants(n, kRequantInputs, out_channels(n, in));
+  const auto y_zero_point = static_cast<int32_t>(n.inputs[7]->constant->int_at(0));
+  const int32_t* bias = n.has_input(kBias) ? n.inputs[kBias]->constant->data<int32_t>() : nullptr;
+  const rt::index_t stride = requant.size() == 1 ? 0 : 1;
+  dispatch_8bit_pair(n, in.x, in.w, [&](auto x_tag, auto w_tag) {
+    using X = typename decltype(x_tag)::type;
+    using W = typename decltype(w_tag)::type;
+    dispatch_in(n, y.dtype, EightBitTypes{}, [&](auto y_tag) {
+      using Y = typename decltype(y_tag)::type;
+      rt::conv_integer(integer_conv_params(n, in), fold_quant_operand<X>(n, in.x, in.x_zero_point),
+                       fold_quant_operand<W>(n, in.w, in.w_zero_point),
+                       rt::RequantizeOutput<Y>{y.data<Y>(), bias, requant.data(), stride, y_zero_point});
+    });
+  });
+}
+
+const OpRegistrar qlinear_conv_op([] {
+  OpDef d;
+  d.op_type = "QLinearConv";
+  d.versions = {10};
+  d.infer = infer_qlinear_conv;
+  d.emit = [](const Node& n, Emitter& e) {
+    e.include("onnxc/quant.h");
+    const int64_t m = out_channels(n, kQLinearConvInputs);
+    emit_conv_call(n, e, kQLinearConvInputs, emit_requantize_output(n, e, kRequantInputs, m, 7, kBias));
+  };
+  d.fold = fold_qlinear_conv;
+  d.scratch_bytes = [](const Node& n) {
+    return requant_scratch_bytes(n, kRequantInputs, out_channels(n, kQLinearConvInputs));
+  };
+  d.macs = [](const Node& n) { return conv_macs(n, kQLinearConvInputs); };
+  return d;
+}());
+
+}  // namespace
+}  // namespace onnxc
