@@ -1,0 +1,165 @@
+// Quantization kernels (onnxc/quant.h): rounding ties, saturation, per-axis and blocked layouts,
+// DynamicQuantizeLinear on hand-computed cases, and integer requantization against the float
+// computation ONNX Runtime performs.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+
+#include "onnxc/quant.h"
+
+namespace rt = onnxc::rt;
+
+namespace {
+
+// ONNX Runtime's requantization, in float: round(float(acc) * multiplier) + zero point, saturated.
+template <class Q> Q float_requantize(int32_t acc, float multiplier, int32_t zero_point) {
+  const float v = static_cast<float>(acc) * multiplier;
+  return rt::saturate_to<Q>(std::nearbyint(v) + static_cast<float>(zero_point));
+}
+
+}  // namespace
+
+TEST_CASE("round_half_even rounds ties to the even neighbour", "[quant]") {
+  CHECK(rt::round_half_even(2.5f) == 2.0f);
+  CHECK(rt::round_half_even(3.5f) == 4.0f);
+  CHECK(rt::round_half_even(-2.5f) == -2.0f);
+  CHECK(rt::round_half_even(-3.5f) == -4.0f);
+  CHECK(rt::round_half_even(0.5f) == 0.0f);
+  CHECK(rt::round_half_even(1.49999988f) == 1.0f);
+  CHECK(rt::round_half_even(-0.7f) == -1.0f);
+  CHECK(rt::round_half_even(16777216.0f) == 16777216.0f);
+}
+
+TEST_CASE("quantize_linear: ties to even, zero point added after rounding, saturation", "[quant]") {
+  const float x[] = {0.5f, 1.5f, 2.5f, -2.5f, 1000.0f, -1000.0f};
+  const float scale = 1.0f;
+  const uint8_t zp_u8 = 10;
+  uint8_t y[6];
+  const rt::QuantLayout all = {1, 1, 6, 1, 0, 0, 0};
+  rt::quantize_linear(all, x, &scale, &zp_u8, y);
+  // 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -2.5 -> -2; plus 10; then [0, 255].
+  CHECK(std::vector<int>(y, y + 6) == std::vector<int>{10, 12, 12, 8, 255, 0});
+  int8_t z[6];
+  rt::quantize_linear(all, x, &scale, static_cast<const int8_t*>(nullptr), z);
+  CHECK(std::vector<int>(z, z + 6) == std::vector<int>{0, 2, 2, -2, 127, -128});
+}
+
+TEST_CASE("quantize_linear and dequantize_linear per axis and blocked", "[quant]") {
+  // x [2, 4] quantized along axis 1 in blocks of 2: scale [2, 2].
+  const float x[] = {1, 2, 3, 4, 5, 6, 7, 8};
+  const float scale[] = {1, 2, 0.5f, 4};
+  const int16_t zp[] = {0, 1, 2, 3};
+  const rt::QuantLayout blocked = {/*outer*/ 2, /*axis*/ 4, /*inner*/ 1, /*block*/ 2, /*scale_outer*/ 2,
+                                   /*scale_axis*/ 1, /*scale_inner*/ 0};
+  int16_t q[8];
+  rt::quantize_linear(blocked, x, scale, zp, q);
+  // Row 0: 1/1, 2/1, 3/2=1.5->2, 4/2=2, then +0 +0 +1 +1. Row 1: 5/0.5, 6/0.5, 7/4=1.75->2,
+  // 8/4=2, then +2 +2 +3 +3.
+  CHECK(std::vector<int>(q, q + 8) == std::vector<int>{1, 2, 3, 3, 12, 14, 5, 5});
+  float back[8];
+  rt::dequantize_linear(blocked, q, scale, zp, back);
+  CHECK(std::vector<float>(back, back + 8) == std::vector<float>{1, 2, 4, 4, 5, 6, 8, 8});
+
+  // Per axis 0 of [2, 3]: scale [2] shared by every element of a row.
+  const uint8_t xq[] = {10, 20, 30, 10, 20, 30};
+  const float row_scale[] = {0.5f, 2.0f};
+  const uint8_t row_zp[] = {10, 20};
+  const rt::QuantLayout per_axis = {1, 2, 3, 1, 0, 1, 0};
+  float y[6];
+  rt::dequantize_linear(per_axis, xq, row_scale, row_zp, y);
+  CHECK(std::vector<float>(y, y + 6) == std::vector<float>{0, 5, 10, -20, 0, 20});
+}
+
+TEST_CASE("dynamic_quantize_linear on hand-computed ranges", "[quant]") {
+  // Range [-1, 1.55]: scale 2.55 / 255 = 0.01, zero point round(1 / 0.01) = 100.
+  const float x[] = {-1.0f, 0.0f, 1.55f, 0.005f};
+  uint8_t y[4], zp = 0;
+  float scale = 0;
+  rt::dynamic_quantize_linear(4, x, y, &scale, &zp);
+  CHECK(scale == Approx(0.01f));
+  CHECK(zp == 100);
+  CHECK(y[0] == 0);
+  CHECK(y[1] == 100);
+  CHECK(y[2] == 255);
+  // All zeros: scale 1/255, zero point 0.
+  const float zeros[] = {0.0f, 0.0f};
+  rt::dynamic_quantize_linear(2, zeros, y, &scale, &zp);
+  CHECK(scale == 1.0f / 255.0f);
+  CHECK(zp == 0);
+}
+
+TEST_CASE("make_requant holds the float multiplier exactly", "[quant]") {
+  for (float m : {1.0f, 0.5f, 0.0123f, 3.0e-5f, 7.25f}) {
+    const rt::Requant r = rt::make_requant(m);
+    CHECK(r.mantissa >= (1 << 23));
+    CHECK(r.mantissa < (1 << 24));
+    CHECK(std::ldexp(static_cast<double>(r.mantissa), r.exponent) == static_cast<double>(m));
+  }
+  CHECK(rt::make_requant(0.0f).mantissa == 0);
+  CHECK(rt::make_requant(-1.0f).mantissa == 0);
+}
+
+TEST_CASE("requantize in integers equals the float computation bit for bit", "[quant]") {
+  // Ties and double rounding: 5 * 0.5 = 2.5 -> 2, 7 * 0.5 = 3.5 -> 4; acc beyond 2^24 is
+  // rounded to float first.
+  CHECK(rt::requantize<int8_t>(5, rt::make_requant(0.5f), 0) == 2);
+  CHECK(rt::requantize<int8_t>(7, rt::make_requant(0.5f), 0) == 4);
+  CHECK(rt::requantize<int8_t>(-5, rt::make_requant(0.5f), 0) == -2);
+  CHECK(rt::requantize<uint8_t>(-1000, rt::make_requant(0.01f), 128) == 118);
+  CHECK(rt::requantize<uint8_t>(1 << 30, rt::make_requant(1.0f), 0) == 255);
+  CHECK(rt::requantize<int8_t>(0, rt::make_requant(0.3f), -7) == -7);
+
+  std::mt19937 rng(1234);
+  std::uniform_int_distribution<int32_t> small(-300000, 300000);
+  std::uniform_int_distribution<int32_t> large(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
+  std::uniform_real_distribution<float> log_multiplier(-24.0f, 2.0f);
+  std::uniform_int_distribution<int32_t> zero_point(-128, 127);
+  int mismatches = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const int32_t acc = (i % 4 == 0) ? large(rng) : small(rng);
+    const float m = std::exp2(log_multiplier(rng));
+    const int32_t zp = zero_point(rng);
+    if (rt::requantize<int8_t>(acc, rt::make_requant(m), zp) != float_requantize<int8_t>(acc, m, zp)) ++mismatches;
+    // Exact ties of the product: multipliers 2^-k with odd accumulators.
+    const float tie = std::ldexp(1.0f, -(i % 12 + 1));
+    if (rt::requantize<int16_t>(acc | 1, rt::make_requant(tie), 0) != float_requantize<int16_t>(acc | 1, tie, 0))
+      ++mismatches;
+  }
+  CHECK(mismatches == 0);
+}
+
+TEST_CASE("matmul_integer subtracts per-row and per-column zero points", "[quant]") {
+  // a [2, 2] with row zero points {1, 2}; b [2, 2] with column zero points {0, 3}.
+  const uint8_t a[] = {3, 5, 2, 4};
+  const int8_t b[] = {1, 4, 2, 5};
+  const uint8_t za[] = {1, 2};
+  const int8_t zb[] = {0, 3};
+  const rt::index_t offsets[] = {0};
+  int32_t y[4];
+  rt::matmul_integer(1, offsets, offsets, 2, 2, 2, rt::QuantOperand<uint8_t>{a, za, 1},
+                     rt::QuantOperand<int8_t>{b, zb, 1}, rt::StoreInt32{y});
+  // a - za = [[2, 4], [0, 2]]; b - zb = [[1, 1], [2, 2]].
+  CHECK(std::vector<int32_t>(y, y + 4) == std::vector<int32_t>{10, 10, 4, 4});
+}
+
+TEST_CASE("conv_integer pads with the zero point and requantizes per channel with bias", "[quant]") {
+  // 1-D: x [1, 1, 3], w [2, 1, 3] (two output channels), pad 1 on both sides.
+  const rt::ConvParams p = {1, 1, 2, 1, 1, 1, 3, 1, 1, 3, 1, 1, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1};
+  const uint8_t x[] = {12, 14, 16};
+  const uint8_t zx = 10;
+  const int8_t w[] = {1, 1, 1, 0, 2, 0};
+  int32_t acc[6];
+  rt::conv_integer(p, rt::QuantOperand<uint8_t>{x, &zx, 0}, rt::QuantOperand<int8_t>{w, nullptr, 0},
+                   rt::StoreInt32{acc});
+  // x - zx = [2, 4, 6] padded with 0: channel 0 sums windows, channel 1 doubles the centre.
+  CHECK(std::vector<int32_t>(acc, acc + 6) == std::vector<int32_t>{6, 12, 10, 4, 8, 12});
+  const int32_t bias[] = {1, -2};
+  const rt::Requant requant[] = {rt::make_requant(0.5f), rt::make_requant(0.25f)};
+  uint8_t y[6];
+  rt::conv_integer(p, rt::QuantOperand<uint8_t>{x, &zx, 0}, rt::QuantOperand<int8_t>{w, nullptr, 0},
+                   rt::RequantizeOutput<uint8_t>{y, bias, requant, 1, 100});
+  // (6+1)/2=3.5->4, 13/2=6.5->6, 11/2=5.5->6; (4-2)/4=0.5->0, 6/4=1.5->2, 10/4=2.5->2; plus 100.
+  CHECK(std::vector<int>(y, y + 6) == std::vector<int>{104, 106, 106, 100, 102, 102});
+}
