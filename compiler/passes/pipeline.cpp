@@ -3,12 +3,13 @@
 #include <filesystem>
 
 #include "frontend/load.h"
+#include "passes/lower_qdq.h"
 #include "passes/passes.h"
 
 namespace onnxc {
 
 const std::set<std::string>& optional_passes() {
-  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "in-place"};
+  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "in-place", "lower-qdq"};
   return names;
 }
 
