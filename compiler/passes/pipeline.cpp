@@ -20,6 +20,8 @@ void check_loaded_model(Model& m, const CompileOptions& o) {
   resolve_operators(m);
   bind_input_shapes(m.graph, o.input_shapes, o.dims);
   bind_input_constants(m.graph, o.constants);
+  // Before inference, which would fold the quantized weights of QDQ models into float ones.
+  if (enabled(o, "lower-qdq")) lower_qdq(m.graph);
   infer_and_fold(m.graph, enabled(o, "fold-constants"));
 }
 

@@ -1,0 +1,186 @@
+#include "passes/lower_qdq.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "ops/quant_common.h"
+
+namespace onnxc {
+namespace {
+
+bool is_op(const Node* n, const char* op_type) { return n && n->domain.empty() && n->op_type == op_type; }
+
+bool is_8bit(DType t) { return t == DType::Uint8 || t == DType::Int8; }
+
+bool constant_float(const Value* v) { return v && v->constant && v->dtype == DType::Float; }
+
+// A DequantizeLinear feeding the float operator: its quantized data, scale and zero point.
+struct Dequantized {
+  Value* data = nullptr;
+  Value* scale = nullptr;
+  Value* zero_point = nullptr;  // null when absent (0 of the data's type)
+  int64_t axis = -1;            // the quantization axis; -1 when per tensor
+};
+
+// v as the output of a DequantizeLinear with constant float scale and constant zero point (when
+// given), not blocked; nullopt otherwise.
+std::optional<Dequantized> match_dequantize(const Value* v) {
+  const Node* dq = v ? v->producer : nullptr;
+  if (!is_op(dq, "DequantizeLinear") || dq->attr_int("block_size", 0) != 0) return std::nullopt;
+  Dequantized d;
+  d.data = dq->inputs[0];
+  d.scale = dq->inputs[1];
+  d.zero_point = dq->has_input(2) ? dq->inputs[2] : nullptr;
+  if (!constant_float(d.scale) || (d.zero_point && !d.zero_point->constant)) return std::nullopt;
+  if (is_per_tensor(d.scale->shape)) return d;
+  if (dq->version < 13 || !d.data->constant || d.scale->shape.size() != 1) return std::nullopt;
+  const auto rank = static_cast<int64_t>(d.data->shape.size());
+  const int64_t axis = dq->attr_int("axis", 1);
+  d.axis = axis < 0 ? axis + rank : axis;
+  return d;
+}
+
+// An activation: quantized at run time, per tensor, with an explicit 8-bit zero point (which
+// also tells its type before shape inference).
+bool is_activation(const Dequantized& d) {
+  return d.axis < 0 && d.zero_point && is_8bit(d.zero_point->dtype);
+}
+
+// A constant 8-bit weight quantized per tensor or along `channel_axis`.
+bool is_weight(const Dequantized& d, int64_t channel_axis) {
+  if (!d.data->constant || !is_8bit(d.data->dtype)) return false;
+  if (d.zero_point && d.zero_point->dtype != d.data->dtype) return false;
+  return d.axis < 0 || d.axis == channel_axis;
+}
+
+// The QuantizeLinear that is y's only reader, possibly through a Relu that it makes redundant.
+struct Requantized {
+  Node* quantize = nullptr;
+  Node* relu = nullptr;  // null when Q reads y directly
+};
+
+Node* single_reader(const Graph& g, const Value* v) {
+  if (v->is_graph_output) return nullptr;
+  const std::vector<Node*> readers = g.consumers(v);
+  return readers.size() == 1 ? readers[0] : nullptr;
+}
+
+// Q(relu(x)) == Q(x) exactly when Q's zero point is its type's lowest value: every negative x
+// saturates to it, as 0 does.
+bool relu_is_redundant(const Tensor& zero_point) {
+  const int64_t lowest = zero_point.dtype == DType::Int8 ? -128 : 0;
+  return zero_point.int_at(0) == lowest;
+}
+
+std::optional<Requantized> match_quantize(const Graph& g, const Value* y) {
+  Requantized r;
+  Node* reader = single_reader(g, y);
+  if (is_op(reader, "Relu")) {
+    r.relu = reader;
+    reader = single_reader(g, reader->outputs[0]);
+  }
+  if (!is_op(reader, "QuantizeLinear") || reader->inputs[0] != (r.relu ? r.relu->outputs[0] : y)) return std::nullopt;
+  const Value* scale = reader->inputs[1];
+  const Value* zp = reader->has_input(2) ? reader->inputs[2] : nullptr;
+  if (!constant_float(scale) || !is_per_tensor(scale->shape)) return std::nullopt;
+  if (!zp || !zp->constant || !is_8bit(zp->dtype) || !is_per_tensor(zp->shape)) return std::nullopt;
+  if (reader->attr_int("output_dtype", 0) != 0 && reader->attr_int("output_dtype", 0) != static_cast<int>(zp->dtype))
+    return std::nullopt;
+  if (r.relu && !relu_is_redundant(*zp->constant)) return std::nullopt;
+  r.quantize = reader;
+  return r;
+}
+
+Value* add_constant(Graph& g, const std::string& hint, Tensor t) {
+  Value* v = g.add_unique_value(hint);
+  v->dtype = t.dtype;
+  v->shape = t.shape;
+  v->has_shape = true;
+  v->constant = std::make_shared<Tensor>(std::move(t));
+  return v;
+}
+
+// The weight's zero point, made explicit (zeros shaped like the scale) when the DQ omits it.
+Value* weight_zero_point(Graph& g, const Dequantized& w) {
+  if (w.zero_point) return w.zero_point;
+  return add_constant(g, w.data->name + "_zero_point", Tensor(w.data->dtype, w.scale->shape));
+}
+
+// A bias DQ(int32 constant) whose scale is x_scale * w_scale (per channel, in float, as
+// QLinearConv applies it) and whose zero point is 0: QLinearConv's B.
+Value* match_bias(const Value* b, const Dequantized& x, const Dequantized& w) {
+  const std::optional<Dequantized> d = match_dequantize(b);
+  if (!d || !d->data->constant || d->data->dtype != DType::Int32) return nullptr;
+  if (d->zero_point)
+    for (int64_t i = 0; i < d->zero_point->constant->numel(); ++i)
+      if (d->zero_point->constant->int_at(i) != 0) return nullptr;
+  const Tensor& bias_scale = *d->scale->constant;
+  const Tensor& w_scale = *w.scale->constant;
+  const float x_scale = x.scale->constant->data<float>()[0];
+  const int64_t channels = d->data->numel();
+  for (int64_t c = 0; c < channels; ++c) {
+    const float expected = x_scale * w_scale.data<float>()[w_scale.numel() == 1 ? 0 : c];
+    if (bias_scale.data<float>()[bias_scale.numel() == 1 ? 0 : c] != expected) return nullptr;
+  }
+  return d->data;
+}
+
+// The float operator becomes `op_type` reading the quantized operands and writing Q's output.
+void rewrite(Node& op, const char* op_type, std::vector<Value*> inputs, const Requantized& q) {
+  op.op_type = op_type;
+  op.version = 10;
+  op.inputs = std::move(inputs);
+  op.outputs = {q.quantize->outputs[0]};
+}
+
+bool lower_conv(Graph& g, Node& conv, std::set<const Node*>& removed) {
+  const std::optional<Dequantized> x = match_dequantize(conv.inputs[0]);
+  const std::optional<Dequantized> w = match_dequantize(conv.inputs[1]);
+  if (!x || !w || !is_activation(*x) || !is_weight(*w, 0)) return false;
+  Value* bias = nullptr;
+  if (conv.has_input(2) && !(bias = match_bias(conv.inputs[2], *x, *w))) return false;
+  const std::optional<Requantized> q = match_quantize(g, conv.outputs[0]);
+  if (!q) return false;
+  std::vector<Value*> inputs = {x->data, x->scale, x->zero_point, w->data, w->scale, weight_zero_point(g, *w),
+                                q->quantize->inputs[1], q->quantize->inputs[2]};
+  if (bias) inputs.push_back(bias);
+  removed.insert({q->quantize, q->relu});
+  rewrite(conv, "QLinearConv", std::move(inputs), *q);
+  return true;
+}
+
+bool lower_matmul(Graph& g, Node& matmul, std::set<const Node*>& removed) {
+  const std::optional<Dequantized> a = match_dequantize(matmul.inputs[0]);
+  const std::optional<Dequantized> b = match_dequantize(matmul.inputs[1]);
+  // b per tensor or per column ([K, N] along axis 1).
+  if (!a || !b || !is_activation(*a) || !is_weight(*b, 1) || b->data->shape.size() != 2) return false;
+  const std::optional<Requantized> q = match_quantize(g, matmul.outputs[0]);
+  if (!q) return false;
+  removed.insert({q->quantize, q->relu});
+  rewrite(matmul, "QLinearMatMul",
+          {a->data, a->scale, a->zero_point, b->data, b->scale, weight_zero_point(g, *b), q->quantize->inputs[1],
+           q->quantize->inputs[2]},
+          *q);
+  return true;
+}
+
+}  // namespace
+
+int lower_qdq(Graph& g) {
+  int lowered = 0;
+  std::set<const Node*> removed;
+  for (const auto& n : g.nodes) {
+    if (removed.count(n.get())) continue;
+    if ((is_op(n.get(), "Conv") && lower_conv(g, *n, removed)) || (is_op(n.get(), "MatMul") && lower_matmul(g, *n, removed)))
+      ++lowered;
+  }
+  removed.erase(nullptr);
+  g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [&](const auto& n) { return removed.count(n.get()) != 0; }),
+                g.nodes.end());
+  g.relink();
+  return lowered;
+}
+
+}  // namespace onnxc

@@ -1,0 +1,20 @@
+// lower-qdq: QDQ models (float operators wrapped in DequantizeLinear / QuantizeLinear) become
+// integer operators.
+#pragma once
+
+#include "ir/ir.h"
+
+namespace onnxc {
+
+// Rewrites, before shape inference (while the weights are still quantized constants):
+//   DQ(x) , DQ(w const) [, DQ(bias int32 const)] -> Conv [-> Relu] -> Q   into QLinearConv
+//   DQ(a) , DQ(b const)                          -> MatMul [-> Relu] -> Q into QLinearMatMul
+// Activations must be quantized per tensor with constant scales and zero points; weights per
+// tensor or per output channel. A Relu is dropped only where it changes nothing: when Q's zero
+// point is the lowest value of its type. A bias is taken only when its scale is x_scale *
+// w_scale and its zero point 0 (what QLinearConv assumes). Anything else stays in float.
+// Returns how many operators were lowered; the Q nodes (and Relus) go away, the DQ nodes die
+// when nothing else reads them.
+int lower_qdq(Graph& g);
+
+}  // namespace onnxc
