@@ -62,6 +62,11 @@ struct Value {
   bool is_graph_input = false;
   bool is_graph_output = false;
   Value* outer = nullptr;            // inside a subgraph: the enclosing graph's value it names
+  // A sequence whose length and element types and shapes are known at compile time: the tensor
+  // values it holds, in order (dtype is their element type). It has no buffer of its own: the
+  // operators on sequences are rewritten into operators on these elements (see OpDef::lower).
+  bool is_sequence = false;
+  std::vector<Value*> elements;
 
   int64_t numel() const { return shape_numel(shape); }
   std::size_t byte_size() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@ struct OpDef {
   // Optional, control flow: whether the node's k-th subgraph (see subgraphs_of) runs at all
   // (If with a constant condition compiles one branch). Default: every subgraph.
   std::function<bool(const Node&, std::size_t)> uses_subgraph;
+  // Optional, for operators on compile-time structures (sequences): replaces the node before
+  // inference by the nodes it returns, which are inferred next, in order (none when the node only
+  // rearranges a structure). Called instead of `infer`; the node is then deleted.
+  std::function<std::vector<std::unique_ptr<Node>>(Node&, Graph&)> lower;
   // Optional: multiply-accumulates the node performs (for --report); 0 when not given.
   std::function<int64_t(const Node&)> macs;
   // Output 0 is input 0 reinterpreted (same bytes, new shape): Reshape, Flatten, Identity, ...

@@ -1,3 +1,6 @@
+#include <iterator>
+#include <memory>
+
 #include <fmt/format.h>
 
 #include "ops/op.h"
@@ -19,23 +22,46 @@ bool has_subgraph(const Node& n) {
   return false;
 }
 
+// Replaces g.nodes[k] by the nodes def.lower returns; they take its place in the order.
+void lower_node(Graph& g, std::size_t k, const OpDef& def) {
+  Node& n = *g.nodes[k];
+  std::vector<std::unique_ptr<Node>> replacement = def.lower(n, g);
+  for (Value* out : n.outputs)
+    if (out && out->producer == &n) out->producer = nullptr;
+  for (auto& r : replacement)
+    for (Value* out : r->outputs)
+      if (out) out->producer = r.get();
+  g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(k));
+  g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(k), std::make_move_iterator(replacement.begin()),
+                 std::make_move_iterator(replacement.end()));
+}
+
 }  // namespace
 
 void infer_and_fold(Graph& g, bool fold) {
-  for (auto& np : g.nodes) {
-    Node& n = *np;
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    Node& n = *g.nodes[k];
     const OpDef* def = find_op(n.domain, n.op_type);
     for (std::size_t i = 0; i < n.inputs.size(); ++i) {
       Value* in = n.inputs[i];
-      if (in && in->outer && !in->has_shape) {
+      if (in && in->outer && !in->has_shape && !in->is_sequence) {
         in->dtype = in->outer->dtype;
         in->shape = in->outer->shape;
         in->has_shape = in->outer->has_shape;
         in->constant = in->outer->constant;
+        in->is_sequence = in->outer->is_sequence;
+        in->elements = in->outer->elements;
       }
-      if (in && !in->has_shape)
+      if (in && in->is_sequence && !def->lower)
+        fail_unsupported(n, fmt::format("input '{}' is a sequence; {} reads it only as a tensor", in->name, n.op_type));
+      if (in && !in->has_shape && !in->is_sequence)
         fail_unsupported(n, fmt::format("input '{}' has no static shape", in->name),
                          "bind the model's symbolic dims with --dim or --shape");
+    }
+    if (def->lower) {
+      lower_node(g, k, *def);
+      --k;  // the replacement nodes start at k (unsigned wrap-around when k is 0 is well defined)
+      continue;
     }
     def->infer(n);
     for (Value* out : n.outputs) {

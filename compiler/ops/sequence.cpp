@@ -1,0 +1,275 @@
+// The sequence operators, for sequences whose structure is known at compile time: a sequence
+// value is a fixed list of tensor values (Value::elements), so positions and split sizes must
+// be compile-time constants. Each operator is lowered before inference (OpDef::lower):
+//
+//   SequenceEmpty, SequenceConstruct, SequenceInsert, SequenceErase  only rearrange the list
+//   SequenceAt          -> Identity of the element
+//   SequenceLength      -> a constant
+//   ConcatFromSequence  -> Concat of the elements (each Unsqueezed first with new_axis=1)
+//   SplitToSequence     -> one Slice per element (a Gather, which drops the axis, for keepdims=0)
+#include "ops/elementwise.h"
+#include "ops/onnx_versions.h"
+
+namespace onnxc {
+namespace {
+
+using Nodes = std::vector<std::unique_ptr<Node>>;
+
+// Builds the nodes an operator is lowered to, named after it and at the versions its opset
+// gives them.
+class Lowering {
+ public:
+  Lowering(const Node& n, Graph& g) : n_(n), g_(g) {}
+
+  Node& add(const std::string& op_type, std::vector<Value*> inputs, std::vector<Value*> outputs) {
+    auto node = std::make_unique<Node>();
+    node->name = fmt::format("{}/{}_{}", n_.name, op_type, nodes_.size());
+    node->op_type = op_type;
+    node->opset = n_.opset;
+    node->version = version_of(op_type);
+    node->index = n_.index;
+    node->inputs = std::move(inputs);
+    node->outputs = std::move(outputs);
+    nodes_.push_back(std::move(node));
+    return *nodes_.back();
+  }
+
+  int version_of(const std::string& op_type) const { return resolve_op_version("", op_type, n_.opset); }
+
+  // A new tensor value, typed and shaped by inference.
+  Value* value(const std::string& hint) { return g_.add_unique_value(n_.name + "/" + hint); }
+
+  Value* int64_constant(const std::string& hint, Shape shape, const std::vector<int64_t>& v) {
+    auto t = std::make_shared<Tensor>(DType::Int64, std::move(shape));
+    std::copy(v.begin(), v.end(), t->data<int64_t>());
+    Value* c = value(hint);
+    c->dtype = DType::Int64;
+    c->shape = t->shape;
+    c->has_shape = true;
+    c->constant = std::move(t);
+    return c;
+  }
+
+  Nodes take() { return std::move(nodes_); }
+
+ private:
+  const Node& n_;
+  Graph& g_;
+  Nodes nodes_;
+};
+
+void set_int_attr(Node& n, const char* name, int64_t v) {
+  Attribute a;
+  a.kind = Attribute::Kind::Int;
+  a.i = v;
+  n.attrs[name] = a;
+}
+
+// ---- reading sequences and positions ----
+
+const Value& sequence_input(const Node& n, std::size_t i) {
+  const Value& s = input(n, i);
+  if (!s.is_sequence) fail_invalid(n, fmt::format("input {} ('{}') must be a sequence; it is a tensor", i, s.name));
+  return s;
+}
+
+Value& make_sequence(Node& n, DType dtype, std::vector<Value*> elements) {
+  Value& s = *n.outputs[0];
+  s.is_sequence = true;
+  s.dtype = dtype;
+  s.elements = std::move(elements);
+  return s;
+}
+
+void require_tensor_input(const Node& n, std::size_t i) {
+  if (input(n, i).is_sequence) fail_invalid(n, fmt::format("input {} must be a tensor; it is a sequence", i));
+}
+
+// A position in a sequence of `size` elements, from input i (a compile-time scalar), or `dflt`
+// when the input is omitted. Negative positions count from the back; `past_end` also allows
+// `size` (insert at the back).
+std::size_t position(const Node& n, std::size_t i, std::size_t size, std::size_t dflt, bool past_end) {
+  if (!n.has_input(i)) return dflt;
+  require_input_dtype(n, i, {DType::Int32, DType::Int64});
+  const Tensor& t = require_const_input(n, i, "position in the sequence");
+  if (t.numel() != 1) fail_invalid(n, fmt::format("the position must be a scalar; it has shape {}", shape_str(t.shape)));
+  const int64_t p = t.int_at(0), count = static_cast<int64_t>(size);
+  const int64_t last = past_end ? count : count - 1;
+  if (p < -count || p > last)
+    fail_invalid(n, fmt::format("position {} is outside [{}, {}] for a sequence of {} tensors", p, -count, last, count));
+  return static_cast<std::size_t>(p < 0 ? p + count : p);
+}
+
+// ---- operators that only rearrange the list ----
+
+Nodes lower_sequence_empty(Node& n, Graph&) {
+  check_arity(n, 0, 0, 1, 1);
+  const int64_t code = n.attr_int("dtype", static_cast<int64_t>(DType::Float));
+  DType t = DType::Undefined;
+  if (code < 0 || code > INT32_MAX || !dtype_from_int(static_cast<int32_t>(code), &t) || !dtype_supported(t))
+    fail_unsupported(n, fmt::format("dtype {} is not an element type onnxc supports", code));
+  make_sequence(n, t, {});
+  return {};
+}
+
+Nodes lower_sequence_construct(Node& n, Graph&) {
+  check_arity(n, 1, -1, 1, 1);
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+    require_tensor_input(n, i);
+    require_same_dtype(n, i, 0);
+  }
+  make_sequence(n, input(n, 0).dtype, n.inputs);
+  return {};
+}
+
+Nodes lower_sequence_insert(Node& n, Graph&) {
+  check_arity(n, 2, 3, 1, 1);
+  const Value& s = sequence_input(n, 0);
+  require_tensor_input(n, 1);
+  if (!s.elements.empty() && input(n, 1).dtype != s.dtype)
+    fail_invalid(n, fmt::format("the tensor is {}; the sequence holds {}", dtype_name(input(n, 1).dtype),
+                                dtype_name(s.dtype)));
+  std::vector<Value*> elements = s.elements;
+  const std::size_t at = position(n, 2, elements.size(), elements.size(), true);
+  elements.insert(elements.begin() + static_cast<std::ptrdiff_t>(at), n.inputs[1]);
+  make_sequence(n, input(n, 1).dtype, std::move(elements));
+  return {};
+}
+
+Nodes lower_sequence_erase(Node& n, Graph&) {
+  check_arity(n, 1, 2, 1, 1);
+  const Value& s = sequence_input(n, 0);
+  if (s.elements.empty()) fail_invalid(n, "the sequence is empty; there is nothing to erase");
+  std::vector<Value*> elements = s.elements;
+  const std::size_t at = position(n, 1, elements.size(), elements.size() - 1, false);
+  elements.erase(elements.begin() + static_cast<std::ptrdiff_t>(at));
+  make_sequence(n, s.dtype, std::move(elements));
+  return {};
+}
+
+// ---- operators that read elements ----
+
+Nodes lower_sequence_at(Node& n, Graph& g) {
+  check_arity(n, 2, 2, 1, 1);
+  const Value& s = sequence_input(n, 0);
+  if (s.elements.empty()) fail_invalid(n, "the sequence is empty; there is no element to take");
+  Lowering l(n, g);
+  l.add("Identity", {s.elements[position(n, 1, s.elements.size(), 0, false)]}, {n.outputs[0]});
+  return l.take();
+}
+
+Nodes lower_sequence_length(Node& n, Graph&) {
+  check_arity(n, 1, 1, 1, 1);
+  const Value& s = sequence_input(n, 0);
+  auto length = std::make_shared<Tensor>(DType::Int64, Shape{});
+  length->data<int64_t>()[0] = static_cast<int64_t>(s.elements.size());
+  Value& out = *n.outputs[0];
+  out.dtype = DType::Int64;
+  out.shape = {};
+  out.has_shape = true;
+  out.constant = std::move(length);
+  return {};
+}
+
+// Unsqueeze took its axes as an attribute before version 13 and as an input since.
+Value* unsqueeze(Lowering& l, Value* x, int64_t axis) {
+  Value* y = l.value(x->name + "_unsqueezed");
+  if (l.version_of("Unsqueeze") >= 13) {
+    l.add("Unsqueeze", {x, l.int64_constant("axes", {1}, {axis})}, {y});
+  } else {
+    Attribute axes;
+    axes.kind = Attribute::Kind::Ints;
+    axes.ints = {axis};
+    l.add("Unsqueeze", {x}, {y}).attrs["axes"] = axes;
+  }
+  return y;
+}
+
+Nodes lower_concat_from_sequence(Node& n, Graph& g) {
+  check_arity(n, 1, 1, 1, 1);
+  const Value& s = sequence_input(n, 0);
+  if (!n.has_attr("axis")) fail_invalid(n, "required attribute 'axis' is missing");
+  if (s.elements.empty()) fail_unsupported(n, "concatenating an empty sequence (the output type is unknown)");
+  const bool new_axis = n.attr_int("new_axis", 0) != 0;
+  const int64_t rank = static_cast<int64_t>(s.elements[0]->shape.size()) + (new_axis ? 1 : 0);
+  const int64_t axis = normalize_axis(n, n.attr_int("axis", 0), rank);
+  Lowering l(n, g);
+  std::vector<Value*> parts = s.elements;
+  if (new_axis)
+    for (Value*& p : parts) p = unsqueeze(l, p, axis);
+  set_int_attr(l.add("Concat", parts, {n.outputs[0]}), "axis", axis);
+  return l.take();
+}
+
+// The element sizes SplitToSequence cuts `extent` into: split's values (a 1-D split), chunks of
+// split's value with a shorter last one (a scalar split), or ones (no split).
+std::vector<int64_t> split_sizes(const Node& n, int64_t extent) {
+  if (!n.has_input(1)) return std::vector<int64_t>(static_cast<std::size_t>(extent), 1);
+  require_input_dtype(n, 1, {DType::Int32, DType::Int64});
+  const Tensor& split = require_const_input(n, 1, "split sizes");
+  if (split.shape.size() > 1) fail_invalid(n, fmt::format("split must be a scalar or 1-D; it is {}", shape_str(split.shape)));
+  std::vector<int64_t> sizes;
+  if (split.shape.empty()) {
+    const int64_t chunk = split.int_at(0);
+    if (chunk < 1) fail_invalid(n, fmt::format("the split size {} must be at least 1", chunk));
+    for (int64_t at = 0; at < extent; at += chunk) sizes.push_back(std::min(chunk, extent - at));
+    return sizes;
+  }
+  sizes = split.to_ints();
+  int64_t total = 0;
+  for (int64_t v : sizes) {
+    if (v < 0) fail_invalid(n, fmt::format("split sizes [{}] must not be negative", fmt::join(sizes, ", ")));
+    total += v;
+  }
+  if (total != extent)
+    fail_invalid(n, fmt::format("split sizes [{}] add up to {}, not the axis extent {}", fmt::join(sizes, ", "), total,
+                                extent));
+  return sizes;
+}
+
+Nodes lower_split_to_sequence(Node& n, Graph& g) {
+  check_arity(n, 1, 2, 1, 1);
+  require_tensor_input(n, 0);
+  Value* x = n.inputs[0];
+  const int64_t axis = normalize_axis(n, n.attr_int("axis", 0), static_cast<int64_t>(x->shape.size()));
+  const std::vector<int64_t> sizes = split_sizes(n, x->shape[static_cast<std::size_t>(axis)]);
+  const bool drop_axis = !n.has_input(1) && n.attr_int("keepdims", 1) == 0;
+  Lowering l(n, g);
+  std::vector<Value*> elements;
+  int64_t start = 0;
+  for (int64_t size : sizes) {
+    Value* e = l.value(fmt::format("{}_{}", n.outputs[0]->name, elements.size()));
+    if (drop_axis) {
+      set_int_attr(l.add("Gather", {x, l.int64_constant("index", {}, {start})}, {e}), "axis", axis);
+    } else {
+      l.add("Slice", {x, l.int64_constant("starts", {1}, {start}), l.int64_constant("ends", {1}, {start + size}),
+                      l.int64_constant("axes", {1}, {axis})},
+            {e});
+    }
+    elements.push_back(e);
+    start += size;
+  }
+  make_sequence(n, x->dtype, std::move(elements));
+  return l.take();
+}
+
+OpDef sequence_op(const char* name, std::vector<int> versions,
+                  std::function<Nodes(Node&, Graph&)> lower) {
+  OpDef d;
+  d.op_type = name;
+  d.versions = std::move(versions);
+  d.lower = std::move(lower);
+  return d;
+}
+
+const OpRegistrar sequence_empty_op(sequence_op("SequenceEmpty", {11}, lower_sequence_empty));
+const OpRegistrar sequence_construct_op(sequence_op("SequenceConstruct", {11}, lower_sequence_construct));
+const OpRegistrar sequence_insert_op(sequence_op("SequenceInsert", {11}, lower_sequence_insert));
+const OpRegistrar sequence_erase_op(sequence_op("SequenceErase", {11}, lower_sequence_erase));
+const OpRegistrar sequence_at_op(sequence_op("SequenceAt", {11}, lower_sequence_at));
+const OpRegistrar sequence_length_op(sequence_op("SequenceLength", {11}, lower_sequence_length));
+const OpRegistrar concat_from_sequence_op(sequence_op("ConcatFromSequence", {11}, lower_concat_from_sequence));
+const OpRegistrar split_to_sequence_op(sequence_op("SplitToSequence", {11}, lower_split_to_sequence));
+
+}  // namespace
+}  // namespace onnxc

@@ -1,0 +1,99 @@
+// Sequences of compile-time structure: the sequence operators rewritten into tensor operators on
+// the elements, checked through constant folding against values worked out by hand.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "model_builder.h"
+#include "passes/pipeline.h"
+#include "support/diagnostics.h"
+
+using testing::ModelBuilder;
+
+namespace {
+
+std::vector<double> values(const onnxc::Value& v) {
+  REQUIRE(v.constant);
+  std::vector<double> out;
+  for (int64_t i = 0; i < v.constant->numel(); ++i) out.push_back(v.constant->float_at(i));
+  return out;
+}
+
+std::string compile_error(ModelBuilder& b, const std::string& name) {
+  try {
+    onnxc::check_model(b.write(name), {});
+  } catch (const onnxc::CompileError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("Construct, insert, erase, length and concat of a sequence") {
+  ModelBuilder b(12);
+  b.output("joined").output("length", {}, onnx::TensorProto::INT64).output("stacked");
+  b.floats("a", {2}, {1, 2});
+  b.floats("b", {2}, {3, 4});
+  b.floats("c", {2}, {5, 6});
+  b.ints("front", {}, {0});
+  b.ints("second", {}, {1});
+  b.node("SequenceConstruct", {"a", "b"}, {"ab"});
+  b.node("SequenceInsert", {"ab", "c", "front"}, {"cab"});   // [c, a, b]
+  b.node("SequenceInsert", {"cab", "a"}, {"caba"});          // [c, a, b, a]
+  b.node("SequenceErase", {"caba", "second"}, {"cba"});      // [c, b, a]
+  ModelBuilder::attr_int(b.node("ConcatFromSequence", {"cba"}, {"joined"}), "axis", 0);
+  b.node("SequenceLength", {"caba"}, {"length"});
+  auto& stack = b.node("ConcatFromSequence", {"cba"}, {"stacked"});
+  ModelBuilder::attr_int(stack, "axis", -1);
+  ModelBuilder::attr_int(stack, "new_axis", 1);
+  onnxc::Model m = onnxc::check_model(b.write("sequence_rearrange"), {});
+  CHECK(values(*m.graph.outputs[0]) == std::vector<double>{5, 6, 3, 4, 1, 2});
+  CHECK(values(*m.graph.outputs[1]) == std::vector<double>{4});
+  // new_axis=1 at the last axis: [2, 3], column j is the j-th element.
+  CHECK(m.graph.outputs[2]->shape == onnxc::Shape{2, 3});
+  CHECK(values(*m.graph.outputs[2]) == std::vector<double>{5, 3, 1, 6, 4, 2});
+}
+
+TEST_CASE("SplitToSequence: ones, a scalar chunk size, explicit sizes, keepdims=0; SequenceAt from the back") {
+  ModelBuilder b(12);
+  b.output("last_chunk").output("middle_row").output("count", {}, onnx::TensorProto::INT64);
+  b.floats("x", {5}, {0, 1, 2, 3, 4});
+  b.floats("m", {3, 2}, {0, 1, 2, 3, 4, 5});
+  b.ints("chunk", {}, {2});
+  b.ints("sizes", {2}, {1, 4});
+  b.ints("minus_one", {}, {-1});
+  b.ints("one", {}, {1});
+  b.node("SplitToSequence", {"x", "chunk"}, {"chunks"});  // [0 1] [2 3] [4]
+  b.node("SequenceAt", {"chunks", "minus_one"}, {"last_chunk"});
+  ModelBuilder::attr_int(b.node("SplitToSequence", {"m"}, {"rows"}), "keepdims", 0);  // three [2] rows
+  b.node("SequenceAt", {"rows", "one"}, {"middle_row"});
+  b.node("SplitToSequence", {"x", "sizes"}, {"parts"});
+  b.node("SequenceLength", {"parts"}, {"count"});
+  onnxc::Model m = onnxc::check_model(b.write("sequence_split"), {});
+  CHECK(m.graph.outputs[0]->shape == onnxc::Shape{1});
+  CHECK(values(*m.graph.outputs[0]) == std::vector<double>{4});
+  CHECK(m.graph.outputs[1]->shape == onnxc::Shape{2});
+  CHECK(values(*m.graph.outputs[1]) == std::vector<double>{2, 3});
+  CHECK(values(*m.graph.outputs[2]) == std::vector<double>{2});
+}
+
+TEST_CASE("Sequence positions out of range and run-time positions are refused, naming the node") {
+  ModelBuilder b(12);
+  b.output("y");
+  b.floats("a", {2}, {1, 2});
+  b.ints("two", {}, {2});
+  b.node("SequenceConstruct", {"a", "a"}, {"s"});
+  b.node("SequenceAt", {"s", "two"}, {"y"}, "pick");
+  const std::string e = compile_error(b, "sequence_at_range");
+  CHECK(e.find("'pick'") != std::string::npos);
+  CHECK(e.find("position 2 is outside [-2, 1]") != std::string::npos);
+
+  ModelBuilder r(12);
+  r.input("pos", {}, onnx::TensorProto::INT64).output("y");
+  r.floats("a", {2}, {1, 2});
+  r.node("SequenceConstruct", {"a"}, {"s"});
+  r.node("SequenceAt", {"s", "pos"}, {"y"}, "pick");
+  CHECK(compile_error(r, "sequence_at_runtime").find("needs it at compile time") != std::string::npos);
+}
