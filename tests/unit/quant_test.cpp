@@ -1,13 +1,15 @@
 // Quantization kernels (onnxc/quant.h): rounding ties, saturation, per-axis and blocked layouts,
 // DynamicQuantizeLinear on hand-computed cases, and integer requantization against the float
-// computation ONNX Runtime performs.
+// computation ONNX Runtime performs; the lower-qdq pass on a QDQ model.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
 
 #include "onnxc/quant.h"
+#include "passes/pipeline.h"
 
 namespace rt = onnxc::rt;
 
@@ -162,4 +164,37 @@ TEST_CASE("conv_integer pads with the zero point and requantizes per channel wit
                    rt::RequantizeOutput<uint8_t>{y, bias, requant, 1, 100});
   // (6+1)/2=3.5->4, 13/2=6.5->6, 11/2=5.5->6; (4-2)/4=0.5->0, 6/4=1.5->2, 10/4=2.5->2; plus 100.
   CHECK(std::vector<int>(y, y + 6) == std::vector<int>{104, 106, 106, 100, 102, 102});
+}
+
+// ---- the lower-qdq pass on tests/models/quant/qdq_cnn (see its make.py) ----
+
+namespace {
+
+std::vector<std::string> op_types(const onnxc::Compilation& c) {
+  std::vector<std::string> ops;
+  for (const auto& n : c.model.graph.nodes) ops.push_back(n->op_type);
+  return ops;
+}
+
+bool contains(const std::vector<std::string>& v, const char* s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+}  // namespace
+
+TEST_CASE("lower-qdq turns DQ -> Conv/MatMul -> Q into integer ops with 1-byte activations", "[quant]") {
+  const std::string path = std::string(ONNXC_TEST_DIR) + "/models/quant/qdq_cnn/model.onnx";
+  const onnxc::Compilation lowered = onnxc::compile_model(path, {});
+  const std::vector<std::string> ops = op_types(lowered);
+  CHECK(std::count(ops.begin(), ops.end(), "QLinearConv") == 2);
+  CHECK(std::count(ops.begin(), ops.end(), "QLinearMatMul") == 1);
+  CHECK_FALSE(contains(ops, "Conv"));
+  CHECK_FALSE(contains(ops, "MatMul"));
+  CHECK_FALSE(contains(ops, "Relu"));  // Q's zero point 0 makes it redundant
+
+  onnxc::CompileOptions off;
+  off.disabled_passes.insert("lower-qdq");
+  const onnxc::Compilation float_ops = onnxc::compile_model(path, off);
+  CHECK(contains(op_types(float_ops), "Conv"));
+  // The largest live set: x and conv1's output as float ([1,3,8,8] + [1,8,8,8] * 4 bytes) versus
+  // their uint8 versions.
+  CHECK(lowered.program.arena_bytes * 3 < float_ops.program.arena_bytes);
 }
