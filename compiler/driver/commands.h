@@ -17,6 +17,10 @@ struct ValidateOptions {
   std::string keep_dir;              // --keep: leave the generated files here
   int timeout_s = 600;
   bool quiet = false;
+  // --pin-shape-inputs: inputs the compilation needs the values of are pinned to each data set's.
+  bool pin_shape_inputs = false;
+  // --constant NAME (no value): inputs pinned to each data set's value from the start.
+  std::vector<std::string> pinned_inputs;
 };
 
 struct BenchOptions {

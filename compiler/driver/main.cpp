@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "backend/weights.h"
+#include "frontend/load.h"
 #include "driver/commands.h"
 #include "driver/report.h"
 #include "passes/pipeline.h"
@@ -135,6 +136,10 @@ class ProgressLine {
 
 // ---- options shared by compile, validate and bench -------------------------------------------
 
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 // "1x3x224x224" -> {1, 3, 224, 224}; "" or "scalar" -> {}.
 bool parse_dims(const std::string& s, Shape* out) {
   out->clear();
@@ -164,10 +169,11 @@ void add_common(CLI::App* app, Common& c) {
   app->add_option("--dim", c.dims, "Bind a symbolic dim (dim_param) everywhere it appears: N=1. Repeatable.")
       ->type_name("PARAM=VALUE");
   app->add_option("--constant", c.constants,
-                  "Promise an input always has this value (comma-separated elements): it is folded into the code, "
-                  "e.g. --constant sr=16000 so only the matching If branch is compiled. The input stays in run()'s "
-                  "signature and is not read. Repeatable.")
-      ->type_name("NAME=V[,V...]");
+                  "Promise an input always has this value (comma-separated elements, or a TensorProto file NAME.pb): "
+                  "it is folded into the code, e.g. --constant sr=16000 so only the matching If branch is compiled, "
+                  "or --constant shape=shape.pb for a Reshape whose target shape is an input. The input stays in "
+                  "run()'s signature and is not read. Repeatable.")
+      ->type_name("NAME=V[,V...]|NAME=FILE.pb");
   app->add_option("--alignment", c.alignment,
                   "Byte alignment of every arena tensor and weight array (a power of two, at least 16; e.g. 64 for "
                   "AVX-512). Default 16.")
@@ -201,7 +207,12 @@ CompileOptions to_options(const Common& c) {
   for (const std::string& s : c.constants) {
     auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw CompileError(ErrorKind::Usage, "--constant " + s, "expected NAME=VALUE[,VALUE...], e.g. sr=16000");
+      throw CompileError(ErrorKind::Usage, "--constant " + s,
+                         "expected NAME=VALUE[,VALUE...] or NAME=FILE.pb, e.g. sr=16000");
+    if (ends_with(s, ".pb")) {
+      o.constant_tensors[s.substr(0, eq)] = load_tensor_file(s.substr(eq + 1));
+      continue;
+    }
     std::vector<double> values;
     std::size_t pos = eq + 1;
     while (pos <= s.size()) {
@@ -226,6 +237,14 @@ CompileOptions to_options(const Common& c) {
     o.disabled_passes.insert(p);
   }
   return o;
+}
+
+// validate's `--constant NAME` (no value): NAME takes its value from each test data set.
+void take_pins_from_data(Common& c, ValidateOptions& v) {
+  auto no_value = [](const std::string& s) { return s.find('=') == std::string::npos && !s.empty(); };
+  for (const std::string& s : c.constants)
+    if (no_value(s)) v.pinned_inputs.push_back(s);
+  c.constants.erase(std::remove_if(c.constants.begin(), c.constants.end(), no_value), c.constants.end());
 }
 
 // ---- the compile command (no subcommand) ------------------------------------------------------
@@ -431,7 +450,9 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  onnxc validate /usr/share/libonnx-testdata/data/node/test_relu\n"
       "  onnxc validate model.onnx --data test_data_set_0 --rtol 1e-4\n"
-      "  onnxc validate DIR --cxx clang++ --keep /tmp/out     keep the generated code and harness");
+      "  onnxc validate DIR --cxx clang++ --keep /tmp/out     keep the generated code and harness\n"
+      "  onnxc validate DIR --pin-shape-inputs      inputs needed at compile time come from each data set\n"
+      "  onnxc validate DIR --constant shape        pin input 'shape' to each data set's value");
   validate->add_option("target", vopt.target,
                        "A model directory (model.onnx + test_data_set_*/input_N.pb, output_N.pb) or a model file.")
       ->required()
@@ -443,6 +464,12 @@ int main(int argc, char** argv) {
   validate->add_option("--cxxflags", vopt.cxxflags, "Flags for the host compiler (default: -O1).")->allow_extra_args(false);
   validate->add_option("--keep", vopt.keep_dir, "Keep the generated code, harness and outputs in this directory.");
   validate->add_option("--timeout", vopt.timeout_s, "Seconds the compiled model may run (default 600).");
+  validate->add_flag("--pin-shape-inputs", vopt.pin_shape_inputs,
+                     "When the model needs the value of some inputs at compile time (a Reshape's target shape, "
+                     "Slice's starts, ... fed by graph inputs), take exactly those inputs' values from each test "
+                     "data set, as --constant would, and compile once per distinct value; the other inputs stay "
+                     "run-time inputs. Prints which inputs were pinned. In validate, --constant NAME without a "
+                     "value pins NAME this way too.");
   add_common(validate, vcommon);
 
   BenchOptions bopt;
@@ -472,7 +499,10 @@ int main(int argc, char** argv) {
 
   const std::string& subject = *validate ? vopt.target : *bench ? bopt.model : cmd.model;
   try {
-    if (*validate) return run_validate(vopt, to_options(vcommon));
+    if (*validate) {
+      take_pins_from_data(vcommon, vopt);
+      return run_validate(vopt, to_options(vcommon));
+    }
     if (*bench) return run_bench(bopt, to_options(bcommon));
     if (cmd.model.empty()) {
       fmt::print(stderr, "{}", app.help());

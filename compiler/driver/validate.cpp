@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include "driver/build.h"
 #include "driver/commands.h"
 #include "frontend/load.h"
+#include "passes/passes.h"
 #include "onnxc/base.h"
 #include "support/diagnostics.h"
 #include "support/process.h"
@@ -121,106 +123,213 @@ std::vector<uint8_t> read_raw(const std::string& path) {
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
+// One test data set: input_N.pb and output_N.pb files in numeric order.
+struct DataSet {
+  std::string dir, name;
+  std::vector<std::string> inputs, outputs;
+};
+
+DataSet read_data_set(const std::string& dir) {
+  return DataSet{dir, fs::path(dir).filename().string(), numbered_files(dir, "input"), numbered_files(dir, "output")};
+}
+
+// A test data file holding a value of `v`.
+Tensor load_test_tensor(const std::string& path, const Value& v) {
+  Tensor t = load_tensor_file(path);
+  take_uint16_as_bfloat16_bits(t, v.dtype);
+  return t;
+}
+
 // Fills --shape from the first data set's inputs for inputs whose dims are not static.
-void shapes_from_data(const std::string& model_path, const std::string& data_dir, CompileOptions& co) {
-  Model m = load_model(model_path);
-  auto files = numbered_files(data_dir, "input");
-  for (std::size_t i = 0; i < m.graph.inputs.size() && i < files.size(); ++i) {
+void shapes_from_data(const Model& m, const DataSet& set, CompileOptions& co) {
+  for (std::size_t i = 0; i < m.graph.inputs.size() && i < set.inputs.size(); ++i) {
     const Value* v = m.graph.inputs[i];
     bool static_dims = v->declared_rank;
     for (const Dim& d : v->declared_dims) static_dims = static_dims && d.value >= 0;
     bool named = false;
     for (const Dim& d : v->declared_dims) named = named || (!d.param.empty() && co.dims.count(d.param));
     if (static_dims || named || co.input_shapes.count(v->name)) continue;
-    co.input_shapes[v->name] = load_tensor_file(files[i]).shape;
+    co.input_shapes[v->name] = load_tensor_file(set.inputs[i]).shape;
   }
+}
+
+// ---- pinned inputs: graph inputs compiled as constants, their values taken from each data set ----
+
+std::size_t input_index(const Model& m, const std::string& name) {
+  for (std::size_t i = 0; i < m.graph.inputs.size(); ++i)
+    if (m.graph.inputs[i]->name == name) return i;
+  std::vector<std::string> names;
+  for (const Value* in : m.graph.inputs) names.push_back(in->name);
+  throw CompileError(ErrorKind::Usage, "--constant " + name, "the model has no input of that name",
+                     fmt::format("the inputs are: {}", fmt::join(names, ", ")));
+}
+
+// The pinned inputs' values in one data set.
+std::map<std::string, Tensor> pinned_values(const Model& m, const DataSet& set, const std::vector<std::string>& pinned) {
+  std::map<std::string, Tensor> values;
+  for (const std::string& name : pinned) {
+    std::size_t i = input_index(m, name);
+    if (i >= set.inputs.size())
+      throw CompileError(ErrorKind::Usage, set.dir, fmt::format("has no input_{}.pb for pinned input '{}'", i, name));
+    values[name] = load_test_tensor(set.inputs[i], *m.graph.inputs[i]);
+  }
+  return values;
+}
+
+CompileOptions with_pins(CompileOptions co, const std::map<std::string, Tensor>& values) {
+  for (const auto& [name, t] : values) co.constant_tensors[name] = t;
+  return co;
+}
+
+// Compiles with the `pinned` inputs bound to data set `set`'s values. With `discover`, inputs the
+// compilation still needs the values of (CompileError::inputs_to_pin) join `pinned` and it tries
+// again; it stops when an error names no new input.
+Compilation compile_discovering_pins(const std::string& model_path, const CompileOptions& co, const Model& m,
+                                     const DataSet& set, std::vector<std::string>& pinned, bool discover) {
+  for (;;) {
+    try {
+      return compile_model(model_path, with_pins(co, pinned_values(m, set, pinned)));
+    } catch (const CompileError& e) {
+      bool grew = false;
+      for (const std::string& name : discover ? e.inputs_to_pin() : std::vector<std::string>{}) {
+        if (std::find(pinned.begin(), pinned.end(), name) != pinned.end()) continue;
+        pinned.push_back(name);
+        grew = true;
+      }
+      if (!grew) throw;
+    }
+  }
+}
+
+// Data sets whose pinned inputs hold the same values share one compilation.
+struct PinGroup {
+  std::map<std::string, Tensor> values;
+  std::vector<std::size_t> sets;
+};
+
+std::vector<PinGroup> group_by_pinned_values(const Model& m, const std::vector<DataSet>& sets,
+                                             const std::vector<std::string>& pinned) {
+  std::vector<PinGroup> groups;
+  std::map<std::string, std::size_t> group_of_key;
+  for (std::size_t si = 0; si < sets.size(); ++si) {
+    std::map<std::string, Tensor> values = pinned_values(m, sets[si], pinned);
+    std::string key;
+    for (const auto& [name, t] : values)
+      key += fmt::format("{}:{}:{}:", name, dtype_name(t.dtype), shape_str(t.shape)) +
+             std::string(t.bytes.begin(), t.bytes.end());
+    auto [it, fresh] = group_of_key.emplace(key, groups.size());
+    if (fresh) groups.push_back(PinGroup{std::move(values), {}});
+    groups[it->second].sets.push_back(si);
+  }
+  return groups;
+}
+
+// ---- running the compiled model on a data set ----
+
+// Runs the built program on one data set and compares its outputs; returns 0 when all match.
+int run_data_set(const Graph& g, const HostBuild& build, const DataSet& set, std::size_t si, const std::string& dir,
+                 const ValidateOptions& v) {
+  if (set.inputs.size() != g.inputs.size() || set.outputs.size() != g.outputs.size()) {
+    fmt::print(stderr, "error: {}: has {} inputs and {} outputs; the model has {} and {}\n", set.dir, set.inputs.size(),
+               set.outputs.size(), g.inputs.size(), g.outputs.size());
+    return 1;
+  }
+  std::vector<std::string> argv = {build.program, "run"};
+  for (std::size_t i = 0; i < set.inputs.size(); ++i) {
+    const Value* in = g.inputs[i];
+    Tensor t = load_test_tensor(set.inputs[i], *in);
+    if (t.dtype != in->dtype || t.shape != in->shape) {
+      fmt::print(stderr, "error: {}: input '{}' is {} {}; the model expects {} {}\n", set.inputs[i], in->name,
+                 dtype_name(t.dtype), shape_str(t.shape), dtype_name(in->dtype), shape_str(in->shape));
+      return 1;
+    }
+    std::string raw = (fs::path(dir) / fmt::format("in_{}_{}.bin", si, i)).string();
+    write_raw(raw, t.bytes);
+    argv.push_back(raw);
+  }
+  argv.push_back("--");
+  std::vector<std::string> outs;
+  for (std::size_t i = 0; i < g.outputs.size(); ++i) {
+    outs.push_back((fs::path(dir) / fmt::format("out_{}_{}.bin", si, i)).string());
+    argv.push_back(outs.back());
+  }
+  ProcessResult r = run_process(argv, v.timeout_s);
+  if (r.exit_code != 0) {
+    fmt::print(stderr, "error: {}: the compiled model {} \n{}\n", set.dir,
+               r.timed_out ? "timed out" : r.signal ? fmt::format("crashed (signal {})", r.signal)
+                                                    : fmt::format("exited with {}", r.exit_code),
+               r.output);
+    return 1;
+  }
+  int status = 0;
+  for (std::size_t i = 0; i < g.outputs.size(); ++i) {
+    const Value* out = g.outputs[i];
+    Tensor want = load_test_tensor(set.outputs[i], *out);
+    Comparison cmp = compare(*out, read_raw(outs[i]), want, v.rtol, v.atol);
+    if (!cmp.problem.empty()) {
+      fmt::print("{} output '{}': FAIL: {}\n", set.name, out->name, cmp.problem);
+    } else if (dtype_is_float(out->dtype)) {
+      fmt::print("{} output '{}' {} {}: max abs err {:.3g}, max rel err {:.3g}: {}\n", set.name, out->name,
+                 dtype_name(out->dtype), shape_str(out->shape), cmp.max_abs, cmp.max_rel,
+                 cmp.ok ? "ok" : fmt::format("FAIL ({} of {} elements off, first at {})", cmp.mismatches,
+                                             out->numel(), cmp.first_bad));
+    } else {
+      fmt::print("{} output '{}' {} {}: exact: {}\n", set.name, out->name, dtype_name(out->dtype),
+                 shape_str(out->shape),
+                 cmp.ok ? "ok" : fmt::format("FAIL ({} of {} elements differ, first at {})", cmp.mismatches,
+                                             out->numel(), cmp.first_bad));
+    }
+    if (!cmp.ok) status = 1;
+  }
+  return status;
+}
+
+// Builds one compilation and runs it on its data sets; returns 0 when all match.
+int build_and_run(const Compilation& comp, const CompileOptions& co, const std::vector<DataSet>& sets,
+                  const std::vector<std::size_t>& which, const std::string& dir, const ValidateOptions& v) {
+  std::vector<std::string> flags = v.cxxflags;
+  if (flags.empty()) flags = {"-O1"};
+  HostBuild build = build_harness(comp, co, dir, v.cxx.empty() ? default_cxx() : v.cxx, flags);
+  if (!build.ok) {
+    fmt::print(stderr, "error: {}: the generated code did not compile\n{}\n", comp.model.path, build.log);
+    return 1;
+  }
+  for (std::size_t si : which)
+    if (int status = run_data_set(comp.model.graph, build, sets[si], si, dir, v)) return status;
+  return 0;
 }
 
 }  // namespace
 
 int run_validate(const ValidateOptions& v, const CompileOptions& c_in) {
-  CompileOptions co = c_in;
   fs::path target(v.target);
   fs::path model_path = fs::is_directory(target) ? target / "model.onnx" : target;
-  std::vector<std::string> sets = v.data_dirs;
-  if (sets.empty()) sets = find_data_sets(fs::is_directory(target) ? target : target.parent_path());
-  if (sets.empty()) {
+  std::vector<std::string> set_dirs = v.data_dirs;
+  if (set_dirs.empty()) set_dirs = find_data_sets(fs::is_directory(target) ? target : target.parent_path());
+  if (set_dirs.empty()) {
     fmt::print(stderr, "error: {}: no test_data_set_* directories found\n  fix: pass --data DIR\n", v.target);
     return 1;
   }
+  std::vector<DataSet> sets;
+  for (const std::string& d : set_dirs) sets.push_back(read_data_set(d));
   std::string dir = v.keep_dir.empty() ? make_temp_dir() : v.keep_dir;
   int status = 0;
   try {
-    if (co.input_shapes.empty() && co.dims.empty()) shapes_from_data(model_path.string(), sets[0], co);
-    Compilation comp = compile_model(model_path.string(), co);
-    std::vector<std::string> flags = v.cxxflags;
-    if (flags.empty()) flags = {"-O1"};
-    HostBuild build = build_harness(comp, co, dir, v.cxx.empty() ? default_cxx() : v.cxx, flags);
-    if (!build.ok) {
-      fmt::print(stderr, "error: {}: the generated code did not compile\n{}\n", model_path.string(), build.log);
-      status = 1;
-    }
-    const Graph& g = comp.model.graph;
-    for (std::size_t si = 0; status == 0 && si < sets.size(); ++si) {
-      const std::string& set = sets[si];
-      auto in_files = numbered_files(set, "input");
-      auto out_files = numbered_files(set, "output");
-      if (in_files.size() != g.inputs.size() || out_files.size() != g.outputs.size()) {
-        fmt::print(stderr, "error: {}: has {} inputs and {} outputs; the model has {} and {}\n", set, in_files.size(),
-                   out_files.size(), g.inputs.size(), g.outputs.size());
-        status = 1;
-        break;
-      }
-      std::vector<std::string> argv = {build.program, "run"};
-      for (std::size_t i = 0; i < in_files.size(); ++i) {
-        Tensor t = load_tensor_file(in_files[i]);
-        const Value* in = g.inputs[i];
-        if (t.dtype != in->dtype || t.shape != in->shape) {
-          fmt::print(stderr, "error: {}: input '{}' is {} {}; the model expects {} {}\n", in_files[i], in->name,
-                     dtype_name(t.dtype), shape_str(t.shape), dtype_name(in->dtype), shape_str(in->shape));
-          status = 1;
-          break;
-        }
-        std::string raw = (fs::path(dir) / fmt::format("in_{}_{}.bin", si, i)).string();
-        write_raw(raw, t.bytes);
-        argv.push_back(raw);
-      }
-      if (status) break;
-      argv.push_back("--");
-      std::vector<std::string> outs;
-      for (std::size_t i = 0; i < g.outputs.size(); ++i) {
-        outs.push_back((fs::path(dir) / fmt::format("out_{}_{}.bin", si, i)).string());
-        argv.push_back(outs.back());
-      }
-      ProcessResult r = run_process(argv, v.timeout_s);
-      if (r.exit_code != 0) {
-        fmt::print(stderr, "error: {}: the compiled model {} \n{}\n", set,
-                   r.timed_out ? "timed out" : r.signal ? fmt::format("crashed (signal {})", r.signal)
-                                                        : fmt::format("exited with {}", r.exit_code),
-                   r.output);
-        status = 1;
-        break;
-      }
-      for (std::size_t i = 0; i < g.outputs.size(); ++i) {
-        const Value* out = g.outputs[i];
-        Tensor want = load_tensor_file(out_files[i]);
-        Comparison cmp = compare(*out, read_raw(outs[i]), want, v.rtol, v.atol);
-        std::string set_name = fs::path(set).filename().string();
-        if (!cmp.problem.empty()) {
-          fmt::print("{} output '{}': FAIL: {}\n", set_name, out->name, cmp.problem);
-        } else if (dtype_is_float(out->dtype)) {
-          fmt::print("{} output '{}' {} {}: max abs err {:.3g}, max rel err {:.3g}: {}\n", set_name, out->name,
-                     dtype_name(out->dtype), shape_str(out->shape), cmp.max_abs, cmp.max_rel,
-                     cmp.ok ? "ok" : fmt::format("FAIL ({} of {} elements off, first at {})", cmp.mismatches,
-                                                 out->numel(), cmp.first_bad));
-        } else {
-          fmt::print("{} output '{}' {} {}: exact: {}\n", set_name, out->name, dtype_name(out->dtype),
-                     shape_str(out->shape),
-                     cmp.ok ? "ok" : fmt::format("FAIL ({} of {} elements differ, first at {})", cmp.mismatches,
-                                                 out->numel(), cmp.first_bad));
-        }
-        if (!cmp.ok) status = 1;
-      }
+    Model m = load_model(model_path.string());
+    CompileOptions co = c_in;
+    if (co.input_shapes.empty() && co.dims.empty()) shapes_from_data(m, sets[0], co);
+    std::vector<std::string> pinned = v.pinned_inputs;
+    Compilation first = compile_discovering_pins(model_path.string(), co, m, sets[0], pinned, v.pin_shape_inputs);
+    std::vector<PinGroup> groups = group_by_pinned_values(m, sets, pinned);
+    if (!pinned.empty())
+      fmt::print("pinned inputs (from each data set): {}; {} distinct value{}, one compilation each\n",
+                 fmt::join(pinned, ", "), groups.size(), groups.size() == 1 ? "" : "s");
+    for (std::size_t gi = 0; status == 0 && gi < groups.size(); ++gi) {
+      // Group 0 holds the first data set, whose compilation is done; the others compile with their values.
+      CompileOptions group_co = with_pins(co, groups[gi].values);
+      Compilation comp = gi == 0 ? std::move(first) : compile_model(model_path.string(), group_co);
+      std::string group_dir = groups.size() == 1 ? dir : (fs::path(dir) / fmt::format("pins_{}", gi)).string();
+      status = build_and_run(comp, group_co, sets, groups[gi].sets, group_dir, v);
     }
   } catch (const CompileError& e) {
     print_error(model_path.string(), e);

@@ -195,9 +195,17 @@ void infer_loop(Node& n) {
     bool fixed = s.trip_count >= 0 && (!n.has_input(1) || const_input(n, 1)) && condition_never_changes(body);
     if (const Tensor* c = const_input(n, 1))
       if (!c->int_at(0)) fixed = s.trip_count >= 0;
-    if (!fixed)
-      fail_unsupported(n, "the number of iterations is only known at run time, so the scan outputs have no static shape",
-                       "make the trip count 'M' a constant and the loop condition constant true");
+    if (!fixed) {
+      const char* what = "the number of iterations is only known at run time, so the scan outputs have no static shape";
+      const char* fix = "make the trip count 'M' a constant and the loop condition constant true";
+      // With a body that keeps the condition, constant M and cond fix the count: say where they come from.
+      if (s.has_trip_count && condition_never_changes(body)) {
+        std::vector<const Value*> needed = {n.inputs[0]};
+        if (n.has_input(1)) needed.push_back(n.inputs[1]);
+        fail_needs_compile_time_values(n, needed, what, fix);
+      }
+      fail_unsupported(n, what, fix);
+    }
     int64_t iterations = s.trip_count;
     if (const Tensor* c = const_input(n, 1))
       if (!c->int_at(0)) iterations = 0;

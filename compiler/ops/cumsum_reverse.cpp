@@ -11,25 +11,28 @@ struct CumSumDims {
   int64_t outer = 1, len = 1, inner = 1;
 };
 
-// The axis is a constant scalar input (int32 or int64).
-CumSumDims cumsum_dims(const Node& n) {
+// Dims around a constant axis.
+CumSumDims cumsum_dims(const Node& n, const Tensor& axis_t) {
   const Shape& x = input(n, 0).shape;
-  require_dtype(n, 1, {DType::Int32, DType::Int64});
-  const Tensor& axis_t = require_const_input(n, 1, "axis");
-  if (axis_t.numel() != 1) fail_invalid(n, "axis must be a scalar");
   const std::size_t axis = static_cast<std::size_t>(normalize_axis(n, axis_t.int_at(0), static_cast<int64_t>(x.size())));
   CumSumDims c;
   for (std::size_t d = 0; d < x.size(); ++d) (d < axis ? c.outer : d == axis ? c.len : c.inner) *= x[d];
   return c;
 }
 
+// The axis is a scalar input (int32 or int64): when constant, its dims are fixed at compile
+// time; otherwise the generated code reads it (the axis never changes the output's shape).
 void infer_cumsum(Node& n) {
   check_arity(n, 2, 2, 1, 1);
   require_dtype(n, 0, {DType::Float, DType::Double, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64,
                        DType::Uint32, DType::Uint64});
-  cumsum_dims(n);
+  require_dtype(n, 1, {DType::Int32, DType::Int64});
+  if (input(n, 1).numel() != 1) fail_invalid(n, "axis must be a scalar");
+  if (const Tensor* axis = const_input(n, 1)) cumsum_dims(n, *axis);
   set_output(n, 0, input(n, 0).dtype, input(n, 0).shape);
 }
+
+const char* flag(bool b) { return b ? "true" : "false"; }
 
 const OpRegistrar cumsum([] {
   OpDef d;
@@ -38,14 +41,22 @@ const OpRegistrar cumsum([] {
   d.infer = infer_cumsum;
   d.inplace = true;  // each element is read before its own position is written
   d.emit = [](const Node& n, Emitter& e) {
-    CumSumDims c = cumsum_dims(n);
     e.include("onnxc/scan.h");
-    e.linef("rt::cumsum({}, {}, {}, {}, {}, {}, {});", e.in(0), e.out(0), c.outer, c.len, c.inner,
-            n.attr_int("exclusive", 0) ? "true" : "false", n.attr_int("reverse", 0) ? "true" : "false");
+    const bool exclusive = n.attr_int("exclusive", 0) != 0, reverse = n.attr_int("reverse", 0) != 0;
+    if (const Tensor* axis = const_input(n, 1)) {
+      CumSumDims c = cumsum_dims(n, *axis);
+      e.linef("rt::cumsum({}, {}, {}, {}, {}, {}, {});", e.in(0), e.out(0), c.outer, c.len, c.inner, flag(exclusive),
+              flag(reverse));
+      return;
+    }
+    const Shape& x = input(n, 0).shape;
+    std::string dims = e.index_array("dims", x);
+    e.linef("rt::cumsum_along({}, {}, {}, {}, {}[0], {}, {});", e.in(0), e.out(0), dims, x.size(), e.in(1),
+            flag(exclusive), flag(reverse));
   };
   d.fold = [](const Node& n, std::vector<Tensor>& outs) {
     const Value& y = *n.outputs[0];
-    CumSumDims c = cumsum_dims(n);
+    CumSumDims c = cumsum_dims(n, *n.inputs[1]->constant);
     outs.emplace_back(y.dtype, y.shape);
     dispatch_dtype(n, y.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;

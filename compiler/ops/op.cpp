@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace onnxc {
 
@@ -60,10 +61,57 @@ const Tensor* const_input(const Node& n, std::size_t i) {
 const Tensor& require_const_input(const Node& n, std::size_t i, const char* what) {
   const Tensor* t = const_input(n, i);
   if (!t)
-    fail_unsupported(n, fmt::format("input {} ('{}', the {}) is computed at run time; onnxc needs it at compile time",
-                                    i, n.has_input(i) ? n.inputs[i]->name : "", what),
-                     "make it an initializer or a constant expression, or bind the model's dims with --dim/--shape");
+    fail_needs_compile_time_values(
+        n, n.has_input(i) ? std::vector<const Value*>{n.inputs[i]} : std::vector<const Value*>{},
+        fmt::format("input {} ('{}', the {}) is computed at run time; onnxc needs it at compile time", i,
+                    n.has_input(i) ? n.inputs[i]->name : "", what),
+        "make it an initializer or a constant expression, or bind the model's dims with --dim/--shape");
   return *t;
+}
+
+void fail_needs_compile_time_values(const Node& n, const std::vector<const Value*>& needed, const std::string& what,
+                                    const std::string& fix) {
+  Problem p{ErrorKind::Unsupported, n.describe(), what, fix, {}};
+  for (const Value* v : needed) {
+    if (v->constant) continue;
+    std::vector<std::string> sources = graph_inputs_behind(*v);
+    if (sources.empty()) {  // pinning inputs would not make every needed value known
+      p.inputs_to_pin.clear();
+      break;
+    }
+    p.inputs_to_pin.insert(p.inputs_to_pin.end(), sources.begin(), sources.end());
+  }
+  throw CompileError({std::move(p)});
+}
+
+namespace {
+bool has_subgraphs(const Node& n) {
+  for (auto& [name, a] : n.attrs)
+    if (a.kind == Attribute::Kind::Graph || a.kind == Attribute::Kind::Graphs) return true;
+  return false;
+}
+}  // namespace
+
+std::vector<std::string> graph_inputs_behind(const Value& v) {
+  std::set<std::string> inputs;
+  std::set<const Value*> seen;
+  std::vector<const Value*> pending = {&v};
+  while (!pending.empty()) {
+    const Value* x = pending.back();
+    pending.pop_back();
+    while (x->outer) x = x->outer;  // a subgraph's name for an outer value
+    if (x->constant || !seen.insert(x).second) continue;
+    if (x->is_graph_input) {
+      inputs.insert(x->name);
+      continue;
+    }
+    const Node* p = x->producer;
+    const OpDef* def = p ? find_op(p->domain, p->op_type) : nullptr;
+    if (!def || !def->fold || has_subgraphs(*p)) return {};
+    for (const Value* in : p->inputs)
+      if (in) pending.push_back(in);
+  }
+  return {inputs.begin(), inputs.end()};
 }
 
 // Largest tensor an operator may produce. Inference refuses bigger (or overflowing) shapes before

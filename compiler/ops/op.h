@@ -71,6 +71,15 @@ const Value& input(const Node& n, std::size_t i);
 const Tensor* const_input(const Node& n, std::size_t i);
 // Like const_input, but fails (unsupported) when the input is not known at compile time.
 const Tensor& require_const_input(const Node& n, std::size_t i, const char* what);
+// Fails (unsupported) because the values `needed` are computed at run time but this node needs
+// them at compile time. The error records the graph inputs they are computed from (see
+// graph_inputs_behind), so the driver can suggest pinning them with --constant.
+[[noreturn]] void fail_needs_compile_time_values(const Node& n, const std::vector<const Value*>& needed,
+                                                 const std::string& what, const std::string& fix);
+// The graph inputs (of any scope) `v` is computed from, when knowing their values would make `v` a
+// compile-time constant: every node between them and `v` can be constant-folded. Empty when `v` is
+// constant, or when some of it comes from elsewhere (a node that cannot fold, a subgraph).
+std::vector<std::string> graph_inputs_behind(const Value& v);
 void set_output(Node& n, std::size_t i, DType dtype, Shape shape);
 // Maps a possibly negative axis into [0, rank); fails naming `what` when out of range.
 int64_t normalize_axis(const Node& n, int64_t axis, int64_t rank, const char* what = "axis");

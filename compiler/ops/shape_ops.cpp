@@ -247,20 +247,25 @@ TriluDims trilu_dims(const Node& n) {
   return {plane != 0 ? shape_numel(s) / plane : 0, rows, cols};
 }
 
-// The diagonal offset, clamped to where it still changes the result (so it fits index_t).
-int64_t trilu_k(const Node& n) {
-  if (!n.has_input(1)) return 0;
-  require_dtype(n, 1, {DType::Int64});
-  TriluDims t = trilu_dims(n);
-  return std::clamp<int64_t>(require_const_input(n, 1, "diagonal offset k").int_at(0), -t.rows - 1, t.cols + 1);
-}
-
 void infer_trilu(Node& n) {
   check_arity(n, 1, 2, 1, 1);
   const Value& x = input(n, 0);
   trilu_dims(n);
-  trilu_k(n);
+  if (n.has_input(1)) {
+    require_dtype(n, 1, {DType::Int64});
+    if (input(n, 1).numel() != 1)
+      fail_invalid(n, fmt::format("'k' must hold one element; it has shape {}", shape_str(input(n, 1).shape)));
+  }
   set_output(n, 0, x.dtype, x.shape);
+}
+
+// The diagonal offset k as the generated code computes it: a literal when constant, else read
+// from input 1 at run time (k changes which elements are kept, never the shape).
+std::string trilu_offset_code(const Node& n, Emitter& e) {
+  if (!n.has_input(1)) return "0";
+  TriluDims t = trilu_dims(n);
+  if (const Tensor* k = const_input(n, 1)) return std::to_string(rt::trilu_offset(k->int_at(0), t.rows, t.cols));
+  return fmt::format("rt::trilu_offset({}[0], {}, {})", e.in(1), t.rows, t.cols);
 }
 
 const OpRegistrar trilu([] {
@@ -272,8 +277,8 @@ const OpRegistrar trilu([] {
   d.emit = [](const Node& n, Emitter& e) {
     TriluDims t = trilu_dims(n);
     e.include("onnxc/layout.h");
-    e.linef("rt::trilu({}, {}, {}, {}, {}, {}, {});", e.in(0), e.out(0), t.batch, t.rows, t.cols, trilu_k(n),
-            n.attr_int("upper", 1) ? "true" : "false");
+    e.linef("rt::trilu({}, {}, {}, {}, {}, {}, {});", e.in(0), e.out(0), t.batch, t.rows, t.cols,
+            trilu_offset_code(n, e), n.attr_int("upper", 1) ? "true" : "false");
   };
   d.fold = [](const Node& n, std::vector<Tensor>& outs) {
     const Value& y = *n.outputs[0];
@@ -281,7 +286,8 @@ const OpRegistrar trilu([] {
     outs.emplace_back(y.dtype, y.shape);
     dispatch_dtype(n, y.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      rt::trilu(n.inputs[0]->constant->data<T>(), outs[0].data<T>(), t.batch, t.rows, t.cols, trilu_k(n),
+      const rt::index_t k = n.has_input(1) ? rt::trilu_offset(n.inputs[1]->constant->int_at(0), t.rows, t.cols) : 0;
+      rt::trilu(n.inputs[0]->constant->data<T>(), outs[0].data<T>(), t.batch, t.rows, t.cols, k,
                 n.attr_int("upper", 1) != 0);
     });
   };

@@ -157,9 +157,13 @@ void infer_dropout(Node& n) {
   if (n.version == 6 && n.attr_int("is_test", 0) == 0)
     fail_unsupported(n, "Dropout in training mode (is_test=0) is random; onnxc compiles inference only",
                      "set is_test=1 or export the model in eval mode");
-  if (n.has_input(2)) {
-    const Tensor& t = require_const_input(n, 2, "training_mode");
-    if (t.int_at(0)) fail_unsupported(n, "Dropout with training_mode=true is random; onnxc compiles inference only");
+  if (n.has_input(2) && require_const_input(n, 2, "training_mode").int_at(0)) {
+    // Training mode drops elements at random, except with ratio 0 (the default is 0.5): it keeps
+    // every one and scales by 1 / (1 - 0), the same as inference.
+    bool keeps_all = n.has_input(1) && require_const_input(n, 1, "ratio in training mode").float_at(0) == 0;
+    if (!keeps_all)
+      fail_unsupported(n, "Dropout with training_mode=true and a ratio other than 0 is random; onnxc compiles "
+                          "inference only", "export the model in eval mode");
   }
   set_output(n, 0, x.dtype, x.shape);
   set_output(n, 1, dropout_mask_dtype(n), x.shape);

@@ -1,6 +1,8 @@
 #include "passes/passes.h"
 #include "support/diagnostics.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "onnxc/base.h"
@@ -111,6 +113,60 @@ void bind_input_constants(Graph& g, const std::map<std::string, std::vector<doub
     v->constant = std::make_shared<Tensor>(std::move(t));
   }
   diag.throw_if_any();
+}
+
+void take_uint16_as_bfloat16_bits(Tensor& t, DType want) {
+  if (want == DType::BFloat16 && t.dtype == DType::Uint16) t.dtype = DType::BFloat16;
+}
+
+void bind_input_tensors(Graph& g, const std::map<std::string, Tensor>& constants) {
+  Diagnostics diag;
+  for (auto& [name, given] : constants) {
+    Value* v = g.find(name);
+    if (!v || !v->is_graph_input) {
+      diag.add(ErrorKind::Usage, fmt::format("--constant {}", name), "the model has no input of that name");
+      continue;
+    }
+    Tensor t = given;
+    take_uint16_as_bfloat16_bits(t, v->dtype);
+    if (t.dtype != v->dtype || t.shape != v->shape) {
+      diag.add(ErrorKind::Usage, fmt::format("--constant {}", name),
+               fmt::format("gives a tensor of type {} and shape {}; the input has type {} and shape {}",
+                           dtype_name(t.dtype), shape_str(t.shape), dtype_name(v->dtype),
+                           v->has_shape ? shape_str(v->shape) : "(unknown)"),
+               "give a tensor of the input's type and shape, or bind the input's shape with --shape");
+      continue;
+    }
+    v->constant = std::make_shared<Tensor>(std::move(t));
+  }
+  diag.throw_if_any();
+}
+
+CompileError with_pinning_advice(const Graph& g, const CompileError& e) {
+  auto is_main_input = [&](const std::string& name) {
+    return std::any_of(g.inputs.begin(), g.inputs.end(), [&](const Value* in) { return in->name == name; });
+  };
+  std::vector<Problem> problems = e.problems();
+  for (Problem& p : problems) {
+    if (p.inputs_to_pin.empty()) continue;
+    if (!std::all_of(p.inputs_to_pin.begin(), p.inputs_to_pin.end(), is_main_input)) {
+      p.inputs_to_pin.clear();
+      continue;
+    }
+    std::vector<std::string> quoted, flags;
+    for (const std::string& name : p.inputs_to_pin) {
+      quoted.push_back("'" + name + "'");
+      flags.push_back(fmt::format("--constant {}=VALUE.pb", name));
+    }
+    bool several = quoted.size() > 1;
+    std::string advice = fmt::format(
+        "the value comes from graph input{} {}: if {} always the same, pin {} with {} (a TensorProto file) so it is "
+        "known at compile time",
+        several ? "s" : "", fmt::join(quoted, ", "), several ? "they are" : "it is", several ? "them" : "it",
+        fmt::join(flags, " "));
+    p.fix = p.fix.empty() ? advice : advice + "; or " + p.fix;
+  }
+  return CompileError(std::move(problems), e.file);
 }
 
 }  // namespace onnxc

@@ -22,6 +22,16 @@ void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes, con
 // --constant: inputs the caller promises always hold these values become constants (they stay
 // in the generated signature, unread).
 void bind_input_constants(Graph& g, const std::map<std::string, std::vector<double>>& constants);
+// numpy has no bfloat16, so ONNX's test data (and other files written through numpy) store
+// bfloat16 tensors as uint16 holding the bits: when `want` is bfloat16, a uint16 tensor is
+// relabelled bfloat16 (same bytes). Any other tensor is left as it is.
+void take_uint16_as_bfloat16_bits(Tensor& t, DType want);
+// --constant NAME=FILE.pb: the same with whole tensors (the dtype and shape must be the input's).
+void bind_input_tensors(Graph& g, const std::map<std::string, Tensor>& constants);
+// An error of shape inference that asks for values computed from graph inputs (see
+// CompileError::inputs_to_pin), completed with the advice to pin those inputs with --constant.
+// Only the main graph's inputs can be pinned: a need that traces to a subgraph's input is dropped.
+CompileError with_pinning_advice(const Graph& g, const CompileError& e);
 // Infers every value's dtype and shape in execution order, folding nodes whose inputs are all
 // constant (so shape subgraphs become constants before Reshape & co. need them).
 void infer_and_fold(Graph& g, bool fold);

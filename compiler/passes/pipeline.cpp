@@ -20,9 +20,14 @@ void check_loaded_model(Model& m, const CompileOptions& o) {
   resolve_operators(m);
   bind_input_shapes(m.graph, o.input_shapes, o.dims);
   bind_input_constants(m.graph, o.constants);
+  bind_input_tensors(m.graph, o.constant_tensors);
   // Before inference, which would fold the quantized weights of QDQ models into float ones.
   if (enabled(o, "lower-qdq")) lower_qdq(m.graph);
-  infer_and_fold(m.graph, enabled(o, "fold-constants"));
+  try {
+    infer_and_fold(m.graph, enabled(o, "fold-constants"));
+  } catch (const CompileError& e) {
+    throw with_pinning_advice(m.graph, e);
+  }
 }
 
 Model check_model(const std::string& path, const CompileOptions& o) {

@@ -16,6 +16,7 @@ struct CompileOptions {
   std::map<std::string, Shape> input_shapes;  // --shape NAME=1x3x224x224
   std::map<std::string, int64_t> dims;        // --dim N=1
   std::map<std::string, std::vector<double>> constants;  // --constant sr=16000
+  std::map<std::string, Tensor> constant_tensors;        // --constant NAME=FILE.pb, validate's pinned inputs
   std::size_t alignment = 16;                 // arena and weight alignment, bytes
   std::set<std::string> disabled_passes;      // --disable-pass NAME
   WeightsFormat weights_format = WeightsFormat::Array;  // --weights-format

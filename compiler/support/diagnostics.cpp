@@ -29,7 +29,7 @@ CompileError::CompileError(std::vector<Problem> problems, std::string f)
     : std::runtime_error(join_problems(problems, f)), file(std::move(f)), problems_(std::move(problems)) {}
 
 CompileError::CompileError(ErrorKind kind, std::string where, std::string what, std::string fix)
-    : CompileError(std::vector<Problem>{Problem{kind, std::move(where), std::move(what), std::move(fix)}}) {}
+    : CompileError(std::vector<Problem>{Problem{kind, std::move(where), std::move(what), std::move(fix), {}}}) {}
 
 bool CompileError::unsupported() const {
   return !problems_.empty() && std::all_of(problems_.begin(), problems_.end(), [](const Problem& p) {
@@ -37,8 +37,19 @@ bool CompileError::unsupported() const {
   });
 }
 
+std::vector<std::string> CompileError::inputs_to_pin() const {
+  std::vector<std::string> names;
+  for (const Problem& p : problems_) {
+    if (p.inputs_to_pin.empty()) return {};
+    names.insert(names.end(), p.inputs_to_pin.begin(), p.inputs_to_pin.end());
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
 void Diagnostics::add(ErrorKind kind, std::string where, std::string what, std::string fix) {
-  problems_.push_back(Problem{kind, std::move(where), std::move(what), std::move(fix)});
+  problems_.push_back(Problem{kind, std::move(where), std::move(what), std::move(fix), {}});
 }
 
 void Diagnostics::throw_if_any() const {

@@ -22,6 +22,10 @@ struct Problem {
   std::string where;  // "node 3 'conv1' (Conv version 11, opset 13)", "input 'x'", ...
   std::string what;
   std::string fix;    // may be empty
+  // Graph inputs whose values, known at compile time, would make this problem go away (a
+  // Reshape's target shape computed from an input, say): what `--constant NAME=VALUE.pb` pins.
+  // Empty when pinning inputs would not help.
+  std::vector<std::string> inputs_to_pin;
 };
 
 std::string format_problem(const std::string& file, const Problem& p);
@@ -32,6 +36,9 @@ class CompileError : public std::runtime_error {
   CompileError(ErrorKind kind, std::string where, std::string what, std::string fix = {});
   const std::vector<Problem>& problems() const { return problems_; }
   bool unsupported() const;  // every problem is an Unsupported one
+  // The graph inputs that, pinned to values, would let the compilation get further: the union of
+  // every problem's inputs_to_pin, or empty unless every problem has some.
+  std::vector<std::string> inputs_to_pin() const;
   std::string file;
 
  private:

@@ -4,7 +4,13 @@
 Walks the test directories installed by Debian's libonnx-testdata, validates every test with
 onnxc (compile, build, run, compare with the expected outputs) and prints
 
-    N passed, N failed, N refused as unsupported
+    N passed (M with pinned shape inputs), N failed, N refused as unsupported
+
+Tests are validated with --pin-shape-inputs: where a model needs the value of a graph input at
+compile time (a Reshape whose target shape is an input, say), onnxc compiles it with exactly those
+inputs pinned to each data set's value; the data inputs stay run-time inputs. Such passes are
+counted separately ("with pinned shape inputs"), so the summary shows what a static-shape compiler
+passes with and without that help.
 
 A test that does not pass must be listed, with a one-line reason, in the expected-failures
 file; the run fails when a test fails unexpectedly. An expected failure that starts passing is
@@ -16,6 +22,7 @@ Usage:
 import argparse
 import collections
 import concurrent.futures
+import json
 import os
 import re
 import subprocess
@@ -24,6 +31,8 @@ import time
 
 SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 DATA_ROOT = "/usr/share/libonnx-testdata/data"
+# What `onnxc validate` prints when it pinned inputs to each data set's value.
+PINNED_PREFIX = "pinned inputs (from each data set): "
 
 
 def model_ops(path):
@@ -68,7 +77,8 @@ def run_one(onnxc, suite, test, timeout):
     test_dir = os.path.join(DATA_ROOT, suite, test)
     start = time.time()
     try:
-        proc = subprocess.run([onnxc, "validate", test_dir], capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run([onnxc, "validate", "--pin-shape-inputs", test_dir], capture_output=True, text=True,
+                              timeout=timeout)
         code, out = proc.returncode, proc.stdout + proc.stderr
     except subprocess.TimeoutExpired:
         code, out = -1, f"timed out after {timeout} s"
@@ -80,17 +90,32 @@ def run_one(onnxc, suite, test, timeout):
         status = "refused"
     else:
         status = "failed"
+    pinned = [l[len(PINNED_PREFIX):].split(";")[0] for l in out.splitlines() if l.startswith(PINNED_PREFIX)]
     lines = [l for l in out.splitlines() if l.startswith("error") or "FAIL" in l]
     detail = lines[0] if lines else (out.strip().splitlines() or [""])[-1]
-    return suite, test, status, detail[:300], time.time() - start
+    return suite, test, status, detail[:300], pinned[0] if pinned else "", time.time() - start
 
 
-def write_markdown(path, results, ops_of, expected):
-    per_op = collections.defaultdict(lambda: collections.Counter())
-    for (suite, test), (status, _) in results.items():
-        for op in ops_of[(suite, test)]:
-            per_op[op][status] += 1
-    totals = collections.Counter(status for status, _ in results.values())
+def passed_line(counts):
+    """'N passed (M with pinned shape inputs)' or 'N passed'."""
+    pinned = f" ({counts['pinned']} with pinned shape inputs)" if counts["pinned"] else ""
+    return f"{counts['passed']} passed{pinned}"
+
+
+def count(results, pinned_inputs, keys=None):
+    """Passed, failed, refused and pinned (passed with pinned inputs) counts of the given tests."""
+    keys = results.keys() if keys is None else keys
+    c = collections.Counter(results[k][0] for k in keys)
+    c["pinned"] = sum(1 for k in keys if results[k][0] == "passed" and pinned_inputs.get(k))
+    return c
+
+
+def write_markdown(path, results, pinned_inputs, ops_of, expected):
+    per_op = collections.defaultdict(list)
+    for key in results:
+        for op in ops_of[key]:
+            per_op[op].append(key)
+    totals = count(results, pinned_inputs)
     lines = [
         "# Conformance",
         "",
@@ -99,19 +124,31 @@ def write_markdown(path, results, ops_of, expected):
         "",
         "    tests/conformance/run_conformance.py --onnxc build/onnxc --markdown docs/conformance.md",
         "",
-        f"**{totals['passed']} passed, {totals['failed']} failed, {totals['refused']} refused as unsupported** "
+        f"**{passed_line(totals)}, {totals['failed']} failed, {totals['refused']} refused as unsupported** "
         f"of {len(results)} tests.",
+        "",
+        "Tests run with `onnxc validate --pin-shape-inputs`: where a model needs a graph input's value at compile",
+        "time (a Reshape whose target shape is an input, Slice's starts, ...), exactly those inputs are pinned to",
+        "each data set's value, as `--constant NAME=VALUE.pb` would in a real build; data inputs stay run-time",
+        "inputs. Passes that needed this are counted as \"with pinned shape inputs\" (column *pinned*).",
         "",
     ]
     for suite in SUITES:
-        c = collections.Counter(s for (su, _), (s, _) in results.items() if su == suite)
-        if c:
-            lines.append(f"- {suite}: {c['passed']} passed, {c['failed']} failed, {c['refused']} refused")
+        keys = [k for k in results if k[0] == suite]
+        if keys:
+            c = count(results, pinned_inputs, keys)
+            lines.append(f"- {suite}: {passed_line(c)}, {c['failed']} failed, {c['refused']} refused")
     lines += ["", "A test counts for every operator its model uses.", "",
-              "| op | passed | failed | refused |", "| --- | ---: | ---: | ---: |"]
+              "| op | passed | pinned | failed | refused |", "| --- | ---: | ---: | ---: | ---: |"]
     for op in sorted(per_op):
-        c = per_op[op]
-        lines.append(f"| {op} | {c['passed']} | {c['failed']} | {c['refused']} |")
+        c = count(results, pinned_inputs, per_op[op])
+        lines.append(f"| {op} | {c['passed']} | {c['pinned']} | {c['failed']} | {c['refused']} |")
+    pinned_passes = sorted((t, pinned_inputs[(su, t)]) for (su, t), (s, _) in results.items()
+                           if s == "passed" and pinned_inputs.get((su, t)))
+    if pinned_passes:
+        lines += ["", "## Tests that pass with pinned shape inputs", "", "| test | pinned inputs |", "| --- | --- |"]
+        for t, names in pinned_passes:
+            lines.append(f"| {t} | {names} |")
     not_passing = sorted((t, s) for (su, t), (s, _) in results.items() if s != "passed")
     if not_passing:
         lines += ["", "## Tests that do not pass", "", "| test | status | reason (tests/conformance/expected_failures.txt) |",
@@ -125,7 +162,7 @@ def write_markdown(path, results, ops_of, expected):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--onnxc", required=True, help="path to the onnxc binary")
+    ap.add_argument("--onnxc", help="path to the onnxc binary")
     ap.add_argument("--suites", default=",".join(SUITES), help="comma-separated suites (default: all)")
     ap.add_argument("--filter", default="", help="only tests whose name matches this regex")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
@@ -133,7 +170,13 @@ def main():
     ap.add_argument("--expected", default=os.path.join(here, "expected_failures.txt"))
     ap.add_argument("--markdown", help="write the per-op table here (e.g. docs/conformance.md)")
     ap.add_argument("--verbose", action="store_true", help="print every test's result")
+    ap.add_argument("--save-results", metavar="FILE", help="write every test's result to FILE (JSON)")
+    ap.add_argument("--from-results", metavar="FILE",
+                    help="run nothing: take the results from FILE (written by --save-results), e.g. to check an "
+                         "edited expected-failures list or regenerate --markdown")
     args = ap.parse_args()
+    if not args.onnxc and not args.from_results:
+        ap.error("--onnxc is required (unless --from-results)")
 
     if not os.path.isdir(DATA_ROOT):
         print(f"error: {DATA_ROOT} is missing: install Debian's libonnx-testdata", file=sys.stderr)
@@ -156,17 +199,32 @@ def main():
         return 2
 
     results = {}
+    pinned_inputs = {}  # (suite, test) -> the inputs validate pinned, e.g. "shape"
     started = time.time()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [pool.submit(run_one, args.onnxc, s, t, args.timeout) for s, t in tests]
-        for i, fut in enumerate(concurrent.futures.as_completed(futures), 1):
-            suite, test, status, detail, secs = fut.result()
-            results[(suite, test)] = (status, detail)
-            if args.verbose or (status != "passed" and test not in expected):
-                print(f"[{i}/{len(tests)}] {status:7} {suite}/{test} ({secs:.1f} s) {detail if status != 'passed' else ''}")
+    if args.from_results:
+        with open(args.from_results) as f:
+            saved = {(r["suite"], r["test"]): r for r in json.load(f)}
+        tests = [key for key in tests if key in saved]
+        for key in tests:
+            results[key] = (saved[key]["status"], saved[key]["detail"])
+            pinned_inputs[key] = saved[key]["pinned"]
+    else:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            futures = [pool.submit(run_one, args.onnxc, s, t, args.timeout) for s, t in tests]
+            for i, fut in enumerate(concurrent.futures.as_completed(futures), 1):
+                suite, test, status, detail, pinned, secs = fut.result()
+                results[(suite, test)] = (status, detail)
+                pinned_inputs[(suite, test)] = pinned
+                if args.verbose or (status != "passed" and test not in expected):
+                    print(f"[{i}/{len(tests)}] {status:7} {suite}/{test} ({secs:.1f} s) "
+                          f"{detail if status != 'passed' else ''}")
+    if args.save_results:
+        with open(args.save_results, "w") as f:
+            json.dump([{"suite": su, "test": t, "status": st, "detail": d, "pinned": pinned_inputs[(su, t)]}
+                       for (su, t), (st, d) in sorted(results.items())], f, indent=1)
 
     ops_of = {key: model_ops(os.path.join(DATA_ROOT, key[0], key[1], "model.onnx")) for key in results}
-    counts = collections.Counter(status for status, _ in results.values())
+    counts = count(results, pinned_inputs)
     refused_ops = collections.Counter()
     for key, (status, _) in results.items():
         if status == "refused":
@@ -183,9 +241,9 @@ def main():
     for t in unexpected_pass:
         print(f"now passing: {t} (remove it from {args.expected})")
     if args.markdown:
-        write_markdown(args.markdown, results, ops_of, expected)
+        write_markdown(args.markdown, results, pinned_inputs, ops_of, expected)
         print(f"wrote {args.markdown}")
-    print(f"{counts['passed']} passed, {counts['failed']} failed, {counts['refused']} refused as unsupported "
+    print(f"{passed_line(counts)}, {counts['failed']} failed, {counts['refused']} refused as unsupported "
           f"({len(tests)} tests, {time.time() - started:.0f} s)")
     return 1 if unexpected_fail else 0
 

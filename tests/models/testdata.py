@@ -5,12 +5,12 @@ import onnx
 from onnx import numpy_helper
 
 
-def save(name, model, inputs, outputs):
-    """name/model.onnx plus name/test_data_set_0/{input,output}_N.pb from (name, array) pairs."""
-    os.makedirs(f"{name}/test_data_set_0", exist_ok=True)
+def save(name, model, inputs, outputs, data_set=0):
+    """name/model.onnx plus name/test_data_set_<data_set>/{input,output}_N.pb from (name, array) pairs."""
+    os.makedirs(f"{name}/test_data_set_{data_set}", exist_ok=True)
     onnx.checker.check_model(model)
     onnx.save(model, f"{name}/model.onnx")
     for kind, pairs in (("input", inputs), ("output", outputs)):
         for i, (n, v) in enumerate(pairs):
-            with open(f"{name}/test_data_set_0/{kind}_{i}.pb", "wb") as f:
+            with open(f"{name}/test_data_set_{data_set}/{kind}_{i}.pb", "wb") as f:
                 f.write(numpy_helper.from_array(v, n).SerializeToString())

@@ -79,6 +79,13 @@ inline void eye(T* y, index_t rows, index_t cols, index_t k) {
     for (index_t c = 0; c < cols; ++c) y[r * cols + c] = c - r == k ? one : zero;
 }
 
+// Trilu's diagonal offset k clamped to [-rows - 1, cols + 1]: offsets beyond keep everything or
+// nothing just the same, and the clamped value fits index_t whatever int64 the model gives.
+inline index_t trilu_offset(std::int64_t k, index_t rows, index_t cols) {
+  const std::int64_t lo = -static_cast<std::int64_t>(rows) - 1, hi = static_cast<std::int64_t>(cols) + 1;
+  return static_cast<index_t>(k < lo ? lo : k > hi ? hi : k);
+}
+
 // For each of `batch` rows x cols matrices: keeps the elements on or above diagonal k
 // (upper) or on or below it (lower) and zeroes the rest (Trilu).
 template <class T>

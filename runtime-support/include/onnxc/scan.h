@@ -26,6 +26,23 @@ inline void cumsum(const T* x, T* y, index_t outer, index_t len, index_t inner, 
     }
 }
 
+// CumSum along an axis known only at run time: x has the `rank` dims `dims`, and a negative
+// axis counts from the end. ONNX leaves an axis outside [-rank, rank - 1] undefined; it is
+// clamped into range, as out-of-range indices are elsewhere.
+template <class T, class A>
+inline void cumsum_along(const T* x, T* y, const index_t* dims, index_t rank, A axis, bool exclusive, bool reverse) {
+  index_t a = static_cast<index_t>(axis < 0 ? axis + static_cast<A>(rank) : axis);
+  a = a >= rank ? rank - 1 : a;
+  a = a < 0 ? 0 : a;
+  index_t outer = 1, len = 1, inner = 1;
+  for (index_t d = 0; d < rank; ++d) {
+    if (d < a) outer *= dims[d];
+    else if (d == a) len *= dims[d];
+    else inner *= dims[d];
+  }
+  cumsum(x, y, outer, len, inner, exclusive, reverse);
+}
+
 // ReverseSequence: for batch b, the first lengths[b] steps along the time axis are reversed
 // and the rest copied. Element (t, b) of the [time, batch] plane is `time_stride * t +
 // batch_stride * b` elements from the start of its block of `inner` contiguous elements;
