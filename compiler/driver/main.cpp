@@ -344,6 +344,11 @@ int run_check(const CompileCommand& cmd, const CompileOptions& co) {
              m.opsets.count("") ? m.opsets.at("") : 0);
   for (const Value* v : m.graph.inputs) print_graph_value("input", *v);
   for (const Value* v : m.graph.outputs) print_graph_value("output", *v);
+  if (!cmd.report_json_path.empty())
+    if (auto failure = write_file(cmd.report_json_path, inferred_values_json(m))) {
+      fmt::print(stderr, "error: {}\n", *failure);
+      return 1;
+    }
   return 0;
 }
 
@@ -438,7 +443,10 @@ int main(int argc, char** argv) {
   app.add_flag("--report", cmd.report,
                "Print the memory plan and per-step cost: arena and weight bytes, every step's op, shapes, MACs and "
                "bytes moved, every tensor's storage, offset, size and lifetime.");
-  app.add_option("--report-json", cmd.report_json_path, "Write the same report as JSON to FILE.")->type_name("FILE");
+  app.add_option("--report-json", cmd.report_json_path,
+                 "Write the same report as JSON to FILE. With --check: the inferred dtype and shape of every value "
+                 "of the main graph.")
+      ->type_name("FILE");
   add_common(&app, cmd.common);
 
   ValidateOptions vopt;

@@ -152,4 +152,18 @@ std::string report_json(const Compilation& c) {
   return s;
 }
 
+std::string inferred_values_json(const Model& m) {
+  std::vector<std::string> rows;
+  for (const auto& v : m.graph.values) {
+    if (v->dtype == DType::Undefined && !v->has_shape) continue;  // an unused optional slot
+    std::vector<std::string> dims;
+    for (int64_t d : v->shape) dims.push_back(std::to_string(d));
+    rows.push_back(fmt::format("    {{\"name\": {}, \"dtype\": {}, \"shape\": [{}], \"constant\": {}}}",
+                               json_string(v->name), json_string(dtype_name(v->dtype)), fmt::join(dims, ", "),
+                               v->is_constant() ? "true" : "false"));
+  }
+  return fmt::format("{{\n  \"model\": {},\n  \"values\": [\n{}\n  ]\n}}\n",
+                     json_string(std::filesystem::path(m.path).filename().string()), fmt::join(rows, ",\n"));
+}
+
 }  // namespace onnxc

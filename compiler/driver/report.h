@@ -12,5 +12,8 @@ namespace onnxc {
 std::string report_text(const Compilation& c);
 // The same as JSON: arena_bytes, weights_bytes, peak_live_bytes, steps[], tensors[].
 std::string report_json(const Compilation& c);
+// onnxc --check --report-json: the inferred dtype and shape of every value of the main graph
+// (inputs, initializers, node outputs, folded ones included), before any optimisation.
+std::string inferred_values_json(const Model& m);
 
 }  // namespace onnxc
