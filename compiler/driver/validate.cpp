@@ -326,10 +326,15 @@ int run_validate(const ValidateOptions& v, const CompileOptions& c_in) {
                  fmt::join(pinned, ", "), groups.size(), groups.size() == 1 ? "" : "s");
     for (std::size_t gi = 0; status == 0 && gi < groups.size(); ++gi) {
       // Group 0 holds the first data set, whose compilation is done; the others compile with their values.
+      // (A Compilation is never moved: its Program points into its Model's graphs.)
       CompileOptions group_co = with_pins(co, groups[gi].values);
-      Compilation comp = gi == 0 ? std::move(first) : compile_model(model_path.string(), group_co);
       std::string group_dir = groups.size() == 1 ? dir : (fs::path(dir) / fmt::format("pins_{}", gi)).string();
-      status = build_and_run(comp, group_co, sets, groups[gi].sets, group_dir, v);
+      if (gi == 0) {
+        status = build_and_run(first, group_co, sets, groups[gi].sets, group_dir, v);
+      } else {
+        Compilation comp = compile_model(model_path.string(), group_co);
+        status = build_and_run(comp, group_co, sets, groups[gi].sets, group_dir, v);
+      }
     }
   } catch (const CompileError& e) {
     print_error(model_path.string(), e);
