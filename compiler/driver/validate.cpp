@@ -14,6 +14,7 @@
 #include "driver/build.h"
 #include "driver/commands.h"
 #include "frontend/load.h"
+#include "onnx.pb.h"
 #include "passes/passes.h"
 #include "onnxc/base.h"
 #include "support/diagnostics.h"
@@ -144,12 +145,55 @@ Tensor load_test_tensor(const std::string& path, const Value& v) {
 void shapes_from_data(const Model& m, const DataSet& set, CompileOptions& co) {
   for (std::size_t i = 0; i < m.graph.inputs.size() && i < set.inputs.size(); ++i) {
     const Value* v = m.graph.inputs[i];
+    if (v->is_sequence) continue;  // see split_sequence_files
     bool static_dims = v->declared_rank;
     for (const Dim& d : v->declared_dims) static_dims = static_dims && d.value >= 0;
     bool named = false;
     for (const Dim& d : v->declared_dims) named = named || (!d.param.empty() && co.dims.count(d.param));
     if (static_dims || named || co.input_shapes.count(v->name)) continue;
     co.input_shapes[v->name] = load_tensor_file(set.inputs[i]).shape;
+  }
+}
+
+// ---- sequence inputs and outputs: one file holds a SequenceProto, the compiled model takes its elements ----
+
+// Replaces each sequence file of `set` (per the model's declared inputs and outputs) by one
+// TensorProto file per element, written to `dir`, so the files match the compiled model's
+// tensor inputs and outputs (passes/sequence_io.h).
+DataSet split_sequence_files(const Model& m, const DataSet& set, std::size_t si, const std::string& dir) {
+  auto split = [&](const std::vector<Value*>& declared, const std::vector<std::string>& files, const char* role) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      if (i >= declared.size() || !declared[i]->is_sequence) {
+        out.push_back(files[i]);
+        continue;
+      }
+      std::vector<std::string> elements = sequence_file_elements(files[i]);
+      for (std::size_t k = 0; k < elements.size(); ++k) {
+        out.push_back((fs::path(dir) / fmt::format("{}_{}_{}_element_{}.pb", role, si, i, k)).string());
+        write_raw(out.back(), std::vector<uint8_t>(elements[k].begin(), elements[k].end()));
+      }
+    }
+    return out;
+  };
+  DataSet flat = set;
+  flat.inputs = split(m.graph.inputs, set.inputs, "input");
+  flat.outputs = split(m.graph.outputs, set.outputs, "output");
+  return flat;
+}
+
+// Binds each sequence input's length and element shapes to those of data set `set`.
+void sequence_shapes_from_data(const Model& m, const DataSet& set, CompileOptions& co) {
+  for (std::size_t i = 0; i < m.graph.inputs.size() && i < set.inputs.size(); ++i) {
+    const Value* v = m.graph.inputs[i];
+    if (!v->is_sequence || co.sequence_shapes.count(v->name)) continue;
+    std::vector<Shape>& shapes = co.sequence_shapes[v->name];
+    for (const std::string& element : sequence_file_elements(set.inputs[i])) {
+      onnx::TensorProto t;
+      if (!t.ParseFromString(element))
+        throw CompileError(ErrorKind::Invalid, set.inputs[i], "holds an element that is not a TensorProto");
+      shapes.emplace_back(t.dims().begin(), t.dims().end());
+    }
   }
 }
 
@@ -318,9 +362,12 @@ int run_validate(const ValidateOptions& v, const CompileOptions& c_in) {
     Model m = load_model(model_path.string());
     CompileOptions co = c_in;
     if (co.input_shapes.empty() && co.dims.empty()) shapes_from_data(m, sets[0], co);
+    sequence_shapes_from_data(m, sets[0], co);
     std::vector<std::string> pinned = v.pinned_inputs;
     Compilation first = compile_discovering_pins(model_path.string(), co, m, sets[0], pinned, v.pin_shape_inputs);
     std::vector<PinGroup> groups = group_by_pinned_values(m, sets, pinned);
+    // After pinning, which reads the files by the model's declared input positions.
+    for (std::size_t si = 0; si < sets.size(); ++si) sets[si] = split_sequence_files(m, sets[si], si, dir);
     if (!pinned.empty())
       fmt::print("pinned inputs (from each data set): {}; {} distinct value{}, one compilation each\n",
                  fmt::join(pinned, ", "), groups.size(), groups.size() == 1 ? "" : "s");

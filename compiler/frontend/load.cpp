@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 
 #include "onnx.pb.h"
 #include "support/diagnostics.h"
@@ -392,6 +393,7 @@ class Loader {
       Value declared;
       read_value_info(out, &declared, "output", depth == 0);
       if (v->dtype == DType::Undefined) v->dtype = declared.dtype;
+      v->is_sequence = v->is_sequence || declared.is_sequence;
       v->declared_dims = declared.declared_dims;
       v->declared_rank = declared.declared_rank;
       g.outputs.push_back(v);
@@ -442,8 +444,13 @@ class Loader {
     }
     const auto& type = vi.type();
     if (type.value_case() == onnx::TypeProto::VALUE_NOT_SET && !main_graph) return;  // inferred later
+    if (type.has_sequence_type() && main_graph) {
+      read_sequence_type(type.sequence_type(), v, where);
+      return;
+    }
     if (!type.has_tensor_type()) {
-      diag_.unsupported(where, "is not a tensor (sequences, maps and optionals are not supported as graph inputs/outputs)");
+      diag_.unsupported(where, "is not a tensor or a sequence of tensors (maps and optionals are not supported as "
+                               "graph inputs/outputs)");
       return;
     }
     const auto& tt = type.tensor_type();
@@ -464,6 +471,20 @@ class Loader {
       return;
     }
     read_declared_dims(tt.shape(), v, where);
+  }
+
+  // A sequence of tensors: its length and element shapes are bound at compile time (see
+  // passes/sequence_io.h); the file gives only the element type.
+  void read_sequence_type(const onnx::TypeProto::Sequence& seq, Value* v, const std::string& where) {
+    DType dt = DType::Undefined;
+    if (!seq.elem_type().has_tensor_type() || !dtype_from_int(seq.elem_type().tensor_type().elem_type(), &dt) ||
+        dt == DType::Undefined) {
+      diag_.unsupported(where, "is a sequence of something other than typed tensors",
+                        "onnxc compiles sequences of tensors of a known element type");
+      return;
+    }
+    v->is_sequence = true;
+    v->dtype = dt;
   }
 
   void read_declared_dims(const onnx::TensorShapeProto& shape, Value* v, const std::string& where) {
@@ -917,6 +938,37 @@ Model load_model_from_bytes(const std::string& bytes, const std::string& name_fo
 Model load_model(const std::string& path, const LoadOptions& options) {
   std::string bytes = read_file(path, static_cast<std::size_t>(INT_MAX));
   return load_model_from_bytes(bytes, path, fs::path(path).parent_path().string(), options);
+}
+
+std::vector<std::string> sequence_file_elements(const std::string& path) {
+  std::string bytes;
+  try {
+    bytes = read_file(path, static_cast<std::size_t>(INT_MAX));
+  } catch (const CompileError& e) {
+    throw CompileError(ErrorKind::Invalid, path, e.problems().front().what);
+  }
+  // SequenceProto: tensor_values is field 3 (length-delimited, one TensorProto each); the other
+  // fields (name, elem_type, values of other kinds) are skipped.
+  constexpr int kTensorValues = 3;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  std::vector<std::string> elements;
+  while (uint32_t tag = in.ReadTag()) {
+    if (google::protobuf::internal::WireFormatLite::GetTagFieldNumber(tag) == kTensorValues &&
+        google::protobuf::internal::WireFormatLite::GetTagWireType(tag) ==
+            google::protobuf::internal::WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      std::string element;
+      uint32_t length = 0;
+      if (!in.ReadVarint32(&length) || !in.ReadString(&element, static_cast<int>(length)))
+        throw CompileError(ErrorKind::Invalid, path, "is not a serialized SequenceProto (truncated element)");
+      elements.push_back(std::move(element));
+    } else if (!google::protobuf::internal::WireFormatLite::SkipField(&in, tag)) {
+      throw CompileError(ErrorKind::Invalid, path, "is not a serialized SequenceProto");
+    }
+  }
+  if (!in.ConsumedEntireMessage())
+    throw CompileError(ErrorKind::Invalid, path, "is not a serialized SequenceProto");
+  return elements;
 }
 
 Tensor load_tensor_file(const std::string& path, std::string* name) {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "ir/ir.h"
 
@@ -29,5 +30,9 @@ Model load_model_from_bytes(const std::string& bytes, const std::string& name_fo
 
 // Parses one serialized TensorProto (the test data format). Throws CompileError.
 Tensor load_tensor_file(const std::string& path, std::string* name = nullptr);
+
+// The serialized TensorProto of each element of a serialized SequenceProto file (the test data
+// format of sequence inputs and outputs), in order. Throws CompileError.
+std::vector<std::string> sequence_file_elements(const std::string& path);
 
 }  // namespace onnxc

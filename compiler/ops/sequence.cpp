@@ -7,10 +7,29 @@
 //   SequenceLength      -> a constant
 //   ConcatFromSequence  -> Concat of the elements (each Unsqueezed first with new_axis=1)
 //   SplitToSequence     -> one Slice per element (a Gather, which drops the axis, for keepdims=0)
+//   SequenceMap         -> its body, copied once per element
+#include "ops/sequence.h"
+
+#include <map>
+
 #include "ops/elementwise.h"
 #include "ops/onnx_versions.h"
 
 namespace onnxc {
+
+std::unique_ptr<Node> make_onnx_node(const std::string& op_type, std::string name, int opset, int index,
+                                     std::vector<Value*> inputs, std::vector<Value*> outputs) {
+  auto node = std::make_unique<Node>();
+  node->name = std::move(name);
+  node->op_type = op_type;
+  node->opset = opset;
+  node->version = resolve_op_version("", op_type, opset);
+  node->index = index;
+  node->inputs = std::move(inputs);
+  node->outputs = std::move(outputs);
+  return node;
+}
+
 namespace {
 
 using Nodes = std::vector<std::unique_ptr<Node>>;
@@ -22,15 +41,8 @@ class Lowering {
   Lowering(const Node& n, Graph& g) : n_(n), g_(g) {}
 
   Node& add(const std::string& op_type, std::vector<Value*> inputs, std::vector<Value*> outputs) {
-    auto node = std::make_unique<Node>();
-    node->name = fmt::format("{}/{}_{}", n_.name, op_type, nodes_.size());
-    node->op_type = op_type;
-    node->opset = n_.opset;
-    node->version = version_of(op_type);
-    node->index = n_.index;
-    node->inputs = std::move(inputs);
-    node->outputs = std::move(outputs);
-    nodes_.push_back(std::move(node));
+    nodes_.push_back(make_onnx_node(op_type, fmt::format("{}/{}_{}", n_.name, op_type, nodes_.size()), n_.opset,
+                                    n_.index, std::move(inputs), std::move(outputs)));
     return *nodes_.back();
   }
 
@@ -72,6 +84,9 @@ const Value& sequence_input(const Node& n, std::size_t i) {
   if (!s.is_sequence) fail_invalid(n, fmt::format("input {} ('{}') must be a sequence; it is a tensor", i, s.name));
   return s;
 }
+
+// The sequence's element type: its elements' (inferred) type, or the declared one when empty.
+DType element_type(const Value& s) { return s.elements.empty() ? s.dtype : s.elements[0]->dtype; }
 
 Value& make_sequence(Node& n, DType dtype, std::vector<Value*> elements) {
   Value& s = *n.outputs[0];
@@ -126,9 +141,9 @@ Nodes lower_sequence_insert(Node& n, Graph&) {
   check_arity(n, 2, 3, 1, 1);
   const Value& s = sequence_input(n, 0);
   require_tensor_input(n, 1);
-  if (!s.elements.empty() && input(n, 1).dtype != s.dtype)
+  if (!s.elements.empty() && input(n, 1).dtype != element_type(s))
     fail_invalid(n, fmt::format("the tensor is {}; the sequence holds {}", dtype_name(input(n, 1).dtype),
-                                dtype_name(s.dtype)));
+                                dtype_name(element_type(s))));
   std::vector<Value*> elements = s.elements;
   const std::size_t at = position(n, 2, elements.size(), elements.size(), true);
   elements.insert(elements.begin() + static_cast<std::ptrdiff_t>(at), n.inputs[1]);
@@ -143,7 +158,7 @@ Nodes lower_sequence_erase(Node& n, Graph&) {
   std::vector<Value*> elements = s.elements;
   const std::size_t at = position(n, 1, elements.size(), elements.size() - 1, false);
   elements.erase(elements.begin() + static_cast<std::ptrdiff_t>(at));
-  make_sequence(n, s.dtype, std::move(elements));
+  make_sequence(n, element_type(s), std::move(elements));
   return {};
 }
 
@@ -253,6 +268,90 @@ Nodes lower_split_to_sequence(Node& n, Graph& g) {
   return l.take();
 }
 
+// ---- SequenceMap: the body, unrolled once per element ----
+
+// One copy of `body` in g, reading `inputs` for the body's inputs; returns the values that
+// stand for the body's outputs.
+std::vector<Value*> inline_body(Lowering& l, const Node& n, const Graph& body, const std::vector<Value*>& inputs,
+                                std::size_t copy) {
+  std::map<const Value*, Value*> to_outer;
+  for (std::size_t i = 0; i < body.inputs.size(); ++i) to_outer[body.inputs[i]] = inputs[i];
+  auto map_value = [&](Value* v) -> Value* {
+    if (!v) return nullptr;
+    auto it = to_outer.find(v);
+    if (it != to_outer.end()) return it->second;
+    Value* mapped = v->outer;  // a value of the enclosing graph, read by name
+    if (!mapped) {
+      mapped = l.value(fmt::format("{}_{}", v->name, copy));
+      mapped->constant = v->constant;  // a body initializer
+      if (v->constant) {
+        mapped->dtype = v->dtype;
+        mapped->shape = v->shape;
+        mapped->has_shape = true;
+      }
+    }
+    return to_outer[v] = mapped;
+  };
+  for (const auto& bn : body.nodes) {
+    for (const auto& [name, a] : bn->attrs)
+      if (a.kind == Attribute::Kind::Graph || a.kind == Attribute::Kind::Graphs)
+        fail_unsupported(n, fmt::format("the body's node '{}' ({}) has a subgraph", bn->name, bn->op_type),
+                         "SequenceMap bodies without control flow are supported");
+    std::vector<Value*> ins, outs;
+    for (Value* v : bn->inputs) ins.push_back(map_value(v));
+    for (Value* v : bn->outputs) outs.push_back(map_value(v));
+    Node& copy_node = l.add(bn->op_type, std::move(ins), std::move(outs));
+    copy_node.domain = bn->domain;
+    copy_node.opset = bn->opset;
+    copy_node.version = bn->version;
+    copy_node.attrs = bn->attrs;
+  }
+  std::vector<Value*> outputs;
+  for (Value* v : body.outputs) outputs.push_back(map_value(v));
+  return outputs;
+}
+
+Nodes lower_sequence_map(Node& n, Graph& g) {
+  check_arity(n, 1, -1, 1, -1);
+  const Value& first = sequence_input(n, 0);
+  const Attribute* body_attr = n.attr("body");
+  if (!body_attr || !body_attr->g) fail_invalid(n, "required graph attribute 'body' is missing");
+  const Graph& body = *body_attr->g;
+  if (body.inputs.size() != n.inputs.size() || body.outputs.size() != n.outputs.size())
+    fail_invalid(n, fmt::format("the body has {} inputs and {} outputs; the node has {} and {}", body.inputs.size(),
+                                body.outputs.size(), n.inputs.size(), n.outputs.size()));
+  const std::size_t length = first.elements.size();
+  for (std::size_t i = 0; i < n.inputs.size(); ++i)
+    if (input(n, i).is_sequence && input(n, i).elements.size() != length)
+      fail_invalid(n, fmt::format("input {} has {} elements; input 0 has {}", i, input(n, i).elements.size(), length));
+  Lowering l(n, g);
+  std::vector<std::vector<Value*>> results(n.outputs.size());
+  for (std::size_t k = 0; k < length; ++k) {
+    std::vector<Value*> args;
+    for (Value* in : n.inputs) args.push_back(in->is_sequence ? in->elements[k] : in);
+    std::vector<Value*> outs = inline_body(l, n, body, args, k);
+    for (std::size_t j = 0; j < outs.size(); ++j) results[j].push_back(outs[j]);
+  }
+  for (std::size_t j = 0; j < n.outputs.size(); ++j) {
+    Value& y = *n.outputs[j];
+    y.is_sequence = true;
+    y.dtype = body.outputs[j]->dtype;  // as declared, if at all; element_type() reads the inferred elements
+    y.elements = results[j];
+  }
+  return l.take();
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<Node>> lower_sequence_identity(Node& n, Graph&) {
+  check_arity(n, 1, 1, 1, 1);
+  const Value& s = sequence_input(n, 0);
+  make_sequence(n, element_type(s), s.elements);
+  return {};
+}
+
+namespace {
+
 OpDef sequence_op(const char* name, std::vector<int> versions,
                   std::function<Nodes(Node&, Graph&)> lower) {
   OpDef d;
@@ -269,6 +368,7 @@ const OpRegistrar sequence_erase_op(sequence_op("SequenceErase", {11}, lower_seq
 const OpRegistrar sequence_at_op(sequence_op("SequenceAt", {11}, lower_sequence_at));
 const OpRegistrar sequence_length_op(sequence_op("SequenceLength", {11}, lower_sequence_length));
 const OpRegistrar concat_from_sequence_op(sequence_op("ConcatFromSequence", {11}, lower_concat_from_sequence));
+const OpRegistrar sequence_map_op(sequence_op("SequenceMap", {17}, lower_sequence_map));
 const OpRegistrar split_to_sequence_op(sequence_op("SplitToSequence", {11}, lower_split_to_sequence));
 
 }  // namespace

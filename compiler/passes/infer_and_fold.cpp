@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "ops/op.h"
+#include "ops/sequence.h"
 #include "passes/passes.h"
 
 namespace onnxc {
@@ -22,10 +23,10 @@ bool has_subgraph(const Node& n) {
   return false;
 }
 
-// Replaces g.nodes[k] by the nodes def.lower returns; they take its place in the order.
-void lower_node(Graph& g, std::size_t k, const OpDef& def) {
+// Replaces g.nodes[k] by the nodes `lower` returns; they take its place in the order.
+void lower_node(Graph& g, std::size_t k, const std::function<std::vector<std::unique_ptr<Node>>(Node&, Graph&)>& lower) {
   Node& n = *g.nodes[k];
-  std::vector<std::unique_ptr<Node>> replacement = def.lower(n, g);
+  std::vector<std::unique_ptr<Node>> replacement = lower(n, g);
   for (Value* out : n.outputs)
     if (out && out->producer == &n) out->producer = nullptr;
   for (auto& r : replacement)
@@ -38,10 +39,13 @@ void lower_node(Graph& g, std::size_t k, const OpDef& def) {
 
 }  // namespace
 
-void infer_and_fold(Graph& g, bool fold) {
-  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+void infer_and_fold(Graph& g, bool fold, std::size_t first_node) {
+  for (std::size_t k = first_node; k < g.nodes.size(); ++k) {
     Node& n = *g.nodes[k];
     const OpDef* def = find_op(n.domain, n.op_type);
+    // Identity passes a sequence through; every other standard operator reads tensors.
+    auto lower = def->lower;
+    if (!lower && n.op_type == "Identity" && n.has_input(0) && n.inputs[0]->is_sequence) lower = lower_sequence_identity;
     for (std::size_t i = 0; i < n.inputs.size(); ++i) {
       Value* in = n.inputs[i];
       if (in && in->outer && !in->has_shape && !in->is_sequence) {
@@ -52,14 +56,14 @@ void infer_and_fold(Graph& g, bool fold) {
         in->is_sequence = in->outer->is_sequence;
         in->elements = in->outer->elements;
       }
-      if (in && in->is_sequence && !def->lower)
+      if (in && in->is_sequence && !lower)
         fail_unsupported(n, fmt::format("input '{}' is a sequence; {} reads it only as a tensor", in->name, n.op_type));
       if (in && !in->has_shape && !in->is_sequence)
         fail_unsupported(n, fmt::format("input '{}' has no static shape", in->name),
                          "bind the model's symbolic dims with --dim or --shape");
     }
-    if (def->lower) {
-      lower_node(g, k, *def);
+    if (lower) {
+      lower_node(g, k, lower);
       --k;  // the replacement nodes start at k (unsigned wrap-around when k is 0 is well defined)
       continue;
     }

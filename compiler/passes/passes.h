@@ -33,8 +33,9 @@ void bind_input_tensors(Graph& g, const std::map<std::string, Tensor>& constants
 // Only the main graph's inputs can be pinned: a need that traces to a subgraph's input is dropped.
 CompileError with_pinning_advice(const Graph& g, const CompileError& e);
 // Infers every value's dtype and shape in execution order, folding nodes whose inputs are all
-// constant (so shape subgraphs become constants before Reshape & co. need them).
-void infer_and_fold(Graph& g, bool fold);
+// constant (so shape subgraphs become constants before Reshape & co. need them). Starts at node
+// first_node (the nodes before it were inferred already).
+void infer_and_fold(Graph& g, bool fold, std::size_t first_node = 0);
 // Folds inference BatchNormalization into a preceding Conv/Gemm with constant weights.
 // Returns how many were folded.
 int fold_batchnorm(Graph& g);

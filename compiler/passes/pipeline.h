@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "backend/codegen.h"
 #include "ir/ir.h"
@@ -17,6 +18,7 @@ struct CompileOptions {
   std::map<std::string, int64_t> dims;        // --dim N=1
   std::map<std::string, std::vector<double>> constants;  // --constant sr=16000
   std::map<std::string, Tensor> constant_tensors;        // --constant NAME=FILE.pb, validate's pinned inputs
+  std::map<std::string, std::vector<Shape>> sequence_shapes;  // element shapes of sequence inputs (sequence_io.h)
   std::size_t alignment = 16;                 // arena and weight alignment, bytes
   std::set<std::string> disabled_passes;      // --disable-pass NAME
   WeightsFormat weights_format = WeightsFormat::Array;  // --weights-format

@@ -97,3 +97,34 @@ TEST_CASE("Sequence positions out of range and run-time positions are refused, n
   r.node("SequenceAt", {"s", "pos"}, {"y"}, "pick");
   CHECK(compile_error(r, "sequence_at_runtime").find("needs it at compile time") != std::string::npos);
 }
+
+TEST_CASE("Sequence graph inputs and outputs become one tensor parameter per element") {
+  ModelBuilder b(12);
+  auto sequence_of_floats = [](onnx::ValueInfoProto* vi, const char* name) {
+    vi->set_name(name);
+    vi->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+        onnx::TensorProto::FLOAT);
+  };
+  sequence_of_floats(b.proto().mutable_graph()->add_input(), "s");
+  b.input("t", {2});
+  sequence_of_floats(b.proto().mutable_graph()->add_output(), "u");
+  b.node("SequenceInsert", {"s", "t"}, {"u"});
+  const std::string path = b.write("sequence_io");
+
+  onnxc::CompileOptions o;
+  o.sequence_shapes["s"] = {{3}, {1}};
+  onnxc::Model m = onnxc::check_model(path, o);
+  std::vector<std::string> inputs, outputs;
+  for (const onnxc::Value* v : m.graph.inputs) inputs.push_back(v->name + onnxc::shape_str(v->shape));
+  for (const onnxc::Value* v : m.graph.outputs) outputs.push_back(v->name + onnxc::shape_str(v->shape));
+  CHECK(inputs == std::vector<std::string>{"s_0[3]", "s_1[1]", "t[2]"});
+  CHECK(outputs == std::vector<std::string>{"u_0[3]", "u_1[1]", "u_2[2]"});
+
+  try {
+    onnxc::check_model(path, {});
+    FAIL("a sequence input without element shapes was accepted");
+  } catch (const onnxc::CompileError& e) {
+    CHECK(std::string(e.what()).find("input 's'") != std::string::npos);
+    CHECK(std::string(e.what()).find("length and element shapes are not known at compile time") != std::string::npos);
+  }
+}
