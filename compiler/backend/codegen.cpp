@@ -34,11 +34,14 @@ std::string element_literal(const Tensor& t, int64_t i) {
   }
 }
 
-std::string render_weight(const std::string& cname, const Value& v, std::size_t alignment) {
+// section: the linker section to put the array in (onnxc --weights-section); empty: the default.
+std::string render_weight(const std::string& cname, const Value& v, std::size_t alignment, const std::string& section) {
   const Tensor& t = *v.constant;
   int64_t n = t.numel();
   std::string s = fmt::format("// '{}': {} {}\n", v.name, dtype_name(t.dtype), shape_str(t.shape));
-  s += fmt::format("alignas({}) const {} {}[{}] = {{", alignment, dtype_ctype(t.dtype), cname, std::max<int64_t>(n, 1));
+  std::string attribute = section.empty() ? "" : fmt::format(" __attribute__((section(\"{}\")))", section);
+  s += fmt::format("alignas({}) const {} {}[{}]{} = {{", alignment, dtype_ctype(t.dtype), cname, std::max<int64_t>(n, 1),
+                   attribute);
   const int per_line = t.dtype == DType::Bool ? 16 : 8;
   for (int64_t i = 0; i < n; ++i) {
     if (i % per_line == 0) s += "\n   ";
@@ -248,11 +251,12 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
     }
   std::string weights, weights_file;
   if (opts.weights_format == WeightsFormat::Incbin) {
-    IncbinWeights incbin = render_incbin_weights(prog, used, ns, opts.weights_file_name);
+    IncbinWeights incbin = render_incbin_weights(prog, used, ns, opts.weights_file_name, opts.weights_section);
     weights = std::move(incbin.declarations);
     weights_file = std::move(incbin.bytes);
   } else {
-    for (const Value* w : used) weights += render_weight(T.at(w).weight_cname, *w, prog.alignment) + "\n";
+    for (const Value* w : used)
+      weights += render_weight(T.at(w).weight_cname, *w, prog.alignment, opts.weights_section) + "\n";
   }
 
   // Parameters.

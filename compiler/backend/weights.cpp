@@ -22,9 +22,9 @@ constexpr const char* kIncbinPreamble = R"(// The weights are the bytes of {file
 #error "{file} holds little-endian data: for a big-endian target, compile with --weights-format array"
 #endif
 // One weight: `bytes` bytes at `offset` in the file, as the hidden global symbol `symbol`,
-// aligned to `align`, in a section of its own (so --gc-sections can drop unused ones).
+// aligned to `align`, in {section_comment}.
 #define ONNXC_INCBIN_WEIGHT(symbol, align, offset, bytes)                        \
-  __asm__(".pushsection .rodata." #symbol ",\"a\",%progbits\n"                   \
+  __asm__(".pushsection {section},\"a\",%progbits\n"                   \
           ".balign " #align "\n"                                                 \
           ".globl " #symbol "\n"                                                 \
           ".hidden " #symbol "\n"                                                \
@@ -77,8 +77,8 @@ bool parse_weights_format(const std::string& text, WeightsFormat* format) {
 }
 
 IncbinWeights render_incbin_weights(const Program& prog, const std::vector<const Value*>& weights,
-                                    const std::string& symbol_prefix,
-                                    const std::string& file_name) {
+                                    const std::string& symbol_prefix, const std::string& file_name,
+                                    const std::string& section) {
   IncbinWeights out;
   std::string decls;
   for (const Value* w : weights) {
@@ -89,7 +89,12 @@ IncbinWeights render_incbin_weights(const Program& prog, const std::vector<const
     decls += "\n";
     out.bytes += bytes;
   }
-  out.declarations = fmt::format(kIncbinPreamble, fmt::arg("file", file_name), fmt::arg("bytes", out.bytes.size())) +
+  // The default section name is spliced from the macro's argument: .rodata." #symbol "
+  std::string section_comment = section.empty() ? "a section of its own (so --gc-sections can drop unused ones)"
+                                                : fmt::format("section {} (onnxc --weights-section)", section);
+  out.declarations = fmt::format(kIncbinPreamble, fmt::arg("file", file_name), fmt::arg("bytes", out.bytes.size()),
+                                 fmt::arg("section", section.empty() ? ".rodata.\" #symbol \"" : section),
+                                 fmt::arg("section_comment", section_comment)) +
                      decls + "#undef ONNXC_INCBIN_WEIGHT\n";
   return out;
 }

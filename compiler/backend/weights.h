@@ -35,8 +35,10 @@ struct IncbinWeights {
 // Lays out every weight of prog in one file (each at an offset aligned to prog.alignment) and
 // declares it in C++. symbol_prefix makes the assembler symbols unique in a program (the C
 // prefix of the generated functions); file_name is what the source looks for by default.
-// `weights`: the constants the generated code reads (a subset of prog.weights).
+// `weights`: the constants the generated code reads (a subset of prog.weights). section: the
+// linker section for all of them (onnxc --weights-section); empty: one .rodata.<symbol> each.
 IncbinWeights render_incbin_weights(const Program& prog, const std::vector<const Value*>& weights,
-                                    const std::string& symbol_prefix, const std::string& file_name);
+                                    const std::string& symbol_prefix, const std::string& file_name,
+                                    const std::string& section = {});
 
 }  // namespace onnxc

@@ -13,6 +13,7 @@ struct HostBuild {
   std::string program;  // path of the built harness
   bool ok = false;
   std::string log;      // compiler output when it failed
+  std::string firmware_target;  // set when program is a firmware image for QEMU (driver/firmware.h)
 };
 
 // Writes the generated code and the harness into dir and compiles them into a program.

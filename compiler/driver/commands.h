@@ -17,6 +17,8 @@ struct ValidateOptions {
   std::string keep_dir;              // --keep: leave the generated files here
   int timeout_s = 600;
   bool quiet = false;
+  std::string firmware_target;       // --target cortex-m4|...: build firmware and run it in QEMU
+  bool report = false;               // --report: with a Cortex-M --target, the image's flash and RAM use
   // --pin-shape-inputs: inputs the compilation needs the values of are pinned to each data set's.
   bool pin_shape_inputs = false;
   // --constant NAME (no value): inputs pinned to each data set's value from the start.

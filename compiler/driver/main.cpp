@@ -25,6 +25,7 @@
 #include "backend/weights.h"
 #include "frontend/load.h"
 #include "driver/commands.h"
+#include "driver/firmware.h"
 #include "driver/report.h"
 #include "passes/pipeline.h"
 #include "support/diagnostics.h"
@@ -263,6 +264,7 @@ struct CompileCommand {
   std::string output;  // OUT.cpp, or "-" for stdout
   std::string header;  // --header: where the header goes (default: beside OUT, or the model with -o -)
   std::string weights_format = "array";
+  std::string weights_section;
   std::string target = "generic";
   bool check = false;
   bool report = false;
@@ -352,6 +354,11 @@ int run_check(const CompileCommand& cmd, const CompileOptions& co) {
   return 0;
 }
 
+// A name the assembler and linker take for a section without quoting.
+bool is_section_name(const std::string& s) {
+  return s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._$") == std::string::npos;
+}
+
 int run_compile(const CompileCommand& cmd, const Terminal& term) {
   CompileOptions co = to_options(cmd.common);
   if (!parse_weights_format(cmd.weights_format, &co.weights_format))
@@ -360,6 +367,10 @@ int run_compile(const CompileCommand& cmd, const Terminal& term) {
   if (std::find(known_targets().begin(), known_targets().end(), cmd.target) == known_targets().end())
     throw CompileError(ErrorKind::Usage, "--target " + cmd.target, "unknown target",
                        fmt::format("the targets are: {}", fmt::join(known_targets(), ", ")));
+  if (!cmd.weights_section.empty() && !is_section_name(cmd.weights_section))
+    throw CompileError(ErrorKind::Usage, "--weights-section " + cmd.weights_section, "not a section name",
+                       "use letters, digits, '.', '_' and '$', e.g. .onnxc_weights");
+  co.weights_section = cmd.weights_section;
   if (cmd.check) return run_check(cmd, co);
 
   OutputFiles files = output_files(cmd, co.weights_format);
@@ -434,6 +445,11 @@ int main(int argc, char** argv) {
                  "compiles in seconds instead of minutes. Compile OUT.cpp from the directory of OUT.weights.bin or "
                  "with -DONNXC_WEIGHTS_FILE='\"path/OUT.weights.bin\"'.")
       ->type_name("array|incbin");
+  app.add_option("--weights-section", cmd.weights_section,
+                 "Put the weights in this linker section (e.g. .onnxc_weights) instead of read-only data, so a "
+                 "firmware linker script can place them in a memory region of their own (external flash, say). "
+                 "Both weight formats.")
+      ->type_name("NAME");
   app.add_option("--target", cmd.target,
                  fmt::format("Reserved: the ISA the code is for ({}). Today the code is portable C++ for every target, "
                              "so this changes nothing yet.",
@@ -459,6 +475,7 @@ int main(int argc, char** argv) {
       "  onnxc validate /usr/share/libonnx-testdata/data/node/test_relu\n"
       "  onnxc validate model.onnx --data test_data_set_0 --rtol 1e-4\n"
       "  onnxc validate DIR --cxx clang++ --keep /tmp/out     keep the generated code and harness\n"
+      "  onnxc validate DIR --target cortex-m4 --report       firmware for an emulated board, run in QEMU\n"
       "  onnxc validate DIR --pin-shape-inputs      inputs needed at compile time come from each data set\n"
       "  onnxc validate DIR --constant shape        pin input 'shape' to each data set's value");
   validate->add_option("target", vopt.target,
@@ -472,6 +489,15 @@ int main(int argc, char** argv) {
   validate->add_option("--cxxflags", vopt.cxxflags, "Flags for the host compiler (default: -O1).")->allow_extra_args(false);
   validate->add_option("--keep", vopt.keep_dir, "Keep the generated code, harness and outputs in this directory.");
   validate->add_option("--timeout", vopt.timeout_s, "Seconds the compiled model may run (default 600).");
+  validate->add_option("--target", vopt.firmware_target,
+                       fmt::format("Build firmware for an emulated board instead of a host program and run it under "
+                                   "qemu-system-arm: {} (needs arm-none-eabi-g++ and QEMU). --cxxflags then sets "
+                                   "the optimisation (default -O2).",
+                                   fmt::join(board_targets(), ", ")))
+      ->type_name("CORE");
+  validate->add_flag("--report", vopt.report,
+                     "With --target: print the firmware image's flash (code, weights) and RAM (arena, I/O buffers, "
+                     "other static data, and the stack run() used, measured in the emulator).");
   validate->add_flag("--pin-shape-inputs", vopt.pin_shape_inputs,
                      "When the model needs the value of some inputs at compile time (a Reshape's target shape, "
                      "Slice's starts, ... fed by graph inputs), take exactly those inputs' values from each test "

@@ -13,6 +13,7 @@
 
 #include "driver/build.h"
 #include "driver/commands.h"
+#include "driver/firmware.h"
 #include "frontend/load.h"
 #include "onnx.pb.h"
 #include "passes/passes.h"
@@ -297,7 +298,8 @@ int run_data_set(const Graph& g, const HostBuild& build, const DataSet& set, std
     outs.push_back((fs::path(dir) / fmt::format("out_{}_{}.bin", si, i)).string());
     argv.push_back(outs.back());
   }
-  ProcessResult r = run_process(argv, v.timeout_s);
+  ProcessResult r = build.firmware_target.empty() ? run_process(argv, v.timeout_s)
+                                                 : run_firmware(build.firmware_target, argv, v.timeout_s);
   if (r.exit_code != 0) {
     fmt::print(stderr, "error: {}: the compiled model {} \n{}\n", set.dir,
                r.timed_out ? "timed out" : r.signal ? fmt::format("crashed (signal {})", r.signal)
@@ -305,6 +307,8 @@ int run_data_set(const Graph& g, const HostBuild& build, const DataSet& set, std
                r.output);
     return 1;
   }
+  if (v.report && !build.firmware_target.empty())
+    fmt::print("{}", firmware_size_report(build.firmware_target, build.program, r.output));
   int status = 0;
   for (std::size_t i = 0; i < g.outputs.size(); ++i) {
     const Value* out = g.outputs[i];
@@ -333,7 +337,9 @@ int build_and_run(const Compilation& comp, const CompileOptions& co, const std::
                   const std::vector<std::size_t>& which, const std::string& dir, const ValidateOptions& v) {
   std::vector<std::string> flags = v.cxxflags;
   if (flags.empty()) flags = {"-O1"};
-  HostBuild build = build_harness(comp, co, dir, v.cxx.empty() ? default_cxx() : v.cxx, flags);
+  HostBuild build = v.firmware_target.empty()
+                        ? build_harness(comp, co, dir, v.cxx.empty() ? default_cxx() : v.cxx, flags)
+                        : build_firmware(comp, co, dir, v.firmware_target, v.cxxflags);
   if (!build.ok) {
     fmt::print(stderr, "error: {}: the generated code did not compile\n{}\n", comp.model.path, build.log);
     return 1;

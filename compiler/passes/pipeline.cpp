@@ -60,6 +60,7 @@ GeneratedCode emit_code(const Compilation& c, const CompileOptions& o, const std
   co.model_file = std::filesystem::path(c.model.path).filename().string();
   co.weights_format = o.weights_format;
   co.weights_file_name = weights_file_name;
+  co.weights_section = o.weights_section;
   return generate_code(c.model, c.program, co);
 }
 

@@ -22,6 +22,7 @@ struct CompileOptions {
   std::size_t alignment = 16;                 // arena and weight alignment, bytes
   std::set<std::string> disabled_passes;      // --disable-pass NAME
   WeightsFormat weights_format = WeightsFormat::Array;  // --weights-format
+  std::string weights_section;                // --weights-section: the linker section of the weights
 };
 
 // Names of the passes --disable-pass accepts.

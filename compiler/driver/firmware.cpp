@@ -1,0 +1,244 @@
+#include "driver/firmware.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "driver/commands.h"
+#include "support/diagnostics.h"
+#include "support/names.h"
+
+namespace fs = std::filesystem;
+
+namespace onnxc {
+namespace {
+
+const std::vector<Board>& boards() {
+  static const std::vector<Board> all = {
+      {"cortex-m4", "mps2-an386", {"-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"},
+       "mps2-an386.ld"},
+      {"cortex-m7", "mps2-an500", {"-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"},
+       "mps2-an500.ld"},
+      // -mcpu=cortex-m55 implies its FPU and the M-profile vector extension (MVE).
+      {"cortex-m55", "mps3-an547", {"-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"}, "mps3-an547.ld"},
+  };
+  return all;
+}
+
+constexpr const char* kInstallHint =
+    "install the Arm bare-metal toolchain and QEMU (Debian: apt-get install gcc-arm-none-eabi "
+    "libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm), or name the compiler with "
+    "ONNXC_ARM_CXX=/path/arm-none-eabi-g++";
+
+// arm-none-eabi-g++, or $ONNXC_ARM_CXX; nm and size are its siblings.
+std::string arm_cxx() {
+  const char* env = std::getenv("ONNXC_ARM_CXX");
+  return env && *env ? env : "arm-none-eabi-g++";
+}
+
+std::string arm_tool(const std::string& tool) {
+  std::string cxx = arm_cxx();
+  std::size_t at = cxx.rfind("g++");
+  return at == std::string::npos ? "arm-none-eabi-" + tool : cxx.substr(0, at) + tool;
+}
+
+// runtime-support/firmware/ in a checkout, <prefix>/share/onnxc/firmware when installed.
+std::string firmware_dir() {
+  if (const char* env = std::getenv("ONNXC_FIRMWARE_DIR")) return env;
+  fs::path include = runtime_include_dir();
+  for (const fs::path& candidate : {include.parent_path() / "firmware", include.parent_path() / "share/onnxc/firmware"})
+    if (fs::exists(candidate / "startup.cpp")) return candidate.string();
+  throw CompileError(ErrorKind::Usage, "--target", "cannot find onnxc's firmware support files (startup.cpp)",
+                     "set ONNXC_FIRMWARE_DIR to the runtime-support/firmware directory");
+}
+
+const Board& board_for(const std::string& target) {
+  if (const Board* b = find_board(target)) return *b;
+  throw CompileError(ErrorKind::Usage, "--target " + target, "no emulated board for this target",
+                     fmt::format("validate runs firmware for: {}", fmt::join(board_targets(), ", ")));
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary);
+  f << text;
+  if (!f) throw std::runtime_error("cannot write " + p.string());
+}
+
+// Runs a toolchain program; a missing one is reported with how to install it.
+ProcessResult run_tool(const std::vector<std::string>& argv, std::string* log) {
+  ProcessResult r = run_process(argv, 1800);
+  if (r.exit_code == 127)
+    *log = fmt::format("cannot run {}\n  fix: {}", argv[0], kInstallHint);
+  else if (r.exit_code != 0)
+    *log = fmt::format("$ {}\n{}", fmt::join(argv, " "), r.output);
+  return r;
+}
+
+std::vector<std::string> compile_command(const Board& board, const std::string& dir, const std::string& ns,
+                                         const std::vector<std::string>& flags, const std::string& image) {
+  std::string fw = firmware_dir();
+  std::vector<std::string> argv = {arm_cxx()};
+  argv.insert(argv.end(), board.cpu_flags.begin(), board.cpu_flags.end());
+  argv.insert(argv.end(), {"-std=c++17", "-fno-exceptions", "-fno-rtti", "-ffunction-sections", "-fdata-sections",
+                           "-Wall", "-Wextra", "-Werror"});
+  if (flags.empty()) argv.push_back("-O2");
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-I", runtime_include_dir(), "-I", fw, "-I", dir, "-DONNXC_MODEL_HEADER=\"model.h\"",
+                           "-DONNXC_MODEL_NAMESPACE=" + ns, (fs::path(dir) / "model.cpp").string(),
+                           (fs::path(fw) / "validate_main.cpp").string(), (fs::path(fw) / "startup.cpp").string(),
+                           "-nostartfiles", "-Wl,--gc-sections", "-L", fw, "-T", board.linker_script, "-o", image});
+  return argv;
+}
+
+// "a,b" -> "a,,b": QEMU option values escape commas by doubling them.
+std::string qemu_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == ',' ? std::string(",,") : std::string(1, c);
+  return out;
+}
+
+// Section name -> size in bytes, from `size -A`.
+std::map<std::string, std::size_t> section_sizes(const std::string& image) {
+  std::string log;
+  ProcessResult r = run_tool({arm_tool("size"), "-A", "-d", image}, &log);
+  std::map<std::string, std::size_t> sizes;
+  std::istringstream lines(r.output);
+  std::string name;
+  std::size_t size = 0;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    if (fields >> name >> size && name[0] == '.') sizes[name] = size;
+  }
+  return sizes;
+}
+
+// Size of the symbol called `name` (demangled), from `nm -S -C`; 0 if absent.
+std::size_t symbol_size(const std::string& nm_output, const std::string& name) {
+  std::istringstream lines(nm_output);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string address, size, type;
+    if (!(fields >> address >> size >> type)) continue;
+    std::string rest;
+    std::getline(fields, rest);
+    if (rest.size() > 1 && rest.substr(1) == name) return std::stoul(size, nullptr, 16);
+  }
+  return 0;
+}
+
+// The number after "stack_bytes: " in validate_main's output, or -1.
+long measured_stack(const std::string& run_output) {
+  const std::string label = "stack_bytes: ";
+  std::size_t at = run_output.find(label);
+  return at == std::string::npos ? -1 : std::strtol(run_output.c_str() + at + label.size(), nullptr, 10);
+}
+
+}  // namespace
+
+const Board* find_board(const std::string& target) {
+  for (const Board& b : boards())
+    if (b.target == target) return &b;
+  return nullptr;
+}
+
+std::vector<std::string> board_targets() {
+  std::vector<std::string> names;
+  for (const Board& b : boards()) names.push_back(b.target);
+  return names;
+}
+
+std::vector<std::string> forbidden_symbols(const std::string& nm_output) {
+  static const std::map<std::string, std::string> kForbidden = {
+      {"malloc", "heap"}, {"calloc", "heap"}, {"realloc", "heap"}, {"free", "heap"}, {"_malloc_r", "heap"},
+      {"_free_r", "heap"}, {"_sbrk", "heap"}, {"_sbrk_r", "heap"},
+      {"_Znwj", "operator new"}, {"_Znaj", "operator new[]"}, {"_ZdlPv", "operator delete"},
+      {"_ZdaPv", "operator delete[]"}, {"_ZdlPvj", "operator delete"},
+      {"printf", "stdio"}, {"sprintf", "stdio"}, {"snprintf", "stdio"}, {"puts", "stdio"}, {"fprintf", "stdio"},
+      {"fwrite", "stdio"}, {"_vfprintf_r", "stdio"}, {"_svfprintf_r", "stdio"}, {"__sinit", "stdio"},
+      {"__cxa_throw", "C++ exceptions"}, {"__cxa_allocate_exception", "C++ exceptions"},
+      {"__cxa_begin_catch", "C++ exceptions"}, {"__gxx_personality_v0", "C++ exceptions"},
+      {"__cxa_guard_acquire", "thread-safe initialisation of a function-local static"},
+      {"__cxa_atexit", "static destructors"}, {"__aeabi_atexit", "static destructors"}, {"atexit", "static destructors"},
+      {"__tls_get_addr", "thread-local storage"}, {"__aeabi_read_tp", "thread-local storage"},
+      {"_write", "OS system calls"}, {"_read", "OS system calls"}, {"_open", "OS system calls"},
+      {"_exit", "OS system calls"},
+  };
+  std::set<std::string> found;
+  std::istringstream lines(nm_output);
+  for (std::string line; std::getline(lines, line);) {
+    std::size_t space = line.find_last_of(' ');
+    std::string name = space == std::string::npos ? line : line.substr(space + 1);
+    auto it = kForbidden.find(name);
+    if (it != kForbidden.end()) found.insert(fmt::format("{} ({})", name, it->second));
+  }
+  return {found.begin(), found.end()};
+}
+
+HostBuild build_firmware(const Compilation& c, const CompileOptions& co_in, const std::string& dir,
+                         const std::string& target, const std::vector<std::string>& flags) {
+  const Board& board = board_for(target);
+  CompileOptions co = co_in;
+  co.weights_section = kFirmwareWeightsSection;
+  HostBuild b;
+  b.dir = dir;
+  b.firmware_target = target;
+  fs::create_directories(dir);
+  GeneratedCode code = emit_code(c, co, "model.h", "model.cpp");
+  write_text(fs::path(dir) / "model.h", code.header);
+  write_text(fs::path(dir) / "model.cpp", code.source);
+  b.program = (fs::path(dir) / "model.elf").string();
+  if (run_tool(compile_command(board, dir, sanitize_identifier(co.name), flags, b.program), &b.log).exit_code != 0)
+    return b;
+  ProcessResult nm = run_tool({arm_tool("nm"), b.program}, &b.log);
+  if (nm.exit_code != 0) return b;
+  std::vector<std::string> forbidden = forbidden_symbols(nm.output);
+  if (!forbidden.empty()) {
+    b.log = fmt::format("the firmware image links what firmware must not need: {}", fmt::join(forbidden, ", "));
+    return b;
+  }
+  b.ok = true;
+  return b;
+}
+
+ProcessResult run_firmware(const std::string& target, const std::vector<std::string>& harness_argv, int timeout_s) {
+  const Board& board = board_for(target);
+  std::string semihosting = "enable=on,target=native";
+  for (std::size_t i = 1; i < harness_argv.size(); ++i) semihosting += ",arg=" + qemu_escape(harness_argv[i]);
+  ProcessResult r = run_process({"qemu-system-arm", "-M", board.machine, "-nographic", "-monitor", "none", "-serial",
+                                 "none", "-semihosting-config", semihosting, "-kernel", harness_argv[0]},
+                                timeout_s);
+  if (r.exit_code == 127) r.output = fmt::format("cannot run qemu-system-arm\n  fix: {}", kInstallHint);
+  return r;
+}
+
+std::string firmware_size_report(const std::string& target, const std::string& image, const std::string& run_output) {
+  const Board& board = board_for(target);
+  std::map<std::string, std::size_t> sections = section_sizes(image);
+  auto size_of = [&](const char* name) { return sections.count(name) ? sections.at(name) : 0; };
+  std::string log;
+  std::string symbols = run_tool({arm_tool("nm"), "-S", "-C", image}, &log).output;
+  std::size_t weights = size_of(kFirmwareWeightsSection);
+  std::size_t code = size_of(".vectors") + size_of(".text") + size_of(".ARM.exidx") + size_of(".ARM.extab") +
+                     size_of(".data");
+  std::size_t arena = symbol_size(symbols, "(anonymous namespace)::arena");
+  std::size_t io = symbol_size(symbols, "(anonymous namespace)::input_memory") +
+                   symbol_size(symbols, "(anonymous namespace)::output_memory") +
+                   symbol_size(symbols, "(anonymous namespace)::command_line");
+  std::size_t statics = size_of(".data") + size_of(".bss");
+  long measured = measured_stack(run_output);
+  std::size_t stack = measured < 0 ? 0 : static_cast<std::size_t>(measured);
+  return fmt::format(
+      "firmware {} ({}):\n"
+      "  flash: {} bytes = code {} (model, kernels, startup, validate program, libc/libm) + weights {}\n"
+      "  RAM: {} bytes = arena {} + stack {} (measured peak of run()) + I/O buffers and command line {} + other "
+      "static data {}\n",
+      target, board.machine, code + weights, code, weights, statics + stack, arena,
+      measured < 0 ? std::string("unknown") : std::to_string(stack), io, statics - arena - io);
+}
+
+}  // namespace onnxc

@@ -1,0 +1,116 @@
+// The firmware program of `onnxc validate --target cortex-m*`: runs one generated model once
+// on inputs read from host files and writes its outputs to host files, through semihosting.
+//
+//   command line (QEMU -semihosting-config arg=...):  run IN_0 ... -- OUT_0 ...
+//
+// Prints "stack_bytes: N" (the stack run() used) and exits 0, or prints why and exits 2.
+// Compiled with -DONNXC_MODEL_HEADER='"model.h"' -DONNXC_MODEL_NAMESPACE=model.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include ONNXC_MODEL_HEADER
+#include "firmware.h"
+#include "semihosting.h"
+
+namespace model = ONNXC_MODEL_NAMESPACE;
+namespace sh = onnxc::firmware::semihosting;
+
+namespace {
+
+constexpr std::size_t kBufferAlignment = model::kArenaAlignment > 16 ? model::kArenaAlignment : 16;
+
+constexpr std::size_t padded(std::size_t bytes) {
+  return (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+}
+
+template <std::size_t N>
+constexpr std::size_t total_bytes(const onnxc::rt::TensorInfo (&tensors)[N], int count) {
+  std::size_t sum = 0;
+  for (int i = 0; i < count; ++i) sum += padded(tensors[i].bytes);
+  return sum;
+}
+
+// Static memory: the arena, and the inputs and outputs one after another.
+alignas(model::kArenaAlignment) unsigned char arena[model::kArenaBytes];
+alignas(kBufferAlignment) unsigned char input_memory[total_bytes(model::kInputs, model::kNumInputs) + 1];
+alignas(kBufferAlignment) unsigned char output_memory[total_bytes(model::kOutputs, model::kNumOutputs) + 1];
+
+char command_line[4096];
+
+// Splits command_line in place at spaces into at most `capacity` words; returns how many.
+int split_words(char* text, char** words, int capacity) {
+  int count = 0;
+  for (char* p = text; *p;) {
+    while (*p == ' ') *p++ = '\0';
+    if (!*p) break;
+    if (count == capacity) return capacity + 1;
+    words[count++] = p;
+    while (*p && *p != ' ') ++p;
+  }
+  return count;
+}
+
+bool transfer_file(const char* path, void* data, std::size_t bytes, bool reading) {
+  std::intptr_t handle = sh::open(path, reading ? sh::kReadBinary : sh::kWriteBinary);
+  if (handle < 0) return false;
+  std::size_t left = reading ? sh::read(handle, data, bytes) : sh::write(handle, data, bytes);
+  sh::close(handle);
+  return left == 0;
+}
+
+[[noreturn]] void fail(const char* what, const char* detail = "") {
+  sh::print("validate_main: ");
+  sh::print(what);
+  sh::print(detail);
+  sh::print("\n");
+  sh::exit(2);
+}
+
+// "stack_bytes: 1234\n" without printf.
+void print_count(const char* label, std::size_t n) {
+  char digits[24];
+  char* p = digits + sizeof digits;
+  *--p = '\0';
+  *--p = '\n';
+  do {
+    *--p = static_cast<char>('0' + n % 10);
+    n /= 10;
+  } while (n);
+  sh::print(label);
+  sh::print(p);
+}
+
+}  // namespace
+
+int main() {
+  constexpr int kMaxWords = 2 + model::kNumInputs + model::kNumOutputs;
+  char* words[kMaxWords];
+  if (!sh::command_line(command_line, sizeof command_line)) fail("the command line is too long");
+  int count = split_words(command_line, words, kMaxWords);
+  if (count != kMaxWords || std::strcmp(words[0], "run") != 0 || std::strcmp(words[1 + model::kNumInputs], "--") != 0)
+    fail("usage: run IN... -- OUT... (one file per model input and output)");
+
+  const void* inputs[model::kNumInputs];
+  void* outputs[model::kNumOutputs];
+  unsigned char* next = input_memory;
+  for (int i = 0; i < model::kNumInputs; ++i) {
+    if (!transfer_file(words[1 + i], next, model::kInputs[i].bytes, true)) fail("cannot read ", words[1 + i]);
+    inputs[i] = next;
+    next += padded(model::kInputs[i].bytes);
+  }
+  next = output_memory;
+  for (int i = 0; i < model::kNumOutputs; ++i) {
+    outputs[i] = next;
+    next += padded(model::kOutputs[i].bytes);
+  }
+
+  onnxc::firmware::paint_stack();
+  model::run_generic(inputs, outputs, arena);
+  print_count("stack_bytes: ", onnxc::firmware::stack_bytes_used());
+
+  for (int i = 0; i < model::kNumOutputs; ++i)
+    if (!transfer_file(words[2 + model::kNumInputs + i], outputs[i], model::kOutputs[i].bytes, false))
+      fail("cannot write ", words[2 + model::kNumInputs + i]);
+  return 0;
+}
