@@ -70,15 +70,16 @@ std::size_t requant_scratch_bytes(const Node& n, RequantInputs in, int64_t chann
 }
 
 std::string emit_requantize_output(const Node& n, Emitter& e, RequantInputs in, int64_t channels,
-                                   std::size_t y_zero_point, std::size_t bias) {
+                                   std::size_t y_zero_point, std::size_t bias, const std::string& scratch) {
   const int64_t count = requant_count(n, in, channels);
   const std::vector<rt::Requant> constants = constant_requants(n, in, channels);
   if (!constants.empty()) {
     std::vector<std::string> items;
-    for (const rt::Requant& r : constants) items.push_back(fmt::format("{{{}, {}}}", r.mantissa, r.exponent));
+    for (const rt::Requant& r : constants)
+      items.push_back(fmt::format("{{{}, {}, {}}}", float_literal(r.multiplier), r.mantissa, r.exponent));
     e.linef("constexpr rt::Requant requant[] = {{{}}};", fmt::join(items, ", "));
   } else {
-    e.linef("rt::Requant* const requant = reinterpret_cast<rt::Requant*>({});", e.scratch());
+    e.linef("rt::Requant* const requant = reinterpret_cast<rt::Requant*>({});", scratch);
     e.linef("rt::make_requants({}, {}, {}, {}, {}, requant);", count, e.in(in.a_scale), e.in(in.b_scale),
             count == 1 ? 0 : 1, e.in(in.y_scale));
   }

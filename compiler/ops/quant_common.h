@@ -41,11 +41,12 @@ struct RequantInputs {
 std::vector<rt::Requant> constant_requants(const Node& n, RequantInputs in, int64_t channels);
 // Bytes of scratch the requantization multipliers need (0 when they are constants).
 std::size_t requant_scratch_bytes(const Node& n, RequantInputs in, int64_t channels);
-// Declares `requant` (constexpr array or scratch filled at run time) and returns the
-// `rt::RequantizeOutput<Q>{...}` stage writing output 0 with zero point input y_zero_point and
-// optional int32 bias input `bias` (SIZE_MAX: none).
+// Declares `requant` (a constexpr array, or filled at run time at `scratch`, a pointer
+// expression to requant_scratch_bytes of memory) and returns the `rt::RequantizeOutput<Q>{...}`
+// stage writing output 0 with zero point input y_zero_point and optional int32 bias input `bias`
+// (SIZE_MAX: none).
 std::string emit_requantize_output(const Node& n, Emitter& e, RequantInputs in, int64_t channels,
-                                   std::size_t y_zero_point, std::size_t bias);
+                                   std::size_t y_zero_point, std::size_t bias, const std::string& scratch);
 
 // QLinearConv and QLinearMatMul share their first eight inputs: a, a_scale, a_zero_point, b,
 // b_scale, b_zero_point, y_scale, y_zero_point. Checks their element types (8-bit data with zero

@@ -57,10 +57,18 @@ int64_t conv_macs(const Node& n, ConvInputs in) {
   return n.outputs[0]->numel() * shape_numel(Shape(w.begin() + 1, w.end()));
 }
 
+// conv_integer accumulates one output plane at a time in int32 scratch memory, at the start of
+// the node's scratch.
+std::size_t plane_scratch_bytes(const Node& n) {
+  const Shape& y = n.outputs[0]->shape;
+  return static_cast<std::size_t>(shape_numel(Shape(y.begin() + 2, y.end()))) * sizeof(int32_t);
+}
+
 void emit_conv_call(const Node& n, Emitter& e, ConvInputs in, const std::string& output) {
   e.line(conv_params_code(integer_conv_params(n, in)));
-  e.linef("rt::conv_integer(p, {}, {}, {});", quant_operand_code(n, e, in.x, in.x_zero_point),
-          quant_operand_code(n, e, in.w, in.w_zero_point), output);
+  e.linef("rt::conv_integer(p, {}, {}, {}, reinterpret_cast<std::int32_t*>({}));",
+          quant_operand_code(n, e, in.x, in.x_zero_point), quant_operand_code(n, e, in.w, in.w_zero_point), output,
+          e.scratch());
 }
 
 // ---- ConvInteger ----
@@ -85,11 +93,12 @@ void infer_conv_integer(Node& n) {
 void fold_conv_integer(const Node& n, std::vector<Tensor>& outs) {
   Tensor& y = fold_output(n, outs);
   const ConvInputs in = kConvIntegerInputs;
+  std::vector<int32_t> plane(plane_scratch_bytes(n) / sizeof(int32_t));
   dispatch_8bit_pair(n, in.x, in.w, [&](auto x_tag, auto w_tag) {
     using X = typename decltype(x_tag)::type;
     using W = typename decltype(w_tag)::type;
     rt::conv_integer(integer_conv_params(n, in), fold_quant_operand<X>(n, in.x, in.x_zero_point),
-                     fold_quant_operand<W>(n, in.w, in.w_zero_point), rt::StoreInt32{y.data<int32_t>()});
+                     fold_quant_operand<W>(n, in.w, in.w_zero_point), rt::StoreInt32{y.data<int32_t>()}, plane.data());
   });
 }
 
@@ -103,6 +112,7 @@ const OpRegistrar conv_integer_op([] {
     emit_conv_call(n, e, kConvIntegerInputs, fmt::format("rt::StoreInt32{{{}}}", e.out(0)));
   };
   d.fold = fold_conv_integer;
+  d.scratch_bytes = plane_scratch_bytes;
   d.macs = [](const Node& n) { return conv_macs(n, kConvIntegerInputs); };
   return d;
 }());
@@ -134,6 +144,7 @@ void fold_qlinear_conv(const Node& n, std::vector<Tensor>& outs) {
   const auto y_zero_point = static_cast<int32_t>(n.inputs[7]->constant->int_at(0));
   const int32_t* bias = n.has_input(kBias) ? n.inputs[kBias]->constant->data<int32_t>() : nullptr;
   const rt::index_t stride = requant.size() == 1 ? 0 : 1;
+  std::vector<int32_t> plane(plane_scratch_bytes(n) / sizeof(int32_t));
   dispatch_8bit_pair(n, in.x, in.w, [&](auto x_tag, auto w_tag) {
     using X = typename decltype(x_tag)::type;
     using W = typename decltype(w_tag)::type;
@@ -141,7 +152,7 @@ void fold_qlinear_conv(const Node& n, std::vector<Tensor>& outs) {
       using Y = typename decltype(y_tag)::type;
       rt::conv_integer(integer_conv_params(n, in), fold_quant_operand<X>(n, in.x, in.x_zero_point),
                        fold_quant_operand<W>(n, in.w, in.w_zero_point),
-                       rt::RequantizeOutput<Y>{y.data<Y>(), bias, requant.data(), stride, y_zero_point});
+                       rt::RequantizeOutput<Y>{y.data<Y>(), bias, requant.data(), stride, y_zero_point}, plane.data());
     });
   });
 }
@@ -154,11 +165,14 @@ const OpRegistrar qlinear_conv_op([] {
   d.emit = [](const Node& n, Emitter& e) {
     e.include("onnxc/quant.h");
     const int64_t m = out_channels(n, kQLinearConvInputs);
-    emit_conv_call(n, e, kQLinearConvInputs, emit_requantize_output(n, e, kRequantInputs, m, 7, kBias));
+    // Scratch: the accumulator plane, then the multipliers when they are computed at run time.
+    const std::string requant_scratch = fmt::format("({} + {})", e.scratch(), plane_scratch_bytes(n));
+    emit_conv_call(n, e, kQLinearConvInputs,
+                   emit_requantize_output(n, e, kRequantInputs, m, 7, kBias, requant_scratch));
   };
   d.fold = fold_qlinear_conv;
   d.scratch_bytes = [](const Node& n) {
-    return requant_scratch_bytes(n, kRequantInputs, out_channels(n, kQLinearConvInputs));
+    return plane_scratch_bytes(n) + requant_scratch_bytes(n, kRequantInputs, out_channels(n, kQLinearConvInputs));
   };
   d.macs = [](const Node& n) { return conv_macs(n, kQLinearConvInputs); };
   return d;

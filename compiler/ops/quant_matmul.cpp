@@ -137,7 +137,7 @@ void emit_qlinear_matmul(const Node& n, Emitter& e) {
   e.include("onnxc/quant.h");
   const ProductShape s = product_shape(n, 0, 3);
   const std::string shape = emit_product_shape(e, s);
-  const std::string output = emit_requantize_output(n, e, kRequantInputs, s.n, 7, kNoBias);
+  const std::string output = emit_requantize_output(n, e, kRequantInputs, s.n, 7, kNoBias, e.scratch());
   e.linef("rt::matmul_integer({}, {}, {}, {});", shape, quant_operand_code(n, e, 0, 2), quant_operand_code(n, e, 3, 5),
           output);
 }

@@ -7,8 +7,10 @@
 //        y = saturate(round_half_even(float(acc) * multiplier) + zero_point),
 //    multiplier = float(float(a_scale * b_scale) / y_scale), with float(acc) and the product
 //    each rounded to float as IEEE single precision does. ONNX Runtime computes exactly this in
-//    float (MLAS requantization); here it runs in integers only (see Requant), so results are
-//    bit-identical on targets without an FPU too.
+//    float (MLAS requantization). Targets with a single-precision FPU do the same; targets
+//    without one (__SOFTFP__, or ONNXC_REQUANTIZE_IN_INTEGERS defined) use the multiplier's
+//    mantissa and exponent, computed at compile time, and integer arithmetic only
+//    (requantize_in_integers), bit-identical to the float computation.
 //
 // Accumulation is exact in int32 on (x - x_zero_point) * (w - w_zero_point) products; padding
 // contributes nothing (a padded x equals its zero point).
@@ -118,18 +120,24 @@ inline void dynamic_quantize_linear(index_t n, const float* x, std::uint8_t* y, 
 
 // ---- requantization: float(acc) * multiplier, rounded, in integers ----
 
-// A positive float multiplier as mantissa * 2^exponent, mantissa in [2^23, 2^24): exactly the
-// float's value. mantissa 0 stands for a multiplier of 0 (or one that is not a positive number).
+#if defined(__SOFTFP__) && !defined(ONNXC_REQUANTIZE_IN_INTEGERS)
+#define ONNXC_REQUANTIZE_IN_INTEGERS 1
+#endif
+
+// A positive float multiplier, and the same as mantissa * 2^exponent with mantissa in
+// [2^23, 2^24) (exactly the float's value). mantissa 0 stands for a multiplier of 0 (or one that
+// is not a positive number).
 struct Requant {
+  float multiplier;
   std::int32_t mantissa;
   std::int32_t exponent;
 };
 
 inline Requant make_requant(float multiplier) {
-  if (!(multiplier > 0.0f) || !(multiplier < std::numeric_limits<float>::infinity())) return {0, 0};
+  if (!(multiplier > 0.0f) || !(multiplier < std::numeric_limits<float>::infinity())) return {0.0f, 0, 0};
   int e = 0;
   const float f = std::frexp(multiplier, &e);  // multiplier = f * 2^e, f in [0.5, 1)
-  return {static_cast<std::int32_t>(std::ldexp(f, 24)), static_cast<std::int32_t>(e - 24)};
+  return {multiplier, static_cast<std::int32_t>(std::ldexp(f, 24)), static_cast<std::int32_t>(e - 24)};
 }
 
 // Fills out[i] with the requantization of a_scale * b_scale[i * b_stride] / y_scale, computed
@@ -171,10 +179,11 @@ inline std::uint64_t round_to_float_precision(std::uint64_t v, std::int32_t& exp
 
 }  // namespace detail
 
-// saturate(round_half_even(float(acc) * multiplier) + zero_point) into Q's range, bit-exact with
-// the float computation (float(acc) and the product each rounded to nearest float).
+// saturate(round_half_even(float(acc) * multiplier) + zero_point) into Q's range, in integers
+// only, bit-exact with the float computation (float(acc) and the product each rounded to the
+// nearest float).
 template <class Q>
-inline Q requantize(std::int32_t acc, Requant r, std::int32_t zero_point) {
+inline Q requantize_in_integers(std::int32_t acc, Requant r, std::int32_t zero_point) {
   const bool negative = acc < 0;
   std::uint64_t mag = negative ? std::uint64_t(0) - static_cast<std::uint64_t>(static_cast<std::int64_t>(acc))
                                : static_cast<std::uint64_t>(acc);
@@ -190,6 +199,29 @@ inline Q requantize(std::int32_t acc, Requant r, std::int32_t zero_point) {
     rounded = static_cast<std::int64_t>(detail::shift_right_half_even(mag, -exponent));
   }
   return static_cast<Q>(saturate_to_range<Q>((negative ? -rounded : rounded) + zero_point));
+}
+
+// The same in float, as ONNX Runtime computes it: the product is clamped to the output range
+// first, so the rounding (adding and subtracting 1.5 * 2^23 rounds a float of magnitude below
+// 2^22 to the nearest integer, ties to even) only sees small values. Needs the default rounding
+// mode and no -ffast-math, like the rest of the float kernels.
+template <class Q>
+inline Q requantize_in_float(std::int32_t acc, Requant r, std::int32_t zero_point) {
+  const float lo = static_cast<float>(static_cast<std::int32_t>(std::numeric_limits<Q>::lowest()) - zero_point);
+  const float hi = static_cast<float>(static_cast<std::int32_t>(std::numeric_limits<Q>::max()) - zero_point);
+  float v = static_cast<float>(acc) * r.multiplier;
+  v = v < lo ? lo : (v > hi ? hi : v);
+  const float magic = 12582912.0f;
+  return static_cast<Q>(static_cast<std::int32_t>((v + magic) - magic) + zero_point);
+}
+
+template <class Q>
+inline Q requantize(std::int32_t acc, Requant r, std::int32_t zero_point) {
+#ifdef ONNXC_REQUANTIZE_IN_INTEGERS
+  return requantize_in_integers<Q>(acc, r, zero_point);
+#else
+  return requantize_in_float<Q>(acc, r, zero_point);
+#endif
 }
 
 // ---- output stages: what happens to each int32 accumulator ----
@@ -255,48 +287,78 @@ inline void matmul_integer(index_t batches, const index_t* a_offsets, const inde
 
 // ---- integer convolution ----
 
+namespace detail {
+
+// The output positions o in [0, out) whose input position o * stride + offset lies in [0, in):
+// [*first, *last). Lets the innermost loop run without bounds checks.
+inline void valid_outputs(index_t out, index_t in, index_t stride, index_t offset, index_t* first, index_t* last) {
+  index_t lo = 0, hi = out;
+  while (lo < hi && lo * stride + offset < 0) ++lo;
+  while (hi > lo && (hi - 1) * stride + offset >= in) --hi;
+  *first = lo;
+  *last = hi;
+}
+
+}  // namespace detail
+
 // ConvInteger / QLinearConv geometry as for Conv (conv.h). x's zero point is per tensor, w's per
 // tensor or per output channel; out(channel, flat index, acc) receives each int32 result.
+// acc: scratch for one output plane (out_d * out_h * out_w int32). Each kernel tap adds its
+// contribution to the whole plane, so the innermost loop runs along an output row over
+// contiguous x without bounds checks (padding contributes nothing: it equals x's zero point).
 template <class X, class W, class Out>
-inline void conv_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
+inline void conv_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out, std::int32_t* acc) {
   const index_t icg = p.in_channels / p.group, ocg = p.out_channels / p.group;
   const index_t in_plane = p.in_d * p.in_h * p.in_w, out_plane = p.out_d * p.out_h * p.out_w;
   const index_t ksize = p.k_d * p.k_h * p.k_w;
   const std::int32_t zx = x.zero_point_at(0);
   for (index_t n = 0; n < p.batch; ++n) {
-    for (index_t g = 0; g < p.group; ++g) {
-      for (index_t oc = 0; oc < ocg; ++oc) {
-        const index_t m = g * ocg + oc;
-        const std::int32_t zw = w.zero_point_at(m);
-        const index_t y_plane = (n * p.out_channels + m) * out_plane;
-        for (index_t od = 0; od < p.out_d; ++od) {
-          for (index_t oh = 0; oh < p.out_h; ++oh) {
-            for (index_t ow = 0; ow < p.out_w; ++ow) {
-              std::int32_t acc = 0;
-              for (index_t ic = 0; ic < icg; ++ic) {
-                const X* xp = x.data + (n * p.in_channels + g * icg + ic) * in_plane;
-                const W* wp = w.data + (m * icg + ic) * ksize;
-                for (index_t kd = 0; kd < p.k_d; ++kd) {
-                  const index_t id = od * p.stride_d - p.pad_d + kd * p.dilation_d;
-                  if (id < 0 || id >= p.in_d) continue;
-                  for (index_t kh = 0; kh < p.k_h; ++kh) {
-                    const index_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
-                    if (ih < 0 || ih >= p.in_h) continue;
-                    const X* xrow = xp + (id * p.in_h + ih) * p.in_w;
-                    const W* wrow = wp + (kd * p.k_h + kh) * p.k_w;
-                    for (index_t kw = 0; kw < p.k_w; ++kw) {
-                      const index_t iw = ow * p.stride_w - p.pad_w + kw * p.dilation_w;
-                      if (iw < 0 || iw >= p.in_w) continue;
-                      acc += (static_cast<std::int32_t>(xrow[iw]) - zx) * (static_cast<std::int32_t>(wrow[kw]) - zw);
-                    }
-                  }
+    for (index_t m = 0; m < p.out_channels; ++m) {
+      const index_t g = m / ocg;
+      const std::int32_t zw = w.zero_point_at(m);
+      for (index_t i = 0; i < out_plane; ++i) acc[i] = 0;
+      for (index_t ic = 0; ic < icg; ++ic) {
+        const X* xp = x.data + (n * p.in_channels + g * icg + ic) * in_plane;
+        const W* wp = w.data + (m * icg + ic) * ksize;
+        for (index_t kd = 0; kd < p.k_d; ++kd) {
+          index_t od0, od1;
+          detail::valid_outputs(p.out_d, p.in_d, p.stride_d, kd * p.dilation_d - p.pad_d, &od0, &od1);
+          for (index_t kh = 0; kh < p.k_h; ++kh) {
+            index_t oh0, oh1;
+            detail::valid_outputs(p.out_h, p.in_h, p.stride_h, kh * p.dilation_h - p.pad_h, &oh0, &oh1);
+            for (index_t kw = 0; kw < p.k_w; ++kw) {
+              const std::int32_t wv = static_cast<std::int32_t>(wp[(kd * p.k_h + kh) * p.k_w + kw]) - zw;
+              if (wv == 0) continue;
+              const index_t w_offset = kw * p.dilation_w - p.pad_w;
+              index_t ow0, ow1;
+              detail::valid_outputs(p.out_w, p.in_w, p.stride_w, w_offset, &ow0, &ow1);
+              // Whole rows of x line up with whole rows of the output (1x1 kernels, the centre
+              // column of "same" kernels): one flat loop over the valid rows.
+              const bool rows_contiguous = p.stride_w == 1 && w_offset == 0 && p.in_w == p.out_w;
+              for (index_t od = od0; od < od1; ++od) {
+                const index_t id = od * p.stride_d + kd * p.dilation_d - p.pad_d;
+                if (rows_contiguous && p.stride_h == 1) {
+                  const index_t ih0 = oh0 + kh * p.dilation_h - p.pad_h;
+                  const X* xs = xp + (id * p.in_h + ih0) * p.in_w;
+                  std::int32_t* as = acc + (od * p.out_h + oh0) * p.out_w;
+                  const index_t count = (oh1 - oh0) * p.out_w;
+                  for (index_t i = 0; i < count; ++i) as[i] += (static_cast<std::int32_t>(xs[i]) - zx) * wv;
+                  continue;
+                }
+                for (index_t oh = oh0; oh < oh1; ++oh) {
+                  const index_t ih = oh * p.stride_h + kh * p.dilation_h - p.pad_h;
+                  const X* xrow = xp + (id * p.in_h + ih) * p.in_w;
+                  std::int32_t* arow = acc + (od * p.out_h + oh) * p.out_w;
+                  for (index_t ow = ow0; ow < ow1; ++ow)
+                    arow[ow] += (static_cast<std::int32_t>(xrow[ow * p.stride_w + w_offset]) - zx) * wv;
                 }
               }
-              out(m, y_plane + (od * p.out_h + oh) * p.out_w + ow, acc);
             }
           }
         }
       }
+      const index_t y_plane = (n * p.out_channels + m) * out_plane;
+      for (index_t i = 0; i < out_plane; ++i) out(m, y_plane + i, acc[i]);
     }
   }
 }
