@@ -146,7 +146,7 @@ Tensor load_test_tensor(const std::string& path, const Value& v) {
 void shapes_from_data(const Model& m, const DataSet& set, CompileOptions& co) {
   for (std::size_t i = 0; i < m.graph.inputs.size() && i < set.inputs.size(); ++i) {
     const Value* v = m.graph.inputs[i];
-    if (v->is_sequence) continue;  // see split_sequence_files
+    if (v->is_sequence || v->is_optional) continue;  // see split_sequence_files
     bool static_dims = v->declared_rank;
     for (const Dim& d : v->declared_dims) static_dims = static_dims && d.value >= 0;
     bool named = false;
@@ -156,20 +156,28 @@ void shapes_from_data(const Model& m, const DataSet& set, CompileOptions& co) {
   }
 }
 
-// ---- sequence inputs and outputs: one file holds a SequenceProto, the compiled model takes its elements ----
+// ---- sequence and optional inputs and outputs: one file holds a SequenceProto or an
+// OptionalProto, the compiled model takes the tensors it holds ----
 
-// Replaces each sequence file of `set` (per the model's declared inputs and outputs) by one
-// TensorProto file per element, written to `dir`, so the files match the compiled model's
-// tensor inputs and outputs (passes/sequence_io.h).
+// The tensors (serialized) a test data file holds for the declared value v.
+std::vector<std::string> held_tensors(const Value& v, const std::string& path) {
+  if (v.is_optional) return load_optional_file(path).tensors;
+  if (v.is_sequence) return sequence_file_elements(path);
+  return {};
+}
+
+// Replaces each sequence or optional file of `set` (per the model's declared inputs and
+// outputs) by one TensorProto file per tensor it holds, written to `dir`, so the files match the
+// compiled model's tensor inputs and outputs (passes/sequence_io.h).
 DataSet split_sequence_files(const Model& m, const DataSet& set, std::size_t si, const std::string& dir) {
   auto split = [&](const std::vector<Value*>& declared, const std::vector<std::string>& files, const char* role) {
     std::vector<std::string> out;
     for (std::size_t i = 0; i < files.size(); ++i) {
-      if (i >= declared.size() || !declared[i]->is_sequence) {
+      if (i >= declared.size() || (!declared[i]->is_sequence && !declared[i]->is_optional)) {
         out.push_back(files[i]);
         continue;
       }
-      std::vector<std::string> elements = sequence_file_elements(files[i]);
+      std::vector<std::string> elements = held_tensors(*declared[i], files[i]);
       for (std::size_t k = 0; k < elements.size(); ++k) {
         out.push_back((fs::path(dir) / fmt::format("{}_{}_{}_element_{}.pb", role, si, i, k)).string());
         write_raw(out.back(), std::vector<uint8_t>(elements[k].begin(), elements[k].end()));
@@ -183,13 +191,23 @@ DataSet split_sequence_files(const Model& m, const DataSet& set, std::size_t si,
   return flat;
 }
 
-// Binds each sequence input's length and element shapes to those of data set `set`.
+// Binds each sequence input's length and element shapes, and whether each optional input is
+// present (and holds a sequence), to data set `set`'s.
 void sequence_shapes_from_data(const Model& m, const DataSet& set, CompileOptions& co) {
   for (std::size_t i = 0; i < m.graph.inputs.size() && i < set.inputs.size(); ++i) {
     const Value* v = m.graph.inputs[i];
-    if (!v->is_sequence || co.sequence_shapes.count(v->name)) continue;
+    if ((!v->is_sequence && !v->is_optional) || co.sequence_shapes.count(v->name)) continue;
+    std::vector<std::string> elements;
+    if (v->is_optional) {
+      OptionalFile opt = load_optional_file(set.inputs[i]);
+      if (!opt.present) co.empty_optionals.insert(v->name);
+      if (!opt.is_sequence) continue;
+      elements = opt.tensors;
+    } else {
+      elements = sequence_file_elements(set.inputs[i]);
+    }
     std::vector<Shape>& shapes = co.sequence_shapes[v->name];
-    for (const std::string& element : sequence_file_elements(set.inputs[i])) {
+    for (const std::string& element : elements) {
       onnx::TensorProto t;
       if (!t.ParseFromString(element))
         throw CompileError(ErrorKind::Invalid, set.inputs[i], "holds an element that is not a TensorProto");

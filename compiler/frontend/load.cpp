@@ -394,6 +394,7 @@ class Loader {
       read_value_info(out, &declared, "output", depth == 0);
       if (v->dtype == DType::Undefined) v->dtype = declared.dtype;
       v->is_sequence = v->is_sequence || declared.is_sequence;
+      v->is_optional = v->is_optional || declared.is_optional;
       v->declared_dims = declared.declared_dims;
       v->declared_rank = declared.declared_rank;
       g.outputs.push_back(v);
@@ -448,9 +449,15 @@ class Loader {
       read_sequence_type(type.sequence_type(), v, where);
       return;
     }
+    if (type.has_optional_type() && main_graph) {
+      read_optional_type(type.optional_type(), v, where);
+      return;
+    }
     if (!type.has_tensor_type()) {
-      diag_.unsupported(where, "is not a tensor or a sequence of tensors (maps and optionals are not supported as "
-                               "graph inputs/outputs)");
+      diag_.unsupported(where, main_graph ? "is not a tensor, a sequence of tensors or an optional of either (maps "
+                                            "are not supported)"
+                                          : "is not a tensor (subgraphs with sequence or optional inputs or outputs "
+                                            "are not supported)");
       return;
     }
     const auto& tt = type.tensor_type();
@@ -485,6 +492,29 @@ class Loader {
     }
     v->is_sequence = true;
     v->dtype = dt;
+  }
+
+  // An optional tensor or sequence of tensors: whether it is present (and a sequence's length
+  // and element shapes) is bound at compile time; the file gives the element type and, for a
+  // tensor, its dims.
+  void read_optional_type(const onnx::TypeProto::Optional& opt, Value* v, const std::string& where) {
+    const onnx::TypeProto& content = opt.elem_type();
+    if (content.has_sequence_type()) {
+      read_sequence_type(content.sequence_type(), v, where);
+      v->is_sequence = false;  // the optional's content is; bind_structured_inputs makes it
+    } else if (content.has_tensor_type()) {
+      DType dt = DType::Undefined;
+      if (!dtype_from_int(content.tensor_type().elem_type(), &dt) || dt == DType::Undefined) {
+        diag_.invalid(where, "is an optional tensor without an element type", "set elem_type of its tensor type");
+        return;
+      }
+      v->dtype = dt;
+      if (content.tensor_type().has_shape()) read_declared_dims(content.tensor_type().shape(), v, where);
+    } else {
+      diag_.unsupported(where, "is an optional of something other than a tensor or a sequence of tensors");
+      return;
+    }
+    v->is_optional = true;
   }
 
   void read_declared_dims(const onnx::TensorShapeProto& shape, Value* v, const std::string& where) {
@@ -940,35 +970,67 @@ Model load_model(const std::string& path, const LoadOptions& options) {
   return load_model_from_bytes(bytes, path, fs::path(path).parent_path().string(), options);
 }
 
-std::vector<std::string> sequence_file_elements(const std::string& path) {
-  std::string bytes;
+namespace {
+
+std::string read_test_file(const std::string& path) {
   try {
-    bytes = read_file(path, static_cast<std::size_t>(INT_MAX));
+    return read_file(path, static_cast<std::size_t>(INT_MAX));
   } catch (const CompileError& e) {
     throw CompileError(ErrorKind::Invalid, path, e.problems().front().what);
   }
-  // SequenceProto: tensor_values is field 3 (length-delimited, one TensorProto each); the other
-  // fields (name, elem_type, values of other kinds) are skipped.
-  constexpr int kTensorValues = 3;
+}
+
+// Calls f(field_number, bytes) for each length-delimited field of a serialized message and
+// skips the others; false when the bytes are not a well-formed message.
+template <class F> bool for_each_message_field(const std::string& bytes, F f) {
+  using google::protobuf::internal::WireFormatLite;
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
                                             static_cast<int>(bytes.size()));
-  std::vector<std::string> elements;
   while (uint32_t tag = in.ReadTag()) {
-    if (google::protobuf::internal::WireFormatLite::GetTagFieldNumber(tag) == kTensorValues &&
-        google::protobuf::internal::WireFormatLite::GetTagWireType(tag) ==
-            google::protobuf::internal::WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
-      std::string element;
+    if (WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      std::string field;
       uint32_t length = 0;
-      if (!in.ReadVarint32(&length) || !in.ReadString(&element, static_cast<int>(length)))
-        throw CompileError(ErrorKind::Invalid, path, "is not a serialized SequenceProto (truncated element)");
-      elements.push_back(std::move(element));
-    } else if (!google::protobuf::internal::WireFormatLite::SkipField(&in, tag)) {
-      throw CompileError(ErrorKind::Invalid, path, "is not a serialized SequenceProto");
+      if (!in.ReadVarint32(&length) || !in.ReadString(&field, static_cast<int>(length))) return false;
+      f(WireFormatLite::GetTagFieldNumber(tag), field);
+    } else if (!WireFormatLite::SkipField(&in, tag)) {
+      return false;
     }
   }
-  if (!in.ConsumedEntireMessage())
-    throw CompileError(ErrorKind::Invalid, path, "is not a serialized SequenceProto");
+  return in.ConsumedEntireMessage();
+}
+
+// SequenceProto.tensor_values and OptionalProto.tensor_value / sequence_value.
+constexpr int kSequenceTensorValues = 3, kOptionalTensorValue = 3, kOptionalSequenceValue = 5;
+
+std::vector<std::string> sequence_elements(const std::string& bytes, const std::string& where) {
+  std::vector<std::string> elements;
+  if (!for_each_message_field(bytes, [&](int field, const std::string& value) {
+        if (field == kSequenceTensorValues) elements.push_back(value);
+      }))
+    throw CompileError(ErrorKind::Invalid, where, "is not a serialized SequenceProto");
   return elements;
+}
+
+}  // namespace
+
+std::vector<std::string> sequence_file_elements(const std::string& path) {
+  return sequence_elements(read_test_file(path), path);
+}
+
+OptionalFile load_optional_file(const std::string& path) {
+  OptionalFile opt;
+  const std::string bytes = read_test_file(path);
+  if (!for_each_message_field(bytes, [&](int field, const std::string& value) {
+        if (field == kOptionalTensorValue) {
+          opt.present = true;
+          opt.tensors = {value};
+        } else if (field == kOptionalSequenceValue) {
+          opt.present = opt.is_sequence = true;
+          opt.tensors = sequence_elements(value, path);
+        }
+      }))
+    throw CompileError(ErrorKind::Invalid, path, "is not a serialized OptionalProto");
+  return opt;
 }
 
 Tensor load_tensor_file(const std::string& path, std::string* name) {

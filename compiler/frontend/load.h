@@ -35,4 +35,13 @@ Tensor load_tensor_file(const std::string& path, std::string* name = nullptr);
 // format of sequence inputs and outputs), in order. Throws CompileError.
 std::vector<std::string> sequence_file_elements(const std::string& path);
 
+// A serialized OptionalProto file: empty, a tensor, or a sequence of tensors (as serialized
+// TensorProtos). Throws CompileError.
+struct OptionalFile {
+  bool present = false;
+  bool is_sequence = false;
+  std::vector<std::string> tensors;
+};
+OptionalFile load_optional_file(const std::string& path);
+
 }  // namespace onnxc

@@ -67,6 +67,9 @@ struct Value {
   // operators on sequences are rewritten into operators on these elements (see OpDef::lower).
   bool is_sequence = false;
   std::vector<Value*> elements;
+  // An optional whose presence is known at compile time: `elements` holds its content (one
+  // tensor or sequence value) when present and nothing when empty. No buffer of its own either.
+  bool is_optional = false;
 
   int64_t numel() const { return shape_numel(shape); }
   std::size_t byte_size() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }

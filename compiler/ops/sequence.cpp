@@ -52,13 +52,10 @@ class Lowering {
   Value* value(const std::string& hint) { return g_.add_unique_value(n_.name + "/" + hint); }
 
   Value* int64_constant(const std::string& hint, Shape shape, const std::vector<int64_t>& v) {
-    auto t = std::make_shared<Tensor>(DType::Int64, std::move(shape));
-    std::copy(v.begin(), v.end(), t->data<int64_t>());
+    Tensor t(DType::Int64, std::move(shape));
+    std::copy(v.begin(), v.end(), t.data<int64_t>());
     Value* c = value(hint);
-    c->dtype = DType::Int64;
-    c->shape = t->shape;
-    c->has_shape = true;
-    c->constant = std::move(t);
+    set_constant_output(*c, std::move(t));
     return c;
   }
 
@@ -176,13 +173,9 @@ Nodes lower_sequence_at(Node& n, Graph& g) {
 Nodes lower_sequence_length(Node& n, Graph&) {
   check_arity(n, 1, 1, 1, 1);
   const Value& s = sequence_input(n, 0);
-  auto length = std::make_shared<Tensor>(DType::Int64, Shape{});
-  length->data<int64_t>()[0] = static_cast<int64_t>(s.elements.size());
-  Value& out = *n.outputs[0];
-  out.dtype = DType::Int64;
-  out.shape = {};
-  out.has_shape = true;
-  out.constant = std::move(length);
+  Tensor length(DType::Int64, {});
+  length.data<int64_t>()[0] = static_cast<int64_t>(s.elements.size());
+  set_constant_output(*n.outputs[0], std::move(length));
   return {};
 }
 
@@ -343,11 +336,22 @@ Nodes lower_sequence_map(Node& n, Graph& g) {
 
 }  // namespace
 
-std::vector<std::unique_ptr<Node>> lower_sequence_identity(Node& n, Graph&) {
+std::vector<std::unique_ptr<Node>> lower_structure_identity(Node& n, Graph&) {
   check_arity(n, 1, 1, 1, 1);
-  const Value& s = sequence_input(n, 0);
-  make_sequence(n, element_type(s), s.elements);
+  const Value& in = input(n, 0);
+  Value& out = *n.outputs[0];
+  out.is_sequence = in.is_sequence;
+  out.is_optional = in.is_optional;
+  out.dtype = in.dtype;
+  out.elements = in.elements;
   return {};
+}
+
+void set_constant_output(Value& out, Tensor t) {
+  out.dtype = t.dtype;
+  out.shape = t.shape;
+  out.has_shape = true;
+  out.constant = std::make_shared<Tensor>(std::move(t));
 }
 
 namespace {

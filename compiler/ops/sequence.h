@@ -1,5 +1,5 @@
-// Helpers shared by the sequence operators (ops/sequence.cpp) and the sequence graph inputs and
-// outputs (passes/sequence_io.cpp).
+// Helpers shared by the sequence and optional operators (ops/sequence.cpp, ops/optional.cpp)
+// and their graph inputs and outputs (passes/sequence_io.cpp).
 #pragma once
 
 #include <memory>
@@ -14,8 +14,11 @@ namespace onnxc {
 std::unique_ptr<Node> make_onnx_node(const std::string& op_type, std::string name, int opset, int index,
                                      std::vector<Value*> inputs, std::vector<Value*> outputs);
 
-// Identity of a sequence: its output is the same list of elements (no node remains). Identity
-// is the one operator outside the sequence family that passes sequences through.
-std::vector<std::unique_ptr<Node>> lower_sequence_identity(Node& n, Graph& g);
+// Identity of a sequence or optional: its output is the same structure (no node remains).
+// Identity is the one operator outside the sequence and optional families that passes them.
+std::vector<std::unique_ptr<Node>> lower_structure_identity(Node& n, Graph& g);
+
+// Makes `out` the constant `t` (sequence lengths, optional presence: known at compile time).
+void set_constant_output(Value& out, Tensor t);
 
 }  // namespace onnxc

@@ -43,22 +43,26 @@ void infer_and_fold(Graph& g, bool fold, std::size_t first_node) {
   for (std::size_t k = first_node; k < g.nodes.size(); ++k) {
     Node& n = *g.nodes[k];
     const OpDef* def = find_op(n.domain, n.op_type);
-    // Identity passes a sequence through; every other standard operator reads tensors.
+    // Identity passes a sequence or optional through; every other standard operator reads tensors.
     auto lower = def->lower;
-    if (!lower && n.op_type == "Identity" && n.has_input(0) && n.inputs[0]->is_sequence) lower = lower_sequence_identity;
+    if (!lower && n.op_type == "Identity" && n.has_input(0) && (n.inputs[0]->is_sequence || n.inputs[0]->is_optional))
+      lower = lower_structure_identity;
     for (std::size_t i = 0; i < n.inputs.size(); ++i) {
       Value* in = n.inputs[i];
-      if (in && in->outer && !in->has_shape && !in->is_sequence) {
+      const bool structure = in && (in->is_sequence || in->is_optional);
+      if (in && in->outer && !in->has_shape && !structure) {
         in->dtype = in->outer->dtype;
         in->shape = in->outer->shape;
         in->has_shape = in->outer->has_shape;
         in->constant = in->outer->constant;
         in->is_sequence = in->outer->is_sequence;
+        in->is_optional = in->outer->is_optional;
         in->elements = in->outer->elements;
       }
-      if (in && in->is_sequence && !lower)
-        fail_unsupported(n, fmt::format("input '{}' is a sequence; {} reads it only as a tensor", in->name, n.op_type));
-      if (in && !in->has_shape && !in->is_sequence)
+      if (structure && !lower)
+        fail_unsupported(n, fmt::format("input '{}' is a {}; {} reads it only as a tensor", in->name,
+                                        in->is_sequence ? "sequence" : "optional", n.op_type));
+      if (in && !in->has_shape && !structure)
         fail_unsupported(n, fmt::format("input '{}' has no static shape", in->name),
                          "bind the model's symbolic dims with --dim or --shape");
     }

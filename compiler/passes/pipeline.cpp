@@ -19,7 +19,7 @@ static bool enabled(const CompileOptions& o, const char* pass) { return !o.disab
 void check_loaded_model(Model& m, const CompileOptions& o) {
   validate_nodes(m);  // before resolve_operators: spec violations matter whatever onnxc supports
   resolve_operators(m);
-  bind_sequence_inputs(m.graph, o.sequence_shapes);
+  bind_structured_inputs(m.graph, o.sequence_shapes, o.empty_optionals);
   bind_input_shapes(m.graph, o.input_shapes, o.dims);
   bind_input_constants(m.graph, o.constants);
   bind_input_tensors(m.graph, o.constant_tensors);
@@ -27,7 +27,7 @@ void check_loaded_model(Model& m, const CompileOptions& o) {
   if (enabled(o, "lower-qdq")) lower_qdq(m.graph);
   try {
     infer_and_fold(m.graph, enabled(o, "fold-constants"));
-    expand_sequence_outputs(m.graph, m.opsets.count("") ? m.opsets.at("") : 0, enabled(o, "fold-constants"));
+    expand_structured_outputs(m.graph, m.opsets.count("") ? m.opsets.at("") : 0, enabled(o, "fold-constants"));
   } catch (const CompileError& e) {
     throw with_pinning_advice(m.graph, e);
   }

@@ -19,6 +19,7 @@ struct CompileOptions {
   std::map<std::string, std::vector<double>> constants;  // --constant sr=16000
   std::map<std::string, Tensor> constant_tensors;        // --constant NAME=FILE.pb, validate's pinned inputs
   std::map<std::string, std::vector<Shape>> sequence_shapes;  // element shapes of sequence inputs (sequence_io.h)
+  std::set<std::string> empty_optionals;  // optional inputs compiled as empty (sequence_io.h)
   std::size_t alignment = 16;                 // arena and weight alignment, bytes
   std::set<std::string> disabled_passes;      // --disable-pass NAME
   WeightsFormat weights_format = WeightsFormat::Array;  // --weights-format

@@ -1,5 +1,6 @@
-// Sequences of compile-time structure: the sequence operators rewritten into tensor operators on
-// the elements, checked through constant folding against values worked out by hand.
+// Sequences and optionals of compile-time structure: their operators rewritten into tensor
+// operators on the elements, checked through constant folding against values worked out by hand;
+// sequence graph inputs and outputs as one tensor parameter per element.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -127,4 +128,40 @@ TEST_CASE("Sequence graph inputs and outputs become one tensor parameter per ele
     CHECK(std::string(e.what()).find("input 's'") != std::string::npos);
     CHECK(std::string(e.what()).find("length and element shapes are not known at compile time") != std::string::npos);
   }
+}
+
+namespace {
+
+// Optional() of a float tensor type, holding nothing.
+void empty_optional(ModelBuilder& b, const std::string& out) {
+  auto& n = b.node("Optional", {}, {out});
+  auto* type = n.add_attribute();
+  type->set_name("type");
+  type->set_type(onnx::AttributeProto::TYPE_PROTO);
+  type->mutable_tp()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+}
+
+}  // namespace
+
+TEST_CASE("Optionals of known presence: HasElement folds to a constant, GetElement reads the content") {
+  ModelBuilder b(16);
+  b.output("has", {}, onnx::TensorProto::BOOL).output("has_not", {}, onnx::TensorProto::BOOL).output("got");
+  b.floats("a", {2}, {7, 8});
+  b.node("Optional", {"a"}, {"full"});
+  empty_optional(b, "empty");
+  b.node("OptionalHasElement", {"full"}, {"has"});
+  b.node("OptionalHasElement", {"empty"}, {"has_not"});
+  b.node("OptionalGetElement", {"full"}, {"got"});
+  onnxc::Model m = onnxc::check_model(b.write("optional"), {});
+  CHECK(values(*m.graph.outputs[0]) == std::vector<double>{1});
+  CHECK(values(*m.graph.outputs[1]) == std::vector<double>{0});
+  CHECK(values(*m.graph.outputs[2]) == std::vector<double>{7, 8});
+
+  ModelBuilder e(16);
+  e.output("y");
+  empty_optional(e, "empty");
+  e.node("OptionalGetElement", {"empty"}, {"y"}, "get");
+  const std::string error = compile_error(e, "optional_get_empty");
+  CHECK(error.find("'get'") != std::string::npos);
+  CHECK(error.find("is empty (known at compile time)") != std::string::npos);
 }
