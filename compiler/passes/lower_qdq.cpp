@@ -166,6 +166,31 @@ bool lower_matmul(Graph& g, Node& matmul, std::set<const Node*>& removed) {
   return true;
 }
 
+bool same_constant(const Value* a, const Value* b) {
+  return a && b && a->constant && b->constant && a->dtype == b->dtype && a->constant->shape == b->constant->shape &&
+         a->constant->bytes == b->constant->bytes;
+}
+
+// Data movement commutes with quantization: DQ -> op -> Q with the same scale and zero point is
+// the op on the quantized tensor, exactly (Q(DQ(v)) == v for every 8-bit v).
+bool is_data_movement(const Node& n) {
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"})
+    if (is_op(&n, op)) return true;
+  return false;
+}
+
+bool lower_data_movement(Graph& g, Node& op, std::set<const Node*>& removed) {
+  const std::optional<Dequantized> x = match_dequantize(op.inputs[0]);
+  if (!x || !is_activation(*x)) return false;
+  Node* q = single_reader(g, op.outputs[0]);
+  if (!is_op(q, "QuantizeLinear") || q->inputs[0] != op.outputs[0] || !q->has_input(2)) return false;
+  if (!same_constant(q->inputs[1], x->scale) || !same_constant(q->inputs[2], x->zero_point)) return false;
+  op.inputs[0] = x->data;
+  op.outputs[0] = q->outputs[0];
+  removed.insert(q);
+  return true;
+}
+
 }  // namespace
 
 int lower_qdq(Graph& g) {
@@ -173,7 +198,9 @@ int lower_qdq(Graph& g) {
   std::set<const Node*> removed;
   for (const auto& n : g.nodes) {
     if (removed.count(n.get())) continue;
-    if ((is_op(n.get(), "Conv") && lower_conv(g, *n, removed)) || (is_op(n.get(), "MatMul") && lower_matmul(g, *n, removed)))
+    if ((is_op(n.get(), "Conv") && lower_conv(g, *n, removed)) ||
+        (is_op(n.get(), "MatMul") && lower_matmul(g, *n, removed)) ||
+        (is_data_movement(*n) && lower_data_movement(g, *n, removed)))
       ++lowered;
   }
   removed.erase(nullptr);

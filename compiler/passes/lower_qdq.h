@@ -9,6 +9,8 @@ namespace onnxc {
 // Rewrites, before shape inference (while the weights are still quantized constants):
 //   DQ(x) , DQ(w const) [, DQ(bias int32 const)] -> Conv [-> Relu] -> Q   into QLinearConv
 //   DQ(a) , DQ(b const)                          -> MatMul [-> Relu] -> Q into QLinearMatMul
+//   DQ(x) -> Reshape/Flatten/Squeeze/Unsqueeze/Transpose -> Q (same scale and zero point)
+//                                                  into the same op on the quantized x
 // Activations must be quantized per tensor with constant scales and zero points; weights per
 // tensor or per output channel. A Relu is dropped only where it changes nothing: when Q's zero
 // point is the lowest value of its type. A bias is taken only when its scale is x_scale *

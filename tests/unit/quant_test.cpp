@@ -200,6 +200,10 @@ TEST_CASE("lower-qdq turns DQ -> Conv/MatMul -> Q into integer ops with 1-byte a
   CHECK_FALSE(contains(ops, "Conv"));
   CHECK_FALSE(contains(ops, "MatMul"));
   CHECK_FALSE(contains(ops, "Relu"));  // Q's zero point 0 makes it redundant
+  // The Reshape between conv2 and the MatMul moves uint8 data: only the input's Q and the
+  // output's DQ remain.
+  CHECK(std::count(ops.begin(), ops.end(), "QuantizeLinear") == 1);
+  CHECK(std::count(ops.begin(), ops.end(), "DequantizeLinear") == 1);
 
   onnxc::CompileOptions off;
   off.disabled_passes.insert("lower-qdq");
