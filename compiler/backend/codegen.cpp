@@ -1,8 +1,10 @@
 #include "backend/codegen.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
+#include <string_view>
 
 #include <fmt/args.h>
 #include <fmt/format.h>
@@ -94,7 +96,6 @@ class BlockRenderer {
 
   std::string name_of(const Value* v) const {
     const TensorPlace& tp = T.at(v);
-    referenced_.insert(tp.cname);
     if (tp.storage != Storage::Constant) return tp.cname;
     used_weights_.insert(v);
     return tp.weight_cname;
@@ -103,8 +104,6 @@ class BlockRenderer {
   // The weights the rendered code refers to: operators read some constant inputs (shapes,
   // axes, ...) at compile time only, and an array nobody reads is dead weight (and a warning).
   const std::set<const Value*>& used_weights() const { return used_weights_; }
-  // C++ names the rendered statements refer to (to mark unused run() parameters).
-  bool referenced(const std::string& cname) const { return referenced_.count(cname) != 0; }
 
   // Pointer declarations of the block's arena tensors and views.
   std::vector<std::string> declarations(const Block& b) const {
@@ -207,8 +206,22 @@ class BlockRenderer {
   const std::map<const Value*, TensorPlace>& T;
   std::set<std::string>& headers_;
   mutable std::set<const Value*> used_weights_;
-  mutable std::set<std::string> referenced_;
 };
+
+// Whether the C++ `code` uses the identifier `name`: as a whole identifier, outside comments.
+// (Emitters may ask for a tensor's name and then emit nothing, e.g. for an empty output, so
+// only the text tells whether a run() parameter is read.)
+bool uses_identifier(const std::string& code, const std::string& name) {
+  auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::size_t at = code.find(name); at != std::string::npos; at = code.find(name, at + 1)) {
+    if ((at > 0 && is_ident(code[at - 1])) || (at + name.size() < code.size() && is_ident(code[at + name.size()])))
+      continue;  // part of a longer identifier
+    const std::size_t newline = code.rfind('\n', at);
+    const std::size_t line_start = newline == std::string::npos ? 0 : newline + 1;
+    if (std::string_view(code).substr(line_start, at - line_start).find("//") == std::string_view::npos) return true;
+  }
+  return false;
+}
 
 std::string indent_lines(const std::vector<std::string>& lines, const std::string& pad) {
   std::string s;
@@ -233,11 +246,11 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
     const std::string& p = prog.main.input_params[i];
     if (g.inputs[i]->constant)
       unused += fmt::format("  (void){};  // bound at compile time (--constant)\n", p);
-    else if (!renderer.referenced(p) && body.find(p) == std::string::npos && tensors.find(p) == std::string::npos)
+    else if (!uses_identifier(body, p) && !uses_identifier(tensors, p))
       unused += fmt::format("  (void){};  // only its shape matters\n", p);
   }
   for (const std::string& p : prog.main.output_params)
-    if (!renderer.referenced(p) && body.find(p) == std::string::npos && tensors.find(p) == std::string::npos)
+    if (!uses_identifier(body, p) && !uses_identifier(tensors, p))
       unused += fmt::format("  (void){};  // empty output\n", p);
   tensors = unused + tensors;
 
