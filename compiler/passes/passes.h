@@ -41,6 +41,9 @@ void infer_and_fold(Graph& g, bool fold, std::size_t first_node = 0);
 int fold_batchnorm(Graph& g);
 // Removes nodes whose outputs nobody reads (and folded nodes).
 void eliminate_dead_nodes(Graph& g);
+// Removes nodes that compute nothing (Identity, inference Dropout, Cast to the same type,
+// identity Transpose) and merges Transpose pairs. Returns how many nodes went away.
+int simplify(Graph& g);
 // Orders steps, decides where each tensor lives and plans the arena.
 // in_place: let elementwise ops overwrite an input that dies at their step.
 Program plan_program(const Graph& g, std::size_t alignment, bool in_place = true);

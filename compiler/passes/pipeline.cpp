@@ -10,7 +10,8 @@
 namespace onnxc {
 
 const std::set<std::string>& optional_passes() {
-  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "in-place", "lower-qdq"};
+  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "in-place", "lower-qdq",
+                                                     "simplify"};
   return names;
 }
 
@@ -46,6 +47,7 @@ Compilation compile_model(const std::string& path, const CompileOptions& o) {
   c.file_nodes = g.nodes.size();
   eliminate_dead_nodes(g);  // also drops folded nodes: always on
   c.folded_nodes = c.file_nodes - g.nodes.size();
+  if (enabled(o, "simplify")) c.folded_nodes += static_cast<std::size_t>(simplify(g));
   if (enabled(o, "fold-batchnorm")) c.fused_nodes += static_cast<std::size_t>(fold_batchnorm(g));
   c.program = plan_program(g, o.alignment, enabled(o, "in-place"));
   return c;

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Writes models the fusion passes rewrite (Conv/Gemm followed by BatchNormalization), with
-expected outputs computed independently in numpy. Run from this directory."""
+"""Writes models the rewriting passes change (fold-batchnorm: Conv/Gemm followed by
+BatchNormalization; simplify: Transpose pairs, Identity, Cast to the same type), with expected
+outputs computed independently in numpy. Run from this directory."""
 import os
 import sys
 
@@ -73,7 +74,29 @@ def gemm_bn(name, c_shape):
     save(name, model, [("a", a)], [("y", batchnorm(g, scale, bias, mean, var, 1e-5))])
 
 
+def transpose_pairs():
+    """Two Transpose pairs (one cancels, one composes to a single Transpose), an Identity and a
+    Cast to float around a Relu and an Add."""
+    x, w = f32(2, 3, 4), f32(3, 2, 4)
+    t = lambda i, o, perm: helper.make_node("Transpose", [i], [o], perm=perm)
+    graph = helper.make_graph(
+        [t("x", "t1", [1, 2, 0]), t("t1", "t2", [2, 0, 1]),  # cancel: back to [2, 3, 4]
+         helper.make_node("Relu", ["t2"], ["r"]),
+         t("r", "t3", [0, 2, 1]), t("t3", "t4", [2, 0, 1]),  # compose: one Transpose of r, perm [1, 0, 2]
+         helper.make_node("Identity", ["t4"], ["i"]),
+         helper.make_node("Cast", ["i"], ["c"], to=TensorProto.FLOAT),
+         helper.make_node("Add", ["c", "w"], ["y"])],
+        "transpose_pairs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2, 4])],
+        [numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    r = np.maximum(x, 0)
+    y = np.transpose(np.transpose(r, (0, 2, 1)), (2, 0, 1)) + w
+    save("transpose_pairs", model, [("x", x)], [("y", y)])
+
+
 if __name__ == "__main__":
     conv_bn()
     gemm_bn("gemm_bn_vector_c", (4,))
     gemm_bn("gemm_bn_matrix_c", (3, 4))
+    transpose_pairs()
