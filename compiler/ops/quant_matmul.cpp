@@ -118,17 +118,31 @@ const OpRegistrar matmul_integer_op([] {
   return d;
 }());
 
-// ---- QLinearMatMul ----
+// ---- QLinearMatMul, and onnxc.QLinearMatMulBias ----
+//
+// QLinearMatMulBias is onnxc's own: QLinearMatMul with a ninth input, an int32 bias [N] added to
+// the accumulators before requantization (scale a_scale * b_scale, zero point 0, as QLinearConv's
+// B). lower-qdq makes it from DQ -> Gemm -> Q; models cannot name it.
 
 const RequantInputs kRequantInputs = {1, 4, 6};
+constexpr std::size_t kMatMulBias = 8;
+
+// The bias input of the op, kNoBias for QLinearMatMul.
+std::size_t bias_input(const Node& n) { return n.domain == "onnxc" ? kMatMulBias : kNoBias; }
 
 void infer_qlinear_matmul(Node& n) {
-  check_arity(n, 8, 8, 1, 1);
+  const bool with_bias = bias_input(n) != kNoBias;
+  check_arity(n, with_bias ? 9 : 8, with_bias ? 9 : 8, 1, 1);
   std::vector<DType> scales = {DType::Float};
   if (n.version >= 21) scales = {DType::Float, DType::Float16, DType::BFloat16};
   const DType y = check_qlinear_inputs(n, scales);
   const ProductShape s = product_shape(n, 0, 3);
   require_per_tensor_or_channel(n, 4, s.n, "b_scale");
+  if (with_bias) {
+    require_dtype(n, kMatMulBias, {DType::Int32});
+    if (n.inputs[kMatMulBias]->shape != Shape{s.n})
+      fail_invalid(n, fmt::format("bias has shape {}; it must be [{}]", shape_str(n.inputs[kMatMulBias]->shape), s.n));
+  }
   set_output(n, 0, y, s.out);
 }
 
@@ -137,7 +151,7 @@ void emit_qlinear_matmul(const Node& n, Emitter& e) {
   e.include("onnxc/quant.h");
   const ProductShape s = product_shape(n, 0, 3);
   const std::string shape = emit_product_shape(e, s);
-  const std::string output = emit_requantize_output(n, e, kRequantInputs, s.n, 7, kNoBias, e.scratch());
+  const std::string output = emit_requantize_output(n, e, kRequantInputs, s.n, 7, bias_input(n), e.scratch());
   e.linef("rt::matmul_integer({}, {}, {}, {});", shape, quant_operand_code(n, e, 0, 2), quant_operand_code(n, e, 3, 5),
           output);
 }
@@ -149,6 +163,7 @@ void fold_qlinear_matmul(const Node& n, std::vector<Tensor>& outs) {
   const std::vector<rt::Requant> requant = constant_requants(n, kRequantInputs, s.n);
   const auto y_zero_point = static_cast<int32_t>(n.inputs[7]->constant->int_at(0));
   const rt::index_t stride = requant.size() == 1 ? 0 : 1;
+  const int32_t* bias = bias_input(n) != kNoBias ? n.inputs[kMatMulBias]->constant->data<int32_t>() : nullptr;
   dispatch_8bit_pair(n, 0, 3, [&](auto a_tag, auto b_tag) {
     using A = typename decltype(a_tag)::type;
     using B = typename decltype(b_tag)::type;
@@ -156,15 +171,16 @@ void fold_qlinear_matmul(const Node& n, std::vector<Tensor>& outs) {
       using Y = typename decltype(y_tag)::type;
       rt::matmul_integer(s.batches, a_offsets.data(), b_offsets.data(), s.m, s.n, s.k, fold_quant_operand<A>(n, 0, 2),
                          fold_quant_operand<B>(n, 3, 5),
-                         rt::RequantizeOutput<Y>{y.data<Y>(), nullptr, requant.data(), stride, y_zero_point});
+                         rt::RequantizeOutput<Y>{y.data<Y>(), bias, requant.data(), stride, y_zero_point});
     });
   });
 }
 
-const OpRegistrar qlinear_matmul_op([] {
+OpDef qlinear_matmul_def(const char* domain, const char* op_type, std::vector<int> versions) {
   OpDef d;
-  d.op_type = "QLinearMatMul";
-  d.versions = {10, 21};
+  d.domain = domain;
+  d.op_type = op_type;
+  d.versions = std::move(versions);
   d.infer = infer_qlinear_matmul;
   d.emit = emit_qlinear_matmul;
   d.fold = fold_qlinear_matmul;
@@ -173,7 +189,10 @@ const OpRegistrar qlinear_matmul_op([] {
   };
   d.macs = [](const Node& n) { return n.outputs[0]->numel() * product_shape(n, 0, 3).k; };
   return d;
-}());
+}
+
+const OpRegistrar qlinear_matmul_op(qlinear_matmul_def("", "QLinearMatMul", {10, 21}));
+const OpRegistrar qlinear_matmul_bias_op(qlinear_matmul_def("onnxc", "QLinearMatMulBias", {1}));
 
 }  // namespace
 }  // namespace onnxc

@@ -135,6 +135,16 @@ void rewrite(Node& op, const char* op_type, std::vector<Value*> inputs, const Re
   op.outputs = {q.quantize->outputs[0]};
 }
 
+// [rows, cols] 8-bit constant -> its transpose.
+Value* transposed_weight(Graph& g, const Value& w) {
+  const Tensor& t = *w.constant;
+  const int64_t rows = t.shape[0], cols = t.shape[1];
+  Tensor out(t.dtype, {cols, rows});
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) out.bytes[static_cast<std::size_t>(c * rows + r)] = t.bytes[static_cast<std::size_t>(r * cols + c)];
+  return add_constant(g, w.name + "_transposed", std::move(out));
+}
+
 bool lower_conv(Graph& g, Node& conv, std::set<const Node*>& removed) {
   const std::optional<Dequantized> x = match_dequantize(conv.inputs[0]);
   const std::optional<Dequantized> w = match_dequantize(conv.inputs[1]);
@@ -163,6 +173,38 @@ bool lower_matmul(Graph& g, Node& matmul, std::set<const Node*>& removed) {
           {a->data, a->scale, a->zero_point, b->data, b->scale, weight_zero_point(g, *b), q->quantize->inputs[1],
            q->quantize->inputs[2]},
           *q);
+  return true;
+}
+
+// Gemm (alpha 1, beta 1, A not transposed) is MatMul plus a bias: B [K, N] quantized per
+// column, or B' [N, K] per row (transposed here, at compile time).
+bool lower_gemm(Graph& g, Node& gemm, std::set<const Node*>& removed) {
+  if (gemm.attr_float("alpha", 1.0f) != 1.0f || gemm.attr_float("beta", 1.0f) != 1.0f || gemm.attr_int("transA", 0))
+    return false;
+  const bool trans_b = gemm.attr_int("transB", 0) != 0;
+  const std::optional<Dequantized> a = match_dequantize(gemm.inputs[0]);
+  const std::optional<Dequantized> b = match_dequantize(gemm.inputs[1]);
+  if (!a || !b || !is_activation(*a) || !is_weight(*b, trans_b ? 0 : 1) || b->data->shape.size() != 2) return false;
+  Value* bias = nullptr;
+  if (gemm.has_input(2)) {
+    bias = match_bias(gemm.inputs[2], *a, *b);
+    const int64_t n = b->data->shape[trans_b ? 0 : 1];
+    if (!bias || bias->shape != Shape{n}) return false;
+  }
+  const std::optional<Requantized> q = match_quantize(g, gemm.outputs[0]);
+  if (!q) return false;
+  std::vector<Value*> inputs = {a->data, a->scale, a->zero_point, trans_b ? transposed_weight(g, *b->data) : b->data,
+                                b->scale, weight_zero_point(g, *b), q->quantize->inputs[1], q->quantize->inputs[2]};
+  removed.insert({q->quantize, q->relu});
+  gemm.attrs.clear();
+  if (!bias) {
+    rewrite(gemm, "QLinearMatMul", std::move(inputs), *q);
+    return true;
+  }
+  inputs.push_back(bias);
+  rewrite(gemm, "QLinearMatMulBias", std::move(inputs), *q);
+  gemm.domain = "onnxc";
+  gemm.version = 1;
   return true;
 }
 
@@ -200,6 +242,7 @@ int lower_qdq(Graph& g) {
     if (removed.count(n.get())) continue;
     if ((is_op(n.get(), "Conv") && lower_conv(g, *n, removed)) ||
         (is_op(n.get(), "MatMul") && lower_matmul(g, *n, removed)) ||
+        (is_op(n.get(), "Gemm") && lower_gemm(g, *n, removed)) ||
         (is_data_movement(*n) && lower_data_movement(g, *n, removed)))
       ++lowered;
   }

@@ -9,6 +9,8 @@ namespace onnxc {
 // Rewrites, before shape inference (while the weights are still quantized constants):
 //   DQ(x) , DQ(w const) [, DQ(bias int32 const)] -> Conv [-> Relu] -> Q   into QLinearConv
 //   DQ(a) , DQ(b const)                          -> MatMul [-> Relu] -> Q into QLinearMatMul
+//   DQ(a) , DQ(b const) [, DQ(bias int32 const)] -> Gemm [-> Relu] -> Q
+//        (alpha = beta = 1, A not transposed)      into QLinearMatMul or onnxc.QLinearMatMulBias
 //   DQ(x) -> Reshape/Flatten/Squeeze/Unsqueeze/Transpose -> Q (same scale and zero point)
 //                                                  into the same op on the quantized x
 // Activations must be quantized per tensor with constant scales and zero points; weights per

@@ -213,3 +213,11 @@ TEST_CASE("lower-qdq turns DQ -> Conv/MatMul -> Q into integer ops with 1-byte a
   // their uint8 versions plus one int32 accumulator plane ([8,8]) of scratch.
   CHECK(lowered.program.arena_bytes * 2 < float_ops.program.arena_bytes);
 }
+
+TEST_CASE("lower-qdq turns DQ -> Gemm (+ int32 bias, transB) -> Q into QLinearMatMulBias", "[quant]") {
+  const std::string path = std::string(ONNXC_TEST_DIR) + "/models/quant/qdq_mlp/model.onnx";
+  const std::vector<std::string> ops = op_types(onnxc::compile_model(path, {}));
+  CHECK(std::count(ops.begin(), ops.end(), "QLinearMatMulBias") == 2);
+  CHECK_FALSE(contains(ops, "Gemm"));
+  CHECK_FALSE(contains(ops, "Relu"));
+}

@@ -56,5 +56,34 @@ def qdq_cnn():
                                                   ("m3_dq", np.zeros((1, 10), np.float32))], data_set=i)
 
 
+def qdq_mlp():
+    """Gemm(16->12, transB, per-row int8 weight, int32 bias) -> Relu -> Gemm(12->5, per-tensor,
+    bias); uint8 activations, a batch of 2."""
+    inputs = [rng.standard_normal((2, 16)).astype(np.float32) for _ in range(2)]
+    calib = np.concatenate(inputs)
+    g = QdqGraph()
+    x, x_scale = g.qdq("x", calib)
+    w1, w1f, w1_scale = g.weight("w1", rng.standard_normal((12, 16)).astype(np.float32) * 0.3, 0)
+    b1, b1f = g.bias("b1", rng.standard_normal(12).astype(np.float32) * 0.2, x_scale, w1_scale)
+    g.nodes.append(helper.make_node("Gemm", [x, w1, b1], ["g1"], transB=1))
+    g.nodes.append(helper.make_node("Relu", ["g1"], ["r1"]))
+    r1f = np.maximum(calib @ w1f.T + b1f, 0)
+    r1, r1_scale = g.qdq("r1", r1f)
+    w2, w2f, w2_scale = g.weight("w2", rng.standard_normal((12, 5)).astype(np.float32) * 0.3, None)
+    b2, b2f = g.bias("b2", rng.standard_normal(5).astype(np.float32) * 0.2, r1_scale, np.full(5, w2_scale, np.float32))
+    g.nodes.append(helper.make_node("Gemm", [r1, w2, b2], ["g2"]))
+    g.qdq("g2", r1f @ w2f + b2f)
+    graph = helper.make_graph(
+        g.nodes, "qdq_mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16])],
+        [helper.make_tensor_value_info("g2_q", TensorProto.UINT8, [2, 5]),
+         helper.make_tensor_value_info("g2_dq", TensorProto.FLOAT, [2, 5])], g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    for i, x_value in enumerate(inputs):
+        save("qdq_mlp", model, [("x", x_value)], [("g2_q", np.zeros((2, 5), np.uint8)),
+                                                  ("g2_dq", np.zeros((2, 5), np.float32))], data_set=i)
+
+
 if __name__ == "__main__":
     qdq_cnn()
+    qdq_mlp()
