@@ -77,7 +77,8 @@ std::string emit_requantize_output(const Node& n, Emitter& e, RequantInputs in, 
     std::vector<std::string> items;
     for (const rt::Requant& r : constants)
       items.push_back(fmt::format("{{{}, {}, {}}}", float_literal(r.multiplier), r.mantissa, r.exponent));
-    e.linef("constexpr rt::Requant requant[] = {{{}}};", fmt::join(items, ", "));
+    // static: read from flash, not copied onto the stack on every run.
+    e.linef("static constexpr rt::Requant requant[] = {{{}}};", fmt::join(items, ", "));
   } else {
     e.linef("rt::Requant* const requant = reinterpret_cast<rt::Requant*>({});", scratch);
     e.linef("rt::make_requants({}, {}, {}, {}, {}, requant);", count, e.in(in.a_scale), e.in(in.b_scale),
