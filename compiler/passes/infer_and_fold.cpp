@@ -49,8 +49,7 @@ void infer_and_fold(Graph& g, bool fold, std::size_t first_node) {
       lower = lower_structure_identity;
     for (std::size_t i = 0; i < n.inputs.size(); ++i) {
       Value* in = n.inputs[i];
-      const bool structure = in && (in->is_sequence || in->is_optional);
-      if (in && in->outer && !in->has_shape && !structure) {
+      if (in && in->outer && !in->has_shape && !in->is_sequence && !in->is_optional) {
         in->dtype = in->outer->dtype;
         in->shape = in->outer->shape;
         in->has_shape = in->outer->has_shape;
@@ -59,6 +58,7 @@ void infer_and_fold(Graph& g, bool fold, std::size_t first_node) {
         in->is_optional = in->outer->is_optional;
         in->elements = in->outer->elements;
       }
+      const bool structure = in && (in->is_sequence || in->is_optional);
       if (structure && !lower)
         fail_unsupported(n, fmt::format("input '{}' is a {}; {} reads it only as a tensor", in->name,
                                         in->is_sequence ? "sequence" : "optional", n.op_type));
