@@ -159,6 +159,7 @@ bool parse_dims(const std::string& s, Shape* out) {
 
 struct Common {
   std::vector<std::string> shapes, dims, disabled, constants;
+  std::vector<std::string> sequences, empty_optionals;
   std::size_t alignment = 16;
   std::string name = "model";
 };
@@ -169,6 +170,15 @@ void add_common(CLI::App* app, Common& c) {
       ->type_name("NAME=DIMS");
   app->add_option("--dim", c.dims, "Bind a symbolic dim (dim_param) everywhere it appears: N=1. Repeatable.")
       ->type_name("PARAM=VALUE");
+  app->add_option("--sequence", c.sequences,
+                  "Bind a sequence input (or an optional input holding one) to a fixed length and element shapes, "
+                  "comma-separated: seq=2x3,4x3 (two elements), seq= (empty). It becomes the tensor inputs "
+                  "seq_0, seq_1, ... of run(). Repeatable.")
+      ->type_name("NAME=DIMS[,DIMS...]");
+  app->add_option("--empty-optional", c.empty_optionals,
+                  "Compile an optional input as absent (no parameter in run()); optional inputs are present "
+                  "otherwise. Repeatable.")
+      ->type_name("NAME");
   app->add_option("--constant", c.constants,
                   "Promise an input always has this value (comma-separated elements, or a TensorProto file NAME.pb): "
                   "it is folded into the code, e.g. --constant sr=16000 so only the matching If branch is compiled, "
@@ -205,6 +215,21 @@ CompileOptions to_options(const Common& c) {
       throw CompileError(ErrorKind::Usage, "--dim " + s, "expected PARAM=VALUE, e.g. N=1");
     o.dims[s.substr(0, eq)] = v[0];
   }
+  for (const std::string& s : c.sequences) {
+    auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw CompileError(ErrorKind::Usage, "--sequence " + s, "expected NAME=DIMS[,DIMS...], e.g. seq=2x3,4x3");
+    std::vector<Shape>& shapes = o.sequence_shapes[s.substr(0, eq)];
+    for (std::size_t pos = eq + 1; pos < s.size();) {
+      std::size_t comma = std::min(s.find(',', pos), s.size());
+      Shape shape;
+      if (!parse_dims(s.substr(pos, comma - pos), &shape))
+        throw CompileError(ErrorKind::Usage, "--sequence " + s, "expected NAME=DIMS[,DIMS...], e.g. seq=2x3,4x3");
+      shapes.push_back(shape);
+      pos = comma + 1;
+    }
+  }
+  o.empty_optionals.insert(c.empty_optionals.begin(), c.empty_optionals.end());
   for (const std::string& s : c.constants) {
     auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0)

@@ -94,7 +94,9 @@ void bind_structured_inputs(Graph& g, const std::map<std::string, std::vector<Sh
     if (shapes == sequence_shapes.end()) {
       diag.unsupported(fmt::format("input '{}'", v->name),
                        "is a sequence whose length and element shapes are not known at compile time",
-                       "give them at compile time (onnxc validate takes them from the test data)");
+                       fmt::format("bind them with --sequence {}=DIMS,DIMS,... (onnxc validate takes them from "
+                                   "the test data)",
+                                   v->name));
       continue;
     }
     bind_sequence(g, *v, *v, shapes->second, inputs);

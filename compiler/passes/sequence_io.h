@@ -3,7 +3,8 @@
 // NAME_0 .. NAME_{n-1} of run(), in its place; a present optional NAME becomes NAME_0 (its
 // tensor) or NAME_0 .. NAME_{n-1} (its sequence's elements), an empty one no parameter at all.
 // The length and element shapes of a sequence input, and whether an optional input is present,
-// must be known at compile time (validate takes them from the test data).
+// must be known at compile time (--sequence, --empty-optional; validate takes them from the test
+// data).
 #pragma once
 
 #include <map>
