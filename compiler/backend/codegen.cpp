@@ -308,7 +308,7 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
   // C++ has no empty arrays: a model without inputs (or outputs) gets one unused entry.
   if (in_infos.empty()) in_infos.push_back("    {\"\", 0, 0, {0}, 0, 0},  // (no inputs)");
   if (out_infos.empty()) out_infos.push_back("    {\"\", 0, 0, {0}, 0, 0},  // (no outputs)");
-  std::string kernel_includes;
+  std::string kernel_includes = opts.preamble;
   for (const std::string& h : headers) kernel_includes += fmt::format("#include \"{}\"\n", h);
 
   std::string prefix = ns;

@@ -20,6 +20,7 @@ struct CodegenOptions {
   std::string model_file;       // for the banner (file name only: output must not depend on paths)
   WeightsFormat weights_format = WeightsFormat::Array;
   std::string weights_file_name;  // Incbin: the weights file, as the source names it by default
+  std::string preamble;           // before the kernel includes: the target's macros (backend/target.h)
   std::string weights_section;    // the linker section the weights go to; empty: the compiler's choice
 };
 

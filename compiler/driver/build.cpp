@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/target.h"
 #include "driver/commands.h"
 #include "support/diagnostics.h"
 #include "support/names.h"
@@ -108,6 +109,8 @@ HostBuild build_harness(const Compilation& c, const CompileOptions& co, const st
   b.program = (fs::path(dir) / "harness").string();
   std::vector<std::string> argv = {cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror"};
   argv.insert(argv.end(), flags.begin(), flags.end());
+  // The generated code may need the target's ISA flags; the harness around it never does.
+  if (const Target* t = find_target(co.target)) argv.insert(argv.end(), t->cxx_flags.begin(), t->cxx_flags.end());
   argv.insert(argv.end(), {"-I", runtime_include_dir(), "-I", dir, (fs::path(dir) / "model.cpp").string(),
                            (fs::path(dir) / "glue.cpp").string(), harness, "-o", b.program});
   ProcessResult r = run_process(argv, 1800);

@@ -22,6 +22,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "backend/target.h"
 #include "backend/weights.h"
 #include "frontend/load.h"
 #include "driver/commands.h"
@@ -162,6 +163,7 @@ struct Common {
   std::vector<std::string> sequences, empty_optionals;
   std::size_t alignment = 16;
   std::string name = "model";
+  std::string target = "generic";  // --target (backend/target.h)
 };
 
 void add_common(CLI::App* app, Common& c) {
@@ -197,6 +199,10 @@ void add_common(CLI::App* app, Common& c) {
 CompileOptions to_options(const Common& c) {
   CompileOptions o;
   o.name = c.name;
+  if (!find_target(c.target))
+    throw CompileError(ErrorKind::Usage, "--target " + c.target, "unknown target",
+                       fmt::format("the targets are: {}", fmt::join(target_names(), ", ")));
+  o.target = c.target;
   if (c.alignment < 16 || (c.alignment & (c.alignment - 1)) != 0)
     throw CompileError(ErrorKind::Usage, fmt::format("--alignment {}", c.alignment),
                        "must be a power of two and at least 16");
@@ -275,12 +281,11 @@ void take_pins_from_data(Common& c, ValidateOptions& v) {
 
 // ---- the compile command (no subcommand) ------------------------------------------------------
 
-// --target: reserved. The generated code is portable C++ for every target today; the option
-// exists so build scripts (onnxc_add_model's TARGET) can name their ISA now and get
-// ISA-specific kernels when they exist. Names are checked so a typo does not go unnoticed.
-const std::vector<std::string>& known_targets() {
-  static const std::vector<std::string> targets = {"generic", "cortex-m4", "cortex-m7", "cortex-m55"};
-  return targets;
+// The --target help: every target, and what a SIMD target needs.
+std::string target_help(const std::string& more) {
+  return fmt::format("The instruction set the generated code is for: {}. SIMD targets use the xsimd kernels and need "
+                     "the matching compiler flags (validate and bench add them); 'generic' is plain C++.{}",
+                     fmt::join(target_names(), ", "), more);
 }
 
 struct CompileCommand {
@@ -290,7 +295,6 @@ struct CompileCommand {
   std::string header;  // --header: where the header goes (default: beside OUT, or the model with -o -)
   std::string weights_format = "array";
   std::string weights_section;
-  std::string target = "generic";
   bool check = false;
   bool report = false;
   std::string report_json_path;
@@ -389,9 +393,6 @@ int run_compile(const CompileCommand& cmd, const Terminal& term) {
   if (!parse_weights_format(cmd.weights_format, &co.weights_format))
     throw CompileError(ErrorKind::Usage, "--weights-format " + cmd.weights_format, "unknown format",
                        "use 'array' (weights as C++ arrays) or 'incbin' (a binary file the assembler includes)");
-  if (std::find(known_targets().begin(), known_targets().end(), cmd.target) == known_targets().end())
-    throw CompileError(ErrorKind::Usage, "--target " + cmd.target, "unknown target",
-                       fmt::format("the targets are: {}", fmt::join(known_targets(), ", ")));
   if (!cmd.weights_section.empty() && !is_section_name(cmd.weights_section))
     throw CompileError(ErrorKind::Usage, "--weights-section " + cmd.weights_section, "not a section name",
                        "use letters, digits, '.', '_' and '$', e.g. .onnxc_weights");
@@ -475,11 +476,7 @@ int main(int argc, char** argv) {
                  "firmware linker script can place them in a memory region of their own (external flash, say). "
                  "Both weight formats.")
       ->type_name("NAME");
-  app.add_option("--target", cmd.target,
-                 fmt::format("Reserved: the ISA the code is for ({}). Today the code is portable C++ for every target, "
-                             "so this changes nothing yet.",
-                             fmt::join(known_targets(), ", ")))
-      ->type_name("ISA");
+  app.add_option("--target", cmd.common.target, target_help(" Default: generic."))->type_name("ISA");
   app.add_flag("--check", cmd.check, "Only validate the model and infer every shape; generate nothing.");
   app.add_flag("--report", cmd.report,
                "Print the memory plan and per-step cost: arena and weight bytes, every step's op, shapes, MACs and "
@@ -514,12 +511,12 @@ int main(int argc, char** argv) {
   validate->add_option("--cxxflags", vopt.cxxflags, "Flags for the host compiler (default: -O1).")->allow_extra_args(false);
   validate->add_option("--keep", vopt.keep_dir, "Keep the generated code, harness and outputs in this directory.");
   validate->add_option("--timeout", vopt.timeout_s, "Seconds the compiled model may run (default 600).");
-  validate->add_option("--target", vopt.firmware_target,
-                       fmt::format("Build firmware for an emulated board instead of a host program and run it under "
-                                   "qemu-system-arm: {} (needs arm-none-eabi-g++ and QEMU). --cxxflags then sets "
-                                   "the optimisation (default -O2).",
-                                   fmt::join(board_targets(), ", ")))
-      ->type_name("CORE");
+  validate->add_option("--target", vcommon.target,
+                       target_help(fmt::format(" {}: firmware for an emulated board instead of a host program, run "
+                                               "under qemu-system-arm (needs arm-none-eabi-g++ and QEMU); --cxxflags "
+                                               "then sets the optimisation (default -O2).",
+                                               fmt::join(board_targets(), ", "))))
+      ->type_name("ISA");
   validate->add_flag("--report", vopt.report,
                      "With --target: print the firmware image's flash (code, weights) and RAM (arena, I/O buffers, "
                      "other static data, and the stack run() used, measured in the emulator).");
@@ -545,6 +542,8 @@ int main(int argc, char** argv) {
   bench->add_option("--cxx", bopt.cxx, "Host C++ compiler (default: $CXX or c++).");
   bench->add_option("--cxxflags", bopt.cxxflags, "Flags for the host compiler (default: -O3 -march=native).");
   bench->add_option("--keep", bopt.keep_dir, "Keep the generated code and harness in this directory.");
+  bench->add_option("--target", bcommon.target, target_help(" Default: native."))->type_name("ISA");
+  bcommon.target = "native";  // bench measures this machine at its best
   add_common(bench, bcommon);
 
   try {
@@ -560,6 +559,7 @@ int main(int argc, char** argv) {
   try {
     if (*validate) {
       take_pins_from_data(vcommon, vopt);
+      if (find_board(vcommon.target)) vopt.firmware_target = vcommon.target;
       return run_validate(vopt, to_options(vcommon));
     }
     if (*bench) return run_bench(bopt, to_options(bcommon));

@@ -1,9 +1,35 @@
 // Conv: N-d convolution (1 to 3 spatial dims) with groups, pads, strides, dilations, auto_pad.
 #include "onnxc/conv.h"
+#include "ops/conv_algorithm.h"
 #include "ops/emitter.h"
 #include "ops/spatial.h"
 
 namespace onnxc {
+
+bool conv_packs_weights(const Node& n) {
+  return n.inputs[0]->dtype == DType::Float && n.attr_int("group", 1) == 1 && n.inputs[1]->constant;
+}
+
+ConvAlgorithm conv_algorithm(const Node& n) {
+  if (conv_packs_weights(n) && n.attr_int(kPackedWeightsAttr, 0) == 1) return ConvAlgorithm::Gemm;
+  const Shape& x = n.inputs[0]->shape;
+  const Shape& w = n.inputs[1]->shape;
+  bool one_channel_per_group = n.attr_int("group", 1) == x[1] && w[0] == x[1] && w[1] == 1;
+  if (n.inputs[0]->dtype == DType::Float && one_channel_per_group && x.size() <= 4) return ConvAlgorithm::Depthwise;
+  return ConvAlgorithm::Direct;
+}
+
+std::string epilogue_code(const Node& n) {
+  static const std::map<std::string, std::string> kinds = {
+      {"", "None"},          {"Relu", "Relu"},       {"Clip", "Clip"},           {"LeakyRelu", "LeakyRelu"},
+      {"Sigmoid", "Sigmoid"}, {"HardSigmoid", "HardSigmoid"}, {"HardSwish", "HardSwish"}, {"Tanh", "Tanh"}};
+  auto kind = kinds.find(n.attr_string(kActivationAttr, ""));
+  if (kind == kinds.end()) fail_unsupported(n, "fused activation " + n.attr_string(kActivationAttr, ""));
+  return fmt::format("rt::Epilogue{{rt::Activation::{}, {}, {}}}", kind->second,
+                     float_literal(n.attr_float(kActivationAlphaAttr, 0.0f)),
+                     float_literal(n.attr_float(kActivationBetaAttr, 0.0f)));
+}
+
 namespace {
 
 Window conv_window(const Node& n) {
@@ -38,11 +64,37 @@ void infer_conv(Node& n) {
   set_output(n, 0, x.dtype, out);
 }
 
+rt::ConvParams conv_params_of(const Node& n) {
+  const Value& x = *n.inputs[0];
+  return conv_params(conv_window(n), x.shape[0], x.shape[1], n.inputs[1]->shape[0], n.attr_int("group", 1));
+}
+
 void emit_conv(const Node& n, Emitter& e) {
   e.include("onnxc/conv.h");
   const Value& x = *n.inputs[0];
-  e.line(conv_params_code(conv_params(conv_window(n), x.shape[0], x.shape[1], n.inputs[1]->shape[0], n.attr_int("group", 1))));
-  e.linef("rt::conv(p, {}, {}, {}, {});", e.in(0), e.in(1), e.in_or_null(2, x.dtype), e.out(0));
+  e.line(conv_params_code(conv_params_of(n)));
+  std::string bias = e.in_or_null(2, x.dtype);
+  switch (conv_algorithm(n)) {
+    case ConvAlgorithm::Gemm:
+      e.linef("rt::conv_gemm(p, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0),
+              rt::conv_gemm_scratch_floats(conv_params_of(n)) ? fmt::format("reinterpret_cast<float*>({})", e.scratch())
+                                                              : "static_cast<float*>(nullptr)",
+              epilogue_code(n));
+      return;
+    case ConvAlgorithm::Depthwise:
+      e.linef("rt::conv_depthwise(p, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0), epilogue_code(n));
+      return;
+    case ConvAlgorithm::Direct:
+      e.linef("rt::conv(p, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0));
+      if (n.has_attr(kActivationAttr))
+        e.linef("rt::activate_row({}, {}, {});", epilogue_code(n), e.out(0), n.outputs[0]->numel());
+      return;
+  }
+}
+
+std::size_t conv_scratch_bytes(const Node& n) {
+  if (conv_algorithm(n) != ConvAlgorithm::Gemm) return 0;
+  return static_cast<std::size_t>(rt::conv_gemm_scratch_floats(conv_params_of(n))) * sizeof(float);
 }
 
 const OpRegistrar conv_op([] {
@@ -51,6 +103,7 @@ const OpRegistrar conv_op([] {
   d.versions = {1, 11, 22};
   d.infer = infer_conv;
   d.emit = emit_conv;
+  d.scratch_bytes = conv_scratch_bytes;
   d.macs = [](const Node& n) {  // every output element: (C / group) * kernel taps
     const Shape& w = n.inputs[1]->shape;
     return n.outputs[0]->numel() * shape_numel(Shape(w.begin() + 1, w.end()));

@@ -1,5 +1,7 @@
 // Gemm (Y = alpha * A' * B' + beta * C) and MatMul (numpy matmul with batch broadcasting).
+#include "onnxc/activation.h"
 #include "onnxc/gemm.h"
+#include "ops/conv_algorithm.h"
 #include "ops/elementwise.h"
 #include "ops/emitter.h"
 
@@ -86,6 +88,10 @@ void emit_gemm(const Node& n, Emitter& e) {
                                             {"c_row_stride", num(p.c_row_stride)},
                                             {"c_col_stride", num(p.c_col_stride)}}));
   e.linef("rt::gemm(p, {}, {}, {}, {});", e.in(0), e.in(1), e.in_or_null(2, n.inputs[0]->dtype), e.out(0));
+  if (n.has_attr(kActivationAttr)) {  // fuse-activation merged it (float only)
+    e.include("onnxc/activation.h");
+    e.linef("rt::activate_row({}, {}, {});", epilogue_code(n), e.out(0), n.outputs[0]->numel());
+  }
 }
 
 void fold_gemm(const Node& n, std::vector<Tensor>& outs) {

@@ -2,16 +2,18 @@
 
 #include <filesystem>
 
+#include "backend/target.h"
 #include "frontend/load.h"
 #include "passes/lower_qdq.h"
+#include "passes/kernel_passes.h"
 #include "passes/passes.h"
 #include "passes/sequence_io.h"
 
 namespace onnxc {
 
 const std::set<std::string>& optional_passes() {
-  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "in-place", "lower-qdq",
-                                                     "simplify"};
+  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fuse-activation", "in-place",
+                                                     "lower-qdq", "simplify"};
   return names;
 }
 
@@ -49,6 +51,8 @@ Compilation compile_model(const std::string& path, const CompileOptions& o) {
   c.folded_nodes = c.file_nodes - g.nodes.size();
   if (enabled(o, "simplify")) c.folded_nodes += static_cast<std::size_t>(simplify(g));
   if (enabled(o, "fold-batchnorm")) c.fused_nodes += static_cast<std::size_t>(fold_batchnorm(g));
+  if (enabled(o, "fuse-activation")) c.fused_nodes += static_cast<std::size_t>(fuse_activation(g));
+  pack_weights(g);  // always: the layout the kernels read, not an optimisation to compare against
   c.program = plan_program(g, o.alignment, enabled(o, "in-place"));
   return c;
 }
@@ -62,6 +66,7 @@ GeneratedCode emit_code(const Compilation& c, const CompileOptions& o, const std
   co.model_file = std::filesystem::path(c.model.path).filename().string();
   co.weights_format = o.weights_format;
   co.weights_file_name = weights_file_name;
+  if (const Target* t = find_target(o.target)) co.preamble = target_preamble(*t);
   co.weights_section = o.weights_section;
   return generate_code(c.model, c.program, co);
 }

@@ -23,6 +23,7 @@ struct CompileOptions {
   std::size_t alignment = 16;                 // arena and weight alignment, bytes
   std::set<std::string> disabled_passes;      // --disable-pass NAME
   WeightsFormat weights_format = WeightsFormat::Array;  // --weights-format
+  std::string target = "generic";             // --target (backend/target.h)
   std::string weights_section;                // --weights-section: the linker section of the weights
 };
 

@@ -118,7 +118,7 @@ TEST_CASE("generated code is byte-identical for the same model and options") {
   auto b = onnxc::emit_code(onnxc::compile_model(path, o), o, "m.h", "m.cpp");
   CHECK(a.source == b.source);
   CHECK(a.header == b.header);
-  CHECK_THAT(a.source, Catch::Contains("rt::conv("));
+  CHECK_THAT(a.source, Catch::Contains("rt::conv_gemm("));  // float Conv with constant weights
 }
 
 TEST_CASE("weights are written with exact bit patterns") {

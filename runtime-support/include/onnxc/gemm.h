@@ -2,6 +2,8 @@
 #ifndef ONNXC_GEMM_H
 #define ONNXC_GEMM_H
 
+#include <type_traits>
+
 #include "onnxc/base.h"
 #include "onnxc/numeric.h"
 
@@ -17,11 +19,39 @@ struct GemmParams {
   index_t c_row_stride, c_col_stride;
 };
 
+// Row-major float product y[m,n] = a[m,k] * b[k,n], row by row of y: each step adds a[i,l]
+// times row l of b to row i, an inner loop along n that compilers vectorise; every element
+// still sums its products in the order l = 0, 1, ...
+inline void matmul_rows(index_t m, index_t n, index_t k, const float* a, const float* b, float* y) {
+  for (index_t i = 0; i < m; ++i) {
+    float* yi = y + i * n;
+    for (index_t j = 0; j < n; ++j) yi[j] = 0.0f;
+    for (index_t l = 0; l < k; ++l) {
+      const float ail = a[i * k + l];
+      const float* bl = b + l * n;
+      for (index_t j = 0; j < n; ++j) yi[j] += ail * bl[j];
+    }
+  }
+}
+
 // y[m,n] = alpha * op(a)[m,k] * op(b)[k,n] + beta * c. The products accumulate in the compute
 // type (wrapping for integers); the float alpha and beta apply in real_t, so integer Gemm with
-// alpha = 0.5 halves instead of multiplying by 0.
+// alpha = 0.5 halves instead of multiplying by 0. (The compiler stores constant B
+// untransposed, so float Gemm with weights takes the fast row-by-row path.)
 template <class T>
 inline void gemm(const GemmParams& p, const T* a, const T* b, const T* c, T* y) {
+  if constexpr (std::is_same<T, float>::value) {
+    if (!p.trans_a && !p.trans_b) {
+      matmul_rows(p.m, p.n, p.k, a, b, y);
+      for (index_t i = 0; i < p.m; ++i)
+        for (index_t j = 0; j < p.n; ++j) {
+          float& v = y[i * p.n + j];
+          v = p.alpha * v;
+          if (c) v += p.beta * c[i * p.c_row_stride + j * p.c_col_stride];
+        }
+      return;
+    }
+  }
   using C = compute_t<T>;
   using R = real_t<T>;
   const index_t lda = p.trans_a ? p.m : p.k;
@@ -44,6 +74,7 @@ inline void gemm(const GemmParams& p, const T* a, const T* b, const T* c, T* y) 
 // One [m,k] x [k,n] product, row-major, accumulating in the compute type.
 template <class T>
 inline void matmul_2d(index_t m, index_t n, index_t k, const T* a, const T* b, T* y) {
+  if constexpr (std::is_same<T, float>::value) return matmul_rows(m, n, k, a, b, y);
   using C = compute_t<T>;
   for (index_t i = 0; i < m; ++i) {
     for (index_t j = 0; j < n; ++j) {

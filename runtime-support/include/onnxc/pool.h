@@ -5,8 +5,10 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "onnxc/base.h"
+#include "onnxc/window.h"
 
 namespace onnxc {
 namespace rt {
@@ -87,8 +89,43 @@ template <class C> constexpr C lowest() {
 // y = max over each window; indices (optional, may be nullptr) gets the flat index of the max
 // in the whole input tensor, the spatial part in row-major (storage_order 0) or column-major (1)
 // order. The first maximum wins ties.
+namespace pool_detail {
+
+// Float 2-d MaxPool without indices, row by row: each kernel tap is folded into a whole output
+// row with an inner loop along the row that compilers vectorise. Same result as the general
+// loop except when a window's first tap is NaN (that loop returns the NaN, this one the max of
+// the other taps).
+inline void max_pool_rows(const PoolParams& p, const float* x, float* y) {
+  const index_t in_plane = p.in_h * p.in_w;
+  for (index_t c = 0; c < p.planes; ++c) {
+    const float* xp = x + c * in_plane;
+    for (index_t oh = 0; oh < p.out_h; ++oh) {
+      float* yrow = y + (c * p.out_h + oh) * p.out_w;
+      for (index_t ow = 0; ow < p.out_w; ++ow) yrow[ow] = -std::numeric_limits<float>::infinity();
+      for (index_t kh = 0; kh < p.k_h; ++kh) {
+        const index_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
+        if (ih < 0 || ih >= p.in_h) continue;
+        const float* xrow = xp + ih * p.in_w;
+        for (index_t kw = 0; kw < p.k_w; ++kw) {
+          const index_t offset = kw * p.dilation_w - p.pad_w;
+          const ColumnRange r = columns_inside(offset, p.stride_w, p.in_w, p.out_w);
+          for (index_t ow = r.lo; ow < r.hi; ++ow) {
+            const float v = xrow[ow * p.stride_w + offset];
+            yrow[ow] = v > yrow[ow] ? v : yrow[ow];
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace pool_detail
+
 template <class T>
 inline void max_pool(const PoolParams& p, const T* x, T* y, std::int64_t* indices, int storage_order) {
+  if constexpr (std::is_same<T, float>::value) {
+    if (!indices && p.in_d == 1 && p.k_d == 1 && p.out_d == 1) return pool_detail::max_pool_rows(p, x, y);
+  }
   using C = compute_t<T>;
   const index_t in_plane = p.in_d * p.in_h * p.in_w, out_plane = p.out_d * p.out_h * p.out_w;
   for (index_t c = 0; c < p.planes; ++c) {

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Latency of onnxc-generated code against ONNX Runtime (one thread) on the model corpus.
+
+Not a test: numbers depend on the machine and its load. For each model it alternates, ROUNDS
+times, one `onnxc bench` (RUNS timed runs, median) and one ONNX Runtime bench (the same), so
+both see the same machine load, and reports the median of the per-round medians. Writes
+docs/performance.md (or --out) with the exact command and the machine.
+
+  bench/bench.py --onnxc build/onnxc --ort DIR_WITH_ort-run.mjs [--models /work/shared/models]
+                 [--rounds 5] [--runs 50] [--gemm-bench build/gemm_bench] [--out docs/performance.md]
+
+The ORT runner is shared/tools/ort/ort-run.mjs, set up with `npm ci` in a copy of its folder.
+"""
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+
+# Flags some models need to compile (see the corpus README).
+MODEL_FLAGS = {"mnist-cnn-batchN": ["--dim", "N=2"]}
+
+
+def model_flags(model_dir):
+    info = os.path.join(model_dir, "info.json")
+    flags = list(MODEL_FLAGS.get(os.path.basename(model_dir), []))
+    if os.path.exists(info):
+        flags += json.load(open(info)).get("flags") or []
+    return flags
+
+
+def median_us(output):
+    m = re.search(r"median_us:\s*([0-9.]+)", output)
+    if not m:
+        raise RuntimeError("no median_us in output:\n" + output)
+    return float(m.group(1))
+
+
+def run(argv, cwd=None):
+    r = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1800)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed:\n{r.stdout}")
+    return r.stdout
+
+
+def total_macs(onnxc, model_dir, flags):
+    out = run([onnxc, os.path.join(model_dir, "model.onnx"), "--report", "-o", "/tmp/onnxc-bench-report.cpp"] + flags)
+    m = re.search(r"work:\s*([0-9]+) MACs", out)
+    return int(m.group(1)) if m else 0
+
+
+def machine():
+    cpu = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}"
+
+
+def gemm_numbers(gemm_bench):
+    if not gemm_bench:
+        return None
+    out = run([gemm_bench])
+    peak = float(re.search(r"fma_peak_gflops:\s*([0-9.]+)", out).group(1))
+    gemm = float(re.search(r"gemm_512_gflops:\s*([0-9.]+)", out).group(1))
+    return peak, gemm
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--onnxc", required=True)
+    ap.add_argument("--ort", required=True, help="folder with ort-run.mjs and its node_modules")
+    ap.add_argument("--models", default="/work/shared/models")
+    ap.add_argument("--only", nargs="*", help="model names (default: every model)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--gemm-bench", help="the gemm_bench program (bench/gemm_bench.cpp)")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "docs", "performance.md"))
+    a = ap.parse_args()
+
+    gemm = gemm_numbers(a.gemm_bench)
+    peak = gemm[0] if gemm else None
+    models = sorted(d for d in os.listdir(a.models) if os.path.exists(os.path.join(a.models, d, "model.onnx")))
+    if a.only:
+        models = [m for m in models if m in a.only]
+    rows = []
+    for name in models:
+        d = os.path.join(a.models, name)
+        flags = model_flags(d)
+        macs = total_macs(a.onnxc, d, flags)
+        # `onnxc bench --keep` builds once; the later rounds rerun the same program.
+        keep = os.path.join("/tmp", f"onnxc-bench-{name}")
+        first = run([a.onnxc, "bench", os.path.join(d, "model.onnx"), "--runs", str(a.runs), "--keep", keep] + flags)
+        ours, theirs = [median_us(first)], []
+        for i in range(a.rounds):
+            theirs.append(median_us(run(["node", "ort-run.mjs", d, "--bench", str(a.runs), "--threads", "1"], cwd=a.ort)))
+            if i > 0:
+                ours.append(median_us(run([os.path.join(keep, "harness"), "bench", str(a.runs)])))
+        us, ort_us = statistics.median(ours), statistics.median(theirs)
+        gflops = 2 * macs / us / 1e3 if us > 0 else 0
+        rows.append((name, macs, us, ort_us, us / ort_us, gflops))
+        print(f"{name}: onnxc {us:.1f} us, ORT {ort_us:.1f} us, ratio {us / ort_us:.2f}", file=sys.stderr)
+
+    geomean = statistics.geometric_mean([r[4] for r in rows]) if rows else 0
+    cmd = " ".join(["bench/bench.py"] + sys.argv[1:])
+    lines = [
+        "# Performance",
+        "",
+        "Latency of the generated code (`onnxc bench`: `--target native`, `-O3 -march=native`) against ONNX",
+        "Runtime 1.30 (CPU, one intra-op thread) on the model corpus, batch as in the test data. Each model",
+        f"alternates {a.rounds} rounds of both, each round the median of {a.runs} timed runs; the table shows",
+        "the median of the rounds. Ratio = onnxc / ORT (below 1: onnxc is faster). GFLOP/s counts 2 flops per",
+        "multiply-accumulate of the model (`onnxc --report`); % of peak is against the measured FMA peak below.",
+        "",
+        f"Machine: {machine()}. The machine is shared with other jobs: expect noise of 10-20 %.",
+        "",
+        f"Command: `{cmd}`",
+        "",
+        "| model | MACs | onnxc us | ORT us (1 thread) | ratio | GFLOP/s | % of peak |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, macs, us, ort_us, ratio, gflops in rows:
+        pct = f"{100 * gflops / peak:.1f}" if peak else "-"
+        lines.append(f"| {name} | {macs:,} | {us:.1f} | {ort_us:.1f} | {ratio:.2f} | {gflops:.1f} | {pct} |")
+    lines += ["", f"Geometric mean of the ratios: **{geomean:.2f}**.", ""]
+    if gemm:
+        lines += [
+            "## GEMM micro-benchmark",
+            "",
+            "`bench/gemm_bench.cpp` (built with `-O3 -march=native -DONNXC_SIMD`): the packed-weight matrix",
+            "product of runtime-support (`onnxc/packed_gemm.h`, the kernel of 1x1 and im2col convolutions) on",
+            "512 x 512 x 512 floats, against the single-core FMA peak measured by a loop of independent",
+            "vector FMAs.",
+            "",
+            f"| FMA peak | GEMM 512^3 | % of peak |",
+            "| ---: | ---: | ---: |",
+            f"| {gemm[0]:.1f} GFLOP/s | {gemm[1]:.1f} GFLOP/s | {100 * gemm[1] / gemm[0]:.1f} |",
+            "",
+        ]
+    with open(a.out, "w") as f:
+        f.write("\n".join(lines))
+    print(f"wrote {a.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+// The instruction sets generated code can be compiled for (onnxc --target).
+//
+// A target decides two things, both fixed when the generated code is compiled (there is no
+// run-time dispatch): whether the runtime-support kernels use their SIMD paths (xsimd, which
+// picks SSE/AVX2/AVX-512/NEON from the compiler's own -m flags), and which compiler flags the
+// code needs for that. The generated source checks those flags with #error, so code built for
+// avx2 without -mavx2 fails to compile instead of silently running the portable kernels.
+// "generic" (the default) is plain C++ with no xsimd include: it builds for any C++17 compiler,
+// bare-metal ones included.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace onnxc {
+
+struct Target {
+  std::string name;
+  std::string description;
+  // Flags for the C++ compiler (validate and bench add them), e.g. "-march=x86-64-v3".
+  std::vector<std::string> cxx_flags;
+  // A preprocessor condition that holds when the compiler was given those flags; empty: none.
+  std::string required_macros;
+  // The kernels take their xsimd paths (ONNXC_SIMD is defined in the generated source).
+  bool simd = false;
+};
+
+// Every target, the default ("generic") first.
+const std::vector<Target>& targets();
+// The target called `name`, or nullptr.
+const Target* find_target(const std::string& name);
+std::vector<std::string> target_names();
+
+// Lines the generated source starts its includes with: ONNXC_SIMD and the flag check.
+std::string target_preamble(const Target& t);
+
+}  // namespace onnxc

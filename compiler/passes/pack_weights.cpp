@@ -1,0 +1,69 @@
+// pack-weights: see kernel_passes.h. A packed Conv weight keeps its shape (only the order of its
+// elements changes) and becomes a new value, so a weight another node also reads stays intact.
+#include "onnxc/packed_gemm.h"
+#include "ops/conv_algorithm.h"
+#include "passes/kernel_passes.h"
+
+namespace onnxc {
+namespace {
+
+Value* new_constant(Graph& g, const std::string& hint, Tensor t) {
+  Value* v = g.add_unique_value(hint);
+  v->dtype = t.dtype;
+  v->shape = t.shape;
+  v->has_shape = true;
+  v->constant = std::make_shared<Tensor>(std::move(t));
+  return v;
+}
+
+void set_int_attr(Node& n, const char* name, int64_t value) {
+  Attribute a;
+  a.kind = Attribute::Kind::Int;
+  a.i = value;
+  n.attrs[name] = a;
+}
+
+void pack_conv(Graph& g, Node& conv) {
+  const Tensor& w = *conv.inputs[1]->constant;
+  const int64_t m = w.shape[0], k = w.numel() / std::max<int64_t>(m, 1);
+  Tensor p(w.dtype, w.shape);
+  rt::pack_weights(w.data<float>(), m, k, p.data<float>());
+  conv.inputs[1] = new_constant(g, conv.inputs[1]->name + "_packed", std::move(p));
+  set_int_attr(conv, kPackedWeightsAttr, 1);
+}
+
+// Float Gemm with a constant transposed B: store B^T instead and clear transB, so the kernel
+// reads B row by row (rt::gemm's fast path).
+bool untranspose_gemm_weight(Graph& g, Node& gemm) {
+  if (gemm.attr_int("transA", 0) != 0 || gemm.attr_int("transB", 0) == 0 || !gemm.inputs[1]->constant ||
+      gemm.inputs[1]->dtype != DType::Float)
+    return false;
+  const Tensor& b = *gemm.inputs[1]->constant;
+  const int64_t n = b.shape[0], k = b.shape[1];
+  Tensor t(DType::Float, {k, n});
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t l = 0; l < k; ++l) t.data<float>()[l * n + j] = b.data<float>()[j * k + l];
+  gemm.inputs[1] = new_constant(g, gemm.inputs[1]->name + "_t", std::move(t));
+  set_int_attr(gemm, "transB", 0);
+  return true;
+}
+
+}  // namespace
+
+int pack_weights(Graph& g) {
+  int packed = 0;
+  for (auto& node : g.nodes) {
+    Node& n = *node;
+    if (!n.domain.empty() || n.has_attr(kPackedWeightsAttr)) continue;
+    if (n.op_type == "Conv" && conv_packs_weights(n)) {
+      pack_conv(g, n);
+      ++packed;
+    } else if (n.op_type == "Gemm" && untranspose_gemm_weight(g, n)) {
+      ++packed;
+    }
+  }
+  g.relink();
+  return packed;
+}
+
+}  // namespace onnxc

@@ -1,0 +1,51 @@
+// Activation functions a Conv or Gemm applies in its epilogue, after the bias, while the result
+// is still in registers (the fuse-activation pass merges the activation node into its producer).
+#ifndef ONNXC_ACTIVATION_H
+#define ONNXC_ACTIVATION_H
+
+#include <cmath>
+
+namespace onnxc {
+namespace rt {
+
+enum class Activation : int { None, Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh };
+
+// Clip: y = min(max(x, alpha), beta). LeakyRelu: alpha is the slope below 0.
+// HardSigmoid: y = max(0, min(1, alpha * x + beta)). HardSwish: x * HardSigmoid(x) with 1/6, 1/2.
+struct Epilogue {
+  Activation activation;
+  float alpha, beta;
+};
+
+constexpr Epilogue kNoActivation = {Activation::None, 0.0f, 0.0f};
+
+inline float activate(const Epilogue& e, float x) {
+  switch (e.activation) {
+    case Activation::None: return x;
+    case Activation::Relu: return x > 0.0f ? x : 0.0f;
+    case Activation::Clip: return x < e.alpha ? e.alpha : (x > e.beta ? e.beta : x);
+    case Activation::LeakyRelu: return x < 0.0f ? e.alpha * x : x;
+    case Activation::Sigmoid: return 1.0f / (1.0f + std::exp(-x));
+    case Activation::HardSigmoid: {
+      const float v = e.alpha * x + e.beta;
+      return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+    }
+    case Activation::HardSwish: {
+      const float v = x * (1.0f / 6.0f) + 0.5f;
+      return x * (v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v));
+    }
+    case Activation::Tanh: return std::tanh(x);
+  }
+  return x;
+}
+
+// Applies the activation to n contiguous floats in place.
+inline void activate_row(const Epilogue& e, float* y, std::ptrdiff_t n) {
+  if (e.activation == Activation::None) return;
+  for (std::ptrdiff_t i = 0; i < n; ++i) y[i] = activate(e, y[i]);
+}
+
+}  // namespace rt
+}  // namespace onnxc
+
+#endif  // ONNXC_ACTIVATION_H

@@ -1,0 +1,237 @@
+// Matrix product with a constant left operand packed at compile time, for Conv (and Gemm):
+//   y[M, N] = act(A[M, K] * B[K, N] + bias[M])
+// A is the weight. The compiler stores it packed in panels of kPanelRows rows, so the inner
+// loop reads it sequentially: panel p holds rows [8p, 8p + r) (r = 8, or M % 8 for the last
+// panel) as a[k * r + row]. B (an activation or its im2col) and y are row-major with leading
+// dimensions ldb and ldy, so NCHW planes are used as they are, with no copy.
+//
+// Blocking, from the registers out:
+// - a register tile of kTileRows rows by kTileVectors vectors of y stays in registers for the
+//   whole K loop (AVX-512: 8 x 2 vectors = 16 of the 32 registers; 16-register ISAs: 4 x 3
+//   = 12), so each k step does kTileRows broadcasts of A, kTileVectors loads of B and
+//   kTileRows * kTileVectors FMAs;
+// - one A panel (K x 8 floats, 30 KB at K = 960) stays in L1 while the tiles sweep a block of
+//   N columns;
+// - that block of B (K x block_cols floats, at most kBlockFloats = 256 KB) stays in L2 while
+//   every panel of A passes over it.
+#ifndef ONNXC_PACKED_GEMM_H
+#define ONNXC_PACKED_GEMM_H
+
+#include "onnxc/activation.h"
+#include "onnxc/base.h"
+#include "onnxc/simd.h"
+
+namespace onnxc {
+namespace rt {
+
+constexpr index_t kPanelRows = 8;
+constexpr index_t kBlockFloats = 64 * 1024;
+// Column blocks are multiples of 96: a whole number of tiles on every ISA (32, 24, 12 wide).
+constexpr index_t kBlockColsQuantum = 96;
+
+// Columns of B per block for a K-deep product (the same on every target: im2col's scratch
+// size depends on it and is computed by the compiler).
+constexpr index_t packed_gemm_block_cols(index_t k) {
+  return k * kBlockColsQuantum >= kBlockFloats ? kBlockColsQuantum
+                                               : (kBlockFloats / k) / kBlockColsQuantum * kBlockColsQuantum;
+}
+
+// Packs row-major a[m, k] into the panel layout above (the compiler calls this on weights).
+inline void pack_weights(const float* a, index_t m, index_t k, float* packed) {
+  for (index_t p = 0; p < m; p += kPanelRows) {
+    const index_t rows = m - p < kPanelRows ? m - p : kPanelRows;
+    for (index_t l = 0; l < k; ++l)
+      for (index_t r = 0; r < rows; ++r) packed[p * k + l * rows + r] = a[(p + r) * k + l];
+  }
+}
+
+namespace packed_gemm_detail {
+
+// Bias, and the activation on the last pass, for scalar columns.
+inline void finish_scalar(float* y, index_t n, float bias, const Epilogue& e) {
+  for (index_t j = 0; j < n; ++j) y[j] = activate(e, y[j] + bias);
+}
+
+// The portable product of one panel (rows x K) with columns [0, n) of B: row by row, the
+// inner loop along N, which compilers vectorise by themselves.
+inline void panel_scalar(index_t rows, index_t n, index_t k, const float* a, const float* b, index_t ldb, float* y,
+                         index_t ldy, const float* bias, const Epilogue& e) {
+  for (index_t r = 0; r < rows; ++r) {
+    float* yr = y + r * ldy;
+    for (index_t j = 0; j < n; ++j) yr[j] = 0.0f;
+    for (index_t l = 0; l < k; ++l) {
+      const float av = a[l * rows + r];
+      const float* bl = b + l * ldb;
+      for (index_t j = 0; j < n; ++j) yr[j] += av * bl[j];
+    }
+    finish_scalar(yr, n, bias ? bias[r] : 0.0f, e);
+  }
+}
+
+#if defined(ONNXC_SIMD)
+
+inline vfloat activate(const Epilogue& e, vfloat x) {
+  const vfloat zero(0.0f), one(1.0f);
+  switch (e.activation) {
+    case Activation::None: return x;
+    case Activation::Relu: return xsimd::max(x, zero);
+    case Activation::Clip: return xsimd::min(xsimd::max(x, vfloat(e.alpha)), vfloat(e.beta));
+    case Activation::LeakyRelu: return xsimd::select(x < zero, x * vfloat(e.alpha), x);
+    case Activation::Sigmoid: return one / (one + xsimd::exp(-x));
+    case Activation::HardSigmoid: return xsimd::min(xsimd::max(x * vfloat(e.alpha) + vfloat(e.beta), zero), one);
+    case Activation::HardSwish:
+      return x * xsimd::min(xsimd::max(x * vfloat(1.0f / 6.0f) + vfloat(0.5f), zero), one);
+    case Activation::Tanh: return xsimd::tanh(x);
+  }
+  return x;
+}
+
+#if defined(__AVX512F__)
+constexpr int kTileRows = 8;
+constexpr int kTileVectors = 2;
+#else
+constexpr int kTileRows = 4;
+constexpr int kTileVectors = 3;
+#endif
+static_assert(kTileRows * kTileVectors + kTileVectors + 1 <= kVectorRegisters, "the tile must fit the registers");
+
+// y[Rows, Vecs vectors] = act(a_panel[Rows, K] * b[K, Vecs vectors] + bias): the accumulators
+// live in registers for the whole K loop. `a` points at the tile's first row inside its
+// panel; rows of the panel are a_step apart.
+template <int Rows, int Vecs>
+inline void tile(index_t k, const float* a, index_t a_step, const float* b, index_t ldb, float* y, index_t ldy,
+                 const float* bias, const Epilogue& e) {
+  vfloat acc[Rows][Vecs];
+  for (int r = 0; r < Rows; ++r)
+    for (int v = 0; v < Vecs; ++v) acc[r][v] = vfloat(bias ? bias[r] : 0.0f);
+  for (index_t l = 0; l < k; ++l) {
+    vfloat bv[Vecs];
+    for (int v = 0; v < Vecs; ++v) bv[v] = vfloat::load_unaligned(b + l * ldb + v * kFloatLanes);
+    for (int r = 0; r < Rows; ++r) {
+      const vfloat av(a[l * a_step + r]);
+      for (int v = 0; v < Vecs; ++v) acc[r][v] = xsimd::fma(av, bv[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < Rows; ++r)
+    for (int v = 0; v < Vecs; ++v) activate(e, acc[r][v]).store_unaligned(y + r * ldy + v * kFloatLanes);
+}
+
+// Tiles of `rows` (<= kTileRows) rows, chosen at run time among the compiled shapes.
+template <int Vecs>
+inline void tile_rows(index_t rows, index_t k, const float* a, index_t a_step, const float* b, index_t ldb, float* y,
+                      index_t ldy, const float* bias, const Epilogue& e) {
+  switch (rows) {
+    case 1: return tile<1, Vecs>(k, a, a_step, b, ldb, y, ldy, bias, e);
+    case 2: return tile<2, Vecs>(k, a, a_step, b, ldb, y, ldy, bias, e);
+    case 3: return tile<3, Vecs>(k, a, a_step, b, ldb, y, ldy, bias, e);
+    case 4: return tile<4, Vecs>(k, a, a_step, b, ldb, y, ldy, bias, e);
+#if defined(__AVX512F__)
+    case 5: return tile<5, Vecs>(k, a, a_step, b, ldb, y, ldy, bias, e);
+    case 6: return tile<6, Vecs>(k, a, a_step, b, ldb, y, ldy, bias, e);
+    case 7: return tile<7, Vecs>(k, a, a_step, b, ldb, y, ldy, bias, e);
+    case 8: return tile<8, Vecs>(k, a, a_step, b, ldb, y, ldy, bias, e);
+#endif
+    default: return;
+  }
+}
+
+// The last cols < lanes columns: a one-vector tile with partial loads and stores (AVX-512
+// masks them; elsewhere B rows and results pass through a zero-padded buffer on the stack).
+inline vfloat load_partial(const float* p, index_t cols) {
+#if defined(__AVX512F__)
+  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << cols) - 1u), p);
+#else
+  alignas(64) float buf[kFloatLanes] = {};
+  for (index_t j = 0; j < cols; ++j) buf[j] = p[j];
+  return vfloat::load_aligned(buf);
+#endif
+}
+
+inline void store_partial(vfloat v, float* p, index_t cols) {
+#if defined(__AVX512F__)
+  _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << cols) - 1u), v);
+#else
+  alignas(64) float buf[kFloatLanes];
+  v.store_aligned(buf);
+  for (index_t j = 0; j < cols; ++j) p[j] = buf[j];
+#endif
+}
+
+template <int Rows>
+inline void tail_tile(index_t cols, index_t k, const float* a, index_t a_step, const float* b, index_t ldb, float* y,
+                      index_t ldy, const float* bias, const Epilogue& e) {
+  vfloat acc[Rows];
+  for (int r = 0; r < Rows; ++r) acc[r] = vfloat(bias ? bias[r] : 0.0f);
+  for (index_t l = 0; l < k; ++l) {
+    const vfloat bv = load_partial(b + l * ldb, cols);
+    for (int r = 0; r < Rows; ++r) acc[r] = xsimd::fma(vfloat(a[l * a_step + r]), bv, acc[r]);
+  }
+  for (int r = 0; r < Rows; ++r) store_partial(activate(e, acc[r]), y + r * ldy, cols);
+}
+
+inline void tail_rows(index_t rows, index_t cols, index_t k, const float* a, index_t a_step, const float* b,
+                      index_t ldb, float* y, index_t ldy, const float* bias, const Epilogue& e) {
+  switch (rows) {
+    case 1: return tail_tile<1>(cols, k, a, a_step, b, ldb, y, ldy, bias, e);
+    case 2: return tail_tile<2>(cols, k, a, a_step, b, ldb, y, ldy, bias, e);
+    case 3: return tail_tile<3>(cols, k, a, a_step, b, ldb, y, ldy, bias, e);
+    case 4: return tail_tile<4>(cols, k, a, a_step, b, ldb, y, ldy, bias, e);
+#if defined(__AVX512F__)
+    case 5: return tail_tile<5>(cols, k, a, a_step, b, ldb, y, ldy, bias, e);
+    case 6: return tail_tile<6>(cols, k, a, a_step, b, ldb, y, ldy, bias, e);
+    case 7: return tail_tile<7>(cols, k, a, a_step, b, ldb, y, ldy, bias, e);
+    case 8: return tail_tile<8>(cols, k, a, a_step, b, ldb, y, ldy, bias, e);
+#endif
+    default: return;
+  }
+}
+
+// One panel times columns [0, n) of B: wide tiles, then one-vector tiles, then the tail.
+inline void panel(index_t rows, index_t n, index_t k, const float* a, const float* b, index_t ldb, float* y,
+                  index_t ldy, const float* bias, const Epilogue& e) {
+  for (index_t r0 = 0; r0 < rows; r0 += kTileRows) {
+    const index_t tr = rows - r0 < kTileRows ? rows - r0 : kTileRows;
+    const float* ar = a + r0;
+    float* yr = y + r0 * ldy;
+    const float* br = bias ? bias + r0 : nullptr;
+    index_t j = 0;
+    for (; j + kTileVectors * kFloatLanes <= n; j += kTileVectors * kFloatLanes)
+      tile_rows<kTileVectors>(tr, k, ar, rows, b + j, ldb, yr + j, ldy, br, e);
+    for (; j + kFloatLanes <= n; j += kFloatLanes) tile_rows<1>(tr, k, ar, rows, b + j, ldb, yr + j, ldy, br, e);
+    if (j < n) tail_rows(tr, n - j, k, ar, rows, b + j, ldb, yr + j, ldy, br, e);
+  }
+}
+
+#else
+
+inline void panel(index_t rows, index_t n, index_t k, const float* a, const float* b, index_t ldb, float* y,
+                  index_t ldy, const float* bias, const Epilogue& e) {
+  panel_scalar(rows, n, k, a, b, ldb, y, ldy, bias, e);
+}
+
+#endif
+
+}  // namespace packed_gemm_detail
+
+// y[M, n] = act(A * B[K, n] + bias) for n columns (one block: n <= packed_gemm_block_cols(k)
+// keeps it in L2, but any n is correct). a_packed is laid out by pack_weights.
+inline void packed_gemm_block(index_t m, index_t n, index_t k, const float* a_packed, const float* b, index_t ldb,
+                              float* y, index_t ldy, const float* bias, const Epilogue& e) {
+  for (index_t p = 0; p < m; p += kPanelRows) {
+    const index_t rows = m - p < kPanelRows ? m - p : kPanelRows;
+    packed_gemm_detail::panel(rows, n, k, a_packed + p * k, b, ldb, y + p * ldy, ldy, bias ? bias + p : nullptr, e);
+  }
+}
+
+// The whole product, block by block of columns.
+inline void packed_gemm(index_t m, index_t n, index_t k, const float* a_packed, const float* b, index_t ldb, float* y,
+                        index_t ldy, const float* bias, const Epilogue& e) {
+  const index_t block = packed_gemm_block_cols(k);
+  for (index_t j = 0; j < n; j += block)
+    packed_gemm_block(m, n - j < block ? n - j : block, k, a_packed, b + j, ldb, y + j, ldy, bias, e);
+}
+
+}  // namespace rt
+}  // namespace onnxc
+
+#endif  // ONNXC_PACKED_GEMM_H

@@ -1,0 +1,45 @@
+// The one place that decides whether kernels use SIMD: ONNXC_SIMD, which the generated source
+// defines for SIMD targets (onnxc --target, see compiler/backend/target.h). xsimd then picks the
+// widest instruction set the compiler's flags enable (SSE, AVX2+FMA, AVX-512, NEON); the choice
+// is made when the generated code is compiled, never at run time. Without ONNXC_SIMD nothing
+// here includes xsimd, and the kernels are plain C++ for any compiler.
+#ifndef ONNXC_SIMD_H
+#define ONNXC_SIMD_H
+
+#include "onnxc/base.h"
+
+#if defined(ONNXC_SIMD)
+// GCC 12 reports the AVX-512 intrinsics' deliberately undefined pass-through operands
+// (_mm512_undefined_ps) as maybe-uninitialized once inlined; the warning points into the
+// intrinsics headers, whose text this scope covers.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <xsimd/xsimd.hpp>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+namespace onnxc {
+namespace rt {
+
+#if defined(ONNXC_SIMD)
+using vfloat = xsimd::batch<float>;
+constexpr index_t kFloatLanes = static_cast<index_t>(vfloat::size);
+// Registers: AVX-512 has 32 vector registers, the others 16. The register tiles of
+// packed_gemm.h are sized from this.
+#if defined(__AVX512F__)
+constexpr int kVectorRegisters = 32;
+#else
+constexpr int kVectorRegisters = 16;
+#endif
+#else
+constexpr index_t kFloatLanes = 1;
+#endif
+
+}  // namespace rt
+}  // namespace onnxc
+
+#endif  // ONNXC_SIMD_H
