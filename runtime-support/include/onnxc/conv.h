@@ -195,8 +195,8 @@ inline void conv_depthwise(const ConvParams& p, const float* x, const float* w, 
           const index_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
           if (ih >= 0 && ih < p.in_h) depthwise_row(p, xc + ih * p.in_w, wc + kh * p.k_w, yrow);
         }
-        activate_row(e, yrow, p.out_w);
       }
+      activate_row(e, yc, out_plane);  // per plane: small rows would pay the call for few elements
     }
 }
 

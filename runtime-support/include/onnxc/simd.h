@@ -10,10 +10,11 @@
 
 #if defined(ONNXC_SIMD)
 // GCC 12 reports the AVX-512 intrinsics' deliberately undefined pass-through operands
-// (_mm512_undefined_ps) as maybe-uninitialized once inlined; the warning points into the
+// (_mm512_undefined_ps) as (maybe-)uninitialized once inlined; the warning points into the
 // intrinsics headers, whose text this scope covers.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <xsimd/xsimd.hpp>
