@@ -156,6 +156,7 @@ std::string inferred_values_json(const Model& m) {
   std::vector<std::string> rows;
   for (const auto& v : m.graph.values) {
     if (v->dtype == DType::Undefined && !v->has_shape) continue;  // an unused optional slot
+    if (v->is_sequence || v->is_optional) continue;  // not a tensor; its elements are listed
     std::vector<std::string> dims;
     for (int64_t d : v->shape) dims.push_back(std::to_string(d));
     rows.push_back(fmt::format("    {{\"name\": {}, \"dtype\": {}, \"shape\": [{}], \"constant\": {}}}",

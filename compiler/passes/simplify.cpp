@@ -57,7 +57,7 @@ Value* passthrough_source(const Graph& g, const Node& n) {
   if (!n.has_input(0) || !n.has_output(0)) return nullptr;
   Value* in = n.inputs[0];
   const Value* out = n.outputs[0];
-  if (in->is_sequence || out->is_sequence) return nullptr;
+  if (in->is_sequence || out->is_sequence || in->is_optional || out->is_optional) return nullptr;
   if (is_op(&n, "Identity") || is_inference_dropout(g, n)) return in;
   if ((is_op(&n, "Cast") || is_op(&n, "CastLike")) && in->dtype == out->dtype) return in;
   if (is_op(&n, "Transpose") && is_identity(permutation(n))) return in;
