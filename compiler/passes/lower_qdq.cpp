@@ -118,8 +118,13 @@ Value* match_bias(const Value* b, const Dequantized& x, const Dequantized& w) {
       if (d->zero_point->constant->int_at(i) != 0) return nullptr;
   const Tensor& bias_scale = *d->scale->constant;
   const Tensor& w_scale = *w.scale->constant;
-  const float x_scale = x.scale->constant->data<float>()[0];
   const int64_t channels = d->data->numel();
+  // Before inference nothing has checked the scales' sizes yet: a malformed model is left to
+  // the operators' own checks rather than read out of bounds here.
+  const auto per_tensor_or_channel = [channels](const Tensor& s) { return s.numel() == 1 || s.numel() == channels; };
+  if (!per_tensor_or_channel(bias_scale) || !per_tensor_or_channel(w_scale) || x.scale->constant->numel() != 1)
+    return nullptr;
+  const float x_scale = x.scale->constant->data<float>()[0];
   for (int64_t c = 0; c < channels; ++c) {
     const float expected = x_scale * w_scale.data<float>()[w_scale.numel() == 1 ? 0 : c];
     if (bias_scale.data<float>()[bias_scale.numel() == 1 ? 0 : c] != expected) return nullptr;
