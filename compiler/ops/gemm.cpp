@@ -4,6 +4,7 @@
 #include "ops/conv_algorithm.h"
 #include "ops/elementwise.h"
 #include "ops/emitter.h"
+#include "ops/matmul_shape.h"
 
 namespace onnxc {
 namespace {
@@ -120,60 +121,16 @@ const OpRegistrar gemm_op([] {
   return d;
 }());
 
-// MatMul: 1-D operands are promoted (a: prepend 1, b: append 1) and the added dim removed.
-struct MatMulShape {
-  Shape out;
-  int64_t m, n, k, batches;
-  std::vector<int64_t> a_offsets, b_offsets;
-};
-
-MatMulShape matmul_shape(const Node& node) {
-  Shape a = input(node, 0).shape, b = input(node, 1).shape;
-  if (a.empty() || b.empty()) fail_invalid(node, "MatMul inputs must have rank >= 1");
-  bool a1 = a.size() == 1, b1 = b.size() == 1;
-  if (a1) a.insert(a.begin(), 1);
-  if (b1) b.push_back(1);
-  MatMulShape r;
-  r.m = a[a.size() - 2];
-  r.k = a.back();
-  r.n = b.back();
-  if (b[b.size() - 2] != r.k)
-    fail_invalid(node, fmt::format("inner dims differ: {} vs {}", shape_str(input(node, 0).shape),
-                                   shape_str(input(node, 1).shape)));
-  Shape ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
-  Shape batch = broadcast_shapes(node, ab, bb);
-  r.batches = shape_numel(batch);
-  auto as = broadcast_strides(ab, batch), bs = broadcast_strides(bb, batch);
-  std::vector<int64_t> idx(batch.size(), 0);
-  for (int64_t i = 0; i < r.batches; ++i) {
-    int64_t ao = 0, bo = 0;
-    for (std::size_t d = 0; d < batch.size(); ++d) {
-      ao += idx[d] * as[d];
-      bo += idx[d] * bs[d];
-    }
-    r.a_offsets.push_back(ao * r.m * r.k);
-    r.b_offsets.push_back(bo * r.k * r.n);
-    for (std::size_t d = batch.size(); d-- > 0;) {
-      if (++idx[d] < batch[d]) break;
-      idx[d] = 0;
-    }
-  }
-  r.out = batch;
-  if (!a1) r.out.push_back(r.m);
-  if (!b1) r.out.push_back(r.n);
-  return r;
-}
-
 void infer_matmul(Node& n) {
   check_arity(n, 2, 2, 1, 1);
   require_operand_types(n);
-  set_output(n, 0, input(n, 0).dtype, matmul_shape(n).out);
+  set_output(n, 0, input(n, 0).dtype, product_shape(n, 0, 1).out);
 }
 
 void emit_matmul(const Node& n, Emitter& e) {
   if (n.outputs[0]->numel() == 0) return;
   e.include("onnxc/gemm.h");
-  MatMulShape s = matmul_shape(n);
+  ProductShape s = product_shape(n, 0, 1);
   if (s.batches == 1) {
     e.linef("rt::matmul_2d({}, {}, {}, {}, {}, {});", s.m, s.n, s.k, e.in(0), e.in(1), e.out(0));
     return;
@@ -188,7 +145,7 @@ void fold_matmul(const Node& n, std::vector<Tensor>& outs) {
   const Value& y = *n.outputs[0];
   outs.emplace_back(y.dtype, y.shape);
   if (y.numel() == 0) return;
-  MatMulShape s = matmul_shape(n);
+  ProductShape s = product_shape(n, 0, 1);
   std::vector<rt::index_t> a_offsets(s.a_offsets.begin(), s.a_offsets.end()),
       b_offsets(s.b_offsets.begin(), s.b_offsets.end());
   dispatch_dtype(n, y.dtype, [&](auto tag) {

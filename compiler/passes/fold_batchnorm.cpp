@@ -31,15 +31,6 @@ void bn_affine(const Node& bn, std::vector<double>& a, std::vector<double>& shif
   }
 }
 
-Value* new_constant(Graph& g, const std::string& hint, Tensor t) {
-  Value* v = g.add_unique_value(hint);
-  v->dtype = t.dtype;
-  v->shape = t.shape;
-  v->has_shape = true;
-  v->constant = std::make_shared<Tensor>(std::move(t));
-  return v;
-}
-
 // Conv: W[m, ...] *= a[m]; bias[m] = bias[m] * a[m] + shift[m].
 void fold_into_conv(Graph& g, Node& conv, const std::vector<double>& a, const std::vector<double>& shift) {
   Tensor w = *conv.inputs[1]->constant;
@@ -55,8 +46,8 @@ void fold_into_conv(Graph& g, Node& conv, const std::vector<double>& a, const st
     double old = conv.has_input(2) ? conv.inputs[2]->constant->float_at(static_cast<int64_t>(m)) : 0.0;
     b.data<float>()[m] = static_cast<float>(old * a[m] + shift[m]);
   }
-  conv.inputs[1] = new_constant(g, conv.inputs[1]->name + "_bn", std::move(w));
-  Value* bias = new_constant(g, conv.name + "_bn_bias", std::move(b));
+  conv.inputs[1] = add_constant(g, conv.inputs[1]->name + "_bn", std::move(w));
+  Value* bias = add_constant(g, conv.name + "_bn_bias", std::move(b));
   if (conv.inputs.size() < 3) conv.inputs.resize(3, nullptr);
   conv.inputs[2] = bias;
 }
@@ -92,9 +83,9 @@ void fold_into_gemm(Graph& g, Node& gemm, const std::vector<double>& a, const st
       double old = gemm.has_input(2) ? gemm.inputs[2]->constant->float_at(i * c_strides[0] + j * c_strides[1]) : 0.0;
       c.data<float>()[i * n + j] = static_cast<float>(a[static_cast<std::size_t>(j)] * beta * old + shift[static_cast<std::size_t>(j)]);
     }
-  gemm.inputs[1] = new_constant(g, gemm.inputs[1]->name + "_bn", std::move(w));
+  gemm.inputs[1] = add_constant(g, gemm.inputs[1]->name + "_bn", std::move(w));
   if (gemm.inputs.size() < 3) gemm.inputs.resize(3, nullptr);
-  gemm.inputs[2] = new_constant(g, gemm.name + "_bn_bias", std::move(c));
+  gemm.inputs[2] = add_constant(g, gemm.name + "_bn_bias", std::move(c));
   gemm.attrs["beta"].kind = Attribute::Kind::Float;
   gemm.attrs["beta"].f = 1.0f;
 }

@@ -92,6 +92,15 @@ void infer_and_fold(Graph& g, bool fold, std::size_t first_node) {
   }
 }
 
+Value* add_constant(Graph& g, const std::string& hint, Tensor t) {
+  Value* v = g.add_unique_value(hint);
+  v->dtype = t.dtype;
+  v->shape = t.shape;
+  v->has_shape = true;
+  v->constant = std::make_shared<Tensor>(std::move(t));
+  return v;
+}
+
 void eliminate_dead_nodes(Graph& g) {
   // Walk backwards: a node is live if it writes a graph output or a value a live node reads.
   std::set<const Value*> needed(g.outputs.begin(), g.outputs.end());

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ops/quant_common.h"
+#include "passes/passes.h"
 
 namespace onnxc {
 namespace {
@@ -91,15 +92,6 @@ std::optional<Requantized> match_quantize(const Graph& g, const Value* y) {
   if (r.relu && !relu_is_redundant(*zp->constant)) return std::nullopt;
   r.quantize = reader;
   return r;
-}
-
-Value* add_constant(Graph& g, const std::string& hint, Tensor t) {
-  Value* v = g.add_unique_value(hint);
-  v->dtype = t.dtype;
-  v->shape = t.shape;
-  v->has_shape = true;
-  v->constant = std::make_shared<Tensor>(std::move(t));
-  return v;
 }
 
 // The weight's zero point, made explicit (zeros shaped like the scale) when the DQ omits it.

@@ -3,18 +3,10 @@
 #include "onnxc/packed_gemm.h"
 #include "ops/conv_algorithm.h"
 #include "passes/kernel_passes.h"
+#include "passes/passes.h"
 
 namespace onnxc {
 namespace {
-
-Value* new_constant(Graph& g, const std::string& hint, Tensor t) {
-  Value* v = g.add_unique_value(hint);
-  v->dtype = t.dtype;
-  v->shape = t.shape;
-  v->has_shape = true;
-  v->constant = std::make_shared<Tensor>(std::move(t));
-  return v;
-}
 
 void set_int_attr(Node& n, const char* name, int64_t value) {
   Attribute a;
@@ -28,7 +20,7 @@ void pack_conv(Graph& g, Node& conv) {
   const int64_t m = w.shape[0], k = w.numel() / std::max<int64_t>(m, 1);
   Tensor p(w.dtype, w.shape);
   rt::pack_weights(w.data<float>(), m, k, p.data<float>());
-  conv.inputs[1] = new_constant(g, conv.inputs[1]->name + "_packed", std::move(p));
+  conv.inputs[1] = add_constant(g, conv.inputs[1]->name + "_packed", std::move(p));
   set_int_attr(conv, kPackedWeightsAttr, 1);
 }
 
@@ -43,7 +35,7 @@ bool untranspose_gemm_weight(Graph& g, Node& gemm) {
   Tensor t(DType::Float, {k, n});
   for (int64_t j = 0; j < n; ++j)
     for (int64_t l = 0; l < k; ++l) t.data<float>()[l * n + j] = b.data<float>()[j * k + l];
-  gemm.inputs[1] = new_constant(g, gemm.inputs[1]->name + "_t", std::move(t));
+  gemm.inputs[1] = add_constant(g, gemm.inputs[1]->name + "_t", std::move(t));
   set_int_attr(gemm, "transB", 0);
   return true;
 }

@@ -39,6 +39,9 @@ void infer_and_fold(Graph& g, bool fold, std::size_t first_node = 0);
 // Folds inference BatchNormalization into a preceding Conv/Gemm with constant weights.
 // Returns how many were folded.
 int fold_batchnorm(Graph& g);
+// A new constant value (named after `hint`, unique) holding `t`: what rewriting passes put in
+// place of the weights they change.
+Value* add_constant(Graph& g, const std::string& hint, Tensor t);
 // Removes nodes whose outputs nobody reads (and folded nodes).
 void eliminate_dead_nodes(Graph& g);
 // Removes nodes that compute nothing (Identity, inference Dropout, Cast to the same type,
