@@ -58,10 +58,10 @@ int fuse_activation(Graph& g) {
   int fused = 0;
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     Node& act = *g.nodes[i];
-    Node* producer = fusable_producer(g, act);
-    if (!producer) continue;
     std::optional<FusedActivation> f = as_epilogue(act);
     if (!f) continue;
+    Node* producer = fusable_producer(g, act);
+    if (!producer) continue;
     auto set = [&](const char* name, Attribute::Kind kind, float v, const std::string& s) {
       Attribute a;
       a.kind = kind;
@@ -73,6 +73,7 @@ int fuse_activation(Graph& g) {
     set(kActivationAlphaAttr, Attribute::Kind::Float, f->alpha, "");
     set(kActivationBetaAttr, Attribute::Kind::Float, f->beta, "");
     producer->outputs[0] = act.outputs[0];
+    producer->outputs[0]->producer = producer;  // before `act` is freed: later nodes look it up
     g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(i));
     --i;
     ++fused;
