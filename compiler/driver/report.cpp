@@ -35,7 +35,8 @@ void collect_steps(const Block& b, int depth, std::vector<StepFacts>& out) {
     for (const Value* v : n.outputs)
       if (v) bytes += static_cast<int64_t>(v->byte_size());
     out.push_back({&s, depth, s.op->macs ? s.op->macs(n) : 0, bytes});
-    for (const auto& sub : s.subgraphs) collect_steps(*sub, depth + 1, out);
+    for (const auto& sub : s.subgraphs)
+      if (sub) collect_steps(*sub, depth + 1, out);  // null: an If branch that never runs
   }
 }
 
@@ -61,7 +62,8 @@ std::string shapes(const std::vector<Value*>& vs) {
 // Tensors in a stable order: by block, then by where they live.
 std::vector<std::pair<const Value*, const TensorPlace*>> tensor_rows(const Compilation& c) {
   std::vector<std::pair<const Value*, const TensorPlace*>> rows;
-  for (const Value* v : c.model.graph.inputs) rows.emplace_back(v, &c.program.tensors.at(v));
+  for (const Value* v : c.model.graph.inputs)  // an input pinned by --constant has no place
+    if (c.program.tensors.count(v)) rows.emplace_back(v, &c.program.tensors.at(v));
   std::vector<StepFacts> steps;
   collect_steps(c.program.main, 0, steps);
   for (const StepFacts& f : steps)

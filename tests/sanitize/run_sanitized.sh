@@ -5,7 +5,8 @@
 # -fno-sanitize-recover (the first report aborts), in their own build directory, then:
 #   1. fuzzes the front end for a bounded time (tests/fuzz/run_fuzz.sh), seeded with the test models;
 #   2. runs the malformed-model corpus (tests/bad_models) with the sanitized onnxc;
-#   3. compiles every model of the test suite with the sanitized onnxc (the bundled test models,
+#   3. compiles every model of the test suite with the sanitized onnxc, with --report and
+#      --report-json (the bundled test models,
 #      every ONNX backend test, the shared models when present) and fails on any sanitizer report
 #      or signal. Compiling is what the compiler does; building the generated code is the other
 #      tests' business.
@@ -50,7 +51,8 @@ for model in "${models[@]}"; do
   flags=()
   case "$model" in */silero-vad-v5/*) flags=(--shape input=1x512 --shape state=2x1x128 --constant sr=16000) ;; esac
   case "$model" in */mnist-cnn-batchN/*) flags=(--dim N=2) ;; esac
-  timeout 600 "$onnxc" "$model" -o "$work/model.cpp" "${flags[@]}" >/dev/null 2>"$work/stderr"
+  timeout 600 "$onnxc" "$model" -o "$work/model.cpp" --report --report-json "$work/report.json" "${flags[@]}" \
+    >/dev/null 2>"$work/stderr"
   rc=$?
   if grep -qE "Sanitizer|runtime error:" "$work/stderr" || { [ $rc -ne 0 ] && [ $rc -ne 1 ]; }; then
     failed=$((failed + 1))
