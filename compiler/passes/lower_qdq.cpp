@@ -132,6 +132,15 @@ void rewrite(Node& op, const char* op_type, std::vector<Value*> inputs, const Re
   op.outputs = {q.quantize->outputs[0]};
 }
 
+// The same for one of ONNX Runtime's com.microsoft operators (version 1), which take no
+// attributes of the float operator.
+void rewrite_microsoft(Node& op, const char* op_type, std::vector<Value*> inputs, const Requantized& q) {
+  rewrite(op, op_type, std::move(inputs), q);
+  op.domain = "com.microsoft";
+  op.version = 1;
+  op.attrs.clear();
+}
+
 // [rows, cols] 8-bit constant -> its transpose.
 Value* transposed_weight(Graph& g, const Value& w) {
   const Tensor& t = *w.constant;
@@ -205,6 +214,23 @@ bool lower_gemm(Graph& g, Node& gemm, std::set<const Node*>& removed) {
   return true;
 }
 
+// Add of two activations: QLinearAdd when both and the result have one 8-bit type.
+bool lower_add(Graph& g, Node& add, std::set<const Node*>& removed) {
+  const std::optional<Dequantized> a = match_dequantize(add.inputs[0]);
+  const std::optional<Dequantized> b = match_dequantize(add.inputs[1]);
+  if (!a || !b || !is_activation(*a) || !is_activation(*b)) return false;
+  const std::optional<Requantized> q = match_quantize(g, add.outputs[0]);
+  if (!q) return false;
+  const DType type = a->zero_point->dtype;
+  if (b->zero_point->dtype != type || q->quantize->inputs[2]->dtype != type) return false;
+  removed.insert({q->quantize, q->relu});
+  rewrite_microsoft(add, "QLinearAdd",
+                    {a->data, a->scale, a->zero_point, b->data, b->scale, b->zero_point, q->quantize->inputs[1],
+                     q->quantize->inputs[2]},
+                    *q);
+  return true;
+}
+
 bool same_constant(const Value* a, const Value* b) {
   return a && b && a->constant && b->constant && a->dtype == b->dtype && a->constant->shape == b->constant->shape &&
          a->constant->bytes == b->constant->bytes;
@@ -212,10 +238,18 @@ bool same_constant(const Value* a, const Value* b) {
 
 // Data movement commutes with quantization: DQ -> op -> Q with the same scale and zero point is
 // the op on the quantized tensor, exactly (Q(DQ(v)) == v for every 8-bit v).
+// So is constant padding with zero, which becomes padding with the zero point.
 bool is_data_movement(const Node& n) {
   for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"})
     if (is_op(&n, op)) return true;
-  return false;
+  return is_op(&n, "Pad") && n.version >= 11 && n.attr_string("mode", "constant") == "constant";
+}
+
+// A Pad's constant_value input: absent, or a constant zero.
+bool pads_with_zero(const Node& pad) {
+  if (!pad.has_input(2)) return true;
+  const Value* v = pad.inputs[2];
+  return v->constant && v->constant->numel() == 1 && v->dtype == DType::Float && v->constant->data<float>()[0] == 0.0f;
 }
 
 bool lower_data_movement(Graph& g, Node& op, std::set<const Node*>& removed) {
@@ -224,13 +258,64 @@ bool lower_data_movement(Graph& g, Node& op, std::set<const Node*>& removed) {
   Node* q = single_reader(g, op.outputs[0]);
   if (!is_op(q, "QuantizeLinear") || q->inputs[0] != op.outputs[0] || !q->has_input(2)) return false;
   if (!same_constant(q->inputs[1], x->scale) || !same_constant(q->inputs[2], x->zero_point)) return false;
+  if (is_op(&op, "Pad")) {
+    if (!pads_with_zero(op)) return false;
+    if (op.inputs.size() < 3) op.inputs.resize(3, nullptr);
+    Tensor zero_point(x->zero_point->dtype, {});
+    zero_point.bytes.assign(x->zero_point->constant->bytes.begin(), x->zero_point->constant->bytes.begin() + 1);
+    op.inputs[2] = add_constant(g, op.name + "_zero_point", std::move(zero_point));
+  }
   op.inputs[0] = x->data;
   op.outputs[0] = q->outputs[0];
   removed.insert(q);
   return true;
 }
 
+// An average over each whole plane: GlobalAveragePool, or an AveragePool whose window is the
+// plane (no padding, no dilation), as exporters write global pooling.
+bool is_global_average(const Node& n) {
+  if (!n.has_input(0)) return false;
+  if (is_op(&n, "GlobalAveragePool")) return true;
+  if (!is_op(&n, "AveragePool")) return false;
+  const Shape& x = n.inputs[0]->shape;
+  if (x.size() < 3 || n.attr_string("auto_pad", "NOTSET") != "NOTSET") return false;
+  const std::vector<int64_t> plane(x.begin() + 2, x.end());
+  const auto all = [](const std::vector<int64_t>& v, int64_t value) {
+    return std::all_of(v.begin(), v.end(), [value](int64_t d) { return d == value; });
+  };
+  return n.attr_ints("kernel_shape") == plane && all(n.attr_ints("pads"), 0) && all(n.attr_ints("dilations"), 1);
+}
+
+bool lower_global_average(Graph& g, Node& pool, std::set<const Node*>& removed) {
+  if (!is_global_average(pool)) return false;
+  const std::optional<Dequantized> x = match_dequantize(pool.inputs[0]);
+  if (!x || !is_activation(*x)) return false;
+  const std::optional<Requantized> q = match_quantize(g, pool.outputs[0]);
+  if (!q || q->quantize->inputs[2]->dtype != x->zero_point->dtype) return false;
+  removed.insert({q->quantize, q->relu});
+  rewrite_microsoft(pool, "QLinearGlobalAveragePool",
+                    {x->data, x->scale, x->zero_point, q->quantize->inputs[1], q->quantize->inputs[2]}, *q);
+  return true;
+}
+
+// Removes the nodes in `removed` (and null) and relinks the graph.
+void erase_nodes(Graph& g, std::set<const Node*>& removed) {
+  removed.erase(nullptr);
+  g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [&](const auto& n) { return removed.count(n.get()) != 0; }),
+                g.nodes.end());
+  g.relink();
+}
+
 }  // namespace
+
+int lower_qdq_pools(Graph& g) {
+  int lowered = 0;
+  std::set<const Node*> removed;
+  for (const auto& n : g.nodes)
+    if (!removed.count(n.get()) && lower_global_average(g, *n, removed)) ++lowered;
+  erase_nodes(g, removed);
+  return lowered;
+}
 
 int lower_qdq(Graph& g) {
   int lowered = 0;
@@ -240,13 +325,11 @@ int lower_qdq(Graph& g) {
     if ((is_op(n.get(), "Conv") && lower_conv(g, *n, removed)) ||
         (is_op(n.get(), "MatMul") && lower_matmul(g, *n, removed)) ||
         (is_op(n.get(), "Gemm") && lower_gemm(g, *n, removed)) ||
+        (is_op(n.get(), "Add") && lower_add(g, *n, removed)) ||
         (is_data_movement(*n) && lower_data_movement(g, *n, removed)))
       ++lowered;
   }
-  removed.erase(nullptr);
-  g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [&](const auto& n) { return removed.count(n.get()) != 0; }),
-                g.nodes.end());
-  g.relink();
+  erase_nodes(g, removed);
   return lowered;
 }
 

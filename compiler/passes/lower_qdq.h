@@ -11,8 +11,10 @@ namespace onnxc {
 //   DQ(a) , DQ(b const)                          -> MatMul [-> Relu] -> Q into QLinearMatMul
 //   DQ(a) , DQ(b const) [, DQ(bias int32 const)] -> Gemm [-> Relu] -> Q
 //        (alpha = beta = 1, A not transposed)      into QLinearMatMul or onnxc.QLinearMatMulBias
-//   DQ(x) -> Reshape/Flatten/Squeeze/Unsqueeze/Transpose -> Q (same scale and zero point)
-//                                                  into the same op on the quantized x
+//   DQ(a) , DQ(b)                                -> Add [-> Relu] -> Q    into QLinearAdd
+//   DQ(x) -> Reshape/Flatten/Squeeze/Unsqueeze/Transpose/Pad (constant 0) -> Q (same scale and
+//            zero point)                            into the same op on the quantized x (Pad
+//                                                  pads with the zero point)
 // Activations must be quantized per tensor with constant scales and zero points; weights per
 // tensor or per output channel. A Relu is dropped only where it changes nothing: when Q's zero
 // point is the lowest value of its type. A bias is taken only when its scale is x_scale *
@@ -20,5 +22,11 @@ namespace onnxc {
 // Returns how many operators were lowered; the Q nodes (and Relus) go away, the DQ nodes die
 // when nothing else reads them.
 int lower_qdq(Graph& g);
+
+// After shape inference, which tells whether an AveragePool covers whole planes:
+//   DQ(x) -> GlobalAveragePool, or AveragePool over the whole plane [-> Relu] -> Q
+//                                                  into QLinearGlobalAveragePool
+// QLinearAdd and QLinearGlobalAveragePool are ONNX Runtime's (domain com.microsoft).
+int lower_qdq_pools(Graph& g);
 
 }  // namespace onnxc

@@ -47,6 +47,7 @@ Compilation compile_model(const std::string& path, const CompileOptions& o) {
   c.model = check_model(path, o);
   Graph& g = c.model.graph;
   c.file_nodes = g.nodes.size();
+  if (enabled(o, "lower-qdq")) lower_qdq_pools(g);
   eliminate_dead_nodes(g);  // also drops folded nodes: always on
   c.folded_nodes = c.file_nodes - g.nodes.size();
   if (enabled(o, "simplify")) c.folded_nodes += static_cast<std::size_t>(simplify(g));

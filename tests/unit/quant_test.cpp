@@ -221,3 +221,46 @@ TEST_CASE("lower-qdq turns DQ -> Gemm (+ int32 bias, transB) -> Q into QLinearMa
   CHECK_FALSE(contains(ops, "Gemm"));
   CHECK_FALSE(contains(ops, "Relu"));
 }
+
+TEST_CASE("lower-qdq turns residual Adds, zero Pads and global average pools into integer ops", "[quant]") {
+  // quantize.py on the corpus's resnet8-cifar: Add -> Relu -> Q after each block, a Pad of
+  // zeros and an 8x8 AveragePool over the 8x8 planes before the classifier.
+  const std::string path = std::string(ONNXC_TEST_DIR) + "/models/quant/resnet8_int8/model.onnx";
+  const onnxc::Compilation lowered = onnxc::compile_model(path, {});
+  const std::vector<std::string> ops = op_types(lowered);
+  CHECK(std::count(ops.begin(), ops.end(), "QLinearAdd") == 3);
+  CHECK(std::count(ops.begin(), ops.end(), "QLinearGlobalAveragePool") == 1);
+  CHECK_FALSE(contains(ops, "Add"));
+  CHECK_FALSE(contains(ops, "AveragePool"));
+  CHECK_FALSE(contains(ops, "Relu"));
+  // Only the input's Q and the classifier's DQ (Softmax reads float) remain.
+  CHECK(std::count(ops.begin(), ops.end(), "QuantizeLinear") == 1);
+  CHECK(std::count(ops.begin(), ops.end(), "DequantizeLinear") == 1);
+  for (const auto& n : lowered.model.graph.nodes)
+    if (n->op_type == "Pad") CHECK(n->inputs[0]->dtype == onnxc::DType::Uint8);
+}
+
+TEST_CASE("QLinearAdd: rescales both operands to the output scale, rounds ties to even, saturates", "[quant]") {
+  // a_ratio = 0.5, b_ratio = 0.25; zero points 10, 20 -> 5.
+  const rt::QLinearAdd add{0.5f, 0.25f, 10, 20, 5};
+  CHECK(int(add(uint8_t(10), uint8_t(20))) == 5);     // 0 + 0
+  CHECK(int(add(uint8_t(13), uint8_t(20))) == 7);     // 1.5 -> 2 (tie to even)
+  CHECK(int(add(uint8_t(11), uint8_t(20))) == 5);     // 0.5 -> 0 (tie to even)
+  CHECK(int(add(uint8_t(12), uint8_t(26))) == 7);     // 1 + 1.5 = 2.5 -> 2
+  CHECK(int(add(uint8_t(255), uint8_t(255))) == 186); // 122.5 + 58.75 = 181.25 -> 181
+  CHECK(int(add(uint8_t(0), uint8_t(0))) == 0);       // -5 - 5 = -10, + 5 saturates at 0
+  const rt::QLinearAdd twice{2.0f, 1.0f, 0, 0, 5};
+  CHECK(int(twice(uint8_t(255), uint8_t(255))) == 255);  // 765 + 5 saturates
+  CHECK(int(twice(int8_t(-100), int8_t(-100))) == -128);  // -300 + 5 saturates
+}
+
+TEST_CASE("qlinear_global_average_pool averages each plane minus the zero point", "[quant]") {
+  // Two planes of 4: sums of x - 3 are 2 and 10; multiplier 0.5 / 0.25 / 4 = 0.5 -> 1 and 5, + 7.
+  const uint8_t x[8] = {3, 4, 3, 4, 5, 6, 7, 4};
+  uint8_t y[2] = {};
+  const float multiplier = rt::global_average_multiplier(0.5f, 0.25f, 4);
+  CHECK(multiplier == 0.5f);
+  rt::qlinear_global_average_pool<uint8_t>(2, 4, x, 3, multiplier, 7, y);
+  CHECK(int(y[0]) == 8);
+  CHECK(int(y[1]) == 12);
+}

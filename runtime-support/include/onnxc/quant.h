@@ -1,5 +1,6 @@
 // Integer (quantized) inference: ONNX QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
-// MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv.
+// MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv; ONNX Runtime's QLinearAdd and
+// QLinearGlobalAveragePool (domain com.microsoft).
 //
 // Rounding follows ONNX and ONNX Runtime exactly:
 //  - quantize: y = saturate(round_half_even(x / scale) + zero_point), the quotient in float;
@@ -360,6 +361,43 @@ inline void conv_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W>
       const index_t y_plane = (n * p.out_channels + m) * out_plane;
       for (index_t i = 0; i < out_plane; ++i) out(m, y_plane + i, acc[i]);
     }
+  }
+}
+
+// ---- QLinearAdd, QLinearGlobalAveragePool ----
+
+// QLinearAdd as an elementwise functor (rt::zip and the broadcasting kernels of eltwise.h):
+//   c = saturate(round_half_even(a_ratio * (a - a_zp) + b_ratio * (b - b_zp)) + c_zp),
+// a_ratio = a_scale / c_scale and b_ratio = b_scale / c_scale in float, the form in which ONNX
+// Runtime computes it (and, up to rounding of the last bit, Q(DQ(a) + DQ(b))).
+struct QLinearAdd {
+  float a_ratio, b_ratio;
+  std::int32_t a_zero_point, b_zero_point, c_zero_point;
+  template <class Q> Q operator()(Q a, Q b) const {
+    const float da = static_cast<float>(static_cast<std::int32_t>(a) - a_zero_point);
+    const float db = static_cast<float>(static_cast<std::int32_t>(b) - b_zero_point);
+    return saturate_to<Q>(round_half_even(a_ratio * da + b_ratio * db) + static_cast<float>(c_zero_point));
+  }
+};
+
+// The multiplier of a global average over `size` elements: x_scale / y_scale / size, in float
+// (the compiler calls this too, so the constant in the generated code is the same float).
+inline float global_average_multiplier(float x_scale, float y_scale, index_t size) {
+  return x_scale / y_scale / static_cast<float>(size);
+}
+
+// QLinearGlobalAveragePool over `planes` planes of `size` elements (NCHW): the plane's sum of
+// x - x_zp in int32, requantized with global_average_multiplier:
+//   y = saturate(round_half_even(float(sum) * multiplier) + y_zp).
+template <class Q>
+inline void qlinear_global_average_pool(index_t planes, index_t size, const Q* x, std::int32_t x_zero_point,
+                                        float multiplier, std::int32_t y_zero_point, Q* y) {
+  for (index_t c = 0; c < planes; ++c) {
+    const Q* xp = x + c * size;
+    std::int32_t sum = 0;
+    for (index_t i = 0; i < size; ++i) sum += static_cast<std::int32_t>(xp[i]);
+    sum -= x_zero_point * static_cast<std::int32_t>(size);
+    y[c] = saturate_to<Q>(round_half_even(static_cast<float>(sum) * multiplier) + static_cast<float>(y_zero_point));
   }
 }
 

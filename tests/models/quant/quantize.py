@@ -12,8 +12,10 @@ data sets (SRC's input and a random one) whose outputs are placeholders: fill th
 Runtime's (node build-quant/ort/ort-run.mjs OUT_DIR). Besides the model's outputs, the last
 quantized activation is a graph output, so the integer part is compared exactly.
 
-Supports the operators of the corpus's small CNNs: Conv, Relu, GlobalAveragePool, Flatten, Gemm,
-Softmax."""
+Quantized operators: Conv and Gemm (int8 weights per output channel, int32 bias), Add, Pad,
+AveragePool and GlobalAveragePool (their outputs quantized, a Relu that follows folded into the
+quantization). BatchNormalization after a Gemm or Conv is folded into its weights first, as
+quantizers do. Relu, Flatten and Softmax run in float on dequantized values where they remain."""
 import argparse
 import os
 import sys
@@ -44,6 +46,23 @@ def run_node(node, ins):
         return conv2d(ins[0], ins[1], b, [p[0], p[1], p[2], p[3]], strides[0], a.get("group", 1))
     if op == "Relu":
         return np.maximum(ins[0], 0)
+    if op == "Add":
+        return ins[0] + ins[1]
+    if op == "Constant":
+        return numpy_helper.to_array(a["value"])
+    if op == "Pad":
+        if a.get("mode", b"constant") != b"constant" or (len(ins) > 2 and ins[2] is not None and ins[2] != 0):
+            sys.exit(f"{node.name}: only zero constant padding is supported")
+        p = ins[1].astype(np.int64).reshape(2, -1)
+        return np.pad(ins[0], list(zip(p[0], p[1])))
+    if op == "AveragePool":
+        k, s = a["kernel_shape"], a.get("strides", [1, 1])
+        if any(a.get("pads", [0, 0, 0, 0])) or list(k) != list(s) or a.get("ceil_mode", 0):
+            sys.exit(f"{node.name}: only non-overlapping unpadded AveragePool is supported")
+        n, c, h, w = ins[0].shape
+        oh, ow = h // k[0], w // k[1]
+        x = ins[0][:, :, :oh * k[0], :ow * k[1]].reshape(n, c, oh, k[0], ow, k[1])
+        return x.mean(axis=(3, 5))
     if op == "GlobalAveragePool":
         return ins[0].mean(axis=(2, 3), keepdims=True)
     if op == "Flatten":
@@ -57,30 +76,67 @@ def run_node(node, ins):
     sys.exit(f"{node.name}: {op} is not supported by this script")
 
 
+def fold_batchnorm(model):
+    """BatchNormalization reading a Gemm (transB=1) or Conv output folded into its weights."""
+    graph = model.graph
+    inits = {t.name: t for t in graph.initializer}
+    producers = {o: n for n in graph.node for o in n.output}
+    kept = []
+    renamed = {}
+    for node in graph.node:
+        if node.op_type != "BatchNormalization":
+            kept.append(node)
+            continue
+        prev = producers.get(node.input[0])
+        transposed_gemm = prev is not None and prev.op_type == "Gemm" and attrs(prev).get("transB", 0) == 1
+        if prev is None or not (transposed_gemm or prev.op_type == "Conv") or len(prev.input) < 3:
+            sys.exit(f"{node.name}: BatchNormalization must follow a Gemm (transB=1) or Conv with a bias")
+        gamma, beta, mean, var = (numpy_helper.to_array(inits[i]) for i in node.input[1:5])
+        factor = gamma / np.sqrt(var + attrs(node).get("epsilon", 1e-5))
+        w, b = numpy_helper.to_array(inits[prev.input[1]]), numpy_helper.to_array(inits[prev.input[2]])
+        shape = [-1] + [1] * (w.ndim - 1)
+        inits[prev.input[1]].CopyFrom(numpy_helper.from_array((w * factor.reshape(shape)).astype(np.float32), prev.input[1]))
+        inits[prev.input[2]].CopyFrom(numpy_helper.from_array(((b - mean) * factor + beta).astype(np.float32), prev.input[2]))
+        renamed[node.output[0]] = prev.output[0]
+    del graph.node[:]
+    for node in kept:
+        for k, name in enumerate(node.input):
+            node.input[k] = renamed.get(name, name)
+        graph.node.append(node)
+    for o in graph.output:
+        if o.name in renamed:
+            sys.exit(f"BatchNormalization output {o.name} is a graph output: not supported")
+
+
 def forward(graph, feeds):
     """Every tensor's float value (initializers included) for the given inputs."""
     values = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
     values.update(feeds)
     for node in graph.node:
-        values[node.output[0]] = run_node(node, [values[i] for i in node.input if i]).astype(np.float32)
+        out = run_node(node, [values[i] for i in node.input if i])
+        values[node.output[0]] = out.astype(np.float32) if out.dtype.kind == "f" else out
     return values
 
 
+QUANTIZED = ("Conv", "Gemm", "Add", "Pad", "AveragePool", "GlobalAveragePool")
+
+
 def activations_to_quantize(graph):
-    """Conv inputs and Conv outputs (the following Relu's output when a Relu is the only reader)."""
+    """Inputs and outputs of the quantized operators (an output's following Relu's output when
+    that Relu is its only reader). Pads' (constant) pad amounts are not activations."""
     readers = {}
     for node in graph.node:
         for i in node.input:
             readers.setdefault(i, []).append(node)
     names = []
     for node in graph.node:
-        if node.op_type != "Conv":
+        if node.op_type not in QUANTIZED:
             continue
         out = node.output[0]
         after = readers.get(out, [])
         if len(after) == 1 and after[0].op_type == "Relu":
             out = after[0].output[0]
-        names += [node.input[0], out]
+        names += list(node.input[:2] if node.op_type == "Add" else node.input[:1]) + [out]
     return list(dict.fromkeys(names))
 
 
@@ -99,8 +155,11 @@ class Rewriter:
         self.nodes.append(helper.make_node("DequantizeLinear", [f"{name}/q", s, z], [f"{name}/dq"]))
         self.dequantized[name] = (f"{name}/dq", scale)
 
-    def conv_inputs(self, node):
-        """x's DQ, the int8 weight's DQ and the int32 bias's DQ."""
+    def weighted_inputs(self, node):
+        """x's DQ, the int8 weight's DQ (per output channel: Conv's axis 0, a transposed Gemm's
+        rows) and the int32 bias's DQ."""
+        if node.op_type == "Gemm" and attrs(node).get("transB", 0) != 1:
+            sys.exit(f"{node.name}: only Gemm with transB=1 is supported")
         x, x_scale = self.dequantized[node.input[0]]
         w = self.values[node.input[1]]
         w_scale = weight_qparams(w, 0)
@@ -120,7 +179,23 @@ class Rewriter:
         return f"{name}/dq"
 
 
+def expose_quantized_outputs(nodes, names):
+    """A quantized graph output is delivered dequantized, as a quantized model's consumer reads
+    it: the DQ writes the output's name and the producer a float tensor only Q reads."""
+    for name in names:
+        renames = {name: f"{name}/float", f"{name}/dq": name}
+        for node in nodes:
+            is_quantize = node.op_type == "QuantizeLinear" and node.input[0] == name
+            for k, i in enumerate(node.input):
+                if i == f"{name}/dq" or is_quantize and k == 0:
+                    node.input[k] = renames[i]
+            for k, o in enumerate(node.output):
+                if o in renames:
+                    node.output[k] = renames[o]
+
+
 def quantize(model, calibration):
+    fold_batchnorm(model)
     graph = model.graph
     values = forward(graph, {graph.input[0].name: calibration})
     targets = activations_to_quantize(graph)
@@ -132,9 +207,9 @@ def quantize(model, calibration):
     for node in graph.node:
         new = onnx.NodeProto()
         new.CopyFrom(node)
-        if node.op_type == "Conv":
+        if node.op_type in ("Conv", "Gemm"):
             del new.input[:]
-            new.input.extend(r.conv_inputs(node))
+            new.input.extend(r.weighted_inputs(node))
         else:
             for k, name in enumerate(node.input):
                 if name in r.dequantized:
@@ -142,6 +217,7 @@ def quantize(model, calibration):
         r.nodes.append(new)
         if node.output[0] in targets:
             r.qdq(node.output[0])
+    expose_quantized_outputs(r.nodes, [o.name for o in graph.output if o.name in targets])
     used = {i for n in r.nodes for i in n.input}
     kept = [t for t in graph.initializer if t.name in used and t.name in weights]
     last = targets[-1]

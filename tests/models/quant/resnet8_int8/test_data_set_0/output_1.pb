@@ -1,0 +1,3 @@
+
+B/fc/Gemm_output_0/qJ
+Gq‹M;tv5þ
