@@ -1,6 +1,7 @@
 // ONNX Runtime's quantized elementwise and pooling operators (domain com.microsoft, version 1):
-// QLinearAdd and QLinearGlobalAveragePool. ORT's quantizer writes them in its QOperator format,
-// and lower-qdq produces them from DequantizeLinear -> Add / global average -> QuantizeLinear.
+// QLinearAdd, QLinearMul and QLinearGlobalAveragePool. ORT's quantizer writes them in its
+// QOperator format, and lower-qdq produces them from DequantizeLinear -> Add / Mul / global
+// average -> QuantizeLinear; and onnxc.QLinearLookup, lower-qdq's form of quantized activations.
 // Kernels in onnxc/quant.h; scales and zero points must be constant, per tensor.
 #include "ops/elementwise.h"
 #include "ops/emitter.h"
@@ -25,55 +26,103 @@ int32_t zero_point_of(const Node& n, std::size_t i, std::size_t data, const char
   return static_cast<int32_t>(require_const_input(n, i, what).int_at(0));
 }
 
-// ---- QLinearAdd(A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point) ----
+// ---- QLinearAdd and QLinearMul(A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale,
+// C_zero_point), numpy broadcasting of A and B ----
 
-rt::QLinearAdd add_functor(const Node& n) {
-  const float a_scale = scale_of(n, 1, "A_scale"), b_scale = scale_of(n, 4, "B_scale");
-  const float c_scale = scale_of(n, 6, "C_scale");
-  return {a_scale / c_scale, b_scale / c_scale, zero_point_of(n, 2, 0, "A_zero_point"),
-          zero_point_of(n, 5, 3, "B_zero_point"), zero_point_of(n, 7, 0, "C_zero_point")};
+struct Scales {
+  float a, b, c;
+  int32_t a_zero_point, b_zero_point, c_zero_point;
+};
+
+Scales binary_scales(const Node& n) {
+  return {scale_of(n, 1, "A_scale"),
+          scale_of(n, 4, "B_scale"),
+          scale_of(n, 6, "C_scale"),
+          zero_point_of(n, 2, 0, "A_zero_point"),
+          zero_point_of(n, 5, 3, "B_zero_point"),
+          zero_point_of(n, 7, 0, "C_zero_point")};
 }
 
-std::string add_functor_code(const rt::QLinearAdd& f) {
+// The functor (folding) and its C++ text (generated code) for each operator.
+rt::QLinearAdd add_functor(const Node& n) {
+  const Scales s = binary_scales(n);
+  return {s.a / s.c, s.b / s.c, s.a_zero_point, s.b_zero_point, s.c_zero_point};
+}
+std::string functor_code(const rt::QLinearAdd& f) {
   return fmt::format("rt::QLinearAdd{{{}, {}, {}, {}, {}}}", float_literal(f.a_ratio), float_literal(f.b_ratio),
                      f.a_zero_point, f.b_zero_point, f.c_zero_point);
 }
 
-void infer_qlinear_add(Node& n) {
-  check_arity(n, 7, 8, 1, 1);
-  require_dtype(n, 0, {DType::Uint8, DType::Int8});
-  require_same_dtype(n, 3, 0);
-  add_functor(n);  // validates scales and zero points
-  set_output(n, 0, n.inputs[0]->dtype, broadcast_shapes(n, n.inputs[0]->shape, n.inputs[3]->shape));
+rt::QLinearMul mul_functor(const Node& n) {
+  const Scales s = binary_scales(n);
+  return {s.a * s.b / s.c, s.a_zero_point, s.b_zero_point, s.c_zero_point};
+}
+std::string functor_code(const rt::QLinearMul& f) {
+  return fmt::format("rt::QLinearMul{{{}, {}, {}, {}}}", float_literal(f.multiplier), f.a_zero_point,
+                     f.b_zero_point, f.c_zero_point);
 }
 
-void emit_qlinear_add(const Node& n, Emitter& e) {
-  e.include("onnxc/quant.h");
-  EltwiseWriter(e, n.outputs[0]->shape)
-      .zip({e.in(0), n.inputs[0]->shape, "a"}, {e.in(3), n.inputs[3]->shape, "b"}, e.out(0),
-           add_functor_code(add_functor(n)));
-}
-
-void fold_qlinear_add(const Node& n, std::vector<Tensor>& outs) {
-  Tensor& y = fold_output(n, outs);
-  dispatch_in(n, y.dtype, EightBitTypes{}, [&](auto tag) {
-    using Q = typename decltype(tag)::type;
-    fold_binary<Q, Q, Q>(*n.inputs[0]->constant, *n.inputs[3]->constant, y, add_functor(n));
-  });
-}
-
-OpDef qlinear_add() {
+template <class F>
+OpDef qlinear_binary(const char* op_type, F (*make)(const Node&)) {
   OpDef d;
   d.domain = kDomain;
-  d.op_type = "QLinearAdd";
+  d.op_type = op_type;
   d.versions = {1};
   d.inplace = true;
-  d.infer = infer_qlinear_add;
-  d.emit = emit_qlinear_add;
-  d.fold = fold_qlinear_add;
+  d.infer = [make](Node& n) {
+    check_arity(n, 7, 8, 1, 1);
+    require_dtype(n, 0, {DType::Uint8, DType::Int8});
+    require_same_dtype(n, 3, 0);
+    make(n);  // validates scales and zero points
+    set_output(n, 0, n.inputs[0]->dtype, broadcast_shapes(n, n.inputs[0]->shape, n.inputs[3]->shape));
+  };
+  d.emit = [make](const Node& n, Emitter& e) {
+    e.include("onnxc/quant.h");
+    EltwiseWriter(e, n.outputs[0]->shape)
+        .zip({e.in(0), n.inputs[0]->shape, "a"}, {e.in(3), n.inputs[3]->shape, "b"}, e.out(0), functor_code(make(n)));
+  };
+  d.fold = [make](const Node& n, std::vector<Tensor>& outs) {
+    Tensor& y = fold_output(n, outs);
+    dispatch_in(n, y.dtype, EightBitTypes{}, [&](auto tag) {
+      using Q = typename decltype(tag)::type;
+      fold_binary<Q, Q, Q>(*n.inputs[0]->constant, *n.inputs[3]->constant, y, make(n));
+    });
+  };
   return d;
 }
-const OpRegistrar qlinear_add_op(qlinear_add());
+const OpRegistrar qlinear_add_op(qlinear_binary("QLinearAdd", add_functor));
+const OpRegistrar qlinear_mul_op(qlinear_binary("QLinearMul", mul_functor));
+
+// ---- onnxc.QLinearLookup(X, table): y = table[x], a quantized unary function tabulated by
+// lower-qdq over the 256 values of X's 8-bit type ----
+
+OpDef qlinear_lookup() {
+  OpDef d;
+  d.domain = "onnxc";
+  d.op_type = "QLinearLookup";
+  d.versions = {1};
+  d.inplace = true;
+  d.infer = [](Node& n) {
+    check_arity(n, 2, 2, 1, 1);
+    require_dtype(n, 0, {DType::Uint8, DType::Int8});
+    require_same_dtype(n, 1, 0);
+    if (n.inputs[1]->shape != Shape{256}) fail_invalid(n, "the table must have 256 entries");
+    set_output(n, 0, n.inputs[0]->dtype, n.inputs[0]->shape);
+  };
+  d.emit = [](const Node& n, Emitter& e) {
+    e.include("onnxc/quant.h");
+    e.linef("rt::lookup({}, {}, {}, {});", e.in(0), e.in(1), e.out(0), n.outputs[0]->numel());
+  };
+  d.fold = [](const Node& n, std::vector<Tensor>& outs) {
+    Tensor& y = fold_output(n, outs);
+    dispatch_in(n, y.dtype, EightBitTypes{}, [&](auto tag) {
+      using Q = typename decltype(tag)::type;
+      rt::lookup(n.inputs[0]->constant->data<Q>(), n.inputs[1]->constant->data<Q>(), y.data<Q>(), y.numel());
+    });
+  };
+  return d;
+}
+const OpRegistrar qlinear_lookup_op(qlinear_lookup());
 
 // ---- QLinearGlobalAveragePool(X, x_scale, x_zero_point, y_scale, y_zero_point), NCHW ----
 

@@ -5,6 +5,8 @@
 #include <optional>
 #include <set>
 
+#include "onnxc/quant.h"
+#include "ops/op.h"
 #include "ops/quant_common.h"
 #include "passes/passes.h"
 
@@ -214,20 +216,97 @@ bool lower_gemm(Graph& g, Node& gemm, std::set<const Node*>& removed) {
   return true;
 }
 
-// Add of two activations: QLinearAdd when both and the result have one 8-bit type.
-bool lower_add(Graph& g, Node& add, std::set<const Node*>& removed) {
-  const std::optional<Dequantized> a = match_dequantize(add.inputs[0]);
-  const std::optional<Dequantized> b = match_dequantize(add.inputs[1]);
+// Add or Mul of two activations: QLinearAdd or QLinearMul when both and the result have one
+// 8-bit type.
+bool lower_binary(Graph& g, Node& op, const char* qlinear_op, std::set<const Node*>& removed) {
+  const std::optional<Dequantized> a = match_dequantize(op.inputs[0]);
+  const std::optional<Dequantized> b = match_dequantize(op.inputs[1]);
   if (!a || !b || !is_activation(*a) || !is_activation(*b)) return false;
-  const std::optional<Requantized> q = match_quantize(g, add.outputs[0]);
+  const std::optional<Requantized> q = match_quantize(g, op.outputs[0]);
   if (!q) return false;
   const DType type = a->zero_point->dtype;
   if (b->zero_point->dtype != type || q->quantize->inputs[2]->dtype != type) return false;
   removed.insert({q->quantize, q->relu});
-  rewrite_microsoft(add, "QLinearAdd",
+  rewrite_microsoft(op, qlinear_op,
                     {a->data, a->scale, a->zero_point, b->data, b->scale, b->zero_point, q->quantize->inputs[1],
                      q->quantize->inputs[2]},
                     *q);
+  return true;
+}
+
+// Unary elementwise float operators whose quantized form is a table: y = Q(f(DQ(x))) has one value
+// per 8-bit x. (Clip qualifies when its bounds are constants.)
+bool is_tabulable(const Node& n) {
+  static const std::set<std::string> ops = {"Abs",     "Celu",    "Clip",     "Cos",     "Elu",         "Erf",
+                                            "Exp",     "Gelu",    "HardSigmoid", "HardSwish", "LeakyRelu", "Log",
+                                            "Mish",    "Neg",     "Reciprocal", "Relu",   "Selu",        "Sigmoid",
+                                            "Sin",     "Softplus", "Softsign", "Sqrt",    "Tanh",        "ThresholdedRelu"};
+  if (!n.domain.empty() || !ops.count(n.op_type)) return false;
+  for (std::size_t i = 1; i < n.inputs.size(); ++i)
+    if (n.inputs[i] && !n.inputs[i]->constant) return false;
+  return true;
+}
+
+// The 256 values of an 8-bit type, lowest first.
+Tensor all_values(DType type) {
+  Tensor t(type, {256});
+  for (int i = 0; i < 256; ++i) t.bytes[static_cast<std::size_t>(i)] = static_cast<uint8_t>(type == DType::Int8 ? i ^ 0x80 : i);
+  return t;
+}
+
+// table[v] = Q(f(DQ(v))) for the 256 values v of x's type: DQ and Q as ONNX defines them, f by the
+// operator's own fold on a scratch graph. Empty when f cannot be folded.
+std::optional<Tensor> tabulate(const Node& op, const Dequantized& x, const Node& quantize) {
+  const OpDef* def = find_op(op.domain, op.op_type);
+  if (!def || !def->fold) return std::nullopt;
+  const DType type = x.zero_point->dtype;
+  const float x_scale = x.scale->constant->data<float>()[0];
+  const int64_t x_zero = x.zero_point->constant->int_at(0);
+  const Tensor values = all_values(type);
+  Tensor dequantized(DType::Float, {256});
+  for (int64_t i = 0; i < 256; ++i)
+    dequantized.data<float>()[i] = static_cast<float>(values.int_at(i) - x_zero) * x_scale;
+
+  Graph scratch;
+  Node f;
+  f.name = op.name;
+  f.op_type = op.op_type;
+  f.domain = op.domain;
+  f.opset = op.opset;
+  f.version = op.version;
+  f.attrs = op.attrs;
+  f.inputs = op.inputs;
+  f.inputs[0] = add_constant(scratch, "x", std::move(dequantized));
+  f.outputs = {scratch.add_unique_value("y")};
+  def->infer(f);
+  std::vector<Tensor> results;
+  def->fold(f, results);
+  if (results.empty() || results[0].dtype != DType::Float || results[0].numel() != 256) return std::nullopt;
+
+  const float y_scale = quantize.inputs[1]->constant->data<float>()[0];
+  const float y_zero = static_cast<float>(quantize.inputs[2]->constant->int_at(0));
+  Tensor table(type, {256});
+  for (std::size_t i = 0; i < 256; ++i) {
+    const float q = rt::round_half_even(results[0].data<float>()[i] / y_scale) + y_zero;
+    table.bytes[i] = type == DType::Int8 ? static_cast<uint8_t>(rt::saturate_to<int8_t>(q)) : rt::saturate_to<uint8_t>(q);
+  }
+  return table;
+}
+
+bool lower_lookup(Graph& g, Node& op, std::set<const Node*>& removed) {
+  if (!op.has_input(0) || !is_tabulable(op)) return false;
+  const std::optional<Dequantized> x = match_dequantize(op.inputs[0]);
+  if (!x || !is_activation(*x)) return false;
+  const std::optional<Requantized> q = match_quantize(g, op.outputs[0]);
+  if (!q || q->quantize->inputs[2]->dtype != x->zero_point->dtype) return false;
+  std::optional<Tensor> table = tabulate(op, *x, *q->quantize);
+  if (!table) return false;
+  removed.insert({q->quantize, q->relu});
+  Value* table_value = add_constant(g, op.name + "_table", std::move(*table));
+  rewrite(op, "QLinearLookup", {x->data, table_value}, *q);
+  op.domain = "onnxc";
+  op.version = 1;
+  op.attrs.clear();
   return true;
 }
 
@@ -325,7 +404,9 @@ int lower_qdq(Graph& g) {
     if ((is_op(n.get(), "Conv") && lower_conv(g, *n, removed)) ||
         (is_op(n.get(), "MatMul") && lower_matmul(g, *n, removed)) ||
         (is_op(n.get(), "Gemm") && lower_gemm(g, *n, removed)) ||
-        (is_op(n.get(), "Add") && lower_add(g, *n, removed)) ||
+        (is_op(n.get(), "Add") && lower_binary(g, *n, "QLinearAdd", removed)) ||
+        (is_op(n.get(), "Mul") && lower_binary(g, *n, "QLinearMul", removed)) ||
+        lower_lookup(g, *n, removed) ||
         (is_data_movement(*n) && lower_data_movement(g, *n, removed)))
       ++lowered;
   }

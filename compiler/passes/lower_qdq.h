@@ -11,7 +11,10 @@ namespace onnxc {
 //   DQ(a) , DQ(b const)                          -> MatMul [-> Relu] -> Q into QLinearMatMul
 //   DQ(a) , DQ(b const) [, DQ(bias int32 const)] -> Gemm [-> Relu] -> Q
 //        (alpha = beta = 1, A not transposed)      into QLinearMatMul or onnxc.QLinearMatMulBias
-//   DQ(a) , DQ(b)                                -> Add [-> Relu] -> Q    into QLinearAdd
+//   DQ(a) , DQ(b)                                -> Add/Mul [-> Relu] -> Q into QLinearAdd/QLinearMul
+//   DQ(x) -> Sigmoid, Tanh, HardSwish, LeakyRelu, Clip, ... (unary elementwise) -> Q
+//                                                  into onnxc.QLinearLookup: a 256-entry table of
+//                                                  Q(f(DQ(v))) computed with the op's own fold
 //   DQ(x) -> Reshape/Flatten/Squeeze/Unsqueeze/Transpose/Pad (constant 0) -> Q (same scale and
 //            zero point)                            into the same op on the quantized x (Pad
 //                                                  pads with the zero point)

@@ -264,3 +264,28 @@ TEST_CASE("qlinear_global_average_pool averages each plane minus the zero point"
   CHECK(int(y[0]) == 8);
   CHECK(int(y[1]) == 12);
 }
+
+TEST_CASE("lower-qdq tabulates quantized activations and lowers Mul", "[quant]") {
+  // make.py's qdq_activations: Sigmoid, Mul, HardSwish, LeakyRelu, Clip, Tanh, Add, all in QDQ.
+  const std::string path = std::string(ONNXC_TEST_DIR) + "/models/quant/qdq_activations/model.onnx";
+  const std::vector<std::string> ops = op_types(onnxc::compile_model(path, {}));
+  CHECK(std::count(ops.begin(), ops.end(), "QLinearLookup") == 5);
+  CHECK(std::count(ops.begin(), ops.end(), "QLinearMul") == 1);
+  CHECK(std::count(ops.begin(), ops.end(), "QLinearAdd") == 1);
+  for (const char* op : {"Sigmoid", "Mul", "HardSwish", "LeakyRelu", "Clip", "Tanh", "Add"}) CHECK_FALSE(contains(ops, op));
+}
+
+TEST_CASE("QLinearMul and lookup on hand-computed values", "[quant]") {
+  const rt::QLinearMul mul{0.25f, 10, 0, 3};  // (a - 10) * b * 0.25 + 3
+  CHECK(int(mul(uint8_t(12), uint8_t(5))) == 5);    // 2 * 5 * 0.25 = 2.5 -> 2 (tie to even), + 3
+  CHECK(int(mul(uint8_t(13), uint8_t(2))) == 5);    // 1.5 -> 2, + 3
+  CHECK(int(mul(uint8_t(0), uint8_t(200))) == 0);   // -500 saturates
+  int8_t table[256];
+  for (int i = 0; i < 256; ++i) table[i] = static_cast<int8_t>(i - 128 == 127 ? -1 : -(i - 128) / 2);
+  const int8_t x[3] = {-128, 0, 127};
+  int8_t y[3];
+  rt::lookup(x, table, y, 3);
+  CHECK(int(y[0]) == 64);
+  CHECK(int(y[1]) == 0);
+  CHECK(int(y[2]) == -1);
+}

@@ -1,6 +1,6 @@
 // Integer (quantized) inference: ONNX QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
-// MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv; ONNX Runtime's QLinearAdd and
-// QLinearGlobalAveragePool (domain com.microsoft).
+// MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv; ONNX Runtime's QLinearAdd, QLinearMul
+// and QLinearGlobalAveragePool (domain com.microsoft); table lookup for quantized activations.
 //
 // Rounding follows ONNX and ONNX Runtime exactly:
 //  - quantize: y = saturate(round_half_even(x / scale) + zero_point), the quotient in float;
@@ -379,6 +379,28 @@ struct QLinearAdd {
     return saturate_to<Q>(round_half_even(a_ratio * da + b_ratio * db) + static_cast<float>(c_zero_point));
   }
 };
+
+// QLinearMul as an elementwise functor:
+//   c = saturate(round_half_even(multiplier * (a - a_zp) * (b - b_zp)) + c_zp),
+// multiplier = a_scale * b_scale / c_scale in float; the product of the two offsets is exact in
+// int32 and then in float (|product| <= 2^16).
+struct QLinearMul {
+  float multiplier;
+  std::int32_t a_zero_point, b_zero_point, c_zero_point;
+  template <class Q> Q operator()(Q a, Q b) const {
+    const std::int32_t product =
+        (static_cast<std::int32_t>(a) - a_zero_point) * (static_cast<std::int32_t>(b) - b_zero_point);
+    return saturate_to<Q>(round_half_even(multiplier * static_cast<float>(product)) + static_cast<float>(c_zero_point));
+  }
+};
+
+// y[i] = table[x[i]] for 8-bit x: a quantized unary function tabulated at compile time over the
+// 256 values of x's type (table[0] is the value for the type's lowest x).
+template <class Q>
+inline void lookup(const Q* x, const Q* table, Q* y, index_t n) {
+  constexpr std::int32_t lowest = std::numeric_limits<Q>::lowest();
+  for (index_t i = 0; i < n; ++i) y[i] = table[static_cast<std::int32_t>(x[i]) - lowest];
+}
 
 // The multiplier of a global average over `size` elements: x_scale / y_scale / size, in float
 // (the compiler calls this too, so the constant in the generated code is the same float).

@@ -8,8 +8,10 @@ integer kernels (QLinearConv, QLinearMatMul):
 
 Scales are calibrated here on the data sets with a float forward pass (min/max of each
 activation, uint8 asymmetric; weights int8 symmetric, per output channel where marked)."""
+import contextlib
 import os
 import sys
+import tempfile
 
 import numpy as np
 from onnx import TensorProto, helper
@@ -84,6 +86,54 @@ def qdq_mlp():
                                                   ("g2_dq", np.zeros((2, 5), np.float32))], data_set=i)
 
 
+def qdq_activations():
+    """Quantized activations and products, uint8: s = Sigmoid(x), m = x * s (Swish, with Mul),
+    h = HardSwish(m), l = LeakyRelu(h, 0.1), c = Clip(l, -0.5, 2), t = Tanh(c), y = t + x (Add);
+    every tensor wrapped in Q -> DQ."""
+    inputs = [rng.standard_normal((1, 4, 6, 6)).astype(np.float32) * 2 for _ in range(2)]
+    xf = np.concatenate(inputs)
+    g = QdqGraph()
+    x, _ = g.qdq("x", xf)
+    sf = 1 / (1 + np.exp(-xf))
+    g.nodes.append(helper.make_node("Sigmoid", [x], ["s"]))
+    s, _ = g.qdq("s", sf)
+    mf = xf * sf
+    g.nodes.append(helper.make_node("Mul", [x, s], ["m"]))
+    m, _ = g.qdq("m", mf)
+    hf = mf * np.clip(mf / 6 + 0.5, 0, 1)
+    g.nodes.append(helper.make_node("HardSwish", [m], ["h"]))
+    h, _ = g.qdq("h", hf)
+    lf = np.where(hf < 0, 0.1 * hf, hf)
+    g.nodes.append(helper.make_node("LeakyRelu", [h], ["l"], alpha=0.1))
+    l, _ = g.qdq("l", lf)
+    cf = np.clip(lf, -0.5, 2)
+    g.nodes.append(helper.make_node("Clip", [l, g.const("lo", np.float32(-0.5)), g.const("hi", np.float32(2))], ["c"]))
+    c, _ = g.qdq("c", cf)
+    tf = np.tanh(cf)
+    g.nodes.append(helper.make_node("Tanh", [c], ["t"]))
+    t, _ = g.qdq("t", tf)
+    g.nodes.append(helper.make_node("Add", [t, x], ["y"]))
+    g.qdq("y", tf + xf)
+    graph = helper.make_graph(
+        g.nodes, "qdq_activations", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6])],
+        [helper.make_tensor_value_info("y_q", TensorProto.UINT8, [1, 4, 6, 6]),
+         helper.make_tensor_value_info("y_dq", TensorProto.FLOAT, [1, 4, 6, 6])], g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 7
+    for i, x_value in enumerate(inputs):
+        save("qdq_activations", model, [("x", x_value)], [("y_q", np.zeros((1, 4, 6, 6), np.uint8)),
+                                                          ("y_dq", np.zeros((1, 4, 6, 6), np.float32))], data_set=i)
+
+
+MODELS = {"qdq_cnn": qdq_cnn, "qdq_mlp": qdq_mlp, "qdq_activations": qdq_activations}
+
 if __name__ == "__main__":
-    qdq_cnn()
-    qdq_mlp()
+    # Every model draws from one random stream, in this order: a model not named on the command
+    # line (none named: all are written) is made in a scratch directory, for its draws only.
+    wanted = set(sys.argv[1:]) or set(MODELS)
+    for name, make in MODELS.items():
+        if name in wanted:
+            make()
+            continue
+        with tempfile.TemporaryDirectory() as scratch, contextlib.chdir(scratch):
+            make()

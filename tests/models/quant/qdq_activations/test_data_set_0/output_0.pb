@@ -1,0 +1,1 @@
+By_qJBYjè„²MŒ¢ÙZ‰Mwm™e?Ë‡¶Èb«nutx»rlŒRcv`s^âÅ“vé‹t‰‰ÈwæR£MÚju²ÂIi=siZgX˜Í&sf–OrL£~rn6ˆrµÀJWÎÉXE]c5yBE°ZuŸ«izU× Ix¥•ÛÆatB‡€ÿ~[~CShŒqR©ac=W 3u¥
