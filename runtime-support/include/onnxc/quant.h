@@ -267,20 +267,31 @@ struct QuantOperand {
 // Batch b multiplies a + a_offsets[b] ([m, k], zero point per tensor or per row) by
 // b + b_offsets[b] ([k, n], zero point per tensor or per column); out(column, flat index, acc)
 // receives each int32 result, flat index b*m*n + i*n + j.
+// Each row of the result is computed kMatMulBlock columns at a time in int32 accumulators on the
+// stack, the innermost loop running along a row of b (contiguous: compilers vectorise it).
+constexpr index_t kMatMulBlock = 64;
+
 template <class A, class B, class Out>
 inline void matmul_integer(index_t batches, const index_t* a_offsets, const index_t* b_offsets, index_t m, index_t n,
                            index_t k, QuantOperand<A> a, QuantOperand<B> b, Out out) {
+  std::int32_t acc[kMatMulBlock];
+  std::int32_t zb[kMatMulBlock];
   for (index_t batch = 0; batch < batches; ++batch) {
     const A* ap = a.data + a_offsets[batch];
     const B* bp = b.data + b_offsets[batch];
-    for (index_t i = 0; i < m; ++i) {
-      const std::int32_t za = a.zero_point_at(i);
-      for (index_t j = 0; j < n; ++j) {
-        const std::int32_t zb = b.zero_point_at(j);
-        std::int32_t acc = 0;
-        for (index_t l = 0; l < k; ++l)
-          acc += (static_cast<std::int32_t>(ap[i * k + l]) - za) * (static_cast<std::int32_t>(bp[l * n + j]) - zb);
-        out(j, (batch * m + i) * n + j, acc);
+    for (index_t j0 = 0; j0 < n; j0 += kMatMulBlock) {
+      const index_t cols = n - j0 < kMatMulBlock ? n - j0 : kMatMulBlock;
+      for (index_t j = 0; j < cols; ++j) zb[j] = b.zero_point_at(j0 + j);
+      for (index_t i = 0; i < m; ++i) {
+        const std::int32_t za = a.zero_point_at(i);
+        for (index_t j = 0; j < cols; ++j) acc[j] = 0;
+        for (index_t l = 0; l < k; ++l) {
+          const std::int32_t av = static_cast<std::int32_t>(ap[i * k + l]) - za;
+          if (av == 0) continue;
+          const B* brow = bp + l * n + j0;
+          for (index_t j = 0; j < cols; ++j) acc[j] += av * (static_cast<std::int32_t>(brow[j]) - zb[j]);
+        }
+        for (index_t j = 0; j < cols; ++j) out(j0 + j, (batch * m + i) * n + j0 + j, acc[j]);
       }
     }
   }
@@ -350,8 +361,13 @@ inline void conv_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W>
                   const index_t ih = oh * p.stride_h + kh * p.dilation_h - p.pad_h;
                   const X* xrow = xp + (id * p.in_h + ih) * p.in_w;
                   std::int32_t* arow = acc + (od * p.out_h + oh) * p.out_w;
-                  for (index_t ow = ow0; ow < ow1; ++ow)
-                    arow[ow] += (static_cast<std::int32_t>(xrow[ow * p.stride_w + w_offset]) - zx) * wv;
+                  if (p.stride_w == 1) {  // contiguous x: compilers vectorise this loop
+                    const X* xs = xrow + w_offset;
+                    for (index_t ow = ow0; ow < ow1; ++ow) arow[ow] += (static_cast<std::int32_t>(xs[ow]) - zx) * wv;
+                  } else {
+                    for (index_t ow = ow0; ow < ow1; ++ow)
+                      arow[ow] += (static_cast<std::int32_t>(xrow[ow * p.stride_w + w_offset]) - zx) * wv;
+                  }
                 }
               }
             }
