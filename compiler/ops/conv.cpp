@@ -15,7 +15,9 @@ ConvAlgorithm conv_algorithm(const Node& n) {
   const Shape& x = n.inputs[0]->shape;
   const Shape& w = n.inputs[1]->shape;
   bool one_channel_per_group = n.attr_int("group", 1) == x[1] && w[0] == x[1] && w[1] == 1;
-  if (n.inputs[0]->dtype == DType::Float && one_channel_per_group && x.size() <= 4) return ConvAlgorithm::Depthwise;
+  const bool kernel_rows_fit = x.size() < 4 || w[2] <= rt::depthwise_detail::kMaxKernelRows;
+  if (n.inputs[0]->dtype == DType::Float && one_channel_per_group && x.size() <= 4 && kernel_rows_fit)
+    return ConvAlgorithm::Depthwise;
   return ConvAlgorithm::Direct;
 }
 
@@ -82,7 +84,8 @@ void emit_conv(const Node& n, Emitter& e) {
               epilogue_code(n));
       return;
     case ConvAlgorithm::Depthwise:
-      e.linef("rt::conv_depthwise(p, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0), epilogue_code(n));
+      e.linef("rt::conv_depthwise(p, {}, {}, {}, {}, reinterpret_cast<float*>({}), {});", e.in(0), e.in(1), bias,
+              e.out(0), e.scratch(), epilogue_code(n));
       return;
     case ConvAlgorithm::Direct:
       e.linef("rt::conv(p, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0));
@@ -92,9 +95,15 @@ void emit_conv(const Node& n, Emitter& e) {
   }
 }
 
+std::size_t float_bytes(rt::index_t floats) { return static_cast<std::size_t>(floats) * sizeof(float); }
+
 std::size_t conv_scratch_bytes(const Node& n) {
-  if (conv_algorithm(n) != ConvAlgorithm::Gemm) return 0;
-  return static_cast<std::size_t>(rt::conv_gemm_scratch_floats(conv_params_of(n))) * sizeof(float);
+  switch (conv_algorithm(n)) {
+    case ConvAlgorithm::Gemm: return float_bytes(rt::conv_gemm_scratch_floats(conv_params_of(n)));
+    case ConvAlgorithm::Depthwise: return float_bytes(rt::conv_depthwise_scratch_floats(conv_params_of(n)));
+    case ConvAlgorithm::Direct: return 0;
+  }
+  return 0;
 }
 
 const OpRegistrar conv_op([] {

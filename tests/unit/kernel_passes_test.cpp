@@ -1,5 +1,5 @@
-// fuse-activation and pack-weights (passes/kernel_passes.h), and the float Conv kernels they
-// prepare for (conv_gemm, conv_depthwise) against the reference loop nest rt::conv.
+// fuse-activation and pack-weights (passes/kernel_passes.h); the float Conv kernels they
+// prepare for are tested in simd_kernels_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <vector>
@@ -83,53 +83,4 @@ TEST_CASE("Activation epilogues on hand-computed values") {
   CHECK(activate({Activation::HardSwish, 0, 0}, 1.0f) == Approx(1.0f * (1.0f / 6.0f + 0.5f)));
   CHECK(activate({Activation::HardSigmoid, 0.2f, 0.5f}, 10.0f) == 1.0f);
   CHECK(activate({Activation::Sigmoid, 0, 0}, 0.0f) == 0.5f);
-}
-
-namespace {
-
-using onnxc::rt::ConvParams;
-using onnxc::rt::index_t;
-
-std::vector<float> ramp(index_t n, float scale) {
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (index_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = scale * static_cast<float>((i * 7) % 11 - 5);
-  return v;
-}
-
-// 2-d convolution geometry with square kernel, stride, pad and dilation.
-ConvParams conv2d(index_t c, index_t m, index_t group, index_t hw, index_t k, index_t stride, index_t pad,
-                  index_t dilation) {
-  index_t out = (hw + 2 * pad - dilation * (k - 1) - 1) / stride + 1;
-  return ConvParams{1,   c,   m,      group,  1,      hw,     hw,       1,        out,      out, 1,   k, k,
-                    1,   stride, stride, 1,   dilation, dilation, 0, pad, pad};
-}
-
-}  // namespace
-
-TEST_CASE("conv_gemm matches the reference convolution, with padding, stride and dilation") {
-  for (ConvParams p : {conv2d(3, 10, 1, 7, 3, 1, 1, 1), conv2d(3, 17, 1, 9, 3, 2, 1, 1), conv2d(5, 9, 1, 8, 3, 1, 2, 2),
-                       conv2d(16, 12, 1, 5, 1, 1, 0, 1)}) {
-    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
-    auto x = ramp(p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
-    auto bias = ramp(p.out_channels, 1.0f);
-    std::vector<float> expected(static_cast<std::size_t>(p.out_channels * n)), y(expected.size()), packed(w.size());
-    std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_gemm_scratch_floats(p)) + 1);
-    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
-    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
-    onnxc::rt::conv_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(),
-                         {onnxc::rt::Activation::Relu, 0, 0});
-    for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i] > 0 ? expected[i] : 0.0f));
-  }
-}
-
-TEST_CASE("conv_depthwise matches the reference convolution") {
-  for (ConvParams p : {conv2d(4, 4, 4, 7, 3, 1, 1, 1), conv2d(3, 3, 3, 8, 3, 2, 1, 1), conv2d(2, 2, 2, 9, 5, 2, 2, 1),
-                       conv2d(2, 2, 2, 9, 3, 1, 2, 2)}) {
-    auto x = ramp(p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * p.k_h * p.k_w, 0.25f);
-    auto bias = ramp(p.out_channels, 1.0f);
-    std::vector<float> expected(static_cast<std::size_t>(p.out_channels * p.out_h * p.out_w)), y(expected.size());
-    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
-    onnxc::rt::conv_depthwise(p, x.data(), w.data(), bias.data(), y.data(), onnxc::rt::kNoActivation);
-    for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i]));
-  }
 }

@@ -6,7 +6,7 @@
 //   with the input (1x1 stride-1 convolutions read it in place) or with its im2col, built block
 //   by block in the node's scratch memory;
 // - conv_depthwise (float, one input and one output channel per group): a direct kernel
-//   whose inner loop runs along the output row;
+//   over zero-padded copies of the input rows, vectorised along the output row;
 // - conv: the direct reference for every other case and type.
 // The float kernels apply bias and a fused activation (activation.h) in their epilogue.
 #ifndef ONNXC_CONV_H
@@ -162,41 +162,227 @@ inline void conv_gemm(const ConvParams& p, const float* x, const float* w_packed
   }
 }
 
-// One output row of a depthwise convolution: y[ow] += sum over kw of w[kw] * x[ow*s + kw*d - pad],
-// over the columns whose taps fall inside the input row (the others see zero padding).
-inline void depthwise_row(const ConvParams& p, const float* xrow, const float* wrow, float* yrow) {
-  for (index_t kw = 0; kw < p.k_w; ++kw) {
-    const index_t offset = kw * p.dilation_w - p.pad_w;  // input column of output column 0
-    const ColumnRange r = columns_inside(offset, p.stride_w, p.in_w, p.out_w);
-    const index_t lo = r.lo, hi = r.hi;
-    const float wv = wrow[kw];
-    if (p.stride_w == 1) {  // contiguous: compilers vectorise this loop
-      for (index_t ow = lo; ow < hi; ++ow) yrow[ow] += wv * xrow[ow + offset];
-    } else {
-      for (index_t ow = lo; ow < hi; ++ow) yrow[ow] += wv * xrow[ow * p.stride_w + offset];
-    }
+// ---- depthwise ----
+//
+// Each input row the kernel reads is first copied into a padded row: zeros where the window
+// overhangs the input, so the inner loops never test a border. The padded rows live in a ring
+// of span_h rows (the input rows one output row reads) in scratch memory; going down the plane,
+// each input row is copied once per channel. The inner loop keeps one vector of output columns
+// in a register across every tap (no read-modify-write of the output row per tap).
+
+// Floats past each padded row that full-vector loads of the last columns may read (two
+// AVX-512 vectors, the widest stride-2 load); their values never reach the output.
+constexpr index_t kDepthwiseRowSlack = 32;
+
+inline index_t depthwise_span_h(const ConvParams& p) { return (p.k_h - 1) * p.dilation_h + 1; }
+// Padded columns the output row reads: up to the last tap of the last output column.
+inline index_t depthwise_padded_w(const ConvParams& p) { return (p.out_w - 1) * p.stride_w + (p.k_w - 1) * p.dilation_w + 1; }
+inline index_t depthwise_row_floats(const ConvParams& p) { return depthwise_padded_w(p) + kDepthwiseRowSlack; }
+
+// Narrow stride-1 planes (kws-dscnn's 25 x 5, MobileNet's 7 x 7) fill few vector lanes per
+// output row. For them the kernel pads the whole plane into scratch and runs the taps over it as
+// one flat array of padded_w-wide rows, out_h * padded_w outputs of which the columns past out_w
+// are discarded: a 5-wide row costs 7 lanes instead of a whole vector.
+constexpr index_t kFlatMaxWidth = 16;
+constexpr index_t kFlatMaxFloats = 4096;
+inline index_t depthwise_padded_h(const ConvParams& p) { return (p.out_h - 1) * p.stride_h + (p.k_h - 1) * p.dilation_h + 1; }
+inline index_t depthwise_flat_floats(const ConvParams& p) {
+  return (depthwise_padded_h(p) + p.out_h) * depthwise_padded_w(p) + 2 * kDepthwiseRowSlack;
+}
+inline bool depthwise_uses_flat_plane(const ConvParams& p) {
+  return p.stride_h == 1 && p.stride_w == 1 && p.out_w <= kFlatMaxWidth &&
+         (p.k_w - 1) * p.dilation_w <= kDepthwiseRowSlack / 2 && depthwise_flat_floats(p) <= kFlatMaxFloats;
+}
+
+// Floats of scratch conv_depthwise needs: the padded plane and the wide output, or the ring of
+// padded rows.
+inline index_t conv_depthwise_scratch_floats(const ConvParams& p) {
+  return depthwise_uses_flat_plane(p) ? depthwise_flat_floats(p) : depthwise_span_h(p) * depthwise_row_floats(p);
+}
+
+namespace depthwise_detail {
+
+// row[c] = xrow[c - pad_w] for c in [0, padded_w), zero where that is outside the input row.
+inline void pad_row(const ConvParams& p, const float* xrow, float* row) {
+  const index_t width = depthwise_padded_w(p);
+  const index_t lo = p.pad_w < width ? p.pad_w : width;
+  const index_t hi = p.pad_w + p.in_w < width ? p.pad_w + p.in_w : width;
+  for (index_t c = 0; c < lo; ++c) row[c] = 0.0f;
+  for (index_t c = lo; c < hi; ++c) row[c] = xrow[c - p.pad_w];
+  for (index_t c = hi < lo ? lo : hi; c < width; ++c) row[c] = 0.0f;
+}
+
+// The padded rows of one output row: rows[kh] is the padded input row under kernel row kh, or
+// null where that row lies in the vertical padding (its taps add nothing).
+constexpr index_t kMaxKernelRows = 16;
+
+#if defined(ONNXC_SIMD)
+
+// p[0], p[s], p[2s], ... (L floats) for the stride S the output row reads its input with.
+// S = 0: any stride, given at run time; then only the first `cols` lanes are read (a large
+// stride would run past the row's slack), the others are zero.
+template <int S>
+inline vfloat load_strided(const float* p, index_t stride, index_t cols) {
+  if (S == 1) return vfloat::load_unaligned(p);
+#if defined(__AVX512F__)
+  if (S == 2) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    return _mm512_permutex2var_ps(_mm512_loadu_ps(p), even, _mm512_loadu_ps(p + 16));
+  }
+#elif defined(__AVX__)
+  if (S == 2) {  // [a0 a2 b0 b2 | a4 a6 b4 b6], then the 64-bit lanes reordered
+    const __m256 evens = _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8), _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(evens), _MM_SHUFFLE(3, 1, 2, 0)));
+  }
+#endif
+  alignas(64) float buf[kFloatLanes] = {};
+  for (index_t j = 0; j < cols; ++j) buf[j] = p[j * (S ? S : stride)];
+  return vfloat::load_aligned(buf);
+}
+
+// Output columns [ow, ow + L) of one output row: every tap accumulates in one register.
+template <int S, int K>
+inline vfloat output_vector(const ConvParams& p, const float* const* rows, const float* wc, float bias, index_t ow,
+                            index_t cols) {
+  const index_t k_w = K ? K : p.k_w;
+  const index_t stride = S ? S : p.stride_w;
+  vfloat acc(bias);
+  for (index_t kh = 0; kh < p.k_h; ++kh) {
+    if (!rows[kh]) continue;
+    const float* first = rows[kh] + ow * stride;
+    for (index_t kw = 0; kw < k_w; ++kw)
+      acc = xsimd::fma(vfloat(wc[kh * k_w + kw]), load_strided<S>(first + kw * p.dilation_w, stride, cols), acc);
+  }
+  return acc;
+}
+
+template <int S, int K>
+inline void output_row(const ConvParams& p, const float* const* rows, const float* wc, float bias, float* yrow,
+                       const Epilogue& e) {
+  using packed_gemm_detail::activate;
+  index_t ow = 0;
+  for (; ow + kFloatLanes <= p.out_w; ow += kFloatLanes)
+    activate(e, output_vector<S, K>(p, rows, wc, bias, ow, kFloatLanes)).store_unaligned(yrow + ow);
+  if (ow < p.out_w) {  // the loads may run into the row's slack; only the columns that exist are stored
+    const index_t cols = p.out_w - ow;
+    store_partial(activate(e, output_vector<S, K>(p, rows, wc, bias, ow, cols)), yrow + ow, cols);
   }
 }
 
-// Depthwise convolution (group == in_channels == out_channels), 2-d (in_d == k_d == 1).
+#else
+
+template <int S, int K>
+inline void output_row(const ConvParams& p, const float* const* rows, const float* wc, float bias, float* yrow,
+                       const Epilogue& e) {
+  const index_t k_w = K ? K : p.k_w;
+  const index_t stride = S ? S : p.stride_w;
+  for (index_t ow = 0; ow < p.out_w; ++ow) {
+    float acc = bias;
+    for (index_t kh = 0; kh < p.k_h; ++kh) {
+      if (!rows[kh]) continue;
+      const float* first = rows[kh] + ow * stride;
+      for (index_t kw = 0; kw < k_w; ++kw) acc += wc[kh * k_w + kw] * first[kw * p.dilation_w];
+    }
+    yrow[ow] = activate(e, acc);
+  }
+}
+
+#endif
+
+// One channel plane; S and K are the horizontal stride and kernel width when fixed at compile
+// time (0: read from p), so the common 3x3 layers get fully unrolled taps.
+template <int S, int K>
+inline void plane(const ConvParams& p, const float* xc, const float* wc, float bias, float* yc, float* ring,
+                  const Epilogue& e) {
+  const index_t span = depthwise_span_h(p), row_floats = depthwise_row_floats(p);
+  const float* rows[kMaxKernelRows];
+  index_t next_row = 0;  // input rows below this one are in the ring already
+  for (index_t oh = 0; oh < p.out_h; ++oh) {
+    for (index_t kh = 0; kh < p.k_h; ++kh) {
+      const index_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
+      rows[kh] = nullptr;
+      if (ih < 0 || ih >= p.in_h) continue;
+      // Rows between this one and the last loaded are loaded too (dilated kernels read them
+      // on the next output row); the ring holds the last `span` of them.
+      if (next_row < ih - span + 1) next_row = ih - span + 1;
+      for (; next_row <= ih; ++next_row) pad_row(p, xc + next_row * p.in_w, ring + (next_row % span) * row_floats);
+      rows[kh] = ring + (ih % span) * row_floats;
+    }
+    output_row<S, K>(p, rows, wc, bias, yc + oh * p.out_w, e);
+  }
+}
+
+// The flat-plane path. padded: depthwise_padded_h x padded_w floats and the slack, whose
+// borders (and slack) the caller zeroed; only the input's rectangle is written here.
+inline void copy_into_padded_plane(const ConvParams& p, const float* xc, float* padded) {
+  const index_t width = depthwise_padded_w(p), height = depthwise_padded_h(p);
+  const index_t cols = p.in_w < width - p.pad_w ? p.in_w : width - p.pad_w;
+  const index_t rows = p.in_h < height - p.pad_h ? p.in_h : height - p.pad_h;
+  for (index_t ih = 0; ih < rows; ++ih) {
+    float* dst = padded + (ih + p.pad_h) * width + p.pad_w;
+    for (index_t iw = 0; iw < cols; ++iw) dst[iw] = xc[ih * p.in_w + iw];
+  }
+}
+
+// wide[i] = bias + sum over taps of w * padded[i + tap offset] for i < count (rounded up to
+// whole vectors: `wide` and `padded` have the slack for it).
+inline void flat_taps(const ConvParams& p, const float* padded, const float* wc, float bias, index_t count,
+                      float* wide) {
+  const index_t width = depthwise_padded_w(p);
+#if defined(ONNXC_SIMD)
+  for (index_t i = 0; i < count; i += kFloatLanes) {
+    vfloat acc(bias);
+    for (index_t kh = 0; kh < p.k_h; ++kh)
+      for (index_t kw = 0; kw < p.k_w; ++kw)
+        acc = xsimd::fma(vfloat(wc[kh * p.k_w + kw]),
+                         vfloat::load_unaligned(padded + i + kh * p.dilation_h * width + kw * p.dilation_w), acc);
+    acc.store_unaligned(wide + i);
+  }
+#else
+  for (index_t i = 0; i < count; ++i) {
+    float acc = bias;
+    for (index_t kh = 0; kh < p.k_h; ++kh)
+      for (index_t kw = 0; kw < p.k_w; ++kw)
+        acc += wc[kh * p.k_w + kw] * padded[i + kh * p.dilation_h * width + kw * p.dilation_w];
+    wide[i] = acc;
+  }
+#endif
+}
+
+inline void flat_plane(const ConvParams& p, const float* xc, const float* wc, float bias, float* yc, float* scratch,
+                       const Epilogue& e) {
+  const index_t width = depthwise_padded_w(p);
+  float* padded = scratch;
+  float* wide = padded + depthwise_padded_h(p) * width + kDepthwiseRowSlack;
+  copy_into_padded_plane(p, xc, padded);
+  flat_taps(p, padded, wc, bias, p.out_h * width, wide);
+  for (index_t oh = 0; oh < p.out_h; ++oh)
+    for (index_t ow = 0; ow < p.out_w; ++ow) yc[oh * p.out_w + ow] = wide[oh * width + ow];
+  activate_row(e, yc, p.out_h * p.out_w);
+}
+
+}  // namespace depthwise_detail
+
+// Depthwise convolution (group == in_channels == out_channels), 1-d or 2-d (in_d == k_d == 1),
+// k_h <= 16; scratch holds conv_depthwise_scratch_floats(p) floats.
 inline void conv_depthwise(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
-                           const Epilogue& e) {
+                           float* scratch, const Epilogue& e) {
   const index_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w, taps = p.k_h * p.k_w;
+  const bool flat = depthwise_uses_flat_plane(p);
+  // The padding (and the slack, read but never used) is zeroed once: only the input's
+  // rectangle, or the inside of the padded rows, is rewritten per channel.
+  for (index_t i = 0; i < conv_depthwise_scratch_floats(p); ++i) scratch[i] = 0.0f;
+  const bool dense3 = p.k_w == 3 && p.dilation_w == 1;
   for (index_t b = 0; b < p.batch; ++b)
     for (index_t c = 0; c < p.out_channels; ++c) {
       const float* xc = x + (b * p.in_channels + c) * in_plane;
       const float* wc = w + c * taps;
       float* yc = y + (b * p.out_channels + c) * out_plane;
       const float bv = bias ? bias[c] : 0.0f;
-      for (index_t oh = 0; oh < p.out_h; ++oh) {
-        float* yrow = yc + oh * p.out_w;
-        for (index_t ow = 0; ow < p.out_w; ++ow) yrow[ow] = bv;
-        for (index_t kh = 0; kh < p.k_h; ++kh) {
-          const index_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
-          if (ih >= 0 && ih < p.in_h) depthwise_row(p, xc + ih * p.in_w, wc + kh * p.k_w, yrow);
-        }
-      }
-      activate_row(e, yc, out_plane);  // per plane: small rows would pay the call for few elements
+      if (flat) depthwise_detail::flat_plane(p, xc, wc, bv, yc, scratch, e);
+      else if (dense3 && p.stride_w == 1) depthwise_detail::plane<1, 3>(p, xc, wc, bv, yc, scratch, e);
+      else if (dense3 && p.stride_w == 2) depthwise_detail::plane<2, 3>(p, xc, wc, bv, yc, scratch, e);
+      else depthwise_detail::plane<0, 0>(p, xc, wc, bv, yc, scratch, e);
     }
 }
 

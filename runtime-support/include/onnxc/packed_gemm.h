@@ -135,28 +135,7 @@ inline void tile_rows(index_t rows, index_t k, const float* a, index_t a_step, c
   }
 }
 
-// The last cols < lanes columns: a one-vector tile with partial loads and stores (AVX-512
-// masks them; elsewhere B rows and results pass through a zero-padded buffer on the stack).
-inline vfloat load_partial(const float* p, index_t cols) {
-#if defined(__AVX512F__)
-  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << cols) - 1u), p);
-#else
-  alignas(64) float buf[kFloatLanes] = {};
-  for (index_t j = 0; j < cols; ++j) buf[j] = p[j];
-  return vfloat::load_aligned(buf);
-#endif
-}
-
-inline void store_partial(vfloat v, float* p, index_t cols) {
-#if defined(__AVX512F__)
-  _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << cols) - 1u), v);
-#else
-  alignas(64) float buf[kFloatLanes];
-  v.store_aligned(buf);
-  for (index_t j = 0; j < cols; ++j) p[j] = buf[j];
-#endif
-}
-
+// The last cols < lanes columns: a one-vector tile with partial loads and stores (simd.h).
 template <int Rows>
 inline void tail_tile(index_t cols, index_t k, const float* a, index_t a_step, const float* b, index_t ldb, float* y,
                       index_t ldy, const float* bias, const Epilogue& e) {

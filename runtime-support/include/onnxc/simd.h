@@ -36,6 +36,28 @@ constexpr int kVectorRegisters = 32;
 #else
 constexpr int kVectorRegisters = 16;
 #endif
+
+// The first `cols` (< kFloatLanes) floats at p, the other lanes zero, and the matching partial
+// store: AVX-512 masks them; elsewhere they pass through a zero-padded buffer on the stack.
+inline vfloat load_partial(const float* p, index_t cols) {
+#if defined(__AVX512F__)
+  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << cols) - 1u), p);
+#else
+  alignas(64) float buf[kFloatLanes] = {};
+  for (index_t j = 0; j < cols; ++j) buf[j] = p[j];
+  return vfloat::load_aligned(buf);
+#endif
+}
+
+inline void store_partial(vfloat v, float* p, index_t cols) {
+#if defined(__AVX512F__)
+  _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << cols) - 1u), v);
+#else
+  alignas(64) float buf[kFloatLanes];
+  v.store_aligned(buf);
+  for (index_t j = 0; j < cols; ++j) p[j] = buf[j];
+#endif
+}
 #else
 constexpr index_t kFloatLanes = 1;
 #endif

@@ -1,0 +1,123 @@
+// The float kernels with a SIMD path (onnxc/conv.h, onnxc/rnn.h) against their references:
+// the direct loop nest rt::conv and hand-computed values. This file depends on runtime-support
+// only: it is built into onnxc_unit_tests (the portable kernels) and, with ONNXC_SIMD and
+// -march=native, into onnxc_simd_kernel_tests (the xsimd kernels of the build machine).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "onnxc/conv.h"
+#include "onnxc/rnn.h"
+
+namespace {
+
+using onnxc::rt::ConvParams;
+using onnxc::rt::index_t;
+
+std::vector<float> ramp(index_t n, float scale) {
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = scale * static_cast<float>((i * 7) % 11 - 5);
+  return v;
+}
+
+// 2-d convolution geometry with square kernel, stride, pad and dilation.
+ConvParams conv2d(index_t c, index_t m, index_t group, index_t hw, index_t k, index_t stride, index_t pad,
+                  index_t dilation) {
+  index_t out = (hw + 2 * pad - dilation * (k - 1) - 1) / stride + 1;
+  return ConvParams{1,   c,   m,      group,  1,      hw,     hw,       1,        out,      out, 1,   k, k,
+                    1,   stride, stride, 1,   dilation, dilation, 0, pad, pad};
+}
+
+}  // namespace
+
+TEST_CASE("conv_gemm matches the reference convolution, with padding, stride and dilation") {
+  for (ConvParams p : {conv2d(3, 10, 1, 7, 3, 1, 1, 1), conv2d(3, 17, 1, 9, 3, 2, 1, 1), conv2d(5, 9, 1, 8, 3, 1, 2, 2),
+                       conv2d(16, 12, 1, 5, 1, 1, 0, 1)}) {
+    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
+    auto x = ramp(p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
+    auto bias = ramp(p.out_channels, 1.0f);
+    std::vector<float> expected(static_cast<std::size_t>(p.out_channels * n)), y(expected.size()), packed(w.size());
+    std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_gemm_scratch_floats(p)) + 1);
+    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    onnxc::rt::conv_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(),
+                         {onnxc::rt::Activation::Relu, 0, 0});
+    for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i] > 0 ? expected[i] : 0.0f));
+  }
+}
+
+TEST_CASE("conv_depthwise matches the reference convolution") {
+  // Rows narrower and wider than a vector with tails, stride 2 (the even-lane loads), strides
+  // and kernels with no fixed-size path, dilation, asymmetric output and a 1-d plane.
+  ConvParams wide_1d = conv2d(3, 3, 3, 1, 3, 1, 1, 1);
+  wide_1d.in_w = 37, wide_1d.out_w = 37, wide_1d.in_h = wide_1d.out_h = 1, wide_1d.k_h = 1, wide_1d.pad_h = 0;
+  ConvParams tall = conv2d(2, 2, 2, 5, 3, 1, 1, 1);
+  tall.in_h = tall.out_h = 25;  // kws-dscnn's 25 x 5 planes
+  for (ConvParams p : {conv2d(4, 4, 4, 7, 3, 1, 1, 1), conv2d(3, 3, 3, 8, 3, 2, 1, 1), conv2d(2, 2, 2, 9, 5, 2, 2, 1),
+                       conv2d(2, 2, 2, 9, 3, 1, 2, 2), conv2d(3, 3, 3, 35, 3, 1, 1, 1), conv2d(3, 3, 3, 45, 3, 2, 1, 1),
+                       conv2d(2, 2, 2, 40, 3, 2, 0, 1), conv2d(2, 2, 2, 50, 5, 3, 2, 1), conv2d(2, 2, 2, 19, 3, 2, 2, 3),
+                       conv2d(2, 2, 2, 6, 1, 1, 0, 1), wide_1d, tall}) {
+    auto x = ramp(p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * p.k_h * p.k_w, 0.25f);
+    auto bias = ramp(p.out_channels, 1.0f);
+    std::vector<float> expected(static_cast<std::size_t>(p.out_channels * p.out_h * p.out_w)), y(expected.size());
+    std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_depthwise_scratch_floats(p)));
+    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+    onnxc::rt::conv_depthwise(p, x.data(), w.data(), bias.data(), y.data(), scratch.data(),
+                              {onnxc::rt::Activation::Clip, -1.0f, 6.0f});
+    INFO("plane " << p.in_h << "x" << p.in_w << ", kernel " << p.k_h << "x" << p.k_w << ", stride " << p.stride_w
+                  << ", pad " << p.pad_w << ", dilation " << p.dilation_w);
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      const float want = expected[i] < -1.0f ? -1.0f : (expected[i] > 6.0f ? 6.0f : expected[i]);
+      REQUIRE(y[i] == Approx(want).margin(1e-5));
+    }
+  }
+}
+
+namespace {
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+// One forward LSTM layer (gates i, o, f, c; no peepholes, clip or sequence lengths) in double
+// precision, written from the ONNX formulas: h after the last step.
+std::vector<double> reference_lstm(index_t seq, index_t input, index_t hidden, const std::vector<float>& x,
+                                   const std::vector<float>& w, const std::vector<float>& r,
+                                   const std::vector<float>& bias) {
+  std::vector<double> h(static_cast<std::size_t>(hidden)), c(h.size()), g(static_cast<std::size_t>(4 * hidden));
+  auto at = [](const std::vector<float>& v, index_t i) { return static_cast<double>(v[static_cast<std::size_t>(i)]); };
+  for (index_t t = 0; t < seq; ++t) {
+    for (index_t row = 0; row < 4 * hidden; ++row) {
+      double sum = at(bias, row) + at(bias, 4 * hidden + row);
+      for (index_t k = 0; k < input; ++k) sum += at(w, row * input + k) * at(x, t * input + k);
+      for (index_t k = 0; k < hidden; ++k) sum += at(r, row * hidden + k) * h[static_cast<std::size_t>(k)];
+      g[static_cast<std::size_t>(row)] = sum;
+    }
+    for (index_t j = 0; j < hidden; ++j) {
+      auto gate = [&](index_t which) { return g[static_cast<std::size_t>(which * hidden + j)]; };
+      const std::size_t u = static_cast<std::size_t>(j);
+      c[u] = sigmoid(gate(2)) * c[u] + sigmoid(gate(0)) * std::tanh(gate(3));
+      h[u] = sigmoid(gate(1)) * std::tanh(c[u]);
+    }
+  }
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("lstm matches a double-precision reference on rows with vector tails") {
+  namespace rt = onnxc::rt;
+  const index_t seq = 5, input = 19, hidden = 21;  // neither a multiple of any vector width
+  auto x = ramp(seq * input, 0.2f), w = ramp(4 * hidden * input, 0.05f), r = ramp(4 * hidden * hidden, 0.04f);
+  auto bias = ramp(8 * hidden, 0.1f);
+  const rt::RnnFunction sig{rt::RnnActivation::Sigmoid, 0, 0}, tanh{rt::RnnActivation::Tanh, 0, 0};
+  const rt::RnnParams p{seq,   1,     input, hidden,     1,          false,      false,
+                        std::numeric_limits<float>::infinity(), false, false, {sig, sig}, {tanh, tanh}, {tanh, tanh}};
+  std::vector<float> y_h(static_cast<std::size_t>(hidden));
+  std::vector<float> scratch(static_cast<std::size_t>(rt::lstm_scratch_elements(hidden)));
+  const float* none = nullptr;
+  rt::lstm<float>(p, x.data(), w.data(), r.data(), bias.data(), nullptr, none, none, none, nullptr, y_h.data(), nullptr,
+                  scratch.data());
+  const std::vector<double> expected = reference_lstm(seq, input, hidden, x, w, r, bias);
+  for (std::size_t i = 0; i < y_h.size(); ++i) REQUIRE(y_h[i] == Approx(expected[i]).margin(1e-5));
+}
