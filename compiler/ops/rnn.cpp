@@ -237,6 +237,12 @@ OpDef recurrent_op(const RecurrentOp& op, std::vector<int> versions) {
     e.linef("rt::{}<{}>(p, {}, {});", op.kernel, ctype_of(*n.inputs[kX]), fmt::join(args, ", "), e.scratch());
   };
   d.scratch_bytes = [op](const Node& n) { return compute_bytes(n, op.scratch_elements(n.inputs[kR]->shape[2])); };
+  // Every time step of every direction and batch entry: gates * hidden rows of W (input
+  // columns) and of R (hidden columns), the gates' elementwise work not counted.
+  d.macs = [op](const Node& n) {
+    Dims dims = recurrent_dims(n, op);
+    return dims.directions * dims.seq * dims.batch * op.gates * dims.hidden * (dims.input + dims.hidden);
+  };
   return d;
 }
 

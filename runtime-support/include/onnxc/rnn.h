@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "onnxc/base.h"
+#include "onnxc/simd.h"
 
 namespace onnxc {
 namespace rt {
@@ -63,6 +64,28 @@ struct RnnFunction {
     }
     return x;
   }
+
+#if defined(ONNXC_SIMD)
+  // Whether apply_row may use vector() below: the functions without a logarithm or a branch on
+  // a transcendental (Elu, Softplus stay scalar; recurrent layers rarely use them).
+  bool has_vector_form() const { return kind != RnnActivation::Elu && kind != RnnActivation::Softplus; }
+  vfloat vector(vfloat x) const {
+    const vfloat a(alpha), b(beta), zero(0.0f), one(1.0f);
+    switch (kind) {
+      case RnnActivation::Relu: return xsimd::max(x, zero);
+      case RnnActivation::Tanh: return xsimd::tanh(x);
+      // exp(-x) overflows to infinity for very negative x, and 1 / infinity is the right 0.
+      case RnnActivation::Sigmoid: return one / (one + xsimd::exp(-x));
+      case RnnActivation::Affine: return a * x + b;
+      case RnnActivation::LeakyRelu: return xsimd::select(x >= zero, x, a * x);
+      case RnnActivation::ThresholdedRelu: return xsimd::select(x > a, x, zero);
+      case RnnActivation::ScaledTanh: return a * xsimd::tanh(b * x);
+      case RnnActivation::HardSigmoid: return xsimd::min(xsimd::max(a * x + b, zero), one);
+      case RnnActivation::Softsign: return x / (one + xsimd::abs(x));
+      default: return x;
+    }
+  }
+#endif
 
  private:
   // Never exponentiates a large positive number.
@@ -115,6 +138,33 @@ inline void add_matvec(index_t rows, index_t cols, const T* m, const V* v, C* ou
   }
 }
 
+#if defined(ONNXC_SIMD)
+// The float product, Rows rows at a time: vector partial sums along the row (a float
+// reduction the compiler may not reorder by itself), one horizontal sum per row at the end.
+template <int Rows>
+inline void add_matvec_rows(index_t cols, const float* m, const float* v, float* out) {
+  vfloat acc[Rows];
+  for (int i = 0; i < Rows; ++i) acc[i] = vfloat(0.0f);
+  index_t k = 0;
+  for (; k + kFloatLanes <= cols; k += kFloatLanes) {
+    const vfloat x = vfloat::load_unaligned(v + k);
+    for (int i = 0; i < Rows; ++i) acc[i] = xsimd::fma(vfloat::load_unaligned(m + i * cols + k), x, acc[i]);
+  }
+  if (k < cols) {
+    const vfloat x = load_partial(v + k, cols - k);
+    for (int i = 0; i < Rows; ++i) acc[i] = xsimd::fma(load_partial(m + i * cols + k, cols - k), x, acc[i]);
+  }
+  for (int i = 0; i < Rows; ++i) out[i] += xsimd::hadd(acc[i]);
+}
+
+inline void add_matvec(index_t rows, index_t cols, const float* m, const float* v, float* out) {
+  constexpr int kRows = 4;
+  index_t r = 0;
+  for (; r + kRows <= rows; r += kRows) add_matvec_rows<kRows>(cols, m + r * cols, v, out + r);
+  for (; r < rows; ++r) add_matvec_rows<1>(cols, m + r * cols, v, out + r);
+}
+#endif
+
 // out[r] = wb[r] + rb[r] for r < n; either bias may be absent (nullptr).
 template <class T, class C>
 inline void set_bias(index_t n, const T* wb, const T* rb, C* out) {
@@ -124,6 +174,30 @@ inline void set_bias(index_t n, const T* wb, const T* rb, C* out) {
 template <class C> inline C clamp(C x, float bound) {
   const C b = static_cast<C>(bound);
   return x < -b ? -b : (x > b ? b : x);
+}
+
+template <class C> inline void clamp_row(index_t n, float bound, C* x) {
+  for (index_t i = 0; i < n; ++i) x[i] = clamp(x[i], bound);
+}
+
+// x[i] = f(x[i]) for i < n.
+template <class C> inline void apply_row(const RnnFunction& f, index_t n, C* x) {
+  for (index_t i = 0; i < n; ++i) x[i] = f(x[i]);
+}
+
+#if defined(ONNXC_SIMD)
+inline void apply_row(const RnnFunction& f, index_t n, float* x) {
+  index_t i = 0;
+  if (f.has_vector_form())
+    for (; i + kFloatLanes <= n; i += kFloatLanes) f.vector(vfloat::load_unaligned(x + i)).store_unaligned(x + i);
+  for (; i < n; ++i) x[i] = f(x[i]);
+}
+#endif
+
+// x[i] += p[i] * c[i] for i < n: a peephole term (none when p is null).
+template <class T, class C> inline void add_peephole(index_t n, const T* p, const C* c, C* x) {
+  if (!p) return;
+  for (index_t i = 0; i < n; ++i) x[i] += load(p[i]) * c[i];
 }
 
 // Loads `n` values of an optional tensor at `offset` into the compute type (zeros when absent).
@@ -201,7 +275,9 @@ template <class T> struct RnnCell {
     set_bias(n, b.wb, b.rb, gate);
     add_matvec(n, p.input_size, w + d * n * p.input_size, x_t, gate);
     add_matvec(n, n, r + d * n * n, h, gate);
-    for (index_t i = 0; i < n; ++i) h[i] = p.f[d](clamp(gate[i], p.clip));
+    clamp_row(n, p.clip, gate);
+    apply_row(p.f[d], n, gate);
+    for (index_t i = 0; i < n; ++i) h[i] = gate[i];
   }
   void finish(index_t, index_t, index_t) {}
 };
@@ -229,7 +305,8 @@ template <class T> struct GruCell {
     add_matvec(recurrent_rows, n, rd, h, from_h);
     C* update = from_x;
     C* reset = from_x + n;
-    for (index_t i = 0; i < 2 * n; ++i) from_x[i] = p.f[d](clamp(from_x[i] + from_h[i], p.clip));
+    for (index_t i = 0; i < 2 * n; ++i) from_x[i] = clamp(from_x[i] + from_h[i], p.clip);
+    apply_row(p.f[d], 2 * n, from_x);
     C* hidden_term = from_h + 2 * n;
     if (p.linear_before_reset) {
       for (index_t i = 0; i < n; ++i) hidden_term[i] *= reset[i];
@@ -239,10 +316,10 @@ template <class T> struct GruCell {
       add_matvec(n, n, rd + 2 * n * n, reset_h, hidden_term);
     }
     const C* hidden_from_x = from_x + 2 * n;
-    for (index_t i = 0; i < n; ++i) {
-      const C candidate = p.g[d](clamp(hidden_from_x[i] + hidden_term[i], p.clip));
-      h[i] = (C(1) - update[i]) * candidate + update[i] * h[i];
-    }
+    C* candidate = hidden_term;
+    for (index_t i = 0; i < n; ++i) candidate[i] = clamp(hidden_from_x[i] + hidden_term[i], p.clip);
+    apply_row(p.g[d], n, candidate);
+    for (index_t i = 0; i < n; ++i) h[i] = (C(1) - update[i]) * candidate[i] + update[i] * h[i];
   }
   void finish(index_t, index_t, index_t) {}
 };
@@ -256,10 +333,7 @@ template <class T> struct LstmCell {
   C* gates;  // 4 * hidden: i, o, f, c
 
   void start(index_t d, index_t b) { load_state(p.hidden_size, initial_c, Rows{p}.state(d, b), c); }
-  // A gate's pre-activation plus its peephole term, clipped.
-  C gate_input(C pre, const T* peephole, index_t i) const {
-    return clamp(peephole ? pre + load(peephole[i]) * c[i] : pre, p.clip);
-  }
+  // The gates row by row, so each activation runs over a whole row (vectorised for float).
   void step(index_t d, const T* x_t) {
     const index_t n = p.hidden_size;
     const Biases<T> b = biases(bias, d, 4, n);
@@ -269,15 +343,27 @@ template <class T> struct LstmCell {
     const T* pi = peepholes ? peepholes + d * 3 * n : nullptr;
     const T* po = pi ? pi + n : nullptr;
     const T* pf = pi ? pi + 2 * n : nullptr;
-    const C *gi = gates, *go = gates + n, *gf = gates + 2 * n, *gc = gates + 3 * n;
-    for (index_t i = 0; i < n; ++i) {
-      const C input = p.f[d](gate_input(gi[i], pi, i));
-      const C forget = p.input_forget ? C(1) - input : p.f[d](gate_input(gf[i], pf, i));
-      const C candidate = p.g[d](clamp(gc[i], p.clip));
-      c[i] = forget * c[i] + input * candidate;
-      const C output = p.f[d](gate_input(go[i], po, i));
-      h[i] = output * p.h[d](clamp(c[i], p.clip));
+    C *input = gates, *output = gates + n, *forget = gates + 2 * n, *candidate = gates + 3 * n;
+    add_peephole(n, pi, c, input);
+    clamp_row(n, p.clip, input);
+    apply_row(p.f[d], n, input);
+    if (p.input_forget) {
+      for (index_t i = 0; i < n; ++i) forget[i] = C(1) - input[i];
+    } else {
+      add_peephole(n, pf, c, forget);
+      clamp_row(n, p.clip, forget);
+      apply_row(p.f[d], n, forget);
     }
+    clamp_row(n, p.clip, candidate);
+    apply_row(p.g[d], n, candidate);
+    for (index_t i = 0; i < n; ++i) c[i] = forget[i] * c[i] + input[i] * candidate[i];
+    add_peephole(n, po, c, output);  // the output gate's peephole reads the updated C
+    clamp_row(n, p.clip, output);
+    apply_row(p.f[d], n, output);
+    C* cell_out = candidate;  // h(C), in the candidate row it no longer needs
+    for (index_t i = 0; i < n; ++i) cell_out[i] = clamp(c[i], p.clip);
+    apply_row(p.h[d], n, cell_out);
+    for (index_t i = 0; i < n; ++i) h[i] = output[i] * cell_out[i];
   }
   void finish(index_t d, index_t b, index_t steps) {
     if (!y_c) return;
