@@ -6,17 +6,17 @@ namespace onnxc {
 
 const std::vector<Target>& targets() {
   static const std::vector<Target> all = {
-      {"generic", "portable C++, no SIMD intrinsics (any C++17 compiler, bare metal included)", {}, "", false},
+      {"generic", "portable C++, no SIMD intrinsics (any C++17 compiler, bare metal included)", {}, "", false, false},
       {"native", "SIMD for whatever the compiler's flags enable (validate and bench use -march=native)",
-       {"-march=native"}, "", true},
-      {"x86-64-v2", "x86-64 with SSE4.2", {"-march=x86-64-v2"}, "defined(__SSE4_2__)", true},
-      {"x86-64-v3", "x86-64 with AVX2 and FMA", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)", true},
-      {"avx2", "same as x86-64-v3", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)", true},
-      {"avx512", "x86-64 with AVX-512 F/BW/DQ/VL (x86-64-v4)", {"-march=x86-64-v4"}, "defined(__AVX512F__)", true},
-      {"neon", "64-bit ARM with NEON (AArch64)", {}, "defined(__ARM_NEON) && defined(__aarch64__)", true},
-      {"cortex-m4", "Arm Cortex-M4 (portable C++ kernels)", {}, "", false},
-      {"cortex-m7", "Arm Cortex-M7 (portable C++ kernels)", {}, "", false},
-      {"cortex-m55", "Arm Cortex-M55 (portable C++ kernels)", {}, "", false},
+       {"-march=native"}, "", true, false},
+      {"x86-64-v2", "x86-64 with SSE4.2", {"-march=x86-64-v2"}, "defined(__SSE4_2__)", true, false},
+      {"x86-64-v3", "x86-64 with AVX2 and FMA", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)", true, false},
+      {"avx2", "same as x86-64-v3", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)", true, false},
+      {"avx512", "x86-64 with AVX-512 F/BW/DQ/VL (x86-64-v4)", {"-march=x86-64-v4"}, "defined(__AVX512F__)", true, false},
+      {"neon", "64-bit ARM with NEON (AArch64)", {}, "defined(__ARM_NEON) && defined(__aarch64__)", true, false},
+      {"cortex-m4", "Arm Cortex-M4 (portable C++ kernels)", {}, "", false, true},
+      {"cortex-m7", "Arm Cortex-M7 (portable C++ kernels)", {}, "", false, true},
+      {"cortex-m55", "Arm Cortex-M55 (portable C++ kernels)", {}, "", false, true},
   };
   return all;
 }

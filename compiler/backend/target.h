@@ -23,6 +23,9 @@ struct Target {
   std::string required_macros;
   // The kernels take their xsimd paths (ONNXC_SIMD is defined in the generated source).
   bool simd = false;
+  // RAM is the scarce resource (microcontrollers): where a faster kernel needs scratch memory
+  // that would raise the arena, the memory planner takes the slower kernel that needs none.
+  bool memory_first = false;
 };
 
 // Every target, the default ("generic") first.

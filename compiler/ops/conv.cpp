@@ -7,7 +7,8 @@
 namespace onnxc {
 
 bool conv_packs_weights(const Node& n) {
-  return n.inputs[0]->dtype == DType::Float && n.attr_int("group", 1) == 1 && n.inputs[1]->constant;
+  return n.inputs[0]->dtype == DType::Float && n.attr_int("group", 1) == 1 && n.inputs[1]->constant &&
+         n.attr_int(kIm2colColsAttr, -1) != 0;
 }
 
 ConvAlgorithm conv_algorithm(const Node& n) {
@@ -71,6 +72,34 @@ rt::ConvParams conv_params_of(const Node& n) {
   return conv_params(conv_window(n), x.shape[0], x.shape[1], n.inputs[1]->shape[0], n.attr_int("group", 1));
 }
 
+}  // namespace
+
+Im2colShape conv_im2col_shape(const Node& n) {
+  const rt::ConvParams p = conv_params_of(n);
+  if (n.inputs[0]->dtype != DType::Float || n.attr_int("group", 1) != 1 || rt::conv_reads_input_as_matrix(p))
+    return {};
+  const int64_t k = rt::conv_gemm_k(p);
+  return {k * static_cast<int64_t>(sizeof(float)), rt::conv_gemm_n(p), rt::packed_gemm_block_cols(k),
+          rt::kBlockColsQuantum};
+}
+
+int64_t conv_im2col_cols(const Node& n) {
+  return n.attr_int(kIm2colColsAttr, rt::packed_gemm_block_cols(rt::conv_gemm_k(conv_params_of(n))));
+}
+
+namespace {
+
+std::size_t float_bytes(rt::index_t floats) { return static_cast<std::size_t>(floats) * sizeof(float); }
+
+std::size_t conv_scratch_bytes(const Node& n) {
+  switch (conv_algorithm(n)) {
+    case ConvAlgorithm::Gemm: return float_bytes(rt::conv_gemm_scratch_floats(conv_params_of(n), conv_im2col_cols(n)));
+    case ConvAlgorithm::Depthwise: return float_bytes(rt::conv_depthwise_scratch_floats(conv_params_of(n)));
+    case ConvAlgorithm::Direct: return 0;
+  }
+  return 0;
+}
+
 void emit_conv(const Node& n, Emitter& e) {
   e.include("onnxc/conv.h");
   const Value& x = *n.inputs[0];
@@ -78,10 +107,10 @@ void emit_conv(const Node& n, Emitter& e) {
   std::string bias = e.in_or_null(2, x.dtype);
   switch (conv_algorithm(n)) {
     case ConvAlgorithm::Gemm:
-      e.linef("rt::conv_gemm(p, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0),
-              rt::conv_gemm_scratch_floats(conv_params_of(n)) ? fmt::format("reinterpret_cast<float*>({})", e.scratch())
-                                                              : "static_cast<float*>(nullptr)",
-              epilogue_code(n));
+      e.linef("rt::conv_gemm(p, {}, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0),
+              conv_scratch_bytes(n) ? fmt::format("reinterpret_cast<float*>({})", e.scratch())
+                                    : "static_cast<float*>(nullptr)",
+              conv_im2col_cols(n), epilogue_code(n));
       return;
     case ConvAlgorithm::Depthwise:
       e.linef("rt::conv_depthwise(p, {}, {}, {}, {}, reinterpret_cast<float*>({}), {});", e.in(0), e.in(1), bias,
@@ -93,17 +122,6 @@ void emit_conv(const Node& n, Emitter& e) {
         e.linef("rt::activate_row({}, {}, {});", epilogue_code(n), e.out(0), n.outputs[0]->numel());
       return;
   }
-}
-
-std::size_t float_bytes(rt::index_t floats) { return static_cast<std::size_t>(floats) * sizeof(float); }
-
-std::size_t conv_scratch_bytes(const Node& n) {
-  switch (conv_algorithm(n)) {
-    case ConvAlgorithm::Gemm: return float_bytes(rt::conv_gemm_scratch_floats(conv_params_of(n)));
-    case ConvAlgorithm::Depthwise: return float_bytes(rt::conv_depthwise_scratch_floats(conv_params_of(n)));
-    case ConvAlgorithm::Direct: return 0;
-  }
-  return 0;
 }
 
 const OpRegistrar conv_op([] {

@@ -2,6 +2,7 @@
 // shared by the Conv emitter and the pass that packs weights for it (passes/pack_weights.cpp).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "ir/ir.h"
@@ -17,6 +18,19 @@ enum class ConvAlgorithm {
 // Whether the Conv may use the Gemm algorithm once its weights are packed (pack-weights does it).
 bool conv_packs_weights(const Node& conv);
 ConvAlgorithm conv_algorithm(const Node& conv);
+// A Gemm Conv with a kernel larger than 1x1 (or strided, or padded) builds its im2col matrix
+// block by block of output columns in scratch memory; the block width is the compiler's choice
+// per layer (kIm2colColsAttr), set by the memory planner. Zero bytes_per_column: no im2col.
+struct Im2colShape {
+  int64_t bytes_per_column = 0;  // one column of im2col: input channels x kernel taps floats
+  int64_t columns = 0;           // output positions of one image
+  int64_t fastest_cols = 0;      // the kernel's preferred block (rt::packed_gemm_block_cols)
+  int64_t quantum_cols = 0;      // smaller useful blocks are multiples of this (whole register tiles)
+};
+Im2colShape conv_im2col_shape(const Node& conv);
+// The im2col block the Conv's kernel is given: the attribute, or the fastest block.
+int64_t conv_im2col_cols(const Node& conv);
+
 // The rt::Epilogue literal of the activation fused into the node (None when there is none).
 std::string epilogue_code(const Node& node);
 
@@ -25,5 +39,8 @@ constexpr const char* kPackedWeightsAttr = "onnxc.packed_weights";  // int 1: in
 constexpr const char* kActivationAttr = "onnxc.activation";         // string: the fused activation
 constexpr const char* kActivationAlphaAttr = "onnxc.activation_alpha";
 constexpr const char* kActivationBetaAttr = "onnxc.activation_beta";
+// int: output columns per im2col block of a Gemm Conv; 0: compute it with the direct kernel
+// instead (no scratch, weights left unpacked).
+constexpr const char* kIm2colColsAttr = "onnxc.im2col_cols";
 
 }  // namespace onnxc

@@ -1,7 +1,6 @@
 #include "passes/memory_plan.h"
 
 #include <algorithm>
-#include <map>
 #include <numeric>
 #include <cstdint>
 
@@ -43,13 +42,20 @@ MemoryPlan place_in_order(const std::vector<BufferRequest>& bufs, const std::vec
 
 }  // namespace
 
-std::size_t peak_live_bytes(const std::vector<BufferRequest>& buffers, std::size_t alignment) {
-  std::map<int, std::size_t> live;
+std::vector<std::size_t> live_bytes_per_step(const std::vector<BufferRequest>& buffers, std::size_t alignment,
+                                             int steps) {
+  std::vector<std::size_t> live(static_cast<std::size_t>(std::max(steps, 0)), 0);
   for (const auto& b : buffers)
-    for (int s = b.first; s <= b.last; ++s) live[s] += align_up(b.size, alignment);
-  std::size_t peak = 0;
-  for (auto& kv : live) peak = std::max(peak, kv.second);
-  return peak;
+    for (int s = std::max(b.first, 0); s <= b.last && s < steps; ++s)
+      live[static_cast<std::size_t>(s)] += align_up(b.size, std::max<std::size_t>(alignment, 1));
+  return live;
+}
+
+std::size_t peak_live_bytes(const std::vector<BufferRequest>& buffers, std::size_t alignment) {
+  int steps = 0;
+  for (const auto& b : buffers) steps = std::max(steps, b.last + 1);
+  const std::vector<std::size_t> live = live_bytes_per_step(buffers, alignment, steps);
+  return live.empty() ? 0 : *std::max_element(live.begin(), live.end());
 }
 
 MemoryPlan plan_memory(const std::vector<BufferRequest>& buffers, std::size_t alignment) {

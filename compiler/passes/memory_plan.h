@@ -20,6 +20,9 @@ struct MemoryPlan {
   std::string strategy;              // the packing strategy that won
 };
 
+// The sum of (aligned) sizes live at each step in [0, steps).
+std::vector<std::size_t> live_bytes_per_step(const std::vector<BufferRequest>& buffers, std::size_t alignment,
+                                             int steps);
 // The largest sum of sizes live at any one step: no plan can use less.
 std::size_t peak_live_bytes(const std::vector<BufferRequest>& buffers, std::size_t alignment);
 

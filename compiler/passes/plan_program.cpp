@@ -217,7 +217,9 @@ class Planner {
         scratch_steps.push_back(i);
       }
     b.plan = plan_memory(requests, prog_.alignment);
-    b.peak_live_bytes = peak_live_bytes(requests, prog_.alignment);
+    // One step past the last: where a block's results are read by its parent.
+    b.live_bytes = live_bytes_per_step(requests, prog_.alignment, static_cast<int>(b.steps.size()) + 1);
+    b.peak_live_bytes = *std::max_element(b.live_bytes.begin(), b.live_bytes.end());
     b.arena_bytes = b.plan.arena_bytes;
     for (std::size_t i = 0; i < owners.size(); ++i) T[owners[i]].offset = b.plan.offsets[i];
     for (std::size_t i = 0; i < scratch_steps.size(); ++i)

@@ -54,6 +54,7 @@ struct Block {
   MemoryPlan plan;
   std::size_t arena_bytes = 0;      // this block's tensors, scratch and nested blocks
   std::size_t peak_live_bytes = 0;
+  std::vector<std::size_t> live_bytes;  // per step: bytes of its tensors and scratch live then
 };
 
 struct Program {

@@ -39,13 +39,23 @@ TEST_CASE("conv_gemm matches the reference convolution, with padding, stride and
     auto x = ramp(p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
     auto bias = ramp(p.out_channels, 1.0f);
     std::vector<float> expected(static_cast<std::size_t>(p.out_channels * n)), y(expected.size()), packed(w.size());
-    std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_gemm_scratch_floats(p)) + 1);
     onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
     onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
-    onnxc::rt::conv_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(),
-                         {onnxc::rt::Activation::Relu, 0, 0});
-    for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i] > 0 ? expected[i] : 0.0f));
+    // The fastest block, and blocks smaller than the output that leave a partial last block.
+    for (index_t block : {onnxc::rt::packed_gemm_block_cols(k), index_t{16}, index_t{5}}) {
+      std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_gemm_scratch_floats(p, block)) + 1);
+      onnxc::rt::conv_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(), block,
+                           {onnxc::rt::Activation::Relu, 0, 0});
+      for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i] > 0 ? expected[i] : 0.0f));
+    }
   }
+}
+
+TEST_CASE("conv_gemm's im2col scratch is one block of the chosen width, or the whole output when smaller") {
+  const ConvParams p = conv2d(3, 8, 1, 7, 3, 1, 1, 1);  // K = 27, N = 49
+  CHECK(onnxc::rt::conv_gemm_scratch_floats(p, 16) == 27 * 16);
+  CHECK(onnxc::rt::conv_gemm_scratch_floats(p, 96) == 27 * 49);
+  CHECK(onnxc::rt::conv_gemm_scratch_floats(conv2d(16, 12, 1, 5, 1, 1, 0, 1), 96) == 0);  // 1x1: reads x in place
 }
 
 TEST_CASE("conv_depthwise matches the reference convolution") {

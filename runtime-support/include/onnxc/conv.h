@@ -90,11 +90,13 @@ inline bool conv_reads_input_as_matrix(const ConvParams& p) {
          p.pad_h == 0 && p.pad_w == 0;
 }
 
-// Floats of scratch conv_gemm needs: one im2col block (K x block columns), or none.
-inline index_t conv_gemm_scratch_floats(const ConvParams& p) {
+// Floats of scratch conv_gemm needs: one im2col block (K x block_cols columns), or none.
+// block_cols is the compiler's choice per layer: packed_gemm_block_cols(k) is the fastest, a
+// smaller block (a multiple of kBlockColsQuantum) trades a little speed for arena memory.
+inline index_t conv_gemm_scratch_floats(const ConvParams& p, index_t block_cols) {
   if (conv_reads_input_as_matrix(p)) return 0;
-  const index_t k = conv_gemm_k(p), n = conv_gemm_n(p), block = packed_gemm_block_cols(k);
-  return k * (n < block ? n : block);
+  const index_t k = conv_gemm_k(p), n = conv_gemm_n(p);
+  return k * (n < block_cols ? n : block_cols);
 }
 
 // One row of im2col: the input under tap (kd, kh, kw) of channel plane xc for output positions
@@ -141,9 +143,9 @@ inline void im2col_block(const ConvParams& p, const float* x, index_t first, ind
 }
 
 // One-group convolution as a matrix product; w_packed is the weight laid out by pack_weights
-// (M x K), scratch holds conv_gemm_scratch_floats(p) floats.
+// (M x K), scratch holds conv_gemm_scratch_floats(p, block_cols) floats.
 inline void conv_gemm(const ConvParams& p, const float* x, const float* w_packed, const float* bias, float* y,
-                      float* scratch, const Epilogue& e) {
+                      float* scratch, index_t block_cols, const Epilogue& e) {
   const index_t m = p.out_channels, k = conv_gemm_k(p), n = conv_gemm_n(p);
   const index_t in_image = p.in_channels * p.in_d * p.in_h * p.in_w;
   for (index_t b = 0; b < p.batch; ++b) {
@@ -153,9 +155,8 @@ inline void conv_gemm(const ConvParams& p, const float* x, const float* w_packed
       packed_gemm(m, n, k, w_packed, xb, n, yb, n, bias, e);
       continue;
     }
-    const index_t block = packed_gemm_block_cols(k);
-    for (index_t j = 0; j < n; j += block) {
-      const index_t cols = n - j < block ? n - j : block;
+    for (index_t j = 0; j < n; j += block_cols) {
+      const index_t cols = n - j < block_cols ? n - j : block_cols;
       im2col_block(p, xb, j, cols, scratch);
       packed_gemm_block(m, cols, k, w_packed, scratch, cols, yb + j, n, bias, e);
     }
