@@ -39,8 +39,8 @@ constexpr const char* kPackedWeightsAttr = "onnxc.packed_weights";  // int 1: in
 constexpr const char* kActivationAttr = "onnxc.activation";         // string: the fused activation
 constexpr const char* kActivationAlphaAttr = "onnxc.activation_alpha";
 constexpr const char* kActivationBetaAttr = "onnxc.activation_beta";
-// int: output columns per im2col block of a Gemm Conv; 0: compute it with the direct kernel
-// instead (no scratch, weights left unpacked).
+// int: output columns per im2col block of a Gemm Conv (or of QLinearConv's matrix-product
+// kernel); 0: compute it with the direct kernel instead (no scratch, weights left unpacked).
 constexpr const char* kIm2colColsAttr = "onnxc.im2col_cols";
 
 }  // namespace onnxc

@@ -5,6 +5,9 @@
 // x's zero point and scale are per tensor; w's per tensor or per output channel.
 #include <limits>
 
+#include <algorithm>
+
+#include "ops/conv_algorithm.h"
 #include "ops/elementwise.h"
 #include "ops/emitter.h"
 #include "ops/quant_common.h"
@@ -122,6 +125,38 @@ const OpRegistrar conv_integer_op([] {
 const RequantInputs kRequantInputs = {1, 4, 6};
 constexpr std::size_t kBias = 8;
 
+// Columns per im2col block of the matrix-product kernel (rt::qconv_gemm), or 0 for the plane
+// kernel (rt::conv_integer). The product needs one group, uint8 x, constant int8 weights with zero
+// point 0 (symmetric, as quantizers write them). A block width chosen by the memory planner
+// (attribute onnxc.im2col_cols) wins; otherwise the widest block that fits in the memory the plane
+// kernel would take, so choosing the product never grows the arena.
+int64_t qconv_gemm_cols(const Node& n) {
+  const ConvInputs in = kQLinearConvInputs;
+  const Value& x = *n.inputs[in.x];
+  const Value& w = *n.inputs[in.w];
+  if (n.attr_int("group", 1) != 1 || x.dtype != DType::Uint8 || w.dtype != DType::Int8 || !w.constant) return 0;
+  if (n.has_input(in.w_zero_point)) {
+    const Value& zw = *n.inputs[in.w_zero_point];
+    if (!zw.constant) return 0;
+    for (int64_t i = 0; i < zw.constant->numel(); ++i)
+      if (zw.constant->int_at(i) != 0) return 0;
+  }
+  if (n.has_attr(kIm2colColsAttr)) return n.attr_int(kIm2colColsAttr, 0);
+  const rt::ConvParams p = integer_conv_params(n, in);
+  const int64_t quantum = rt::kQConvColumnQuantum;
+  const int64_t columns = (shape_numel(Shape(n.outputs[0]->shape.begin() + 2, n.outputs[0]->shape.end())) + quantum - 1) /
+                          quantum * quantum;
+  const int64_t fitting = static_cast<int64_t>(plane_scratch_bytes(n)) / rt::qconv_gemm_scratch_bytes(p, 1) /
+                          quantum * quantum;
+  return std::min({fitting, columns, int64_t{256}});
+}
+
+std::size_t qlinear_conv_kernel_scratch(const Node& n) {
+  const int64_t cols = qconv_gemm_cols(n);
+  if (cols <= 0) return plane_scratch_bytes(n);
+  return static_cast<std::size_t>(rt::qconv_gemm_scratch_bytes(integer_conv_params(n, kQLinearConvInputs), cols));
+}
+
 void infer_qlinear_conv(Node& n) {
   check_arity(n, 8, 9, 1, 1);
   const ConvInputs in = kQLinearConvInputs;
@@ -164,15 +199,22 @@ const OpRegistrar qlinear_conv_op([] {
   d.infer = infer_qlinear_conv;
   d.emit = [](const Node& n, Emitter& e) {
     e.include("onnxc/quant.h");
-    const int64_t m = out_channels(n, kQLinearConvInputs);
-    // Scratch: the accumulator plane, then the multipliers when they are computed at run time.
-    const std::string requant_scratch = fmt::format("({} + {})", e.scratch(), plane_scratch_bytes(n));
-    emit_conv_call(n, e, kQLinearConvInputs,
-                   emit_requantize_output(n, e, kRequantInputs, m, 7, kBias, requant_scratch));
+    const ConvInputs in = kQLinearConvInputs;
+    const int64_t m = out_channels(n, in);
+    // Scratch: the kernel's (accumulator plane or im2col block), then the multipliers when they
+    // are computed at run time.
+    const std::string requant_scratch = fmt::format("({} + {})", e.scratch(), qlinear_conv_kernel_scratch(n));
+    const std::string output = emit_requantize_output(n, e, kRequantInputs, m, 7, kBias, requant_scratch);
+    const int64_t cols = qconv_gemm_cols(n);
+    if (cols <= 0) return emit_conv_call(n, e, in, output);
+    e.line(conv_params_code(integer_conv_params(n, in)));
+    e.linef("rt::qconv_gemm(p, {}, {}, {}, {}, {}, {});", e.in(in.x),
+            n.has_input(in.x_zero_point) ? e.in(in.x_zero_point) + "[0]" : std::string("0"), e.in(in.w), output, cols,
+            e.scratch());
   };
   d.fold = fold_qlinear_conv;
   d.scratch_bytes = [](const Node& n) {
-    return plane_scratch_bytes(n) + requant_scratch_bytes(n, kRequantInputs, out_channels(n, kQLinearConvInputs));
+    return qlinear_conv_kernel_scratch(n) + requant_scratch_bytes(n, kRequantInputs, out_channels(n, kQLinearConvInputs));
   };
   d.macs = [](const Node& n) { return conv_macs(n, kQLinearConvInputs); };
   return d;

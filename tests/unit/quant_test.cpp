@@ -177,6 +177,36 @@ TEST_CASE("conv_integer pads with the zero point and requantizes per channel wit
   CHECK(std::vector<int>(y, y + 6) == std::vector<int>{104, 106, 106, 100, 102, 102});
 }
 
+TEST_CASE("qconv_gemm equals conv_integer (the direct kernel) on odd shapes", "[quant]") {
+  // K not a multiple of 4, output channels not a multiple of the 4-row tile, columns not a
+  // multiple of 16 and more than one block, padding on every side, strides 1 and 2, dilation.
+  struct Case {
+    int64_t ic, oc, h, w, k, stride, pad, dilation, block;
+  };
+  const Case cases[] = {{3, 5, 9, 7, 3, 1, 1, 1, 16}, {2, 8, 11, 13, 3, 2, 1, 1, 32}, {5, 3, 6, 6, 1, 1, 0, 1, 16},
+                        {4, 6, 10, 9, 3, 1, 2, 2, 48}, {1, 7, 5, 17, 5, 2, 2, 1, 256}};
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const Case& c : cases) {
+    const int64_t oh = (c.h + 2 * c.pad - c.dilation * (c.k - 1) - 1) / c.stride + 1;
+    const int64_t ow = (c.w + 2 * c.pad - c.dilation * (c.k - 1) - 1) / c.stride + 1;
+    const rt::ConvParams p = {2, c.ic, c.oc, 1, 1, c.h, c.w, 1, oh, ow, 1, c.k, c.k, 1, c.stride, c.stride, 1,
+                              c.dilation, c.dilation, 0, c.pad, c.pad};
+    std::vector<uint8_t> x(static_cast<std::size_t>(2 * c.ic * c.h * c.w));
+    std::vector<int8_t> w(static_cast<std::size_t>(c.oc * c.ic * c.k * c.k));
+    for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
+    for (auto& v : w) v = static_cast<int8_t>(byte(rng) - 128);
+    const uint8_t zx = 117;
+    const std::size_t outputs = static_cast<std::size_t>(2 * c.oc * oh * ow);
+    std::vector<int32_t> direct(outputs), product(outputs), plane(static_cast<std::size_t>(oh * ow));
+    rt::conv_integer(p, rt::QuantOperand<uint8_t>{x.data(), &zx, 0}, rt::QuantOperand<int8_t>{w.data(), nullptr, 0},
+                     rt::StoreInt32{direct.data()}, plane.data());
+    std::vector<uint8_t> scratch(static_cast<std::size_t>(rt::qconv_gemm_scratch_bytes(p, c.block)));
+    rt::qconv_gemm(p, x.data(), zx, w.data(), rt::StoreInt32{product.data()}, c.block, scratch.data());
+    CHECK(product == direct);
+  }
+}
+
 // ---- the lower-qdq pass on tests/models/quant/qdq_cnn (see its make.py) ----
 
 namespace {

@@ -20,7 +20,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#include <immintrin.h>
+#endif
 
 #include "onnxc/base.h"
 #include "onnxc/conv.h"
@@ -31,24 +36,40 @@ namespace rt {
 // ---- rounding and saturation ----
 
 // Nearest integer, ties to even, independent of the floating-point environment. NaN stays NaN.
+// Branch-free (floor and selects), so loops over it vectorise.
 inline float round_half_even(float v) {
-  if (!(std::fabs(v) < 8388608.0f)) return v;  // |v| >= 2^23 is integral already (or NaN/inf)
   const float down = std::floor(v);
-  const float diff = v - down;  // exact for |v| < 2^23
-  if (diff > 0.5f) return down + 1.0f;
-  if (diff < 0.5f) return down;
-  return std::fmod(down, 2.0f) == 0.0f ? down : down + 1.0f;
+  const float diff = v - down;                                // exact for |v| < 2^23
+  const bool odd = down != std::floor(down * 0.5f) * 2.0f;
+  const float up = (diff > 0.5f) | ((diff == 0.5f) & odd) ? 1.0f : 0.0f;
+  return std::fabs(v) < 8388608.0f ? down + up : v;  // |v| >= 2^23 is integral already (or NaN/inf)
 }
 
-// v (integral or infinite) clamped to Q's range; NaN becomes 0.
+// v (integral or infinite) clamped to Q's range; NaN becomes 0. Branch-free, as above.
 template <class Q>
 inline Q saturate_to(float v) {
   const float lo = static_cast<float>(std::numeric_limits<Q>::lowest());
   const float hi = static_cast<float>(std::numeric_limits<Q>::max());
-  if (v != v) return Q(0);
-  if (v <= lo) return std::numeric_limits<Q>::lowest();
-  if (v >= hi) return std::numeric_limits<Q>::max();
-  return static_cast<Q>(v);
+  v = v == v ? v : 0.0f;
+  v = v < lo ? lo : v;
+  v = v > hi ? hi : v;
+  return static_cast<Q>(static_cast<std::int32_t>(v));  // through int32: vectorisers convert that
+}
+
+// saturate(round_half_even(v) + zero_point) into Q's range: v is first clamped to that range
+// less the zero point (NaN to 0), which changes no result since the bounds are integers, so the
+// rounding only sees small values: adding and subtracting 1.5 * 2^23 rounds a float of magnitude
+// below 2^22 to the nearest integer, ties to even. Branch-free and free of floor (which GCC does
+// not vectorise under -ftrapping-math), so loops over it vectorise. Needs the default rounding
+// mode and no -ffast-math, like the rest of the float kernels.
+template <class Q>
+inline Q quantize_value(float v, std::int32_t zero_point) {
+  const float lo = static_cast<float>(static_cast<std::int32_t>(std::numeric_limits<Q>::lowest()) - zero_point);
+  const float hi = static_cast<float>(static_cast<std::int32_t>(std::numeric_limits<Q>::max()) - zero_point);
+  v = v == v ? v : 0.0f;
+  v = v < lo ? lo : (v > hi ? hi : v);
+  const float magic = 12582912.0f;
+  return static_cast<Q>(static_cast<std::int32_t>((v + magic) - magic) + zero_point);
 }
 
 template <class Q>
@@ -84,9 +105,8 @@ inline void for_each_quant_element(const QuantLayout& q, F f) {
 template <class X, class S, class Q>
 inline void quantize_linear(const QuantLayout& q, const X* x, const S* scale, const Q* zero_point, Q* y) {
   for_each_quant_element(q, [&](index_t i, index_t s) {
-    const float zp = zero_point ? static_cast<float>(zero_point[s]) : 0.0f;
-    const float v = static_cast<float>(load(x[i])) / static_cast<float>(load(scale[s]));
-    y[i] = saturate_to<Q>(round_half_even(v) + zp);
+    const std::int32_t zp = zero_point ? static_cast<std::int32_t>(zero_point[s]) : 0;
+    y[i] = quantize_value<Q>(static_cast<float>(load(x[i])) / static_cast<float>(load(scale[s])), zp);
   });
 }
 
@@ -202,18 +222,10 @@ inline Q requantize_in_integers(std::int32_t acc, Requant r, std::int32_t zero_p
   return static_cast<Q>(saturate_to_range<Q>((negative ? -rounded : rounded) + zero_point));
 }
 
-// The same in float, as ONNX Runtime computes it: the product is clamped to the output range
-// first, so the rounding (adding and subtracting 1.5 * 2^23 rounds a float of magnitude below
-// 2^22 to the nearest integer, ties to even) only sees small values. Needs the default rounding
-// mode and no -ffast-math, like the rest of the float kernels.
+// The same in float, as ONNX Runtime computes it (quantize_value).
 template <class Q>
 inline Q requantize_in_float(std::int32_t acc, Requant r, std::int32_t zero_point) {
-  const float lo = static_cast<float>(static_cast<std::int32_t>(std::numeric_limits<Q>::lowest()) - zero_point);
-  const float hi = static_cast<float>(static_cast<std::int32_t>(std::numeric_limits<Q>::max()) - zero_point);
-  float v = static_cast<float>(acc) * r.multiplier;
-  v = v < lo ? lo : (v > hi ? hi : v);
-  const float magic = 12582912.0f;
-  return static_cast<Q>(static_cast<std::int32_t>((v + magic) - magic) + zero_point);
+  return quantize_value<Q>(static_cast<float>(acc) * r.multiplier, zero_point);
 }
 
 template <class Q>
@@ -392,7 +404,7 @@ struct QLinearAdd {
   template <class Q> Q operator()(Q a, Q b) const {
     const float da = static_cast<float>(static_cast<std::int32_t>(a) - a_zero_point);
     const float db = static_cast<float>(static_cast<std::int32_t>(b) - b_zero_point);
-    return saturate_to<Q>(round_half_even(a_ratio * da + b_ratio * db) + static_cast<float>(c_zero_point));
+    return quantize_value<Q>(a_ratio * da + b_ratio * db, c_zero_point);
   }
 };
 
@@ -406,7 +418,7 @@ struct QLinearMul {
   template <class Q> Q operator()(Q a, Q b) const {
     const std::int32_t product =
         (static_cast<std::int32_t>(a) - a_zero_point) * (static_cast<std::int32_t>(b) - b_zero_point);
-    return saturate_to<Q>(round_half_even(multiplier * static_cast<float>(product)) + static_cast<float>(c_zero_point));
+    return quantize_value<Q>(multiplier * static_cast<float>(product), c_zero_point);
   }
 };
 
@@ -435,7 +447,203 @@ inline void qlinear_global_average_pool(index_t planes, index_t size, const Q* x
     std::int32_t sum = 0;
     for (index_t i = 0; i < size; ++i) sum += static_cast<std::int32_t>(xp[i]);
     sum -= x_zero_point * static_cast<std::int32_t>(size);
-    y[c] = saturate_to<Q>(round_half_even(static_cast<float>(sum) * multiplier) + static_cast<float>(y_zero_point));
+    y[c] = quantize_value<Q>(static_cast<float>(sum) * multiplier, y_zero_point);
+  }
+}
+
+// ---- integer convolution as a matrix product: uint8 x, int8 w with zero point 0 ----
+//
+// acc[m, n] = sum_k w[m, k] * (col[k, n] - x_zp) = dot(w[m], col[, n]) - x_zp * sum_k w[m, k],
+// col being the im2col of x (K = channels x taps rows, padding = x_zp so it adds nothing). col is
+// built block by block of columns in the node's scratch, in groups of four k: byte (k, j) of a
+// block of `cols` columns sits at ((k / 4) * cols + j) * 4 + k % 4 (k >= K holds 0). With AVX-512
+// VNNI one vpdpbusd multiplies 16 columns by four k of one weight row (64 uint8 x int8 products
+// summed into 16 int32 lanes), exactly; elsewhere a portable loop does the same sums.
+
+constexpr index_t kQConvColumnQuantum = 16;  // columns per vector of int32 accumulators
+
+inline index_t qconv_gemm_k_groups(const ConvParams& p) { return (p.in_channels * p.k_d * p.k_h * p.k_w + 3) / 4; }
+
+// Scratch bytes of one block of `cols` columns (a multiple of kQConvColumnQuantum).
+inline index_t qconv_gemm_scratch_bytes(const ConvParams& p, index_t cols) { return qconv_gemm_k_groups(p) * 4 * cols; }
+
+namespace detail {
+
+// Row k of im2col (channel and tap from k) for output positions [first, first + cols) of one
+// image: x_zp where the tap falls in the padding, runs of an input row between, one output row
+// segment at a time.
+inline void qconv_im2col_row(const ConvParams& p, const std::uint8_t* x, std::uint8_t zx, index_t k, index_t first,
+                             index_t cols, std::uint8_t* row) {
+  const index_t kw = k % p.k_w, kh = (k / p.k_w) % p.k_h, kd = (k / (p.k_w * p.k_h)) % p.k_d;
+  const index_t ic = k / (p.k_w * p.k_h * p.k_d);
+  const std::uint8_t* xc = x + ic * p.in_d * p.in_h * p.in_w;
+  const index_t offset = kw * p.dilation_w - p.pad_w;  // input column of output column 0
+  // The output position of column j, advanced row by row (no division in the loop).
+  index_t od = first / (p.out_h * p.out_w), oh = (first / p.out_w) % p.out_h, ow0 = first % p.out_w;
+  for (index_t j = 0; j < cols; ow0 = 0, oh = oh + 1 == p.out_h ? 0 : oh + 1, od += oh == 0 ? 1 : 0) {
+    const index_t seg = p.out_w - ow0 < cols - j ? p.out_w - ow0 : cols - j;
+    const index_t id = od * p.stride_d - p.pad_d + kd * p.dilation_d;
+    const index_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
+    std::uint8_t* out = row + j - ow0;  // out[ow] for ow in [ow0, ow0 + seg)
+    index_t lo = ow0, hi = ow0;         // the columns whose tap is inside the input row
+    const std::uint8_t* xrow = xc;      // x[.., ih, offset + ow * stride] is xrow[ow * stride]
+    if (id >= 0 && id < p.in_d && ih >= 0 && ih < p.in_h) {
+      while (lo < ow0 + seg && lo * p.stride_w + offset < 0) ++lo;
+      hi = ow0 + seg;
+      while (hi > lo && (hi - 1) * p.stride_w + offset >= p.in_w) --hi;
+      xrow = xc + (id * p.in_h + ih) * p.in_w + offset;
+    }
+    for (index_t ow = ow0; ow < lo; ++ow) out[ow] = zx;
+    if (p.stride_w == 1) {
+      if (hi > lo) std::memcpy(out + lo, xrow + lo, static_cast<std::size_t>(hi - lo));
+    } else {
+      for (index_t ow = lo; ow < hi; ++ow) out[ow] = xrow[ow * p.stride_w];
+    }
+    for (index_t ow = hi > lo ? hi : lo; ow < ow0 + seg; ++ow) out[ow] = zx;
+    j += seg;
+  }
+}
+
+constexpr index_t kQConvPackChunk = 256;  // columns interleaved at a time (stack rows)
+
+// The block of im2col for output positions [first, first + cols) of one image in groups of four
+// k (columns [cols, stride_cols) hold x_zp, k past the end 0): four rows of im2col, then
+// interleaved into one 32-bit word per column.
+inline void qconv_pack_block(const ConvParams& p, const std::uint8_t* x, std::uint8_t zx, index_t first, index_t cols,
+                             index_t stride_cols, std::uint8_t* col) {
+  const index_t k_total = p.in_channels * p.k_d * p.k_h * p.k_w, groups = (k_total + 3) / 4;
+  std::uint8_t rows[4][kQConvPackChunk];
+  for (index_t c0 = 0; c0 < stride_cols; c0 += kQConvPackChunk) {
+    const index_t chunk = stride_cols - c0 < kQConvPackChunk ? stride_cols - c0 : kQConvPackChunk;
+    const index_t real = cols - c0 < chunk ? (cols > c0 ? cols - c0 : 0) : chunk;  // columns before the padding
+    for (index_t g = 0; g < groups; ++g) {
+      for (index_t t = 0; t < 4; ++t) {
+        const index_t k = 4 * g + t;
+        const std::uint8_t fill = k < k_total ? zx : 0;
+        if (k < k_total) qconv_im2col_row(p, x, zx, k, first + c0, real, rows[t]);
+        for (index_t j = k < k_total ? real : 0; j < chunk; ++j) rows[t][j] = fill;
+      }
+      std::uint8_t* dst = col + (g * stride_cols + c0) * 4;
+      for (index_t j = 0; j < chunk; ++j) {
+        dst[4 * j] = rows[0][j];
+        dst[4 * j + 1] = rows[1][j];
+        dst[4 * j + 2] = rows[2][j];
+        dst[4 * j + 3] = rows[3][j];
+      }
+    }
+  }
+}
+
+// The four weights w[m, 4g .. 4g + 3] as one little-endian int32 (0 past the row's end).
+inline std::int32_t weight_group(const std::int8_t* row, index_t k_total, index_t g) {
+  if (4 * g + 4 <= k_total) {
+    std::int32_t v;
+    std::memcpy(&v, row + 4 * g, 4);  // the targets with VNNI are little-endian
+    return v;
+  }
+  std::uint8_t b[4] = {0, 0, 0, 0};
+  for (index_t t = 0; t < 4 && 4 * g + t < k_total; ++t) b[t] = static_cast<std::uint8_t>(row[4 * g + t]);
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(b[0]) | (static_cast<std::uint32_t>(b[1]) << 8) |
+                                   (static_cast<std::uint32_t>(b[2]) << 16) | (static_cast<std::uint32_t>(b[3]) << 24));
+}
+
+// acc[r][j] (r < rows, j < 16 * vectors) = dot of weight rows m..m+rows with block columns
+// [j0, j0 + 16 * vectors).
+template <int Rows, int Vectors>
+inline void qconv_tile(const std::int8_t* w, index_t k_total, index_t groups, const std::uint8_t* col,
+                       index_t stride_cols, index_t j0, std::int32_t (*acc)[kQConvColumnQuantum * 4]) {
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  __m512i sums[Rows][Vectors];
+  for (int r = 0; r < Rows; ++r)
+    for (int v = 0; v < Vectors; ++v) sums[r][v] = _mm512_setzero_si512();
+  for (index_t g = 0; g < groups; ++g) {
+    __m512i xv[Vectors];
+    for (int v = 0; v < Vectors; ++v)
+      xv[v] = _mm512_loadu_si512(col + (g * stride_cols + j0 + v * kQConvColumnQuantum) * 4);
+    for (int r = 0; r < Rows; ++r) {
+      const __m512i wv = _mm512_set1_epi32(weight_group(w + r * k_total, k_total, g));
+      for (int v = 0; v < Vectors; ++v) sums[r][v] = _mm512_dpbusd_epi32(sums[r][v], xv[v], wv);
+    }
+  }
+  for (int r = 0; r < Rows; ++r)
+    for (int v = 0; v < Vectors; ++v) _mm512_storeu_si512(acc[r] + v * kQConvColumnQuantum, sums[r][v]);
+#else
+  for (int r = 0; r < Rows; ++r) {
+    std::int32_t* a = acc[r];
+    for (index_t j = 0; j < kQConvColumnQuantum * Vectors; ++j) a[j] = 0;
+    const std::int8_t* row = w + r * k_total;
+    for (index_t g = 0; g < groups; ++g) {
+      const std::uint8_t* c = col + (g * stride_cols + j0) * 4;
+      std::int32_t w4[4];
+      for (index_t t = 0; t < 4; ++t) w4[t] = 4 * g + t < k_total ? row[4 * g + t] : 0;
+      for (index_t j = 0; j < kQConvColumnQuantum * Vectors; ++j)
+        a[j] += c[4 * j] * w4[0] + c[4 * j + 1] * w4[1] + c[4 * j + 2] * w4[2] + c[4 * j + 3] * w4[3];
+    }
+  }
+#endif
+}
+
+}  // namespace detail
+
+// One-group integer convolution through the blocked matrix product above. `cols` (a multiple of
+// kQConvColumnQuantum) is the block width the compiler chose; scratch holds
+// qconv_gemm_scratch_bytes(p, cols) bytes. out(channel, flat index, acc) as for conv_integer.
+template <class Out>
+inline void qconv_gemm(const ConvParams& p, const std::uint8_t* x, std::uint8_t x_zero_point, const std::int8_t* w,
+                       Out out, index_t cols, std::uint8_t* scratch) {
+  constexpr int kRows = 4, kVectors = 4;
+  const index_t k_total = p.in_channels * p.k_d * p.k_h * p.k_w, groups = qconv_gemm_k_groups(p);
+  const index_t n_total = p.out_d * p.out_h * p.out_w, in_image = p.in_channels * p.in_d * p.in_h * p.in_w;
+  const std::int32_t zx = x_zero_point;
+  std::int32_t acc[kRows][kQConvColumnQuantum * 4];
+  for (index_t b = 0; b < p.batch; ++b) {
+    for (index_t first = 0; first < n_total; first += cols) {
+      const index_t n = n_total - first < cols ? n_total - first : cols;
+      const index_t stride_cols = (n + kQConvColumnQuantum - 1) / kQConvColumnQuantum * kQConvColumnQuantum;
+      detail::qconv_pack_block(p, x + b * in_image, x_zero_point, first, n, stride_cols, scratch);
+      for (index_t m = 0; m < p.out_channels; m += kRows) {
+        const index_t rows = p.out_channels - m < kRows ? p.out_channels - m : kRows;
+        std::int32_t correction[kRows];
+        for (index_t r = 0; r < rows; ++r) {
+          std::int32_t sum = 0;
+          for (index_t k = 0; k < k_total; ++k) sum += w[(m + r) * k_total + k];
+          correction[r] = zx * sum;
+        }
+        for (index_t j0 = 0; j0 < stride_cols; j0 += kQConvColumnQuantum * kVectors) {
+          const index_t vectors = (stride_cols - j0) / kQConvColumnQuantum < kVectors
+                                      ? (stride_cols - j0) / kQConvColumnQuantum
+                                      : kVectors;
+          const std::int8_t* wm = w + m * k_total;
+          // Tiles of the full height are the common case; the last rows go one at a time.
+          for (index_t r0 = 0; r0 < rows;) {
+            const index_t tile_rows = rows - r0 == kRows ? kRows : 1;
+            std::int32_t(*a)[kQConvColumnQuantum * 4] = acc + r0;
+            const std::int8_t* wr = wm + r0 * k_total;
+            if (tile_rows == kRows) {
+              switch (vectors) {
+                case 4: detail::qconv_tile<kRows, 4>(wr, k_total, groups, scratch, stride_cols, j0, a); break;
+                case 3: detail::qconv_tile<kRows, 3>(wr, k_total, groups, scratch, stride_cols, j0, a); break;
+                case 2: detail::qconv_tile<kRows, 2>(wr, k_total, groups, scratch, stride_cols, j0, a); break;
+                default: detail::qconv_tile<kRows, 1>(wr, k_total, groups, scratch, stride_cols, j0, a); break;
+              }
+            } else {
+              switch (vectors) {
+                case 4: detail::qconv_tile<1, 4>(wr, k_total, groups, scratch, stride_cols, j0, a); break;
+                case 3: detail::qconv_tile<1, 3>(wr, k_total, groups, scratch, stride_cols, j0, a); break;
+                case 2: detail::qconv_tile<1, 2>(wr, k_total, groups, scratch, stride_cols, j0, a); break;
+                default: detail::qconv_tile<1, 1>(wr, k_total, groups, scratch, stride_cols, j0, a); break;
+              }
+            }
+            r0 += tile_rows;
+          }
+          const index_t valid = n - j0 < kQConvColumnQuantum * vectors ? n - j0 : kQConvColumnQuantum * vectors;
+          for (index_t r = 0; r < rows; ++r) {
+            const index_t base = (b * p.out_channels + m + r) * n_total + first + j0;
+            for (index_t j = 0; j < valid; ++j) out(m + r, base + j, acc[r][j] - correction[r]);
+          }
+        }
+      }
+    }
   }
 }
 
