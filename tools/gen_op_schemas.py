@@ -35,7 +35,7 @@ import onnx.helper
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_op_versions  # noqa: E402  (same folder; its collect() gives every since_version)
 
-DOMAINS = ("", "ai.onnx.ml")
+DOMAINS = gen_op_versions.DOMAINS
 UNBOUNDED = 2147483647  # python-onnx's max_input/max_output for variadic parameters
 
 ATTR_TYPES = {  # onnx.defs.OpSchema.AttrType name -> C++ AttrType enumerator

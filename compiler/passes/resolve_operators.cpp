@@ -13,7 +13,8 @@ static void resolve_graph(Graph& g, Diagnostics& diag) {
     int max_opset = max_known_opset(n.domain);
     if (max_opset == 0) {
       diag.unsupported(n.describe(), fmt::format("domain '{}' is not supported", n.domain),
-                       "onnxc compiles the ai.onnx domain; replace custom ops with standard ones");
+                       "onnxc compiles the ONNX domains (ai.onnx, ai.onnx.ml, ai.onnx.preview.training); replace custom ops "
+                       "with standard ones");
       continue;
     }
     if (n.opset > max_opset) {
