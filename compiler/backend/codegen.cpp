@@ -63,8 +63,8 @@ std::string shape_list(const Node& n, bool inputs) {
 std::string tensor_info(const Value& v) {
   std::vector<int64_t> dims(v.shape.begin(), v.shape.end());
   if (dims.empty()) dims.push_back(0);
-  return fmt::format("    {{\"{}\", {}, {}, {{{}}}, {}, {}}},", v.name, static_cast<int>(v.dtype), v.shape.size(),
-                     fmt::join(dims, ", "), v.numel(), v.byte_size());
+  return fmt::format("    {{\"{}\", {}, {}, {{{}}}, {}, {}, {}}},", v.name, static_cast<int>(v.dtype), v.shape.size(),
+                     fmt::join(dims, ", "), v.numel(), v.byte_size(), v.dynamic_axis);
 }
 
 std::string c_type(DType t) {
@@ -92,7 +92,20 @@ namespace {
 // Renders blocks (the main graph and nested subgraphs) into statements.
 class BlockRenderer {
  public:
-  BlockRenderer(const Program& prog, std::set<std::string>& headers) : prog_(prog), T(prog.tensors), headers_(headers) {}
+  BlockRenderer(const Program& prog, std::set<std::string>& headers) : prog_(prog), T(prog.tensors), headers_(headers) {
+    const Graph& g = *prog.main.graph;
+    for (std::size_t i = 0; i < g.outputs.size() && i < prog.main.output_shape_params.size(); ++i)
+      if (g.outputs[i]->is_bounded())
+        extent_of_[g.outputs[i]] =
+            fmt::format("{}[{}]", prog.main.output_shape_params[i], g.outputs[i]->dynamic_axis);
+  }
+
+  // Where the code stores a bounded value's run-time extent: its element of the shape array run()
+  // reports it in, or "" when it is not an output of the model (nothing reads it then).
+  std::string extent_of(const Value* v) const {
+    auto it = extent_of_.find(v);
+    return it == extent_of_.end() ? "" : it->second;
+  }
 
   std::string name_of(const Value* v) const {
     const TensorPlace& tp = T.at(v);
@@ -158,6 +171,7 @@ class BlockRenderer {
       }
       std::string scratch = s.op_scratch_bytes ? fmt::format("({} + {})", b.base, s.scratch_offset) : "nullptr";
       Emitter e(n, [this](const Value* v) { return name_of(v); }, scratch);
+      e.set_extent_namer([this](const Value* v) { return extent_of(v); });
       e.set_subgraph_renderer([this, &s, &b](std::size_t k, const std::vector<std::string>& inputs,
                                              const std::vector<std::string>& outputs) {
         return subgraph(b, s, k, inputs, outputs);
@@ -206,6 +220,7 @@ class BlockRenderer {
   const std::map<const Value*, TensorPlace>& T;
   std::set<std::string>& headers_;
   mutable std::set<const Value*> used_weights_;
+  std::map<const Value*, std::string> extent_of_;
 };
 
 // Whether the C++ `code` uses the identifier `name`: as a whole identifier, outside comments.
@@ -229,7 +244,48 @@ std::string indent_lines(const std::vector<std::string>& lines, const std::strin
   return s;
 }
 
+// run() starts by writing each bounded output's shape array: the static dims, and the bound as
+// the dynamic dim's extent until the operator stores the actual one.
+std::string bounded_shape_setup(const Graph& g, const std::vector<std::string>& shape_params) {
+  std::string s;
+  for (std::size_t i = 0; i < g.outputs.size(); ++i) {
+    const Value* v = g.outputs[i];
+    if (!v->is_bounded()) continue;
+    s += fmt::format("  // '{}' is bounded by {}: its dim {} is set when it is computed\n", v->name, shape_str(v->shape),
+                     v->dynamic_axis);
+    for (std::size_t d = 0; d < v->shape.size(); ++d)
+      s += fmt::format("  {}[{}] = {};\n", shape_params[i], d, v->shape[d]);
+  }
+  return s;
+}
+
+// The header's description of the bounded outputs, after run()'s comment ("" when none).
+std::string bounded_outputs_doc(const Graph& g, const std::vector<std::string>& shape_params) {
+  std::string s;
+  for (std::size_t i = 0; i < g.outputs.size(); ++i) {
+    const Value* v = g.outputs[i];
+    if (!v->is_bounded()) continue;
+    s += fmt::format("\n//   {} (kOutputs[{}]): at most {}; dim {} is known only at run time.\n"
+                     "//     Its buffer must hold the bound; run() stores the actual shape ({} values) in\n"
+                     "//     {} and the tensor, packed in that shape, at the buffer's start.",
+                     v->name, i, shape_str(v->shape), v->dynamic_axis, v->shape.size(), shape_params[i]);
+  }
+  if (s.empty()) return s;
+  return "\n//\n// Outputs whose size depends on the input values (bounded outputs):" + s +
+         "\n// run_generic takes their shape arrays in output_shapes (kOutputs order; null for the others).";
+}
+
 }  // namespace
+
+bool has_bounded_outputs(const Program& prog) {
+  for (const std::string& p : prog.main.output_shape_params)
+    if (!p.empty()) return true;
+  return false;
+}
+
+std::string run_generic_forward_args(const Program& prog) {
+  return has_bounded_outputs(prog) ? "inputs, outputs, output_shapes, arena" : "inputs, outputs, arena";
+}
 
 GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOptions& opts) {
   const Graph& g = m.graph;
@@ -295,7 +351,21 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
     c_forward.push_back(dtype_size(v->dtype) == 2 && dtype_is_float(v->dtype)
                             ? fmt::format("reinterpret_cast<{}*>({})", dtype_ctype(v->dtype), p)
                             : p);
+    if (!v->is_bounded()) continue;
+    // A bounded output: its shape array follows it.
+    const std::string& shape = prog.main.output_shape_params[i];
+    run_params.push_back(fmt::format("std::int64_t* {}", shape));
+    c_run_params.push_back(fmt::format("int64_t* {}", shape));
+    usage_args.push_back(shape);
+    generic_args.push_back(fmt::format("output_shapes[{}]", i));
+    c_forward.push_back(shape);
   }
+  const bool bounded = has_bounded_outputs(prog);
+  std::string generic_params = "const void* const* inputs, void* const* outputs, void* arena";
+  if (bounded) generic_params = "const void* const* inputs, void* const* outputs, std::int64_t* const* output_shapes, void* arena";
+  std::string c_generic_params = generic_params;
+  if (bounded) c_generic_params = "const void* const* inputs, void* const* outputs, int64_t* const* output_shapes, void* arena";
+  tensors = bounded_shape_setup(g, prog.main.output_shape_params) + tensors;
   std::vector<std::string> in_infos, out_infos, in_desc, out_desc;
   for (const Value* v : g.inputs) {
     in_infos.push_back(tensor_info(*v));
@@ -303,11 +373,12 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
   }
   for (const Value* v : g.outputs) {
     out_infos.push_back(tensor_info(*v));
-    out_desc.push_back(fmt::format("{} {} {}", v->name, dtype_name(v->dtype), shape_str(v->shape)));
+    out_desc.push_back(fmt::format("{} {} {}{}", v->name, dtype_name(v->dtype), v->is_bounded() ? "at most " : "",
+                                   shape_str(v->shape)));
   }
   // C++ has no empty arrays: a model without inputs (or outputs) gets one unused entry.
-  if (in_infos.empty()) in_infos.push_back("    {\"\", 0, 0, {0}, 0, 0},  // (no inputs)");
-  if (out_infos.empty()) out_infos.push_back("    {\"\", 0, 0, {0}, 0, 0},  // (no outputs)");
+  if (in_infos.empty()) in_infos.push_back("    {\"\", 0, 0, {0}, 0, 0, -1},  // (no inputs)");
+  if (out_infos.empty()) out_infos.push_back("    {\"\", 0, 0, {0}, 0, 0, -1},  // (no outputs)");
   std::string kernel_includes = opts.preamble;
   for (const std::string& h : headers) kernel_includes += fmt::format("#include \"{}\"\n", h);
 
@@ -341,6 +412,10 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
       {"c_run_params", fmt::format("{}", fmt::join(c_run_params, ", "))},
       {"usage_args", fmt::format("{}", fmt::join(usage_args, ", "))},
       {"generic_args", fmt::format("{}", fmt::join(generic_args, ", "))},
+      {"generic_params", generic_params},
+      {"c_generic_params", c_generic_params},
+      {"generic_forward_args", run_generic_forward_args(prog)},
+      {"bounded_doc", bounded_outputs_doc(g, prog.main.output_shape_params)},
       {"c_forward_args", fmt::format("{}", fmt::join(c_forward, ", "))},
       {"kernel_includes", kernel_includes},
       {"weights", weights},

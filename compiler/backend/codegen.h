@@ -32,6 +32,13 @@ struct GeneratedCode {
 
 GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOptions& opts);
 
+// Whether some output of the model is bounded (Value::dynamic_axis): then run() takes a shape
+// pointer after each such output, and run_generic an array of them before the arena.
+bool has_bounded_outputs(const Program& prog);
+// The arguments run_generic forwards its own parameters with: "inputs, outputs, arena", plus
+// "output_shapes" before the arena when the model has bounded outputs.
+std::string run_generic_forward_args(const Program& prog);
+
 // Renders templates/<name> with fmt named arguments.
 std::string render_template(const std::string& name, const std::vector<std::pair<std::string, std::string>>& vars);
 

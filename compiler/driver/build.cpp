@@ -105,7 +105,9 @@ HostBuild build_harness(const Compilation& c, const CompileOptions& co, const st
   write_text(fs::path(dir) / "model.h", code.header);
   write_text(fs::path(dir) / "model.cpp", code.source);
   write_text(fs::path(dir) / "glue.cpp",
-             render_template("harness_glue.cpp.tmpl", {{"header_name", "model.h"}, {"ns", sanitize_identifier(co.name)}}));
+             render_template("harness_glue.cpp.tmpl", {{"header_name", "model.h"},
+                                                        {"ns", sanitize_identifier(co.name)},
+                                                        {"generic_forward_args", run_generic_forward_args(c.program)}}));
   b.program = (fs::path(dir) / "harness").string();
   std::vector<std::string> argv = {cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror"};
   argv.insert(argv.end(), flags.begin(), flags.end());

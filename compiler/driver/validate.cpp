@@ -44,16 +44,18 @@ double element_as_double(DType t, const uint8_t* p, int64_t i) {
   }
 }
 
-Comparison compare(const Value& out, const std::vector<uint8_t>& got, const Tensor& want, double rtol, double atol) {
+// `shape`: the shape the model produced (out's, or what run() reported for a bounded output).
+Comparison compare(const Value& out, const Shape& shape, const std::vector<uint8_t>& got, const Tensor& want,
+                   double rtol, double atol) {
   Comparison c;
   if (want.dtype != out.dtype) {
     c.ok = false;
     c.problem = fmt::format("expected type {}, the model produces {}", dtype_name(want.dtype), dtype_name(out.dtype));
     return c;
   }
-  if (want.shape != out.shape) {
+  if (want.shape != shape) {
     c.ok = false;
-    c.problem = fmt::format("expected shape {}, the model produces {}", shape_str(want.shape), shape_str(out.shape));
+    c.problem = fmt::format("expected shape {}, the model produces {}", shape_str(want.shape), shape_str(shape));
     return c;
   }
   if (got.size() != want.bytes.size()) {
@@ -123,6 +125,14 @@ void write_raw(const std::string& path, const std::vector<uint8_t>& bytes) {
 std::vector<uint8_t> read_raw(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// The shape a bounded output had in one run: the harness writes it next to the output's file.
+Shape reported_shape(const std::string& output_file) {
+  std::ifstream f(output_file + ".shape");
+  Shape s;
+  for (int64_t d; f >> d;) s.push_back(d);
+  return s;
 }
 
 // One test data set: input_N.pb and output_N.pb files in numeric order.
@@ -331,19 +341,19 @@ int run_data_set(const Graph& g, const HostBuild& build, const DataSet& set, std
   for (std::size_t i = 0; i < g.outputs.size(); ++i) {
     const Value* out = g.outputs[i];
     Tensor want = load_test_tensor(set.outputs[i], *out);
-    Comparison cmp = compare(*out, read_raw(outs[i]), want, v.rtol, v.atol);
+    const Shape shape = out->is_bounded() ? reported_shape(outs[i]) : out->shape;
+    Comparison cmp = compare(*out, shape, read_raw(outs[i]), want, v.rtol, v.atol);
     if (!cmp.problem.empty()) {
       fmt::print("{} output '{}': FAIL: {}\n", set.name, out->name, cmp.problem);
     } else if (dtype_is_float(out->dtype)) {
       fmt::print("{} output '{}' {} {}: max abs err {:.3g}, max rel err {:.3g}: {}\n", set.name, out->name,
-                 dtype_name(out->dtype), shape_str(out->shape), cmp.max_abs, cmp.max_rel,
+                 dtype_name(out->dtype), shape_str(shape), cmp.max_abs, cmp.max_rel,
                  cmp.ok ? "ok" : fmt::format("FAIL ({} of {} elements off, first at {})", cmp.mismatches,
-                                             out->numel(), cmp.first_bad));
+                                             shape_numel(shape), cmp.first_bad));
     } else {
-      fmt::print("{} output '{}' {} {}: exact: {}\n", set.name, out->name, dtype_name(out->dtype),
-                 shape_str(out->shape),
+      fmt::print("{} output '{}' {} {}: exact: {}\n", set.name, out->name, dtype_name(out->dtype), shape_str(shape),
                  cmp.ok ? "ok" : fmt::format("FAIL ({} of {} elements differ, first at {})", cmp.mismatches,
-                                             out->numel(), cmp.first_bad));
+                                             shape_numel(shape), cmp.first_bad));
     }
     if (!cmp.ok) status = 1;
   }

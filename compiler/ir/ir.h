@@ -70,7 +70,13 @@ struct Value {
   // An optional whose presence is known at compile time: `elements` holds its content (one
   // tensor or sequence value) when present and nothing when empty. No buffer of its own either.
   bool is_optional = false;
+  // A bounded tensor (outputs of NonZero, Unique, NonMaxSuppression): `shape` is an upper bound
+  // and the extent along dynamic_axis is known only at run time. Its buffer is sized for the
+  // bound and holds the tensor packed in its actual shape; the generated code reports that
+  // shape to the caller, so such a tensor may only be an output of the model. -1: exact shape.
+  int dynamic_axis = -1;
 
+  bool is_bounded() const { return dynamic_axis >= 0; }
   int64_t numel() const { return shape_numel(shape); }
   std::size_t byte_size() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
   bool is_constant() const { return constant != nullptr; }

@@ -37,6 +37,21 @@ std::string Emitter::out(std::size_t i) const {
   return node_.has_output(i) ? name_of_(node_.outputs[i]) : "nullptr";
 }
 
+std::string Emitter::out_extent(std::size_t i) const {
+  if (!node_.has_output(i) || !node_.outputs[i]->is_bounded() || !extent_of_) return "";
+  return extent_of_(node_.outputs[i]);
+}
+
+void Emitter::bounded_call(const std::string& call, const std::vector<std::size_t>& outputs) {
+  std::vector<std::string> targets;
+  for (std::size_t i : outputs)
+    if (std::string t = out_extent(i); !t.empty()) targets.push_back(t);
+  if (targets.empty()) return linef("{};", call);
+  // No local variable: it could shadow a tensor of the same name that `call` reads.
+  linef("{} = static_cast<std::int64_t>({});", targets[0], call);
+  for (std::size_t t = 1; t < targets.size(); ++t) linef("{} = {};", targets[t], targets[0]);
+}
+
 void Emitter::line(const std::string& code) { lines_.push_back(code); }
 
 std::string Emitter::index_array(const std::string& name, const std::vector<int64_t>& v) {

@@ -29,6 +29,15 @@ class Emitter {
   std::string out(std::size_t i) const;
   // Input i, or a typed null pointer (`static_cast<const T*>(nullptr)`) when it is omitted.
   std::string in_or_null(std::size_t i, DType t) const;
+  // Bounded output i (Value::dynamic_axis): an lvalue of type std::int64_t where the code must
+  // store the output's run-time extent along its dynamic axis, or "" when nothing reads it (the
+  // output is not an output of the model).
+  std::string out_extent(std::size_t i) const;
+  // Appends the statement `call;`, a kernel call that returns the run-time extent of the bounded
+  // outputs listed, storing the result as their out_extent where the caller reads one.
+  void bounded_call(const std::string& call, const std::vector<std::size_t>& outputs);
+  // The back end names where a bounded value's extent goes ("" when nowhere).
+  void set_extent_namer(std::function<std::string(const Value*)> f) { extent_of_ = std::move(f); }
   // Pointer to this node's scratch memory (unsigned char*), when the op asked for some.
   const std::string& scratch() const { return scratch_; }
 
@@ -68,6 +77,7 @@ class Emitter {
   std::vector<std::string> lines_;
   std::set<std::string> headers_;
   SubgraphRenderer render_subgraph_;
+  std::function<std::string(const Value*)> extent_of_;
 };
 
 // C++ element type of input/output values, e.g. "float".

@@ -134,6 +134,20 @@ void set_output(Node& n, std::size_t i, DType dtype, Shape shape) {
   v->dtype = dtype;
   v->shape = std::move(shape);
   v->has_shape = true;
+  v->dynamic_axis = -1;
+}
+
+void set_bounded_output(Node& n, std::size_t i, DType dtype, Shape bound, int dynamic_axis) {
+  if (dynamic_axis < 0 || static_cast<std::size_t>(dynamic_axis) >= bound.size())
+    fail_invalid(n, fmt::format("internal: dynamic axis {} of output {} is outside its bound {}", dynamic_axis, i,
+                                shape_str(bound)));
+  set_output(n, i, dtype, std::move(bound));
+  if (n.has_output(i)) n.outputs[i]->dynamic_axis = dynamic_axis;
+}
+
+void shrink_to_extent(Tensor& t, const Value& v, int64_t extent) {
+  t.shape[static_cast<std::size_t>(v.dynamic_axis)] = extent;
+  t.bytes.resize(static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype));
 }
 
 int64_t normalize_axis(const Node& n, int64_t axis, int64_t rank, const char* what) {

@@ -81,6 +81,13 @@ const Tensor& require_const_input(const Node& n, std::size_t i, const char* what
 // constant, or when some of it comes from elsewhere (a node that cannot fold, a subgraph).
 std::vector<std::string> graph_inputs_behind(const Value& v);
 void set_output(Node& n, std::size_t i, DType dtype, Shape shape);
+// Sets output i as a bounded tensor (see Value::dynamic_axis): `bound` is its largest shape and
+// its extent along `dynamic_axis` is computed at run time (the op's emit reports it through
+// Emitter::out_extent). Folding gives such an output its exact shape.
+void set_bounded_output(Node& n, std::size_t i, DType dtype, Shape bound, int dynamic_axis);
+// For fold hooks: `t`, computed into the bound of bounded output `v` by a kernel that packs the
+// tensor in its actual shape, becomes that shape (`extent` along v's dynamic axis).
+void shrink_to_extent(Tensor& t, const Value& v, int64_t extent);
 // Maps a possibly negative axis into [0, rank); fails naming `what` when out of range.
 int64_t normalize_axis(const Node& n, int64_t axis, int64_t rank, const char* what = "axis");
 // Fails unless input i has one of the given dtypes.

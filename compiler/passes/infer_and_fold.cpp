@@ -37,6 +37,43 @@ void lower_node(Graph& g, std::size_t k, const std::function<std::vector<std::un
                  std::make_move_iterator(replacement.end()));
 }
 
+// Where a bounded tensor came from, for messages: "output 0 of node 3 'nz' (NonZero, opset 13)".
+std::string bounded_origin(const Value& v) {
+  const Value* root = &v;
+  while (root->outer) root = root->outer;
+  if (!root->producer) return fmt::format("'{}'", root->name);
+  const Node& p = *root->producer;
+  for (std::size_t i = 0; i < p.outputs.size(); ++i)
+    if (p.outputs[i] == root) return fmt::format("'{}' (output {} of {})", root->name, i, p.describe());
+  return fmt::format("'{}'", root->name);
+}
+
+bool is_bounded_here_or_outside(const Value& v) {
+  for (const Value* s = &v; s; s = s->outer)
+    if (s->is_bounded()) return true;
+  return false;
+}
+
+// A bounded tensor's extent is reported to the caller of the generated code; no operator reads
+// one (their kernels are compiled for static shapes).
+void refuse_bounded_input(const Node& n, const Value& in) {
+  if (!is_bounded_here_or_outside(in)) return;
+  fail_unsupported(n,
+                   fmt::format("input {} has a size known only at run time (its shape {} is an upper bound)",
+                               bounded_origin(in), shape_str(in.shape)),
+                   "make that tensor an output of the model and continue in the caller, or give its producer "
+                   "constant inputs so that it folds");
+}
+
+void refuse_bounded_subgraph_outputs(const Graph& g) {
+  if (!g.outer) return;  // the model's outputs report their run-time shape
+  for (const Value* out : g.outputs)
+    if (out && is_bounded_here_or_outside(*out))
+      throw CompileError(ErrorKind::Unsupported, fmt::format("subgraph '{}'", g.name),
+                         fmt::format("output {} has a size known only at run time", bounded_origin(*out)),
+                         "compute it outside the If/Loop/Scan body, as an output of the model");
+}
+
 }  // namespace
 
 void infer_and_fold(Graph& g, bool fold, std::size_t first_node) {
@@ -65,6 +102,7 @@ void infer_and_fold(Graph& g, bool fold, std::size_t first_node) {
       if (in && !in->has_shape && !structure)
         fail_unsupported(n, fmt::format("input '{}' has no static shape", in->name),
                          "bind the model's symbolic dims with --dim or --shape");
+      if (in) refuse_bounded_input(n, *in);
     }
     if (lower) {
       lower_node(g, k, lower);
@@ -85,11 +123,17 @@ void infer_and_fold(Graph& g, bool fold, std::size_t first_node) {
       for (std::size_t i = 0; i < n.outputs.size() && i < results.size(); ++i) {
         Value* out = n.outputs[i];
         if (!out) continue;
-        results[i].shape = out->shape;  // the inferred shape is authoritative
+        if (out->is_bounded()) {  // the folded value has its exact shape
+          out->shape = results[i].shape;
+          out->dynamic_axis = -1;
+        } else {
+          results[i].shape = out->shape;  // the inferred shape is authoritative
+        }
         out->constant = std::make_shared<Tensor>(std::move(results[i]));
       }
     }
   }
+  refuse_bounded_subgraph_outputs(g);
 }
 
 Value* add_constant(Graph& g, const std::string& hint, Tensor t) {

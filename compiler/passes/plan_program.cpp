@@ -48,6 +48,7 @@ class Planner {
     for (const Value* v : g.outputs) {
       std::string param = ids_.make(is_main ? "" : "out_", v->name);
       b.output_params.push_back(param);
+      if (is_main) b.output_shape_params.push_back(v->is_bounded() ? ids_.make("", v->name + "_shape") : "");
       if (T.count(v) || v->constant || v->outer) continue;  // copied by the back end
       TensorPlace& tp = place(v, &b);
       tp.storage = Storage::Output;

@@ -51,6 +51,9 @@ struct Block {
   std::string base;  // C++ name of the block's arena base pointer
   std::vector<Step> steps;
   std::vector<std::string> input_params, output_params;  // names of its inputs/outputs, in graph order
+  // Main block: per output, the run() parameter that receives a bounded output's actual shape
+  // (Value::dynamic_axis); empty for outputs of exact shape.
+  std::vector<std::string> output_shape_params;
   MemoryPlan plan;
   std::size_t arena_bytes = 0;      // this block's tensors, scratch and nested blocks
   std::size_t peak_live_bytes = 0;

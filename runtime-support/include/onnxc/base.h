@@ -95,6 +95,9 @@ struct TensorInfo {
   std::int64_t shape[8];   // the first `rank` entries are used
   std::size_t elements;
   std::size_t bytes;
+  // -1, or for a bounded output: `shape` (and elements, bytes) are its upper bound and the
+  // extent along this dim is known only after run(), which reports the actual shape.
+  int dynamic_axis;
 };
 
 // compute_t<T>: the type arithmetic on T is done in (float for the 16-bit floats).
