@@ -1,5 +1,5 @@
 // Operators whose outputs are fixed by shapes or by constant inputs, the building blocks of
-// the shape subgraphs exporters emit: Shape, Size, ConstantOfShape, Range, NonZero; and the
+// the shape subgraphs exporters emit: Shape, Size, ConstantOfShape, Range (NonZero: nonzero.cpp); and the
 // shape-driven generators EyeLike and Trilu.
 #include <algorithm>
 #include <cmath>
@@ -150,46 +150,6 @@ const OpRegistrar range_op([] {
       rt::range(outs[0].data<T>(), y.numel(), n.inputs[0]->constant->data<T>()[0],
                 n.inputs[2]->constant->data<T>()[0]);
     });
-  };
-  return d;
-}());
-
-// ---- NonZero: its output shape depends on the data, so it compiles only by folding ----
-
-void infer_nonzero(Node& n) {
-  check_arity(n, 1, 1, 1, 1);
-  const Value& x = input(n, 0);
-  const Tensor* t = const_input(n, 0);
-  if (!t)
-    fail_unsupported(n, "NonZero's output shape depends on its input's values, which are computed at run time",
-                     "onnxc needs static shapes: NonZero compiles only when its input is a constant");
-  int64_t count = 0;
-  for (int64_t i = 0; i < t->numel(); ++i) count += t->float_at(i) != 0;
-  set_output(n, 0, DType::Int64, {static_cast<int64_t>(x.shape.size()), count});
-}
-
-const OpRegistrar nonzero([] {
-  OpDef d;
-  d.op_type = "NonZero";
-  d.versions = {9, 13};
-  d.infer = infer_nonzero;
-  d.emit = [](const Node& n, Emitter&) {
-    fail_unsupported(n, "NonZero compiles only by constant folding", "do not disable the fold-constants pass");
-  };
-  d.fold = [](const Node& n, std::vector<Tensor>& outs) {
-    const Tensor& x = *n.inputs[0]->constant;
-    const Value& y = *n.outputs[0];
-    outs.emplace_back(DType::Int64, y.shape);
-    // Row d lists coordinate d of every non-zero element, in row-major order.
-    const int64_t rank = static_cast<int64_t>(x.shape.size()), count = y.shape[1];
-    std::vector<int64_t> strides = contiguous_strides(x.shape);
-    int64_t j = 0;
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      if (x.float_at(i) == 0) continue;
-      for (int64_t d = 0; d < rank; ++d)
-        outs[0].data<int64_t>()[d * count + j] = i / strides[static_cast<std::size_t>(d)] % x.shape[static_cast<std::size_t>(d)];
-      ++j;
-    }
   };
   return d;
 }());
