@@ -261,33 +261,73 @@ const OpRegistrar loop_op([] {
   return d;
 }());
 
-// ---------------------------------------------------------------- Scan (version 9 and later)
+// ---------------------------------------------------------------- Scan
+//
+// Version 8 differs from 9 and later by a batch: its states and scan inputs have a leading batch
+// dim (scan axis 1), an optional first input sequence_lens, and `directions` for the scan
+// inputs. It compiles as the later form run once per batch entry, on that entry's part of every
+// operand. Shapes below are per batch entry.
 
 struct ScanShape {
+  std::size_t first = 0;  // the first state input (1 in version 8, after sequence_lens)
+  int64_t batch = 1;      // version 8: the batch size; the loop runs once per entry
+  bool batched = false;   // version 8
   std::size_t states = 0, scan_inputs = 0, scan_outputs = 0;
   int64_t length = 0;
   std::vector<int64_t> in_axes, in_dirs, out_axes, out_dirs;
+
+  // An operand's shape within one batch entry.
+  Shape entry_shape(const Shape& full) const { return batched ? Shape(full.begin() + 1, full.end()) : full; }
 };
+
+// Version 8 runs every sequence to its full length: sequence_lens, when given, must be constant
+// and say so.
+void check_full_length_sequences(const Node& n, const ScanShape& s) {
+  if (!n.has_input(0)) return;
+  const Tensor* lens = const_input(n, 0);
+  bool full = lens && lens->numel() == s.batch;
+  for (int64_t b = 0; full && b < s.batch; ++b) full = lens->int_at(b) == s.length;
+  if (!full)
+    fail_unsupported(n, fmt::format("sequence_lens must be constant and all {} (the scan length)", s.length),
+                     "omit sequence_lens, or pad every sequence to the same length");
+}
 
 ScanShape scan_shape(const Node& n) {
   ScanShape s;
+  s.batched = n.version < 9;
+  s.first = s.batched ? 1 : 0;
   int64_t m = n.attr_int("num_scan_inputs", -1);
-  if (m < 1 || static_cast<std::size_t>(m) > n.inputs.size()) fail_invalid(n, "'num_scan_inputs' is missing or out of range");
+  if (m < 1 || static_cast<std::size_t>(m) + s.first > n.inputs.size())
+    fail_invalid(n, "'num_scan_inputs' is missing or out of range");
   s.scan_inputs = static_cast<std::size_t>(m);
-  s.states = n.inputs.size() - s.scan_inputs;
+  s.states = n.inputs.size() - s.first - s.scan_inputs;
   if (n.outputs.size() < s.states) fail_invalid(n, "fewer outputs than state inputs");
   s.scan_outputs = n.outputs.size() - s.states;
+  if (s.batched) {
+    const Shape& x0 = input(n, s.first).shape;
+    if (x0.empty()) fail_invalid(n, "version 8 operands need a leading batch dim");
+    s.batch = x0[0];
+    for (std::size_t i = s.first; i < n.inputs.size(); ++i) {
+      const Shape& shape = input(n, i).shape;
+      const std::size_t min_rank = i < s.first + s.states ? 1 : 2;  // scan inputs: [batch, length, ...]
+      if (shape.size() < min_rank || shape[0] != s.batch)
+        fail_invalid(n, fmt::format("input {} {} must have the batch size {} as its first dim", i, shape_str(shape),
+                                    s.batch));
+    }
+  }
+  // Version 8 scans every input along axis 1 of the batched shape (0 of an entry's) and writes
+  // the outputs forward; later versions have an axis per operand and directions for the outputs.
   s.in_axes = n.attr_ints("scan_input_axes", std::vector<int64_t>(s.scan_inputs, 0));
-  s.in_dirs = n.attr_ints("scan_input_directions", std::vector<int64_t>(s.scan_inputs, 0));
+  s.in_dirs = n.attr_ints(s.batched ? "directions" : "scan_input_directions", std::vector<int64_t>(s.scan_inputs, 0));
   s.out_axes = n.attr_ints("scan_output_axes", std::vector<int64_t>(s.scan_outputs, 0));
   s.out_dirs = n.attr_ints("scan_output_directions", std::vector<int64_t>(s.scan_outputs, 0));
   if (s.in_axes.size() != s.scan_inputs || s.in_dirs.size() != s.scan_inputs || s.out_axes.size() != s.scan_outputs ||
       s.out_dirs.size() != s.scan_outputs)
     fail_invalid(n, "scan axes/directions attributes have the wrong length");
   for (std::size_t j = 0; j < s.scan_inputs; ++j) {
-    const Value& x = input(n, s.states + j);
-    s.in_axes[j] = normalize_axis(n, s.in_axes[j], static_cast<int64_t>(x.shape.size()), "scan_input_axes");
-    int64_t len = x.shape[static_cast<std::size_t>(s.in_axes[j])];
+    const Shape x = s.entry_shape(input(n, s.first + s.states + j).shape);
+    s.in_axes[j] = normalize_axis(n, s.in_axes[j], static_cast<int64_t>(x.size()), "scan_input_axes");
+    int64_t len = x[static_cast<std::size_t>(s.in_axes[j])];
     if (j == 0) s.length = len;
     else if (len != s.length) fail_invalid(n, fmt::format("scan inputs have different lengths ({} and {})", s.length, len));
   }
@@ -319,13 +359,16 @@ ScanScratch scan_scratch(const Node& n) {
   const Graph& body = *n.attr("body")->g;
   ScratchLayout l;
   ScanScratch sc;
+  const auto entry_bytes = [&](const Value& v) {
+    return v.byte_size() / static_cast<std::size_t>(std::max<int64_t>(s.batch, 1));
+  };
   for (std::size_t i = 0; i < s.states; ++i) {
-    sc.state.push_back(l.add(n.inputs[i]->byte_size()));
-    sc.next.push_back(l.add(n.inputs[i]->byte_size()));
+    sc.state.push_back(l.add(entry_bytes(*n.inputs[s.first + i])));
+    sc.next.push_back(l.add(entry_bytes(*n.inputs[s.first + i])));
   }
   for (std::size_t j = 0; j < s.scan_inputs; ++j) {
-    const Value& x = *n.inputs[s.states + j];
-    sc.in_slice.push_back(l.add(x.byte_size() / static_cast<std::size_t>(std::max<int64_t>(s.length, 1))));
+    const Value& x = *n.inputs[s.first + s.states + j];
+    sc.in_slice.push_back(l.add(entry_bytes(x) / static_cast<std::size_t>(std::max<int64_t>(s.length, 1))));
   }
   for (std::size_t k = 0; k < s.scan_outputs; ++k) sc.out_slice.push_back(l.add(body.outputs[s.states + k]->byte_size()));
   sc.size = l.size();
@@ -333,24 +376,29 @@ ScanScratch scan_scratch(const Node& n) {
 }
 
 void infer_scan(Node& n) {
-  check_arity(n, 1, -1, 1, -1);
+  check_arity(n, n.version < 9 ? 0 : 1, -1, 1, -1);  // version 8's first input, sequence_lens, is optional
   Graph& body = graph_attr(n, "body");
   ScanShape s = scan_shape(n);
+  if (s.batched) check_full_length_sequences(n, s);
   if (body.inputs.size() != s.states + s.scan_inputs || body.outputs.size() != s.states + s.scan_outputs)
     fail_invalid(n, "the body's inputs/outputs do not match the node's");
-  for (std::size_t i = 0; i < s.states; ++i) bind_input(n, *body.inputs[i], input(n, i).dtype, input(n, i).shape);
+  for (std::size_t i = 0; i < s.states; ++i) {
+    const Value& state = input(n, s.first + i);
+    bind_input(n, *body.inputs[i], state.dtype, s.entry_shape(state.shape));
+  }
   for (std::size_t j = 0; j < s.scan_inputs; ++j) {
-    const Value& x = *n.inputs[s.states + j];
-    Shape slice = x.shape;
+    const Value& x = *n.inputs[s.first + s.states + j];
+    Shape slice = s.entry_shape(x.shape);
     slice.erase(slice.begin() + s.in_axes[j]);
     bind_input(n, *body.inputs[s.states + j], x.dtype, slice);
   }
   infer_subgraph(body);
   for (std::size_t i = 0; i < s.states; ++i) {
     const Value& out = *body.outputs[i];
-    if (out.shape != n.inputs[i]->shape || out.dtype != n.inputs[i]->dtype)
+    const Value& state = *n.inputs[s.first + i];
+    if (out.shape != s.entry_shape(state.shape) || out.dtype != state.dtype)
       fail_unsupported(n, fmt::format("state {} changes shape or type in the body", i));
-    set_output(n, i, out.dtype, out.shape);
+    set_output(n, i, out.dtype, state.shape);
   }
   for (std::size_t k = 0; k < s.scan_outputs; ++k) {
     const Value& slice = *body.outputs[s.states + k];
@@ -359,6 +407,7 @@ void infer_scan(Node& n) {
     axis = normalize_axis(n, axis, r, "scan_output_axes");
     Shape shape = slice.shape;
     shape.insert(shape.begin() + axis, s.length);
+    if (s.batched) shape.insert(shape.begin(), s.batch);
     set_output(n, s.states + k, slice.dtype, shape);
   }
 }
@@ -369,49 +418,67 @@ void emit_scan(const Node& n, Emitter& e) {
   ScanShape s = scan_shape(n);
   ScanScratch sc = scan_scratch(n);
   const Graph& body = *n.attr("body")->g;
+  // Operands as this batch entry sees them (version 8 runs the scan once per entry).
+  auto entry = [&](const std::string& ptr, const Value& v) {
+    return s.batched ? fmt::format("({} + batch_entry * {})", ptr, v.numel() / std::max<int64_t>(s.batch, 1)) : ptr;
+  };
+  auto in = [&](std::size_t i) { return entry(e.in(i), *n.inputs[i]); };
+  auto out = [&](std::size_t i) { return entry(e.out(i), *n.outputs[i]); };
+  const auto entry_numel = [&](const Value& v) { return shape_numel(s.entry_shape(v.shape)); };
+  if (s.batched) e.linef("for (rt::index_t batch_entry = 0; batch_entry < {}; ++batch_entry) {{", s.batch);
+  const std::string pad = s.batched ? "  " : "";  // the batch loop's body
   std::vector<std::string> body_in, body_out;
   for (std::size_t i = 0; i < s.states; ++i) {
-    const Value& v = *n.inputs[i];
-    e.linef("{}* const state_{} = reinterpret_cast<{}*>({} + {});", typed(v), i, typed(v), e.scratch(), sc.state[i]);
-    e.linef("{}* const next_{} = reinterpret_cast<{}*>({} + {});", typed(v), i, typed(v), e.scratch(), sc.next[i]);
-    e.linef("rt::copy({}, state_{}, {});", e.in(i), i, v.numel());
+    const Value& v = *n.inputs[s.first + i];
+    e.linef("{}{}* const state_{} = reinterpret_cast<{}*>({} + {});", pad, typed(v), i, typed(v), e.scratch(),
+            sc.state[i]);
+    e.linef("{}{}* const next_{} = reinterpret_cast<{}*>({} + {});", pad, typed(v), i, typed(v), e.scratch(),
+            sc.next[i]);
+    e.linef("{}rt::copy({}, state_{}, {});", pad, in(s.first + i), i, entry_numel(v));
     body_in.push_back(fmt::format("state_{}", i));
     body_out.push_back(fmt::format("next_{}", i));
   }
   for (std::size_t j = 0; j < s.scan_inputs; ++j) {
-    const Value& x = *n.inputs[s.states + j];
-    e.linef("{}* const slice_in_{} = reinterpret_cast<{}*>({} + {});", typed(x), j, typed(x), e.scratch(), sc.in_slice[j]);
+    const Value& x = *n.inputs[s.first + s.states + j];
+    e.linef("{}{}* const slice_in_{} = reinterpret_cast<{}*>({} + {});", pad, typed(x), j, typed(x), e.scratch(),
+            sc.in_slice[j]);
     body_in.push_back(fmt::format("slice_in_{}", j));
   }
   for (std::size_t k = 0; k < s.scan_outputs; ++k) {
     const Value& y = *body.outputs[s.states + k];
-    e.linef("{}* const slice_out_{} = reinterpret_cast<{}*>({} + {});", typed(y), k, typed(y), e.scratch(), sc.out_slice[k]);
+    e.linef("{}{}* const slice_out_{} = reinterpret_cast<{}*>({} + {});", pad, typed(y), k, typed(y), e.scratch(),
+            sc.out_slice[k]);
     body_out.push_back(fmt::format("slice_out_{}", k));
   }
-  e.linef("for (rt::index_t t = 0; t < {}; ++t) {{", s.length);
+  e.linef("{}for (rt::index_t t = 0; t < {}; ++t) {{", pad, s.length);
   for (std::size_t j = 0; j < s.scan_inputs; ++j) {
-    AxisView v = axis_view(n.inputs[s.states + j]->shape, s.in_axes[j]);
-    e.linef("  rt::take_slice({}, slice_in_{}, {}, {}, {}, {});", e.in(s.states + j), j, v.outer, v.len, v.inner,
+    const std::size_t i = s.first + s.states + j;
+    AxisView v = axis_view(s.entry_shape(n.inputs[i]->shape), s.in_axes[j]);
+    e.linef("{}  rt::take_slice({}, slice_in_{}, {}, {}, {}, {});", pad, in(i), j, v.outer, v.len, v.inner,
             s.in_dirs[j] ? fmt::format("{} - t", s.length - 1) : "t");
   }
-  e.line("  {");
-  e.lines_indented(e.subgraph(0, body_in, body_out), 2);
-  e.line("  }");
-  for (std::size_t i = 0; i < s.states; ++i) e.linef("  rt::copy(next_{}, state_{}, {});", i, i, n.inputs[i]->numel());
+  e.linef("{}  {{", pad);
+  e.lines_indented(e.subgraph(0, body_in, body_out), s.batched ? 3 : 2);
+  e.linef("{}  }}", pad);
+  for (std::size_t i = 0; i < s.states; ++i)
+    e.linef("{}  rt::copy(next_{}, state_{}, {});", pad, i, i, entry_numel(*n.inputs[s.first + i]));
   for (std::size_t k = 0; k < s.scan_outputs; ++k) {
-    int64_t axis = s.out_axes[k] < 0 ? s.out_axes[k] + static_cast<int64_t>(n.outputs[s.states + k]->shape.size()) : s.out_axes[k];
-    AxisView v = axis_view(n.outputs[s.states + k]->shape, axis);
-    e.linef("  rt::put_slice(slice_out_{}, {}, {}, {}, {}, {});", k, e.out(s.states + k), v.outer, v.len, v.inner,
-            s.out_dirs[k] ? fmt::format("{} - t", s.length - 1) : "t");
+    const Shape y = s.entry_shape(n.outputs[s.states + k]->shape);
+    int64_t axis = s.out_axes[k] < 0 ? s.out_axes[k] + static_cast<int64_t>(y.size()) : s.out_axes[k];
+    AxisView v = axis_view(y, axis);
+    e.linef("{}  rt::put_slice(slice_out_{}, {}, {}, {}, {}, {});", pad, k, out(s.states + k), v.outer, v.len,
+            v.inner, s.out_dirs[k] ? fmt::format("{} - t", s.length - 1) : "t");
   }
-  e.line("}");
-  for (std::size_t i = 0; i < s.states; ++i) e.linef("rt::copy(state_{}, {}, {});", i, e.out(i), n.inputs[i]->numel());
+  e.linef("{}}}", pad);
+  for (std::size_t i = 0; i < s.states; ++i)
+    e.linef("{}rt::copy(state_{}, {}, {});", pad, i, out(i), entry_numel(*n.inputs[s.first + i]));
+  if (s.batched) e.line("}");
 }
 
 const OpRegistrar scan_op([] {
   OpDef d;
   d.op_type = "Scan";
-  d.versions = {9, 11, 16, 19, 21, 23, 24, 25};
+  d.versions = {8, 9, 11, 16, 19, 21, 23, 24, 25};
   d.infer = infer_scan;
   d.emit = emit_scan;
   d.scratch_bytes = [](const Node& n) { return scan_scratch(n).size; };

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes small control-flow models (Loop, If with outer-scope reads) in the backend-test
+"""Writes small control-flow models (Loop, If with outer-scope reads, Scan-8) in the backend-test
 layout, with expected outputs computed independently in numpy. Run from this directory:
     /usr/bin/python3 make.py
 """
@@ -66,6 +66,36 @@ def if_outer_scope():
     save("if_outer_false", model, [("x", x), ("c", np.array(False))], [("y", -(2 * x))])
 
 
+def scan8_batched():
+    """Scan-8 over a batch of 2: a running sum per batch entry, its input scanned in reverse."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["sum_in", "next"], ["sum_out"]),
+         helper.make_node("Mul", ["sum_out", "next"], ["scan_out"])],
+        "body",
+        [helper.make_tensor_value_info("sum_in", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("next", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("sum_out", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("scan_out", TensorProto.FLOAT, [2])])
+    graph = helper.make_graph(
+        [helper.make_node("Scan", ["", "initial", "x"], ["final", "scanned"], body=body, num_scan_inputs=1,
+                          directions=[1])],
+        "scan8_batched",
+        [helper.make_tensor_value_info("initial", TensorProto.FLOAT, [2, 2]),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 2])],
+        [helper.make_tensor_value_info("final", TensorProto.FLOAT, [2, 2]),
+         helper.make_tensor_value_info("scanned", TensorProto.FLOAT, [2, 3, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)])
+    initial = np.array([[1.0, 2.0], [-1.0, 0.5]], dtype=np.float32)
+    x = np.arange(12, dtype=np.float32).reshape(2, 3, 2) / 4 - 1
+    final, scanned = initial.copy(), np.zeros_like(x)
+    for b in range(2):
+        for t in range(3):  # reverse: element 2, 1, 0; outputs in iteration order
+            final[b] = final[b] + x[b, 2 - t]
+            scanned[b, t] = final[b] * x[b, 2 - t]
+    save("scan8_batched", model, [("initial", initial), ("x", x)], [("final", final), ("scanned", scanned)])
+
+
 if __name__ == "__main__":
     loop_static()
     if_outer_scope()
+    scan8_batched()
