@@ -30,6 +30,9 @@ struct Im2colShape {
 Im2colShape conv_im2col_shape(const Node& conv);
 // The im2col block the Conv's kernel is given: the attribute, or the fastest block.
 int64_t conv_im2col_cols(const Node& conv);
+// The same for QLinearConv's matrix-product kernel (rt::qconv_gemm: uint8 bytes, in groups of
+// four k); zero bytes_per_column when the node cannot use it.
+Im2colShape qlinear_conv_im2col_shape(const Node& qlinear_conv);
 
 // The rt::Epilogue literal of the activation fused into the node (None when there is none).
 std::string epilogue_code(const Node& node);

@@ -125,30 +125,32 @@ const OpRegistrar conv_integer_op([] {
 const RequantInputs kRequantInputs = {1, 4, 6};
 constexpr std::size_t kBias = 8;
 
-// Columns per im2col block of the matrix-product kernel (rt::qconv_gemm), or 0 for the plane
-// kernel (rt::conv_integer). The product needs one group, uint8 x, constant int8 weights with zero
-// point 0 (symmetric, as quantizers write them). A block width chosen by the memory planner
-// (attribute onnxc.im2col_cols) wins; otherwise the widest block that fits in the memory the plane
-// kernel would take, so choosing the product never grows the arena.
-int64_t qconv_gemm_cols(const Node& n) {
+// Whether QLinearConv can run as a matrix product (rt::qconv_gemm): one group, uint8 x, constant
+// int8 weights with zero point 0 (symmetric, as quantizers write them).
+bool qconv_gemm_applies(const Node& n) {
   const ConvInputs in = kQLinearConvInputs;
   const Value& x = *n.inputs[in.x];
   const Value& w = *n.inputs[in.w];
-  if (n.attr_int("group", 1) != 1 || x.dtype != DType::Uint8 || w.dtype != DType::Int8 || !w.constant) return 0;
-  if (n.has_input(in.w_zero_point)) {
-    const Value& zw = *n.inputs[in.w_zero_point];
-    if (!zw.constant) return 0;
-    for (int64_t i = 0; i < zw.constant->numel(); ++i)
-      if (zw.constant->int_at(i) != 0) return 0;
-  }
+  if (n.attr_int("group", 1) != 1 || x.dtype != DType::Uint8 || w.dtype != DType::Int8 || !w.constant) return false;
+  if (!n.has_input(in.w_zero_point)) return true;
+  const Value& zw = *n.inputs[in.w_zero_point];
+  if (!zw.constant) return false;
+  for (int64_t i = 0; i < zw.constant->numel(); ++i)
+    if (zw.constant->int_at(i) != 0) return false;
+  return true;
+}
+
+// Columns per im2col block of the matrix product, or 0 for the plane kernel (rt::conv_integer).
+// The memory planner's choice (kIm2colColsAttr) wins; before it chooses, the widest block that
+// fits in the memory the plane kernel would take, so that the plan it starts from is the
+// plane kernel's.
+int64_t qconv_gemm_cols(const Node& n) {
+  if (!qconv_gemm_applies(n)) return 0;
   if (n.has_attr(kIm2colColsAttr)) return n.attr_int(kIm2colColsAttr, 0);
-  const rt::ConvParams p = integer_conv_params(n, in);
-  const int64_t quantum = rt::kQConvColumnQuantum;
-  const int64_t columns = (shape_numel(Shape(n.outputs[0]->shape.begin() + 2, n.outputs[0]->shape.end())) + quantum - 1) /
-                          quantum * quantum;
-  const int64_t fitting = static_cast<int64_t>(plane_scratch_bytes(n)) / rt::qconv_gemm_scratch_bytes(p, 1) /
-                          quantum * quantum;
-  return std::min({fitting, columns, int64_t{256}});
+  const Im2colShape shape = qlinear_conv_im2col_shape(n);
+  const int64_t fitting = static_cast<int64_t>(plane_scratch_bytes(n)) / shape.bytes_per_column /
+                          shape.quantum_cols * shape.quantum_cols;
+  return std::min(fitting, shape.fastest_cols);
 }
 
 std::size_t qlinear_conv_kernel_scratch(const Node& n) {
@@ -221,4 +223,14 @@ const OpRegistrar qlinear_conv_op([] {
 }());
 
 }  // namespace
+
+Im2colShape qlinear_conv_im2col_shape(const Node& n) {
+  if (!qconv_gemm_applies(n)) return {};
+  const rt::ConvParams p = integer_conv_params(n, kQLinearConvInputs);
+  const int64_t quantum = rt::kQConvColumnQuantum;
+  const int64_t columns = p.out_d * p.out_h * p.out_w;
+  return {rt::qconv_gemm_scratch_bytes(p, 1), columns,
+          std::min<int64_t>(256, (columns + quantum - 1) / quantum * quantum), quantum};
+}
+
 }  // namespace onnxc

@@ -24,8 +24,11 @@ int choose_im2col_blocks(Graph& g, const Block& scratch_free, bool memory_first)
   int chosen = 0;
   for (auto& node : g.nodes) {
     Node& n = *node;
-    if (n.op_type != "Conv" || !n.domain.empty() || !conv_packs_weights(n) || !step_of.count(&n)) continue;
-    const Im2colShape shape = conv_im2col_shape(n);
+    if (!n.domain.empty() || !step_of.count(&n)) continue;
+    Im2colShape shape;
+    if (n.op_type == "Conv" && conv_packs_weights(n)) shape = conv_im2col_shape(n);
+    else if (n.op_type == "QLinearConv") shape = qlinear_conv_im2col_shape(n);
+    else continue;
     if (shape.bytes_per_column == 0) continue;  // reads its input as the matrix: no scratch
     const std::size_t slack = peak - scratch_free.live_bytes[step_of[&n]];
     Attribute a;
