@@ -317,11 +317,14 @@ bool same_constant(const Value* a, const Value* b) {
 
 // Data movement commutes with quantization: DQ -> op -> Q with the same scale and zero point is
 // the op on the quantized tensor, exactly (Q(DQ(v)) == v for every 8-bit v).
-// So is constant padding with zero, which becomes padding with the zero point.
+// So is constant padding with zero, which becomes padding with the zero point, and MaxPool.
 bool is_data_movement(const Node& n) {
   for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"})
     if (is_op(&n, op)) return true;
-  return is_op(&n, "Pad") && n.version >= 11 && n.attr_string("mode", "constant") == "constant";
+  if (is_op(&n, "Pad")) return n.version >= 11 && n.attr_string("mode", "constant") == "constant";
+  // Quantization is monotonic, so the maximum of dequantized values is the dequantized maximum
+  // (MaxPool takes 8-bit data since version 12; its Indices output is not lowered).
+  return is_op(&n, "MaxPool") && n.version >= 12 && !n.has_output(1);
 }
 
 // A Pad's constant_value input: absent, or a constant zero.
@@ -337,6 +340,7 @@ bool lower_data_movement(Graph& g, Node& op, std::set<const Node*>& removed) {
   Node* q = single_reader(g, op.outputs[0]);
   if (!is_op(q, "QuantizeLinear") || q->inputs[0] != op.outputs[0] || !q->has_input(2)) return false;
   if (!same_constant(q->inputs[1], x->scale) || !same_constant(q->inputs[2], x->zero_point)) return false;
+  if (is_op(&op, "MaxPool") && !(x->scale->constant->data<float>()[0] > 0.0f)) return false;  // monotonic only then
   if (is_op(&op, "Pad")) {
     if (!pads_with_zero(op)) return false;
     if (op.inputs.size() < 3) op.inputs.resize(3, nullptr);

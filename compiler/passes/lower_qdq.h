@@ -15,7 +15,7 @@ namespace onnxc {
 //   DQ(x) -> Sigmoid, Tanh, HardSwish, LeakyRelu, Clip, ... (unary elementwise) -> Q
 //                                                  into onnxc.QLinearLookup: a 256-entry table of
 //                                                  Q(f(DQ(v))) computed with the op's own fold
-//   DQ(x) -> Reshape/Flatten/Squeeze/Unsqueeze/Transpose/Pad (constant 0) -> Q (same scale and
+//   DQ(x) -> Reshape/Flatten/Squeeze/Unsqueeze/Transpose/Pad (constant 0)/MaxPool -> Q (same scale and
 //            zero point)                            into the same op on the quantized x (Pad
 //                                                  pads with the zero point)
 // Activations must be quantized per tensor with constant scales and zero points; weights per

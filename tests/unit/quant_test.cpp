@@ -296,13 +296,16 @@ TEST_CASE("qlinear_global_average_pool averages each plane minus the zero point"
 }
 
 TEST_CASE("lower-qdq tabulates quantized activations and lowers Mul", "[quant]") {
-  // make.py's qdq_activations: Sigmoid, Mul, HardSwish, LeakyRelu, Clip, Tanh, Add, all in QDQ.
+  // make.py's qdq_activations: Sigmoid, Mul, HardSwish, LeakyRelu, Clip, Tanh, Add, MaxPool, all in QDQ.
   const std::string path = std::string(ONNXC_TEST_DIR) + "/models/quant/qdq_activations/model.onnx";
   const std::vector<std::string> ops = op_types(onnxc::compile_model(path, {}));
   CHECK(std::count(ops.begin(), ops.end(), "QLinearLookup") == 5);
   CHECK(std::count(ops.begin(), ops.end(), "QLinearMul") == 1);
   CHECK(std::count(ops.begin(), ops.end(), "QLinearAdd") == 1);
   for (const char* op : {"Sigmoid", "Mul", "HardSwish", "LeakyRelu", "Clip", "Tanh", "Add"}) CHECK_FALSE(contains(ops, op));
+  // MaxPool runs on the quantized values: only the input's Q and the outputs' DQ remain.
+  CHECK(std::count(ops.begin(), ops.end(), "QuantizeLinear") == 1);
+  CHECK(std::count(ops.begin(), ops.end(), "DequantizeLinear") == 1);
 }
 
 TEST_CASE("QLinearMul and lookup on hand-computed values", "[quant]") {

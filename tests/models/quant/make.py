@@ -88,8 +88,8 @@ def qdq_mlp():
 
 def qdq_activations():
     """Quantized activations and products, uint8: s = Sigmoid(x), m = x * s (Swish, with Mul),
-    h = HardSwish(m), l = LeakyRelu(h, 0.1), c = Clip(l, -0.5, 2), t = Tanh(c), y = t + x (Add);
-    every tensor wrapped in Q -> DQ."""
+    h = HardSwish(m), l = LeakyRelu(h, 0.1), c = Clip(l, -0.5, 2), t = Tanh(c), y = t + x (Add),
+    p = MaxPool(y, 2x2); every tensor wrapped in Q -> DQ."""
     inputs = [rng.standard_normal((1, 4, 6, 6)).astype(np.float32) * 2 for _ in range(2)]
     xf = np.concatenate(inputs)
     g = QdqGraph()
@@ -113,16 +113,22 @@ def qdq_activations():
     g.nodes.append(helper.make_node("Tanh", [c], ["t"]))
     t, _ = g.qdq("t", tf)
     g.nodes.append(helper.make_node("Add", [t, x], ["y"]))
-    g.qdq("y", tf + xf)
+    y, y_scale = g.qdq("y", tf + xf)
+    # MaxPool keeps the scale: Q -> DQ with y's parameters around it.
+    g.nodes.append(helper.make_node("MaxPool", [y], ["p"], kernel_shape=[2, 2], strides=[2, 2]))
+    g.nodes.append(helper.make_node("QuantizeLinear", ["p", "y_scale", "y_zp"], ["p_q"]))
+    g.nodes.append(helper.make_node("DequantizeLinear", ["p_q", "y_scale", "y_zp"], ["p_dq"]))
     graph = helper.make_graph(
         g.nodes, "qdq_activations", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6])],
         [helper.make_tensor_value_info("y_q", TensorProto.UINT8, [1, 4, 6, 6]),
-         helper.make_tensor_value_info("y_dq", TensorProto.FLOAT, [1, 4, 6, 6])], g.inits)
+         helper.make_tensor_value_info("p_q", TensorProto.UINT8, [1, 4, 3, 3]),
+         helper.make_tensor_value_info("p_dq", TensorProto.FLOAT, [1, 4, 3, 3])], g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     model.ir_version = 7
     for i, x_value in enumerate(inputs):
         save("qdq_activations", model, [("x", x_value)], [("y_q", np.zeros((1, 4, 6, 6), np.uint8)),
-                                                          ("y_dq", np.zeros((1, 4, 6, 6), np.float32))], data_set=i)
+                                                          ("p_q", np.zeros((1, 4, 3, 3), np.uint8)),
+                                                          ("p_dq", np.zeros((1, 4, 3, 3), np.float32))], data_set=i)
 
 
 MODELS = {"qdq_cnn": qdq_cnn, "qdq_mlp": qdq_mlp, "qdq_activations": qdq_activations}
