@@ -118,26 +118,31 @@ class BlockRenderer {
   // axes, ...) at compile time only, and an array nobody reads is dead weight (and a warning).
   const std::set<const Value*>& used_weights() const { return used_weights_; }
 
-  // Pointer declarations of the block's arena tensors and views.
+  // Pointer declarations of the block's arena tensors, then of the views (a view may be
+  // computed before the tensor it is part of: a slab of a Concat's output).
   std::vector<std::string> declarations(const Block& b) const {
     std::vector<std::string> lines;
-    for (const Step& s : b.steps)
-      for (const Value* v : s.node->outputs) {
-        if (!v) continue;
-        const TensorPlace& tp = T.at(v);
-        std::string ct = dtype_ctype(v->dtype);
-        if (tp.storage == Storage::Arena) {
-          lines.push_back(fmt::format("{}* const {} = reinterpret_cast<{}*>({} + {});  // {} {}, {} bytes", ct, tp.cname,
-                                      ct, b.base, tp.offset, dtype_name(v->dtype), shape_str(v->shape), v->byte_size()));
-        } else if (tp.storage == Storage::Alias) {
-          const TensorPlace& root = T.at(tp.alias_of);
-          std::string cq = root.storage == Storage::Input ? "const " : "";
-          lines.push_back(fmt::format("{}{}* const {} = {};  // {} {}, {} '{}'", cq, ct, tp.cname, root.cname,
-                                      dtype_name(v->dtype), shape_str(v->shape),
-                                      tp.in_place ? "computed in place of" : "a view of", tp.alias_of->name));
-        }
-      }
+    for (Storage kind : {Storage::Arena, Storage::Alias})
+      for (const Step& s : b.steps)
+        for (const Value* v : s.node->outputs)
+          if (v && T.at(v).storage == kind) lines.push_back(declaration(b, v));
     return lines;
+  }
+
+  std::string declaration(const Block& b, const Value* v) const {
+    const TensorPlace& tp = T.at(v);
+    std::string ct = dtype_ctype(v->dtype);
+    if (tp.storage == Storage::Arena)
+      return fmt::format("{}* const {} = reinterpret_cast<{}*>({} + {});  // {} {}, {} bytes", ct, tp.cname, ct, b.base,
+                         tp.offset, dtype_name(v->dtype), shape_str(v->shape), v->byte_size());
+    const TensorPlace& root = T.at(tp.alias_of);
+    std::string cq = root.storage == Storage::Input ? "const " : "";
+    if (tp.alias_offset || tp.concat_slab)
+      return fmt::format("{}{}* const {} = {} + {};  // {} {}, {} '{}' at byte {}", cq, ct, tp.cname, root.cname,
+                         tp.alias_offset / dtype_size(v->dtype), dtype_name(v->dtype), shape_str(v->shape),
+                         tp.concat_slab ? "its slab of" : "a view in", tp.alias_of->name, tp.alias_offset);
+    return fmt::format("{}{}* const {} = {};  // {} {}, {} '{}'", cq, ct, tp.cname, root.cname, dtype_name(v->dtype),
+                       shape_str(v->shape), tp.in_place ? "computed in place of" : "a view of", tp.alias_of->name);
   }
 
   // The block's statements: pass-through outputs, then every step.
@@ -166,6 +171,11 @@ class BlockRenderer {
       const Value* out0 = n.has_output(0) ? n.outputs[0] : nullptr;
       if (s.op->is_view && out0 && T.at(out0).storage == Storage::Alias) {
         lines.push_back("// (a view: no code)");
+        lines.push_back("");
+        continue;
+      }
+      if (s.elided) {
+        lines.push_back("// (its inputs were computed in place: no code)");
         lines.push_back("");
         continue;
       }

@@ -100,8 +100,10 @@ std::string report_text(const Compilation& c) {
     const Value* out0 = n.has_output(0) ? n.outputs[0] : nullptr;
     if (out0 && p.tensors.count(out0)) {
       const TensorPlace& tp = p.tensors.at(out0);
-      if (tp.storage == Storage::Alias) notes = tp.in_place ? "  (in place)" : "  (view, no code)";
+      if (tp.storage == Storage::Alias)
+        notes = tp.in_place ? "  (in place)" : tp.concat_slab ? "  (into a Concat's output)" : "  (view, no code)";
     }
+    if (f.step->elided) notes = "  (inputs written in place, no code)";
     s += fmt::format("{:>4}  {:<32} {:<22} {:>12} {:>12}  {}{}\n", index++, name,
                      fmt::format("{}-{}", n.op_type, n.version), f.macs, f.bytes_moved, shapes(n.outputs), notes);
   }
@@ -109,6 +111,8 @@ std::string report_text(const Compilation& c) {
                    "live");
   for (auto& [v, tp] : tensor_rows(c)) {
     std::string where = tp->storage == Storage::Arena ? fmt::format("{}", tp->offset)
+                        : tp->storage == Storage::Alias && tp->alias_offset
+                            ? fmt::format("={}+{}", tp->alias_of->name.substr(0, 16), tp->alias_offset)
                         : tp->storage == Storage::Alias ? "=" + tp->alias_of->name.substr(0, 24)
                                                         : "-";
     s += fmt::format("{:<40} {:<8} {:<18} {:>25} {:>10} {:>9}\n", v->name.substr(0, 40), storage_name(tp->storage),

@@ -47,8 +47,11 @@ void eliminate_dead_nodes(Graph& g);
 // Removes nodes that compute nothing (Identity, inference Dropout, Cast to the same type,
 // identity Transpose) and merges Transpose pairs. Returns how many nodes went away.
 int simplify(Graph& g);
+struct PlanOptions {
+  bool in_place = true;         // elementwise ops overwrite an input that dies at their step
+  bool concat_in_place = true;  // Concat inputs are written into their slabs of its output
+};
 // Orders steps, decides where each tensor lives and plans the arena.
-// in_place: let elementwise ops overwrite an input that dies at their step.
-Program plan_program(const Graph& g, std::size_t alignment, bool in_place = true);
+Program plan_program(const Graph& g, std::size_t alignment, const PlanOptions& options = {});
 
 }  // namespace onnxc

@@ -12,7 +12,7 @@
 namespace onnxc {
 
 const std::set<std::string>& optional_passes() {
-  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fuse-activation", "im2col-blocks", "in-place",
+  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fuse-activation", "im2col-blocks", "in-place", "concat-in-place",
                                                      "lower-qdq", "simplify"};
   return names;
 }
@@ -53,12 +53,15 @@ Compilation compile_model(const std::string& path, const CompileOptions& o) {
   if (enabled(o, "simplify")) c.folded_nodes += static_cast<std::size_t>(simplify(g));
   if (enabled(o, "fold-batchnorm")) c.fused_nodes += static_cast<std::size_t>(fold_batchnorm(g));
   if (enabled(o, "fuse-activation")) c.fused_nodes += static_cast<std::size_t>(fuse_activation(g));
+  PlanOptions plan;
+  plan.in_place = enabled(o, "in-place");
+  plan.concat_in_place = enabled(o, "concat-in-place");
   if (enabled(o, "im2col-blocks")) {
     const Target* t = find_target(o.target);
-    choose_im2col_blocks(g, plan_program(g, o.alignment, enabled(o, "in-place")).main, t && t->memory_first);
+    choose_im2col_blocks(g, plan_program(g, o.alignment, plan).main, t && t->memory_first);
   }
   pack_weights(g);  // always: the layout the kernels read, not an optimisation to compare against
-  c.program = plan_program(g, o.alignment, enabled(o, "in-place"));
+  c.program = plan_program(g, o.alignment, plan);
   return c;
 }
 

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <set>
 
+#include "passes/concat_in_place.h"
 #include "passes/passes.h"
 #include "support/names.h"
 
@@ -27,7 +28,7 @@ const Value* outer_root(const Value* v) {
 
 class Planner {
  public:
-  Planner(Program& prog, bool in_place) : prog_(prog), T(prog.tensors), in_place_(in_place) {}
+  Planner(Program& prog, const PlanOptions& options) : prog_(prog), T(prog.tensors), options_(options) {}
 
   // Plans one graph into `b`. Returns the outer-scope tensors it (or a nested block) reads,
   // so the enclosing block keeps them alive across the control-flow step.
@@ -56,6 +57,8 @@ class Planner {
     }
 
     const std::map<const Value*, int> last_read = last_reads(g);
+    const ConcatsInPlace concats =
+        options_.concat_in_place ? concats_in_place(g, prog_.alignment) : ConcatsInPlace{};
     for (auto& np : g.nodes) {
       const Node& n = *np;
       int idx = static_cast<int>(b.steps.size());
@@ -63,6 +66,7 @@ class Planner {
       Step& step = b.steps.back();
       step.node = &n;
       step.op = find_op(n.domain, n.op_type);
+      step.elided = concats.concats.count(&n) != 0;
       if (step.op->scratch_bytes) step.op_scratch_bytes = step.op->scratch_bytes(n);
       step.scratch_bytes = step.op_scratch_bytes;
       // Nested blocks: their arenas follow the op's own scratch; branches share the space.
@@ -85,16 +89,19 @@ class Planner {
       for (std::size_t i = 0; i < n.outputs.size(); ++i) {
         const Value* v = n.outputs[i];
         if (!v || T.count(v)) continue;
+        auto slice = concats.slices.find(v);
+        if (slice != concats.slices.end()) {
+          place_slice(b, v, slice->second, idx);
+          continue;
+        }
         TensorPlace& tp = place(v, &b);
         tp.first = tp.last = idx;
         const Value* src = n.has_input(0) ? n.inputs[0] : nullptr;
         if (step.op->is_view && i == 0 && src && !src->constant && T.count(src) &&
             T[src].storage != Storage::Outer) {
-          tp.storage = Storage::Alias;
-          tp.alias_of = T[src].storage == Storage::Alias ? T[src].alias_of : src;
-        } else if (in_place_ && step.op->inplace && i == 0 && dies_here(b, src, v, idx, last_read)) {
-          tp.storage = Storage::Alias;
-          tp.alias_of = root_of(src);
+          alias(tp, src);
+        } else if (options_.in_place && step.op->inplace && i == 0 && dies_here(b, src, v, idx, last_read)) {
+          alias(tp, src);
           tp.in_place = true;
         } else {
           tp.storage = Storage::Arena;
@@ -147,6 +154,32 @@ class Planner {
       if (lr != last_read.end() && lr->second > idx) return false;
     }
     return true;
+  }
+
+  // `tp` shares the memory of `src` (which may itself share another tensor's).
+  void alias(TensorPlace& tp, const Value* src) {
+    const TensorPlace& s = T.at(src);
+    tp.storage = Storage::Alias;
+    tp.alias_of = s.storage == Storage::Alias ? s.alias_of : src;
+    tp.alias_offset = s.storage == Storage::Alias ? s.alias_offset : 0;
+  }
+
+  // `v`, computed at step idx, lives in its slab of an in-place Concat's output, whose buffer
+  // is live from the first slab's step on.
+  void place_slice(const Block& b, const Value* v, const ConcatSlice& slice, int idx) {
+    if (!T.count(slice.concat)) {
+      TensorPlace& whole = place(slice.concat, &b);
+      whole.storage = Storage::Arena;
+      whole.first = whole.last = idx;
+      whole.cname = ids_.make("t_", slice.concat->name);
+    }
+    TensorPlace& tp = place(v, &b);
+    tp.first = tp.last = idx;
+    tp.storage = Storage::Alias;
+    tp.alias_of = slice.concat;
+    tp.alias_offset = slice.bytes;
+    tp.concat_slab = true;
+    tp.cname = ids_.make("t_", v->name);
   }
 
   TensorPlace& place(const Value* v, const Block* b) {
@@ -230,15 +263,15 @@ class Planner {
   Program& prog_;
   std::map<const Value*, TensorPlace>& T;
   IdentifierPool ids_;
-  bool in_place_;
+  const PlanOptions options_;
 };
 
 }  // namespace
 
-Program plan_program(const Graph& g, std::size_t alignment, bool in_place) {
+Program plan_program(const Graph& g, std::size_t alignment, const PlanOptions& options) {
   Program prog;
   prog.alignment = alignment;
-  Planner planner(prog, in_place);
+  Planner planner(prog, options);
   planner.plan_block(g, prog.main, true, "");
   prog.arena_bytes = prog.main.arena_bytes;
   prog.peak_live_bytes = prog.main.peak_live_bytes;

@@ -30,11 +30,13 @@ struct TensorPlace {
   Storage storage = Storage::Arena;
   std::size_t offset = 0;           // Arena: byte offset from the block's base
   const Value* alias_of = nullptr;  // Alias / Outer: the tensor whose memory this one is
+  std::size_t alias_offset = 0;     // Alias: bytes into alias_of's memory (a slice of a Concat)
   int first = 0, last = 0;          // steps of its block it is live
   std::string cname;                // C++ identifier of its pointer
   std::string weight_cname;         // constants: the const array holding the data
   const Block* block = nullptr;     // the block that defines it
   bool in_place = false;            // Alias: computed over its input's dead buffer
+  bool concat_slab = false;         // Alias: computed into its slab of a Concat's output
 };
 
 struct Step {
@@ -43,6 +45,7 @@ struct Step {
   std::size_t scratch_offset = 0, scratch_bytes = 0;  // includes the subgraphs' arenas
   std::size_t op_scratch_bytes = 0;                   // the part the op itself asked for
   std::vector<std::unique_ptr<Block>> subgraphs;      // graph attributes, in attribute-name order
+  bool elided = false;  // computes nothing: a Concat its inputs' producers wrote in place
 };
 
 // One graph's code: its steps and its part of the arena.
