@@ -209,10 +209,14 @@ const OpRegistrar qlinear_conv_op([] {
     const std::string output = emit_requantize_output(n, e, kRequantInputs, m, 7, kBias, requant_scratch);
     const int64_t cols = qconv_gemm_cols(n);
     if (cols <= 0) return emit_conv_call(n, e, in, output);
-    e.line(conv_params_code(integer_conv_params(n, in)));
-    e.linef("rt::qconv_gemm(p, {}, {}, {}, {}, {}, {});", e.in(in.x),
-            n.has_input(in.x_zero_point) ? e.in(in.x_zero_point) + "[0]" : std::string("0"), e.in(in.w), output, cols,
-            e.scratch());
+    const rt::ConvParams p = integer_conv_params(n, in);
+    std::vector<rt::index_t> sums(static_cast<std::size_t>(p.out_channels));
+    rt::qconv_weight_row_sums(p, n.inputs[in.w]->constant->data<int8_t>(), sums.data());
+    const std::string row_sums = e.index_array("row_sums", std::vector<int64_t>(sums.begin(), sums.end()));
+    e.line(conv_params_code(p));
+    e.linef("rt::qconv_gemm(p, {}, {}, {}, {}, {}, {}, {});", e.in(in.x),
+            n.has_input(in.x_zero_point) ? e.in(in.x_zero_point) + "[0]" : std::string("0"), e.in(in.w), row_sums,
+            output, cols, e.scratch());
   };
   d.fold = fold_qlinear_conv;
   d.scratch_bytes = [](const Node& n) {

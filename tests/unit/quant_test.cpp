@@ -202,7 +202,10 @@ TEST_CASE("qconv_gemm equals conv_integer (the direct kernel) on odd shapes", "[
     rt::conv_integer(p, rt::QuantOperand<uint8_t>{x.data(), &zx, 0}, rt::QuantOperand<int8_t>{w.data(), nullptr, 0},
                      rt::StoreInt32{direct.data()}, plane.data());
     std::vector<uint8_t> scratch(static_cast<std::size_t>(rt::qconv_gemm_scratch_bytes(p, c.block)));
-    rt::qconv_gemm(p, x.data(), zx, w.data(), rt::StoreInt32{product.data()}, c.block, scratch.data());
+    std::vector<rt::index_t> row_sums(static_cast<std::size_t>(c.oc));
+    rt::qconv_weight_row_sums(p, w.data(), row_sums.data());
+    rt::qconv_gemm(p, x.data(), zx, w.data(), row_sums.data(), rt::StoreInt32{product.data()}, c.block,
+                   scratch.data());
     CHECK(product == direct);
   }
 }

@@ -585,12 +585,24 @@ inline void qconv_tile(const std::int8_t* w, index_t k_total, index_t groups, co
 
 }  // namespace detail
 
+// The sum of each weight row (output channel), for qconv_gemm's zero-point correction; the
+// compiler computes them with this function and passes them as constants.
+inline void qconv_weight_row_sums(const ConvParams& p, const std::int8_t* w, index_t* sums) {
+  const index_t k_total = p.in_channels * p.k_d * p.k_h * p.k_w;
+  for (index_t m = 0; m < p.out_channels; ++m) {
+    index_t sum = 0;
+    for (index_t k = 0; k < k_total; ++k) sum += w[m * k_total + k];
+    sums[m] = sum;
+  }
+}
+
 // One-group integer convolution through the blocked matrix product above. `cols` (a multiple of
 // kQConvColumnQuantum) is the block width the compiler chose; scratch holds
-// qconv_gemm_scratch_bytes(p, cols) bytes. out(channel, flat index, acc) as for conv_integer.
+// qconv_gemm_scratch_bytes(p, cols) bytes; row_sums: qconv_weight_row_sums of w.
+// out(channel, flat index, acc) as for conv_integer.
 template <class Out>
 inline void qconv_gemm(const ConvParams& p, const std::uint8_t* x, std::uint8_t x_zero_point, const std::int8_t* w,
-                       Out out, index_t cols, std::uint8_t* scratch) {
+                       const index_t* row_sums, Out out, index_t cols, std::uint8_t* scratch) {
   constexpr int kRows = 4, kVectors = 4;
   const index_t k_total = p.in_channels * p.k_d * p.k_h * p.k_w, groups = qconv_gemm_k_groups(p);
   const index_t n_total = p.out_d * p.out_h * p.out_w, in_image = p.in_channels * p.in_d * p.in_h * p.in_w;
@@ -604,11 +616,7 @@ inline void qconv_gemm(const ConvParams& p, const std::uint8_t* x, std::uint8_t 
       for (index_t m = 0; m < p.out_channels; m += kRows) {
         const index_t rows = p.out_channels - m < kRows ? p.out_channels - m : kRows;
         std::int32_t correction[kRows];
-        for (index_t r = 0; r < rows; ++r) {
-          std::int32_t sum = 0;
-          for (index_t k = 0; k < k_total; ++k) sum += w[(m + r) * k_total + k];
-          correction[r] = zx * sum;
-        }
+        for (index_t r = 0; r < rows; ++r) correction[r] = zx * static_cast<std::int32_t>(row_sums[m + r]);
         for (index_t j0 = 0; j0 < stride_cols; j0 += kQConvColumnQuantum * kVectors) {
           const index_t vectors = (stride_cols - j0) / kQConvColumnQuantum < kVectors
                                       ? (stride_cols - j0) / kQConvColumnQuantum
