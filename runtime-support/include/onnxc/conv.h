@@ -171,9 +171,10 @@ inline void conv_gemm(const ConvParams& p, const float* x, const float* w_packed
 // each input row is copied once per channel. The inner loop keeps one vector of output columns
 // in a register across every tap (no read-modify-write of the output row per tap).
 
-// Floats past each padded row that full-vector loads of the last columns may read (two
-// AVX-512 vectors, the widest stride-2 load); their values never reach the output.
-constexpr index_t kDepthwiseRowSlack = 32;
+// Floats past each padded row (and past the flat plane and its wide output) that whole-vector
+// loads and stores of the last columns may touch: the widest stride-2 load (two AVX-512
+// vectors) and the flat path's last group of four vectors; their values never reach the output.
+constexpr index_t kDepthwiseRowSlack = 64;
 
 inline index_t depthwise_span_h(const ConvParams& p) { return (p.k_h - 1) * p.dilation_h + 1; }
 // Padded columns the output row reads: up to the last tap of the last output column.
@@ -241,32 +242,49 @@ inline vfloat load_strided(const float* p, index_t stride, index_t cols) {
   return vfloat::load_aligned(buf);
 }
 
-// Output columns [ow, ow + L) of one output row: every tap accumulates in one register.
-template <int S, int K>
-inline vfloat output_vector(const ConvParams& p, const float* const* rows, const float* wc, float bias, index_t ow,
-                            index_t cols) {
+// A tap's FMA depends on the previous tap's (4 cycles of latency): V independent vectors of
+// output are computed together to keep the FMA units busy.
+constexpr int kDepthwiseVectors = 4;
+
+// Output columns [ow, ow + V * L) of one output row, every tap accumulated in registers; `cols`
+// is the number of columns a lane of the last vector may read (L but in the row's tail).
+template <int S, int K, int V>
+inline void output_vectors(const ConvParams& p, const float* const* rows, const float* wc, float bias, index_t ow,
+                           index_t cols, vfloat* acc) {
   const index_t k_w = K ? K : p.k_w;
   const index_t stride = S ? S : p.stride_w;
-  vfloat acc(bias);
+  for (int v = 0; v < V; ++v) acc[v] = vfloat(bias);
   for (index_t kh = 0; kh < p.k_h; ++kh) {
     if (!rows[kh]) continue;
-    const float* first = rows[kh] + ow * stride;
-    for (index_t kw = 0; kw < k_w; ++kw)
-      acc = xsimd::fma(vfloat(wc[kh * k_w + kw]), load_strided<S>(first + kw * p.dilation_w, stride, cols), acc);
+    for (index_t kw = 0; kw < k_w; ++kw) {
+      const vfloat wv(wc[kh * k_w + kw]);
+      const float* first = rows[kh] + ow * stride + kw * p.dilation_w;
+      for (int v = 0; v < V; ++v)
+        acc[v] = xsimd::fma(wv, load_strided<S>(first + v * kFloatLanes * stride, stride, v + 1 < V ? kFloatLanes : cols),
+                            acc[v]);
+    }
   }
-  return acc;
 }
 
 template <int S, int K>
 inline void output_row(const ConvParams& p, const float* const* rows, const float* wc, float bias, float* yrow,
                        const Epilogue& e) {
   using packed_gemm_detail::activate;
+  constexpr int V = kDepthwiseVectors;
+  vfloat acc[V];
   index_t ow = 0;
-  for (; ow + kFloatLanes <= p.out_w; ow += kFloatLanes)
-    activate(e, output_vector<S, K>(p, rows, wc, bias, ow, kFloatLanes)).store_unaligned(yrow + ow);
+  for (; ow + V * kFloatLanes <= p.out_w; ow += V * kFloatLanes) {
+    output_vectors<S, K, V>(p, rows, wc, bias, ow, kFloatLanes, acc);
+    for (int v = 0; v < V; ++v) activate(e, acc[v]).store_unaligned(yrow + ow + v * kFloatLanes);
+  }
+  for (; ow + kFloatLanes <= p.out_w; ow += kFloatLanes) {
+    output_vectors<S, K, 1>(p, rows, wc, bias, ow, kFloatLanes, acc);
+    activate(e, acc[0]).store_unaligned(yrow + ow);
+  }
   if (ow < p.out_w) {  // the loads may run into the row's slack; only the columns that exist are stored
     const index_t cols = p.out_w - ow;
-    store_partial(activate(e, output_vector<S, K>(p, rows, wc, bias, ow, cols)), yrow + ow, cols);
+    output_vectors<S, K, 1>(p, rows, wc, bias, ow, cols, acc);
+    store_partial(activate(e, acc[0]), yrow + ow, cols);
   }
 }
 
@@ -326,18 +344,22 @@ inline void copy_into_padded_plane(const ConvParams& p, const float* xc, float* 
 }
 
 // wide[i] = bias + sum over taps of w * padded[i + tap offset] for i < count (rounded up to
-// whole vectors: `wide` and `padded` have the slack for it).
+// whole groups of kDepthwiseVectors vectors: `wide` and `padded` have the slack for it).
 inline void flat_taps(const ConvParams& p, const float* padded, const float* wc, float bias, index_t count,
                       float* wide) {
   const index_t width = depthwise_padded_w(p);
 #if defined(ONNXC_SIMD)
-  for (index_t i = 0; i < count; i += kFloatLanes) {
-    vfloat acc(bias);
+  constexpr int V = kDepthwiseVectors;  // independent accumulators, as in output_vectors
+  for (index_t i = 0; i < count; i += V * kFloatLanes) {
+    vfloat acc[V];
+    for (int v = 0; v < V; ++v) acc[v] = vfloat(bias);
     for (index_t kh = 0; kh < p.k_h; ++kh)
-      for (index_t kw = 0; kw < p.k_w; ++kw)
-        acc = xsimd::fma(vfloat(wc[kh * p.k_w + kw]),
-                         vfloat::load_unaligned(padded + i + kh * p.dilation_h * width + kw * p.dilation_w), acc);
-    acc.store_unaligned(wide + i);
+      for (index_t kw = 0; kw < p.k_w; ++kw) {
+        const vfloat wv(wc[kh * p.k_w + kw]);
+        const float* at = padded + i + kh * p.dilation_h * width + kw * p.dilation_w;
+        for (int v = 0; v < V; ++v) acc[v] = xsimd::fma(wv, vfloat::load_unaligned(at + v * kFloatLanes), acc[v]);
+      }
+    for (int v = 0; v < V; ++v) acc[v].store_unaligned(wide + i + v * kFloatLanes);
   }
 #else
   for (index_t i = 0; i < count; ++i) {
