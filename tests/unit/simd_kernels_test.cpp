@@ -34,7 +34,9 @@ ConvParams conv2d(index_t c, index_t m, index_t group, index_t hw, index_t k, in
 
 TEST_CASE("conv_gemm matches the reference convolution, with padding, stride and dilation") {
   for (ConvParams p : {conv2d(3, 10, 1, 7, 3, 1, 1, 1), conv2d(3, 17, 1, 9, 3, 2, 1, 1), conv2d(5, 9, 1, 8, 3, 1, 2, 2),
-                       conv2d(16, 12, 1, 5, 1, 1, 0, 1)}) {
+                       conv2d(16, 12, 1, 5, 1, 1, 0, 1),
+                       // several im2col blocks, the later ones starting inside an output row
+                       conv2d(3, 5, 1, 50, 3, 1, 1, 1), conv2d(80, 9, 1, 13, 3, 1, 1, 1)}) {
     const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
     auto x = ramp(p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
     auto bias = ramp(p.out_channels, 1.0f);

@@ -15,6 +15,7 @@
 #include "onnxc/activation.h"
 #include "onnxc/base.h"
 #include "onnxc/packed_gemm.h"
+#include "onnxc/simd.h"
 #include "onnxc/window.h"
 
 namespace onnxc {
@@ -99,15 +100,25 @@ inline index_t conv_gemm_scratch_floats(const ConvParams& p, index_t block_cols)
   return k * (n < block_cols ? n : block_cols);
 }
 
-// One row of im2col: the input under tap (kd, kh, kw) of channel plane xc for output positions
-// [first, first + cols), zero where the tap falls in the padding. Output rows are copied as
+// An output position of the convolution; `first` decomposed once per im2col block (the rows
+// of a block all walk the same positions).
+struct OutputPosition {
+  index_t od, oh, ow;
+};
+
+inline OutputPosition output_position(const ConvParams& p, index_t flat) {
+  return {flat / (p.out_h * p.out_w), (flat / p.out_w) % p.out_h, flat % p.out_w};
+}
+
+// One row of im2col: the input under tap (kd, kh, kw) of channel plane xc for the `cols` output
+// positions from `from` on, zero where the tap falls in the padding. Output rows are copied as
 // segments: zeros, a strided run of the input row, zeros.
-inline void im2col_row(const ConvParams& p, const float* xc, index_t kd, index_t kh, index_t kw, index_t first,
+inline void im2col_row(const ConvParams& p, const float* xc, index_t kd, index_t kh, index_t kw, OutputPosition from,
                        index_t cols, float* col) {
   const index_t offset = kw * p.dilation_w - p.pad_w;  // input column of output column 0
   const ColumnRange inside = columns_inside(offset, p.stride_w, p.in_w, p.out_w);
-  for (index_t j = 0, at = first; j < cols;) {
-    const index_t od = at / (p.out_h * p.out_w), oh = (at / p.out_w) % p.out_h, ow0 = at % p.out_w;
+  index_t od = from.od, oh = from.oh, ow0 = from.ow;
+  for (index_t j = 0; j < cols;) {
     const index_t seg = p.out_w - ow0 < cols - j ? p.out_w - ow0 : cols - j;
     const index_t id = od * p.stride_d - p.pad_d + kd * p.dilation_d;
     const index_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
@@ -118,25 +129,27 @@ inline void im2col_row(const ConvParams& p, const float* xc, index_t kd, index_t
     const index_t row = (id * p.in_h + ih) * p.in_w + offset;  // x index of output column 0 (valid for [lo, hi))
     for (index_t ow = ow0; ow < lo; ++ow) out[ow - ow0] = 0.0f;
     if (p.stride_w == 1) {
-      for (index_t ow = lo; ow < hi; ++ow) out[ow - ow0] = xc[row + ow];
+      copy_floats(xc + row + lo, hi - lo, out + (lo - ow0));
     } else {
       for (index_t ow = lo; ow < hi; ++ow) out[ow - ow0] = xc[row + ow * p.stride_w];
     }
     for (index_t ow = hi; ow < ow0 + seg; ++ow) out[ow - ow0] = 0.0f;
     j += seg;
-    at += seg;
+    ow0 = 0;  // the next segment starts a new output row
+    if (++oh == p.out_h) oh = 0, ++od;
   }
 }
 
 // col[K, cols] = the input under every kernel tap for output positions [first, first + cols)
 // of one image (K = channels x taps, in the weight's order).
 inline void im2col_block(const ConvParams& p, const float* x, index_t first, index_t cols, float* col) {
+  const OutputPosition from = output_position(p, first);
   for (index_t ic = 0; ic < p.in_channels; ++ic) {
     const float* xc = x + ic * p.in_d * p.in_h * p.in_w;
     for (index_t kd = 0; kd < p.k_d; ++kd)
       for (index_t kh = 0; kh < p.k_h; ++kh)
         for (index_t kw = 0; kw < p.k_w; ++kw) {
-          im2col_row(p, xc, kd, kh, kw, first, cols, col);
+          im2col_row(p, xc, kd, kh, kw, from, cols, col);
           col += cols;
         }
   }
@@ -210,8 +223,8 @@ inline void pad_row(const ConvParams& p, const float* xrow, float* row) {
   const index_t lo = p.pad_w < width ? p.pad_w : width;
   const index_t hi = p.pad_w + p.in_w < width ? p.pad_w + p.in_w : width;
   for (index_t c = 0; c < lo; ++c) row[c] = 0.0f;
-  for (index_t c = lo; c < hi; ++c) row[c] = xrow[c - p.pad_w];
-  for (index_t c = hi < lo ? lo : hi; c < width; ++c) row[c] = 0.0f;
+  copy_floats(xrow + lo - p.pad_w, hi - lo, row + lo);
+  for (index_t c = hi; c < width; ++c) row[c] = 0.0f;
 }
 
 // The padded rows of one output row: rows[kh] is the padded input row under kernel row kh, or
@@ -337,10 +350,7 @@ inline void copy_into_padded_plane(const ConvParams& p, const float* xc, float* 
   const index_t width = depthwise_padded_w(p), height = depthwise_padded_h(p);
   const index_t cols = p.in_w < width - p.pad_w ? p.in_w : width - p.pad_w;
   const index_t rows = p.in_h < height - p.pad_h ? p.in_h : height - p.pad_h;
-  for (index_t ih = 0; ih < rows; ++ih) {
-    float* dst = padded + (ih + p.pad_h) * width + p.pad_w;
-    for (index_t iw = 0; iw < cols; ++iw) dst[iw] = xc[ih * p.in_w + iw];
-  }
+  for (index_t ih = 0; ih < rows; ++ih) copy_floats(xc + ih * p.in_w, cols, padded + (ih + p.pad_h) * width + p.pad_w);
 }
 
 // wide[i] = bias + sum over taps of w * padded[i + tap offset] for i < count (rounded up to
@@ -379,8 +389,7 @@ inline void flat_plane(const ConvParams& p, const float* xc, const float* wc, fl
   float* wide = padded + depthwise_padded_h(p) * width + kDepthwiseRowSlack;
   copy_into_padded_plane(p, xc, padded);
   flat_taps(p, padded, wc, bias, p.out_h * width, wide);
-  for (index_t oh = 0; oh < p.out_h; ++oh)
-    for (index_t ow = 0; ow < p.out_w; ++ow) yc[oh * p.out_w + ow] = wide[oh * width + ow];
+  for (index_t oh = 0; oh < p.out_h; ++oh) copy_floats(wide + oh * width, p.out_w, yc + oh * p.out_w);
   activate_row(e, yc, p.out_h * p.out_w);
 }
 
