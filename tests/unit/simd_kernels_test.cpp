@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "onnxc/conv.h"
+#include "onnxc/pool.h"
 #include "onnxc/rnn.h"
 
 namespace {
@@ -134,4 +135,26 @@ TEST_CASE("lstm matches a double-precision reference on rows with vector tails")
                   scratch.data());
   const std::vector<double> expected = reference_lstm(seq, input, hidden, x, w, r, bias);
   for (std::size_t i = 0; i < y_h.size(); ++i) REQUIRE(y_h[i] == Approx(expected[i]).margin(1e-5));
+}
+
+TEST_CASE("float max_pool's row kernel matches the general loop") {
+  namespace rt = onnxc::rt;
+  // {in_h, in_w, out_h, out_w, k, stride, pad, pad_end, dilation}: squeezenet's 3x3 stride 2
+  // (with ceil_mode's window past the end), rows wide enough for several vectors, padding,
+  // dilation, and a stride with no fixed-stride path.
+  const index_t cases[][9] = {{111, 111, 55, 55, 3, 2, 0, 0, 1}, {27, 27, 13, 13, 3, 2, 0, 0, 1},
+                              {20, 70, 11, 36, 3, 2, 1, 1, 1}, {9, 40, 9, 40, 3, 1, 1, 1, 1},
+                              {13, 50, 5, 23, 3, 2, 0, 0, 2},  {10, 41, 4, 14, 3, 3, 1, 1, 1},
+                              {12, 12, 6, 7, 2, 2, 0, 1, 1}};
+  for (const auto& c : cases) {
+    const rt::PoolParams p{2, 1, c[0], c[1], 1, c[2], c[3], 1, c[4], c[4], 1, c[5], c[5], 1, c[8], c[8],
+                           0, c[6], c[6], 0, c[7], c[7], false};
+    auto x = ramp(2 * c[0] * c[1], 0.5f);
+    std::vector<float> y(static_cast<std::size_t>(2 * c[2] * c[3])), expected(y.size());
+    std::vector<std::int64_t> indices(y.size());
+    rt::max_pool(p, x.data(), expected.data(), indices.data(), 0);  // indices: the general loop
+    rt::max_pool(p, x.data(), y.data(), static_cast<std::int64_t*>(nullptr), 0);
+    INFO("plane " << c[0] << "x" << c[1] << ", kernel " << c[4] << ", stride " << c[5] << ", pad " << c[6]);
+    for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == expected[i]);
+  }
 }

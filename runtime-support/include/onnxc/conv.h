@@ -233,28 +233,6 @@ constexpr index_t kMaxKernelRows = 16;
 
 #if defined(ONNXC_SIMD)
 
-// p[0], p[s], p[2s], ... (L floats) for the stride S the output row reads its input with.
-// S = 0: any stride, given at run time; then only the first `cols` lanes are read (a large
-// stride would run past the row's slack), the others are zero.
-template <int S>
-inline vfloat load_strided(const float* p, index_t stride, index_t cols) {
-  if (S == 1) return vfloat::load_unaligned(p);
-#if defined(__AVX512F__)
-  if (S == 2) {
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    return _mm512_permutex2var_ps(_mm512_loadu_ps(p), even, _mm512_loadu_ps(p + 16));
-  }
-#elif defined(__AVX__)
-  if (S == 2) {  // [a0 a2 b0 b2 | a4 a6 b4 b6], then the 64-bit lanes reordered
-    const __m256 evens = _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8), _MM_SHUFFLE(2, 0, 2, 0));
-    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(evens), _MM_SHUFFLE(3, 1, 2, 0)));
-  }
-#endif
-  alignas(64) float buf[kFloatLanes] = {};
-  for (index_t j = 0; j < cols; ++j) buf[j] = p[j * (S ? S : stride)];
-  return vfloat::load_aligned(buf);
-}
-
 // A tap's FMA depends on the previous tap's (4 cycles of latency): V independent vectors of
 // output are computed together to keep the FMA units busy.
 constexpr int kDepthwiseVectors = 4;

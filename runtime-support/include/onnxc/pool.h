@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "onnxc/base.h"
-#include "onnxc/window.h"
+#include "onnxc/simd.h"
 
 namespace onnxc {
 namespace rt {
@@ -91,30 +91,93 @@ template <class C> constexpr C lowest() {
 // order. The first maximum wins ties.
 namespace pool_detail {
 
-// Float 2-d MaxPool without indices, row by row: each kernel tap is folded into a whole output
-// row with an inner loop along the row that compilers vectorise. Same result as the general
-// loop except when a window's first tap is NaN (that loop returns the NaN, this one the max of
-// the other taps).
+constexpr index_t kMaxPoolRows = 16;  // kernel rows the row kernel takes (more: the general loop)
+
+// The max over the window of output column ow, of the input rows `rows` (those inside the input).
+inline float window_max(const PoolParams& p, const float* const* rows, index_t count, index_t ow) {
+  float best = -std::numeric_limits<float>::infinity();
+  for (index_t kw = 0; kw < p.k_w; ++kw) {
+    const index_t iw = ow * p.stride_w - p.pad_w + kw * p.dilation_w;
+    if (iw < 0 || iw >= p.in_w) continue;
+    for (index_t r = 0; r < count; ++r) best = rows[r][iw] > best ? rows[r][iw] : best;
+  }
+  return best;
+}
+
+#if defined(ONNXC_SIMD)
+// Output columns [ow, ow + cols), cols <= L, whose windows lie inside the input row; a whole
+// vector's strided loads must lie inside it too (window_columns).
+template <int S>
+inline vfloat window_max_vector(const PoolParams& p, const float* const* rows, index_t count, index_t ow, index_t cols) {
+  vfloat best(-std::numeric_limits<float>::infinity());
+  for (index_t kw = 0; kw < p.k_w; ++kw) {
+    const index_t first = ow * S - p.pad_w + kw * p.dilation_w;
+    for (index_t r = 0; r < count; ++r) {
+      const vfloat v = load_strided<S>(rows[r] + first, S, cols);
+      best = xsimd::select(v > best, v, best);  // a NaN tap is skipped, as in window_max
+    }
+  }
+  return best;
+}
+#endif
+
+// Output columns [lo, hi) are the windows inside the input row; `whole` ends the ones that can
+// be computed as whole vectors (their loads, L * S floats from each tap, inside the row too).
+struct WindowColumns {
+  index_t lo, whole, hi;
+};
+
+template <int S>
+inline WindowColumns window_columns(const PoolParams& p) {
+  const index_t reach = (p.k_w - 1) * p.dilation_w - p.pad_w;  // last tap's column of output 0
+  const index_t lo = (p.pad_w + S - 1) / S;
+  index_t hi = p.in_w - 1 - reach < 0 ? 0 : (p.in_w - 1 - reach) / S + 1;
+  if (hi > p.out_w) hi = p.out_w;
+  if (hi < lo) hi = lo;
+  index_t whole = lo;
+  while (whole + kFloatLanes <= hi && (whole + kFloatLanes) * S + reach <= p.in_w) whole += kFloatLanes;
+  return {lo, whole, hi};
+}
+
+// One output row: vectors where the whole window is inside the input (stride 1 or 2 with
+// SIMD), scalar windows at the borders.
+template <int S>
+inline void max_pool_row(const PoolParams& p, const float* const* rows, index_t count, float* yrow) {
+  index_t ow = 0;
+#if defined(ONNXC_SIMD)
+  if constexpr (S != 0) {
+    const WindowColumns w = window_columns<S>(p);
+    for (; ow < w.lo; ++ow) yrow[ow] = window_max(p, rows, count, ow);
+    for (; ow < w.whole; ow += kFloatLanes)
+      window_max_vector<S>(p, rows, count, ow, kFloatLanes).store_unaligned(yrow + ow);
+    for (; ow < w.hi; ow += kFloatLanes) {  // partial vectors: exact loads
+      const index_t cols = w.hi - ow < kFloatLanes ? w.hi - ow : kFloatLanes;
+      store_partial(window_max_vector<S>(p, rows, count, ow, cols), yrow + ow, cols);
+    }
+    ow = w.hi;
+  }
+#endif
+  for (; ow < p.out_w; ++ow) yrow[ow] = window_max(p, rows, count, ow);
+}
+
+// Float 2-d MaxPool without indices, one output row at a time over the input rows its windows
+// cover. Same result as the general loop except when a window's first tap is NaN (that loop
+// returns the NaN, this one the max of the other taps).
 inline void max_pool_rows(const PoolParams& p, const float* x, float* y) {
   const index_t in_plane = p.in_h * p.in_w;
+  const float* rows[kMaxPoolRows];
   for (index_t c = 0; c < p.planes; ++c) {
     const float* xp = x + c * in_plane;
     for (index_t oh = 0; oh < p.out_h; ++oh) {
-      float* yrow = y + (c * p.out_h + oh) * p.out_w;
-      for (index_t ow = 0; ow < p.out_w; ++ow) yrow[ow] = -std::numeric_limits<float>::infinity();
+      index_t count = 0;
       for (index_t kh = 0; kh < p.k_h; ++kh) {
         const index_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
-        if (ih < 0 || ih >= p.in_h) continue;
-        const float* xrow = xp + ih * p.in_w;
-        for (index_t kw = 0; kw < p.k_w; ++kw) {
-          const index_t offset = kw * p.dilation_w - p.pad_w;
-          const ColumnRange r = columns_inside(offset, p.stride_w, p.in_w, p.out_w);
-          for (index_t ow = r.lo; ow < r.hi; ++ow) {
-            const float v = xrow[ow * p.stride_w + offset];
-            yrow[ow] = v > yrow[ow] ? v : yrow[ow];
-          }
-        }
+        if (ih >= 0 && ih < p.in_h) rows[count++] = xp + ih * p.in_w;
       }
+      float* yrow = y + (c * p.out_h + oh) * p.out_w;
+      if (p.stride_w == 1) max_pool_row<1>(p, rows, count, yrow);
+      else if (p.stride_w == 2) max_pool_row<2>(p, rows, count, yrow);
+      else max_pool_row<0>(p, rows, count, yrow);
     }
   }
 }
@@ -124,7 +187,8 @@ inline void max_pool_rows(const PoolParams& p, const float* x, float* y) {
 template <class T>
 inline void max_pool(const PoolParams& p, const T* x, T* y, std::int64_t* indices, int storage_order) {
   if constexpr (std::is_same<T, float>::value) {
-    if (!indices && p.in_d == 1 && p.k_d == 1 && p.out_d == 1) return pool_detail::max_pool_rows(p, x, y);
+    if (!indices && p.in_d == 1 && p.k_d == 1 && p.out_d == 1 && p.k_h <= pool_detail::kMaxPoolRows)
+      return pool_detail::max_pool_rows(p, x, y);
   }
   using C = compute_t<T>;
   const index_t in_plane = p.in_d * p.in_h * p.in_w, out_plane = p.out_d * p.out_h * p.out_w;

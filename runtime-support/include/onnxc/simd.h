@@ -58,6 +58,33 @@ inline void store_partial(vfloat v, float* p, index_t cols) {
   for (index_t j = 0; j < cols; ++j) p[j] = buf[j];
 #endif
 }
+
+// p[0], p[s], p[2s], ... : the inputs of a vector of outputs of a sliding window with stride
+// S (0: any stride, given at run time). A whole vector (cols == L) with S = 1 or 2 reads the
+// L * S floats from p on (2: two vectors, the even lanes kept); otherwise exactly the `cols`
+// lanes needed are read, the others are zero.
+template <int S>
+inline vfloat load_strided(const float* p, index_t stride, index_t cols) {
+  if (S == 1) return cols == kFloatLanes ? vfloat::load_unaligned(p) : load_partial(p, cols);
+#if defined(__AVX512F__)
+  if (S == 2) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    if (cols == kFloatLanes) return _mm512_permutex2var_ps(_mm512_loadu_ps(p), even, _mm512_loadu_ps(p + 16));
+    const index_t n = 2 * cols - 1;  // floats up to the last even lane
+    const __m512 lo = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << (n < 16 ? n : 16)) - 1u), p);
+    const __m512 hi = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << (n > 16 ? n - 16 : 0)) - 1u), p + 16);
+    return _mm512_permutex2var_ps(lo, even, hi);
+  }
+#elif defined(__AVX2__)
+  if (S == 2 && cols == kFloatLanes) {  // [a0 a2 b0 b2 | a4 a6 b4 b6], then the 64-bit lanes reordered
+    const __m256 evens = _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8), _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(evens), _MM_SHUFFLE(3, 1, 2, 0)));
+  }
+#endif
+  alignas(64) float buf[kFloatLanes] = {};
+  for (index_t j = 0; j < cols; ++j) buf[j] = p[j * (S ? S : stride)];
+  return vfloat::load_aligned(buf);
+}
 #else
 constexpr index_t kFloatLanes = 1;
 #endif
