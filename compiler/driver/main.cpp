@@ -362,11 +362,12 @@ std::string declared_shape_str(const Value& v) {
   return fmt::format("[{}]", fmt::join(dims, ", "));
 }
 
-// "  input 'x': float [1, 3, 224, 224] (declared [N, 3, 224, 224])"
+// "  input 'x': float [1, 3, 224, 224] (declared [N, 3, 224, 224])"; a bounded output's shape is
+// "at most [2, 6]".
 void print_graph_value(const char* role, const Value& v) {
   std::string shape = shape_str(v.shape), declared = declared_shape_str(v);
   std::string note = !v.declared_rank ? " (no declared shape)" : declared != shape ? " (declared " + declared + ")" : "";
-  fmt::print("  {} '{}': {} {}{}\n", role, v.name, dtype_name(v.dtype), shape, note);
+  fmt::print("  {} '{}': {} {}{}{}\n", role, v.name, dtype_name(v.dtype), v.is_bounded() ? "at most " : "", shape, note);
 }
 
 int run_check(const CompileCommand& cmd, const CompileOptions& co) {
