@@ -67,11 +67,23 @@ std::size_t plane_scratch_bytes(const Node& n) {
   return static_cast<std::size_t>(shape_numel(Shape(y.begin() + 2, y.end()))) * sizeof(int32_t);
 }
 
+// The scratch of the kernel emit_conv_call picks: depthwise_integer's (a padded plane and its
+// accumulators) or conv_integer's plane.
+std::size_t direct_scratch_bytes(const Node& n, ConvInputs in) {
+  const rt::ConvParams p = integer_conv_params(n, in);
+  if (rt::depthwise_integer_applies(p)) return static_cast<std::size_t>(rt::depthwise_integer_scratch_bytes(p));
+  return plane_scratch_bytes(n);
+}
+
 void emit_conv_call(const Node& n, Emitter& e, ConvInputs in, const std::string& output) {
-  e.line(conv_params_code(integer_conv_params(n, in)));
-  e.linef("rt::conv_integer(p, {}, {}, {}, reinterpret_cast<std::int32_t*>({}));",
-          quant_operand_code(n, e, in.x, in.x_zero_point), quant_operand_code(n, e, in.w, in.w_zero_point), output,
-          e.scratch());
+  const rt::ConvParams p = integer_conv_params(n, in);
+  e.line(conv_params_code(p));
+  const std::string x = quant_operand_code(n, e, in.x, in.x_zero_point);
+  const std::string w = quant_operand_code(n, e, in.w, in.w_zero_point);
+  if (rt::depthwise_integer_applies(p))
+    e.linef("rt::depthwise_integer(p, {}, {}, {}, {});", x, w, output, e.scratch());
+  else
+    e.linef("rt::conv_integer(p, {}, {}, {}, reinterpret_cast<std::int32_t*>({}));", x, w, output, e.scratch());
 }
 
 // ---- ConvInteger ----
@@ -115,7 +127,7 @@ const OpRegistrar conv_integer_op([] {
     emit_conv_call(n, e, kConvIntegerInputs, fmt::format("rt::StoreInt32{{{}}}", e.out(0)));
   };
   d.fold = fold_conv_integer;
-  d.scratch_bytes = plane_scratch_bytes;
+  d.scratch_bytes = [](const Node& n) { return direct_scratch_bytes(n, kConvIntegerInputs); };
   d.macs = [](const Node& n) { return conv_macs(n, kConvIntegerInputs); };
   return d;
 }());
@@ -155,7 +167,7 @@ int64_t qconv_gemm_cols(const Node& n) {
 
 std::size_t qlinear_conv_kernel_scratch(const Node& n) {
   const int64_t cols = qconv_gemm_cols(n);
-  if (cols <= 0) return plane_scratch_bytes(n);
+  if (cols <= 0) return direct_scratch_bytes(n, kQLinearConvInputs);
   return static_cast<std::size_t>(rt::qconv_gemm_scratch_bytes(integer_conv_params(n, kQLinearConvInputs), cols));
 }
 

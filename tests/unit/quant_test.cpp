@@ -210,6 +210,36 @@ TEST_CASE("qconv_gemm equals conv_integer (the direct kernel) on odd shapes", "[
   }
 }
 
+TEST_CASE("depthwise_integer equals conv_integer on depthwise shapes", "[quant]") {
+  // channels, height, width, kernel h x w, pad (top/left), padded output size, per-channel w zero points
+  struct Case {
+    int64_t c, h, w, kh, kw, pad_h, pad_w, oh, ow;
+  };
+  const Case cases[] = {{3, 25, 5, 3, 3, 1, 1, 25, 5}, {2, 7, 9, 3, 5, 0, 2, 5, 9}, {4, 6, 6, 1, 1, 0, 0, 6, 6},
+                        {1, 5, 4, 3, 3, 1, 1, 4, 3}};
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const Case& c : cases) {
+    const rt::ConvParams p = {2, c.c, c.c, c.c, 1, c.h, c.w, 1, c.oh, c.ow, 1, c.kh, c.kw, 1, 1, 1, 1, 1, 1, 0,
+                              c.pad_h, c.pad_w};
+    REQUIRE(rt::depthwise_integer_applies(p));
+    std::vector<uint8_t> x(static_cast<std::size_t>(2 * c.c * c.h * c.w));
+    std::vector<int8_t> w(static_cast<std::size_t>(c.c * c.kh * c.kw)), zw(static_cast<std::size_t>(c.c));
+    for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
+    for (auto& v : w) v = static_cast<int8_t>(byte(rng) - 128);
+    for (auto& v : zw) v = static_cast<int8_t>(byte(rng) % 7 - 3);
+    const uint8_t zx = 99;
+    const std::size_t outputs = static_cast<std::size_t>(2 * c.c * c.oh * c.ow);
+    std::vector<int32_t> direct(outputs), depthwise(outputs), plane(static_cast<std::size_t>(c.oh * c.ow));
+    const rt::QuantOperand<uint8_t> xq{x.data(), &zx, 0};
+    const rt::QuantOperand<int8_t> wq{w.data(), zw.data(), 1};
+    rt::conv_integer(p, xq, wq, rt::StoreInt32{direct.data()}, plane.data());
+    std::vector<unsigned char> scratch(static_cast<std::size_t>(rt::depthwise_integer_scratch_bytes(p)));
+    rt::depthwise_integer(p, xq, wq, rt::StoreInt32{depthwise.data()}, scratch.data());
+    CHECK(depthwise == direct);
+  }
+}
+
 // ---- the lower-qdq pass on tests/models/quant/qdq_cnn (see its make.py) ----
 
 namespace {

@@ -392,6 +392,61 @@ inline void conv_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W>
   }
 }
 
+// Depthwise integer convolution (one input and one output channel per group), 2-d, stride 1,
+// dilation 1: each plane is copied with its padding (x's zero point) into scratch, so every tap
+// is one flat multiply-add over the padded width (contiguous, vectorised), the columns past the
+// output width discarded. Scratch: depthwise_integer_scratch_bytes(p).
+inline bool depthwise_integer_applies(const ConvParams& p) {
+  return p.group == p.in_channels && p.group == p.out_channels && p.in_d == 1 && p.k_d == 1 && p.stride_h == 1 &&
+         p.stride_w == 1 && p.dilation_h == 1 && p.dilation_w == 1;
+}
+
+namespace detail {
+inline index_t padded_width(const ConvParams& p) { return p.out_w + p.k_w - 1; }
+inline index_t padded_height(const ConvParams& p) { return p.out_h + p.k_h - 1; }
+}  // namespace detail
+
+inline index_t depthwise_integer_scratch_bytes(const ConvParams& p) {
+  const index_t wp = detail::padded_width(p), hp = detail::padded_height(p);
+  const index_t acc = p.out_h * wp * static_cast<index_t>(sizeof(std::int32_t));
+  return acc + (hp * wp + p.k_w - 1 + 3) / 4 * 4;  // the last taps read k_w - 1 bytes past the plane
+}
+
+template <class X, class W, class Out>
+inline void depthwise_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out, unsigned char* scratch) {
+  const index_t wp = detail::padded_width(p), hp = detail::padded_height(p);
+  const index_t flat = p.out_h * wp;  // outputs computed per plane, on the padded width
+  std::int32_t* acc = reinterpret_cast<std::int32_t*>(scratch);
+  X* padded = reinterpret_cast<X*>(scratch + flat * static_cast<index_t>(sizeof(std::int32_t)));
+  const X zx = static_cast<X>(x.zero_point_at(0));
+  const std::int32_t zxi = zx;
+  const index_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w, taps = p.k_h * p.k_w;
+  for (index_t n = 0; n < p.batch; ++n)
+    for (index_t c = 0; c < p.out_channels; ++c) {
+      const X* xc = x.data + (n * p.in_channels + c) * in_plane;
+      for (index_t r = 0; r < hp; ++r) {  // padded row r holds input row r - pad_h
+        X* row = padded + r * wp;
+        const index_t ih = r - p.pad_h;
+        for (index_t j = 0; j < wp; ++j) {
+          const index_t iw = j - p.pad_w;
+          row[j] = ih >= 0 && ih < p.in_h && iw >= 0 && iw < p.in_w ? xc[ih * p.in_w + iw] : zx;
+        }
+      }
+      for (index_t j = 0; j < p.k_w - 1; ++j) padded[hp * wp + j] = zx;
+      for (index_t i = 0; i < flat; ++i) acc[i] = 0;
+      const std::int32_t zw = w.zero_point_at(c);
+      for (index_t kh = 0; kh < p.k_h; ++kh)
+        for (index_t kw = 0; kw < p.k_w; ++kw) {
+          const std::int32_t wv = static_cast<std::int32_t>(w.data[c * taps + kh * p.k_w + kw]) - zw;
+          const X* src = padded + kh * wp + kw;
+          for (index_t i = 0; i < flat; ++i) acc[i] += (static_cast<std::int32_t>(src[i]) - zxi) * wv;
+        }
+      const index_t y_plane = (n * p.out_channels + c) * out_plane;
+      for (index_t oh = 0; oh < p.out_h; ++oh)
+        for (index_t ow = 0; ow < p.out_w; ++ow) out(c, y_plane + oh * p.out_w + ow, acc[oh * wp + ow]);
+    }
+}
+
 // ---- QLinearAdd, QLinearGlobalAveragePool ----
 
 // QLinearAdd as an elementwise functor (rt::zip and the broadcasting kernels of eltwise.h):
@@ -477,6 +532,10 @@ inline void qconv_im2col_row(const ConvParams& p, const std::uint8_t* x, std::ui
   const index_t kw = k % p.k_w, kh = (k / p.k_w) % p.k_h, kd = (k / (p.k_w * p.k_h)) % p.k_d;
   const index_t ic = k / (p.k_w * p.k_h * p.k_d);
   const std::uint8_t* xc = x + ic * p.in_d * p.in_h * p.in_w;
+  if (conv_reads_input_as_matrix(p)) {  // 1x1, stride 1, no padding: the row is the plane
+    std::memcpy(row, xc + first, static_cast<std::size_t>(cols));
+    return;
+  }
   const index_t offset = kw * p.dilation_w - p.pad_w;  // input column of output column 0
   // The output position of column j, advanced row by row (no division in the loop).
   index_t od = first / (p.out_h * p.out_w), oh = (first / p.out_w) % p.out_h, ow0 = first % p.out_w;
