@@ -29,7 +29,17 @@ int choose_im2col_blocks(Graph& g, const Block& scratch_free, bool memory_first)
     if (n.op_type == "Conv" && conv_packs_weights(n)) shape = conv_im2col_shape(n);
     else if (n.op_type == "QLinearConv") shape = qlinear_conv_im2col_shape(n);
     else continue;
-    if (shape.bytes_per_column == 0) continue;  // reads its input as the matrix: no scratch
+    if (shape.bytes_per_column == 0) continue;  // reads its input as the matrix (or cannot use it): no scratch
+    if (n.op_type == "QLinearConv" && memory_first) {
+      // Without dot-product instructions the integer matrix product gains little over the plane
+      // kernel, and its im2col block and stack tiles cost RAM: keep the plane kernel.
+      Attribute none;
+      none.kind = Attribute::Kind::Int;
+      none.i = 0;
+      n.attrs[kIm2colColsAttr] = none;
+      ++chosen;
+      continue;
+    }
     const std::size_t slack = peak - scratch_free.live_bytes[step_of[&n]];
     Attribute a;
     a.kind = Attribute::Kind::Int;
