@@ -165,9 +165,11 @@ std::string inferred_values_json(const Model& m) {
     if (v->is_sequence || v->is_optional) continue;  // not a tensor; its elements are listed
     std::vector<std::string> dims;
     for (int64_t d : v->shape) dims.push_back(std::to_string(d));
-    rows.push_back(fmt::format("    {{\"name\": {}, \"dtype\": {}, \"shape\": [{}], \"constant\": {}}}",
+    // A bounded value (Value::dynamic_axis) adds the dim its shape only bounds.
+    const std::string bounded = v->is_bounded() ? fmt::format(", \"dynamic_axis\": {}", v->dynamic_axis) : "";
+    rows.push_back(fmt::format("    {{\"name\": {}, \"dtype\": {}, \"shape\": [{}], \"constant\": {}{}}}",
                                json_string(v->name), json_string(dtype_name(v->dtype)), fmt::join(dims, ", "),
-                               v->is_constant() ? "true" : "false"));
+                               v->is_constant() ? "true" : "false", bounded));
   }
   return fmt::format("{{\n  \"model\": {},\n  \"values\": [\n{}\n  ]\n}}\n",
                      json_string(std::filesystem::path(m.path).filename().string()), fmt::join(rows, ",\n"));

@@ -94,6 +94,14 @@ def onnx_static_types(model):
     return types
 
 
+def within_bound(ours, theirs, dynamic_axis):
+    """Whether ONNX's type fits onnxc's bounded one: a run-time extent along dynamic_axis (NonZero,
+    Unique, NonMaxSuppression), which ONNX may know from a declared output shape, at most the bound."""
+    if dynamic_axis is None or ours[0] != theirs[0] or len(ours[1]) != len(theirs[1]):
+        return False
+    return all(t <= o if d == dynamic_axis else t == o for d, (o, t) in enumerate(zip(ours[1], theirs[1])))
+
+
 def compare(onnxc, model_dir, extra_flags):
     """('refused'|'onnx-failed'|'compared', agreed values, [disagreement lines])."""
     model_path = os.path.join(model_dir, "model.onnx")
@@ -110,12 +118,14 @@ def compare(onnxc, model_dir, extra_flags):
         if r.returncode != 0:
             return "refused", 0, [r.stderr.strip().splitlines()[0] if r.stderr.strip() else f"exit {r.returncode}"]
         with open(report) as f:
-            ours = {v["name"]: (v["dtype"], v["shape"]) for v in json.load(f)["values"]}
+            values = json.load(f)["values"]
+        ours = {v["name"]: (v["dtype"], v["shape"]) for v in values}
+        bounded = {v["name"]: v["dynamic_axis"] for v in values if "dynamic_axis" in v}
     agreed, disagreements = 0, []
     for name, (dtype, shape) in sorted(expected.items()):
         if name not in ours:
             continue  # a value onnxc never materialises (e.g. an unused optional output)
-        if ours[name] == (dtype, shape):
+        if ours[name] == (dtype, shape) or within_bound(ours[name], (dtype, shape), bounded.get(name)):
             agreed += 1
         else:
             disagreements.append(f"'{name}': onnxc {ours[name][0]} {ours[name][1]}, onnx {dtype} {shape}")
