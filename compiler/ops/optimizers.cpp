@@ -30,6 +30,11 @@ std::size_t tensor_input(const Node& n, Roles r, std::size_t role, std::size_t k
   return kFirstTensor + role * tensor_count(n, r) + k;
 }
 
+// Index of the k-th tensor's output of role `role` (0 = X_new, 1.. = new state).
+std::size_t tensor_output(const Node& n, Roles r, std::size_t role, std::size_t k) {
+  return role * tensor_count(n, r) + k;
+}
+
 void infer_optimizer(Node& n, Roles r) {
   check_arity(n, static_cast<int>(kFirstTensor + r.inputs), -1, static_cast<int>(r.outputs()), -1);
   const std::size_t tensors = n.inputs.size() - kFirstTensor;
@@ -58,10 +63,8 @@ void infer_optimizer(Node& n, Roles r) {
                                      shape_str(input(n, i).shape), x, shape_str(input(n, x).shape)),
                          "give the gradient and optimizer state tensors the shape of the tensor they belong to");
     }
-    for (std::size_t role = 0; role < r.outputs(); ++role) {
-      const Value& like = input(n, x);
-      set_output(n, role * count + k, like.dtype, like.shape);
-    }
+    for (std::size_t role = 0; role < r.outputs(); ++role)
+      set_output(n, tensor_output(n, r, role, k), input(n, x).dtype, input(n, x).shape);
   }
 }
 
@@ -73,19 +76,17 @@ template <class In, class Out> struct TensorArgs {
 
 TensorArgs<std::string, std::string> tensor_args(const Node& n, const Emitter& e, Roles r, std::size_t k) {
   TensorArgs<std::string, std::string> a;
-  const std::size_t count = tensor_count(n, r);
   for (std::size_t role = 0; role < r.inputs; ++role) a.inputs.push_back(e.in(tensor_input(n, r, role, k)));
-  for (std::size_t role = 0; role < r.outputs(); ++role) a.outputs.push_back(e.out(role * count + k));
+  for (std::size_t role = 0; role < r.outputs(); ++role) a.outputs.push_back(e.out(tensor_output(n, r, role, k)));
   return a;
 }
 
 template <class T>
 TensorArgs<const T*, T*> tensor_args(const Node& n, std::vector<Tensor>& outs, Roles r, std::size_t k) {
   TensorArgs<const T*, T*> a;
-  const std::size_t count = tensor_count(n, r);
   for (std::size_t role = 0; role < r.inputs; ++role)
     a.inputs.push_back(n.inputs[tensor_input(n, r, role, k)]->constant->data<T>());
-  for (std::size_t role = 0; role < r.outputs(); ++role) a.outputs.push_back(outs[role * count + k].data<T>());
+  for (std::size_t role = 0; role < r.outputs(); ++role) a.outputs.push_back(outs[tensor_output(n, r, role, k)].data<T>());
   return a;
 }
 
