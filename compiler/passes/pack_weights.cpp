@@ -55,6 +55,12 @@ int pack_weights(Graph& g) {
     }
   }
   g.relink();
+  // The kernels of control-flow bodies (If branches, Loop and Scan bodies) read the same layout.
+  for (auto& node : g.nodes)
+    for (auto& [name, a] : node->attrs) {
+      if (a.kind == Attribute::Kind::Graph && a.g) packed += pack_weights(*a.g);
+      for (auto& sub : a.graphs) packed += pack_weights(*sub);
+    }
   return packed;
 }
 
