@@ -73,21 +73,25 @@ std::string emit_requantize_output(const Node& n, Emitter& e, RequantInputs in, 
                                    std::size_t y_zero_point, std::size_t bias, const std::string& scratch) {
   const int64_t count = requant_count(n, in, channels);
   const std::vector<rt::Requant> constants = constant_requants(n, in, channels);
+  std::string table_type = "rt::Requant";
   if (!constants.empty()) {
     std::vector<std::string> items;
     for (const rt::Requant& r : constants)
-      items.push_back(fmt::format("{{{}, {}, {}}}", float_literal(r.multiplier), r.mantissa, r.exponent));
-    // static: read from flash, not copied onto the stack on every run.
-    e.linef("static constexpr rt::Requant requant[] = {{{}}};", fmt::join(items, ", "));
+      items.push_back(
+          fmt::format("rt::requant_constant({}, {}, {})", float_literal(r.multiplier), r.mantissa, r.exponent));
+    // static: read from flash, not copied onto the stack on every run; only the fields the
+    // target reads are stored.
+    table_type = "rt::RequantConstant";
+    e.linef("static constexpr rt::RequantConstant requant[] = {{{}}};", fmt::join(items, ", "));
   } else {
     e.linef("rt::Requant* const requant = reinterpret_cast<rt::Requant*>({});", scratch);
     e.linef("rt::make_requants({}, {}, {}, {}, {}, requant);", count, e.in(in.a_scale), e.in(in.b_scale),
             count == 1 ? 0 : 1, e.in(in.y_scale));
   }
   const bool has_bias = bias != std::numeric_limits<std::size_t>::max() && n.has_input(bias);
-  return fmt::format("rt::RequantizeOutput<{}>{{{}, {}, requant, {}, static_cast<std::int32_t>(*{})}}",
-                     ctype_of(*n.outputs[0]), e.out(0), has_bias ? e.in(bias) : "nullptr", count == 1 ? 0 : 1,
-                     e.in(y_zero_point));
+  return fmt::format("rt::RequantizeOutput<{}, {}>{{{}, {}, requant, {}, static_cast<std::int32_t>(*{})}}",
+                     ctype_of(*n.outputs[0]), table_type, e.out(0), has_bias ? e.in(bias) : "nullptr",
+                     count == 1 ? 0 : 1, e.in(y_zero_point));
 }
 
 DType check_qlinear_inputs(const Node& n, const std::vector<DType>& scale_types) {

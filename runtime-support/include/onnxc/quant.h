@@ -161,6 +161,27 @@ inline Requant make_requant(float multiplier) {
   return {multiplier, static_cast<std::int32_t>(std::ldexp(f, 24)), static_cast<std::int32_t>(e - 24)};
 }
 
+// A constant multiplier as generated code stores it in its tables: only the fields the target's
+// requantization reads (the float with an FPU, 4 bytes; mantissa and exponent without, 8), so a
+// per-channel table takes no more flash than the target needs. requantize() takes either form.
+struct RequantConstant {
+#ifdef ONNXC_REQUANTIZE_IN_INTEGERS
+  std::int32_t mantissa;
+  std::int32_t exponent;
+#else
+  float multiplier;
+#endif
+};
+
+// The RequantConstant of make_requant's result {multiplier, mantissa, exponent}.
+constexpr RequantConstant requant_constant(float multiplier, std::int32_t mantissa, std::int32_t exponent) {
+#ifdef ONNXC_REQUANTIZE_IN_INTEGERS
+  return (void)multiplier, RequantConstant{mantissa, exponent};
+#else
+  return (void)mantissa, (void)exponent, RequantConstant{multiplier};
+#endif
+}
+
 // Fills out[i] with the requantization of a_scale * b_scale[i * b_stride] / y_scale, computed
 // in float in that order (as ONNX Runtime does), for n output channels or columns.
 template <class S>
@@ -203,8 +224,8 @@ inline std::uint64_t round_to_float_precision(std::uint64_t v, std::int32_t& exp
 // saturate(round_half_even(float(acc) * multiplier) + zero_point) into Q's range, in integers
 // only, bit-exact with the float computation (float(acc) and the product each rounded to the
 // nearest float).
-template <class Q>
-inline Q requantize_in_integers(std::int32_t acc, Requant r, std::int32_t zero_point) {
+template <class Q, class R>
+inline Q requantize_in_integers(std::int32_t acc, const R& r, std::int32_t zero_point) {
   const bool negative = acc < 0;
   std::uint64_t mag = negative ? std::uint64_t(0) - static_cast<std::uint64_t>(static_cast<std::int64_t>(acc))
                                : static_cast<std::uint64_t>(acc);
@@ -223,13 +244,14 @@ inline Q requantize_in_integers(std::int32_t acc, Requant r, std::int32_t zero_p
 }
 
 // The same in float, as ONNX Runtime computes it (quantize_value).
-template <class Q>
-inline Q requantize_in_float(std::int32_t acc, Requant r, std::int32_t zero_point) {
+template <class Q, class R>
+inline Q requantize_in_float(std::int32_t acc, const R& r, std::int32_t zero_point) {
   return quantize_value<Q>(static_cast<float>(acc) * r.multiplier, zero_point);
 }
 
-template <class Q>
-inline Q requantize(std::int32_t acc, Requant r, std::int32_t zero_point) {
+// R: Requant or RequantConstant.
+template <class Q, class R>
+inline Q requantize(std::int32_t acc, const R& r, std::int32_t zero_point) {
 #ifdef ONNXC_REQUANTIZE_IN_INTEGERS
   return requantize_in_integers<Q>(acc, r, zero_point);
 #else
@@ -246,12 +268,13 @@ struct StoreInt32 {
 };
 
 // QLinearConv, QLinearMatMul: y = requantize(acc + bias[channel]); bias may be null. The
-// requantization is per channel (requant_stride 1) or shared (0).
-template <class Q>
+// requantization is per channel (requant_stride 1) or shared (0); R: Requant (computed at run
+// time) or RequantConstant (a constant table).
+template <class Q, class R = Requant>
 struct RequantizeOutput {
   Q* y;
   const std::int32_t* bias;
-  const Requant* requant;
+  const R* requant;
   index_t requant_stride;
   std::int32_t zero_point;
   void operator()(index_t channel, index_t i, std::int32_t acc) const {
