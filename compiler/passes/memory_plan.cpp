@@ -112,7 +112,7 @@ MemoryPlan plan_memory(const std::vector<BufferRequest>& buffers, std::size_t al
   for (int t = 0; t < trials && best.arena_bytes > bound; ++t) {
     std::vector<std::size_t> order = largest_first;
     for (std::size_t i = 0; i < n;) {  // shuffle each run of equal sizes
-      std::size_t j = i;
+      std::size_t j = i + 1;  // order[i] starts the run
       while (j < n && buffers[order[j]].size == buffers[order[i]].size) ++j;
       for (std::size_t k = j - 1; k > i; --k) std::swap(order[k], order[i + next() % (k - i + 1)]);
       i = j;
