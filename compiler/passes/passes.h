@@ -50,6 +50,7 @@ int simplify(Graph& g);
 struct PlanOptions {
   bool in_place = true;         // elementwise ops overwrite an input that dies at their step
   bool concat_in_place = true;  // Concat inputs are written into their slabs of its output
+  bool reorder = true;          // the main graph runs in an order that lowers peak memory
 };
 // Orders steps, decides where each tensor lives and plans the arena.
 Program plan_program(const Graph& g, std::size_t alignment, const PlanOptions& options = {});

@@ -12,7 +12,7 @@
 namespace onnxc {
 
 const std::set<std::string>& optional_passes() {
-  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fuse-activation", "im2col-blocks", "in-place", "concat-in-place",
+  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fuse-activation", "im2col-blocks", "in-place", "concat-in-place", "reorder",
                                                      "lower-qdq", "simplify"};
   return names;
 }
@@ -56,6 +56,7 @@ Compilation compile_model(const std::string& path, const CompileOptions& o) {
   PlanOptions plan;
   plan.in_place = enabled(o, "in-place");
   plan.concat_in_place = enabled(o, "concat-in-place");
+  plan.reorder = enabled(o, "reorder");
   if (enabled(o, "im2col-blocks")) {
     const Target* t = find_target(o.target);
     choose_im2col_blocks(g, plan_program(g, o.alignment, plan).main, t && t->memory_first);

@@ -2,6 +2,7 @@
 #include <set>
 
 #include "passes/concat_in_place.h"
+#include "passes/execution_order.h"
 #include "passes/passes.h"
 #include "support/names.h"
 
@@ -56,10 +57,12 @@ class Planner {
       tp.cname = param;
     }
 
-    const std::map<const Value*, int> last_read = last_reads(g);
+    // Only the main graph is reordered: a subgraph's nodes are few and its arena nests in a step.
+    const std::vector<const Node*> order = execution_order(g, options_.reorder && is_main, prog_.alignment);
+    const std::map<const Value*, int> last_read = last_reads(g, order);
     const ConcatsInPlace concats =
         options_.concat_in_place ? concats_in_place(g, prog_.alignment) : ConcatsInPlace{};
-    for (auto& np : g.nodes) {
+    for (const Node* np : order) {
       const Node& n = *np;
       int idx = static_cast<int>(b.steps.size());
       b.steps.emplace_back();
@@ -120,10 +123,10 @@ class Planner {
 
  private:
   // The last step of the graph that reads each value (outputs: past the end).
-  static std::map<const Value*, int> last_reads(const Graph& g) {
+  static std::map<const Value*, int> last_reads(const Graph& g, const std::vector<const Node*>& order) {
     std::map<const Value*, int> last;
     int idx = 0;
-    for (auto& np : g.nodes) {
+    for (const Node* np : order) {
       for (const Value* in : np->inputs)
         if (in) last[in] = idx;
       for (const Value* in : np->implicit_inputs(g)) last[in] = idx;

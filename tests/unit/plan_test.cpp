@@ -56,3 +56,28 @@ TEST_CASE("fold-batchnorm removes a BatchNormalization after a Conv, and can be 
   CHECK(onnxc::compile_model(path, on).program.main.steps.size() == 1);
   CHECK(onnxc::compile_model(path, off).program.main.steps.size() == 2);
 }
+
+TEST_CASE("reorder: branches run one after the other when that lowers the peak, else the file's order stays") {
+  // Two branches x -> wide [1, 64] -> narrow [1, 4], joined by an Add. The file computes both
+  // wide tensors first (peak 2 x 256 bytes + 16); branch by branch needs one wide tensor at a time.
+  ModelBuilder b;
+  b.input("x", {1, 4}).output("y");
+  b.floats("up", {4, 64}, std::vector<float>(256, 0.5f)).floats("down", {64, 4}, std::vector<float>(256, 0.25f));
+  b.node("MatMul", {"x", "up"}, {"wide1"}, "wide1");
+  b.node("MatMul", {"x", "up"}, {"wide2"}, "wide2");
+  b.node("MatMul", {"wide1", "down"}, {"narrow1"}, "narrow1");
+  b.node("MatMul", {"wide2", "down"}, {"narrow2"}, "narrow2");
+  b.node("Add", {"narrow1", "narrow2"}, {"y"}, "add");
+  const std::string path = b.write("reorder_branches");
+  auto c = onnxc::compile_model(path, {});
+  std::vector<std::string> order;
+  for (const onnxc::Step& s : c.program.main.steps) order.push_back(s.node->name);
+  CHECK(order == std::vector<std::string>{"wide1", "narrow1", "wide2", "narrow2", "add"});
+  CHECK(c.program.peak_live_bytes == 256 + 16 + 16);  // wide2 and both narrow tensors
+
+  onnxc::CompileOptions off;
+  off.disabled_passes.insert("reorder");
+  auto file = onnxc::compile_model(path, off);
+  CHECK(file.program.main.steps[1].node->name == "wide2");
+  CHECK(file.program.peak_live_bytes == 256 + 256 + 16);
+}
