@@ -17,36 +17,65 @@ int64_t choose_im2col_cols(const Im2colShape& s, std::size_t slack_bytes, bool m
   return memory_first ? 0 : std::min(s.columns, s.quantum_cols);
 }
 
-int choose_im2col_blocks(Graph& g, const Block& scratch_free, bool memory_first) {
-  const std::size_t peak = scratch_free.peak_live_bytes;
-  std::map<const Node*, std::size_t> step_of;
-  for (std::size_t i = 0; i < scratch_free.steps.size(); ++i) step_of[scratch_free.steps[i].node] = i;
-  int chosen = 0;
+namespace {
+
+using StepOf = std::map<const Node*, std::pair<const Block*, std::size_t>>;
+
+// The block and step every node of `b` and of its nested blocks runs at.
+void index_steps(const Block& b, StepOf& step_of) {
+  for (std::size_t i = 0; i < b.steps.size(); ++i) {
+    step_of[b.steps[i].node] = {&b, i};
+    for (const auto& nested : b.steps[i].subgraphs)
+      if (nested) index_steps(*nested, step_of);
+  }
+}
+
+// Calls f on every node of g and of the graphs nested in its nodes' attributes.
+template <class F> void for_each_node(Graph& g, F& f) {
   for (auto& node : g.nodes) {
-    Node& n = *node;
-    if (!n.domain.empty() || !step_of.count(&n)) continue;
+    f(*node);
+    for (auto& [name, a] : node->attrs) {
+      if (a.g) for_each_node(*a.g, f);
+      for (auto& sub : a.graphs) for_each_node(*sub, f);
+    }
+  }
+}
+
+void set_im2col_cols(Node& n, int64_t cols) {
+  Attribute a;
+  a.kind = Attribute::Kind::Int;
+  a.i = cols;
+  n.attrs[kIm2colColsAttr] = a;
+}
+
+}  // namespace
+
+int choose_im2col_blocks(Graph& g, const Block& scratch_free, bool memory_first) {
+  StepOf step_of;
+  index_steps(scratch_free, step_of);
+  int chosen = 0;
+  auto choose = [&](Node& n) {
+    auto where = step_of.find(&n);
+    if (!n.domain.empty() || where == step_of.end()) return;  // a branch that never runs
     Im2colShape shape;
     if (n.op_type == "Conv" && conv_packs_weights(n)) shape = conv_im2col_shape(n);
     else if (n.op_type == "QLinearConv") shape = qlinear_conv_im2col_shape(n);
-    else continue;
-    if (shape.bytes_per_column == 0) continue;  // reads its input as the matrix (or cannot use it): no scratch
+    else return;
+    if (shape.bytes_per_column == 0) return;  // reads its input as the matrix (or cannot use it): no scratch
+    ++chosen;
     if (n.op_type == "QLinearConv" && memory_first) {
       // Without dot-product instructions the integer matrix product gains little over the plane
       // kernel, and its im2col block and stack tiles cost RAM: keep the plane kernel.
-      Attribute none;
-      none.kind = Attribute::Kind::Int;
-      none.i = 0;
-      n.attrs[kIm2colColsAttr] = none;
-      ++chosen;
-      continue;
+      set_im2col_cols(n, 0);
+      return;
     }
-    const std::size_t slack = peak - scratch_free.live_bytes[step_of[&n]];
-    Attribute a;
-    a.kind = Attribute::Kind::Int;
-    a.i = choose_im2col_cols(shape, slack, memory_first);
-    n.attrs[kIm2colColsAttr] = a;
-    ++chosen;
-  }
+    // The room under the peak of the node's own block: a nested block that keeps its arena
+    // keeps its parent's step as it was.
+    const Block& block = *where->second.first;
+    const std::size_t slack = block.peak_live_bytes - block.live_bytes[where->second.second];
+    set_im2col_cols(n, choose_im2col_cols(shape, slack, memory_first));
+  };
+  for_each_node(g, choose);
   return chosen;
 }
 

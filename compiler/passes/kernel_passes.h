@@ -14,10 +14,12 @@ namespace onnxc {
 int fuse_activation(Graph& g);
 
 // im2col-blocks: the width of the im2col blocks of every Conv the matrix-product kernel will
-// compute through im2col, and of every QLinearConv that can use the integer one (kIm2colColsAttr), so its scratch fits in the room the scratch-free
-// plan leaves at its step (`scratch_free`: the main graph planned before pack-weights, when no
-// Conv asks for scratch yet) and the arena does not grow. See choose_im2col_cols. Runs before
-// pack-weights, which leaves a Conv given 0 columns unpacked. Returns the Convs given a width.
+// compute through im2col, and of every QLinearConv that can use the integer one
+// (kIm2colColsAttr), so its scratch fits in the room the scratch-free plan leaves at its step in
+// its block (`scratch_free`: the main graph, with its nested blocks, planned before
+// pack-weights, when no Conv asks for scratch yet) and the arena does not grow. See
+// choose_im2col_cols. Runs before pack-weights, which leaves a Conv given 0 columns unpacked.
+// Returns the Convs given a width.
 int choose_im2col_blocks(Graph& g, const Block& scratch_free, bool memory_first);
 
 // The im2col block (columns) of a Conv with `slack_bytes` free under the plan's peak at its
