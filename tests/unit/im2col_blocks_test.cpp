@@ -88,3 +88,44 @@ TEST_CASE("with no room, a memory-first target keeps the direct kernel and the a
   for (auto& n : m4.model.graph.nodes)  // the direct kernel reads the weights as the model has them
     CHECK(n->attr_int(onnxc::kPackedWeightsAttr, 0) == (n->name == "c3" ? 0 : 1));
 }
+
+TEST_CASE("a Conv in a control-flow body gets its block from the room under its own block's peak") {
+  // y = If(cond, then: Conv3x3(x), else: Conv3x3(x)): each body's only tensor is its output, which
+  // its parent holds, so no body has room for an im2col block.
+  ModelBuilder b;
+  b.input("x", {1, 8, 16, 16}).input("cond", {}, onnx::TensorProto::BOOL).output("y");
+  auto& n = b.node("If", {"cond"}, {"y"}, "if");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* a = n.add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* g = a->mutable_g();
+    g->set_name(branch);
+    auto* w = g->add_initializer();
+    w->set_name(std::string(branch) + "_w");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : {8, 8, 3, 3}) w->add_dims(d);
+    for (int i = 0; i < 8 * 8 * 9; ++i) w->add_float_data(0.01f);
+    onnx::NodeProto* conv = g->add_node();
+    conv->set_op_type("Conv");
+    conv->set_name(std::string(branch) + "_conv");
+    conv->add_input("x");
+    conv->add_input(w->name());
+    conv->add_output(std::string(branch) + "_y");
+    ModelBuilder::attr_ints(*conv, "pads", {1, 1, 1, 1});
+    auto* out = g->add_output();
+    out->set_name(std::string(branch) + "_y");
+    out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  }
+  const std::string path = b.write("im2col_in_if");
+  auto body_conv_cols = [](const onnxc::Compilation& c) {
+    const onnxc::Attribute& then_branch = c.model.graph.nodes.at(0)->attrs.at("then_branch");
+    return then_branch.g->nodes.at(0)->attr_int(onnxc::kIm2colColsAttr, -1);
+  };
+  auto native = compile(path, "native");
+  CHECK(body_conv_cols(native) == 96);
+  CHECK(native.program.arena_bytes == 96 * 288);
+  auto m4 = compile(path, "cortex-m4");
+  CHECK(body_conv_cols(m4) == 0);
+  CHECK(m4.program.arena_bytes == 0);
+}
