@@ -70,17 +70,9 @@ Nodes lower_optional_get_element(Node& n, Graph&) {
   return nodes;
 }
 
-OpDef optional_op(const char* name, std::vector<int> versions, std::function<Nodes(Node&, Graph&)> lower) {
-  OpDef d;
-  d.op_type = name;
-  d.versions = std::move(versions);
-  d.lower = std::move(lower);
-  return d;
-}
-
-const OpRegistrar optional_registrar(optional_op("Optional", {15}, lower_optional));
-const OpRegistrar optional_has_element_op(optional_op("OptionalHasElement", {15, 18}, lower_optional_has_element));
-const OpRegistrar optional_get_element_op(optional_op("OptionalGetElement", {15, 18}, lower_optional_get_element));
+const OpRegistrar optional_registrar(structure_op("Optional", {15}, lower_optional));
+const OpRegistrar optional_has_element_op(structure_op("OptionalHasElement", {15, 18}, lower_optional_has_element));
+const OpRegistrar optional_get_element_op(structure_op("OptionalGetElement", {15, 18}, lower_optional_get_element));
 
 }  // namespace
 }  // namespace onnxc

@@ -356,8 +356,19 @@ void set_constant_output(Value& out, Tensor t) {
 
 namespace {
 
-OpDef sequence_op(const char* name, std::vector<int> versions,
-                  std::function<Nodes(Node&, Graph&)> lower) {
+const OpRegistrar sequence_empty_op(structure_op("SequenceEmpty", {11}, lower_sequence_empty));
+const OpRegistrar sequence_construct_op(structure_op("SequenceConstruct", {11}, lower_sequence_construct));
+const OpRegistrar sequence_insert_op(structure_op("SequenceInsert", {11}, lower_sequence_insert));
+const OpRegistrar sequence_erase_op(structure_op("SequenceErase", {11}, lower_sequence_erase));
+const OpRegistrar sequence_at_op(structure_op("SequenceAt", {11}, lower_sequence_at));
+const OpRegistrar sequence_length_op(structure_op("SequenceLength", {11}, lower_sequence_length));
+const OpRegistrar concat_from_sequence_op(structure_op("ConcatFromSequence", {11}, lower_concat_from_sequence));
+const OpRegistrar sequence_map_op(structure_op("SequenceMap", {17}, lower_sequence_map));
+const OpRegistrar split_to_sequence_op(structure_op("SplitToSequence", {11}, lower_split_to_sequence));
+
+}  // namespace
+
+OpDef structure_op(const char* name, std::vector<int> versions, std::function<Nodes(Node&, Graph&)> lower) {
   OpDef d;
   d.op_type = name;
   d.versions = std::move(versions);
@@ -365,15 +376,4 @@ OpDef sequence_op(const char* name, std::vector<int> versions,
   return d;
 }
 
-const OpRegistrar sequence_empty_op(sequence_op("SequenceEmpty", {11}, lower_sequence_empty));
-const OpRegistrar sequence_construct_op(sequence_op("SequenceConstruct", {11}, lower_sequence_construct));
-const OpRegistrar sequence_insert_op(sequence_op("SequenceInsert", {11}, lower_sequence_insert));
-const OpRegistrar sequence_erase_op(sequence_op("SequenceErase", {11}, lower_sequence_erase));
-const OpRegistrar sequence_at_op(sequence_op("SequenceAt", {11}, lower_sequence_at));
-const OpRegistrar sequence_length_op(sequence_op("SequenceLength", {11}, lower_sequence_length));
-const OpRegistrar concat_from_sequence_op(sequence_op("ConcatFromSequence", {11}, lower_concat_from_sequence));
-const OpRegistrar sequence_map_op(sequence_op("SequenceMap", {17}, lower_sequence_map));
-const OpRegistrar split_to_sequence_op(sequence_op("SplitToSequence", {11}, lower_split_to_sequence));
-
-}  // namespace
 }  // namespace onnxc

@@ -6,7 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <functional>
+
 #include "ir/ir.h"
+#include "ops/op.h"
 
 namespace onnxc {
 
@@ -17,6 +20,11 @@ std::unique_ptr<Node> make_onnx_node(const std::string& op_type, std::string nam
 // Identity of a sequence or optional: its output is the same structure (no node remains).
 // Identity is the one operator outside the sequence and optional families that passes them.
 std::vector<std::unique_ptr<Node>> lower_structure_identity(Node& n, Graph& g);
+
+// The OpDef of a sequence or optional operator: it is only ever lowered (replaced by the nodes
+// `lower` returns, operating on the structure's elements), never inferred or emitted itself.
+OpDef structure_op(const char* name, std::vector<int> versions,
+                   std::function<std::vector<std::unique_ptr<Node>>(Node&, Graph&)> lower);
 
 // Makes `out` the constant `t` (sequence lengths, optional presence: known at compile time).
 void set_constant_output(Value& out, Tensor t);

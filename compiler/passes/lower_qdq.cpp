@@ -134,11 +134,12 @@ void rewrite(Node& op, const char* op_type, std::vector<Value*> inputs, const Re
   op.outputs = {q.quantize->outputs[0]};
 }
 
-// The same for one of ONNX Runtime's com.microsoft operators (version 1), which take no
-// attributes of the float operator.
-void rewrite_microsoft(Node& op, const char* op_type, std::vector<Value*> inputs, const Requantized& q) {
+// The same for an operator of another domain (ONNX Runtime's com.microsoft or onnxc's own,
+// version 1), which takes none of the float operator's attributes.
+void rewrite_to_domain(Node& op, const char* domain, const char* op_type, std::vector<Value*> inputs,
+                       const Requantized& q) {
   rewrite(op, op_type, std::move(inputs), q);
-  op.domain = "com.microsoft";
+  op.domain = domain;
   op.version = 1;
   op.attrs.clear();
 }
@@ -204,15 +205,13 @@ bool lower_gemm(Graph& g, Node& gemm, std::set<const Node*>& removed) {
   std::vector<Value*> inputs = {a->data, a->scale, a->zero_point, trans_b ? transposed_weight(g, *b->data) : b->data,
                                 b->scale, weight_zero_point(g, *b), q->quantize->inputs[1], q->quantize->inputs[2]};
   removed.insert({q->quantize, q->relu});
-  gemm.attrs.clear();
   if (!bias) {
+    gemm.attrs.clear();
     rewrite(gemm, "QLinearMatMul", std::move(inputs), *q);
     return true;
   }
   inputs.push_back(bias);
-  rewrite(gemm, "QLinearMatMulBias", std::move(inputs), *q);
-  gemm.domain = "onnxc";
-  gemm.version = 1;
+  rewrite_to_domain(gemm, "onnxc", "QLinearMatMulBias", std::move(inputs), *q);
   return true;
 }
 
@@ -227,7 +226,7 @@ bool lower_binary(Graph& g, Node& op, const char* qlinear_op, std::set<const Nod
   const DType type = a->zero_point->dtype;
   if (b->zero_point->dtype != type || q->quantize->inputs[2]->dtype != type) return false;
   removed.insert({q->quantize, q->relu});
-  rewrite_microsoft(op, qlinear_op,
+  rewrite_to_domain(op, "com.microsoft", qlinear_op,
                     {a->data, a->scale, a->zero_point, b->data, b->scale, b->zero_point, q->quantize->inputs[1],
                      q->quantize->inputs[2]},
                     *q);
@@ -303,10 +302,7 @@ bool lower_lookup(Graph& g, Node& op, std::set<const Node*>& removed) {
   if (!table) return false;
   removed.insert({q->quantize, q->relu});
   Value* table_value = add_constant(g, op.name + "_table", std::move(*table));
-  rewrite(op, "QLinearLookup", {x->data, table_value}, *q);
-  op.domain = "onnxc";
-  op.version = 1;
-  op.attrs.clear();
+  rewrite_to_domain(op, "onnxc", "QLinearLookup", {x->data, table_value}, *q);
   return true;
 }
 
@@ -376,7 +372,7 @@ bool lower_global_average(Graph& g, Node& pool, std::set<const Node*>& removed) 
   const std::optional<Requantized> q = match_quantize(g, pool.outputs[0]);
   if (!q || q->quantize->inputs[2]->dtype != x->zero_point->dtype) return false;
   removed.insert({q->quantize, q->relu});
-  rewrite_microsoft(pool, "QLinearGlobalAveragePool",
+  rewrite_to_domain(pool, "com.microsoft", "QLinearGlobalAveragePool",
                     {x->data, x->scale, x->zero_point, q->quantize->inputs[1], q->quantize->inputs[2]}, *q);
   return true;
 }

@@ -19,19 +19,22 @@ struct GemmParams {
   index_t c_row_stride, c_col_stride;
 };
 
-// Row-major float product y[m,n] = a[m,k] * b[k,n], row by row of y: each step adds a[i,l]
-// times row l of b to row i, an inner loop along n that compilers vectorise; every element
-// still sums its products in the order l = 0, 1, ...
-inline void matmul_rows(index_t m, index_t n, index_t k, const float* a, const float* b, float* y) {
-  for (index_t i = 0; i < m; ++i) {
-    float* yi = y + i * n;
-    for (index_t j = 0; j < n; ++j) yi[j] = 0.0f;
-    for (index_t l = 0; l < k; ++l) {
-      const float ail = a[i * k + l];
-      const float* bl = b + l * n;
-      for (index_t j = 0; j < n; ++j) yi[j] += ail * bl[j];
-    }
+// One row of a float product: y[0, n) = sum over l of a[l * a_step] * b[l * ldb + j]. Each step
+// adds one element of a times a row of b, an inner loop along n that compilers vectorise; every
+// element still sums its products in the order l = 0, 1, ...
+inline void row_times_matrix(index_t n, index_t k, const float* a, index_t a_step, const float* b, index_t ldb,
+                             float* y) {
+  for (index_t j = 0; j < n; ++j) y[j] = 0.0f;
+  for (index_t l = 0; l < k; ++l) {
+    const float al = a[l * a_step];
+    const float* bl = b + l * ldb;
+    for (index_t j = 0; j < n; ++j) y[j] += al * bl[j];
   }
+}
+
+// Row-major float product y[m,n] = a[m,k] * b[k,n], row by row of y.
+inline void matmul_rows(index_t m, index_t n, index_t k, const float* a, const float* b, float* y) {
+  for (index_t i = 0; i < m; ++i) row_times_matrix(n, k, a + i * k, 1, b, n, y + i * n);
 }
 
 // y[m,n] = alpha * op(a)[m,k] * op(b)[k,n] + beta * c. The products accumulate in the compute

@@ -19,6 +19,7 @@
 
 #include "onnxc/activation.h"
 #include "onnxc/base.h"
+#include "onnxc/gemm.h"
 #include "onnxc/simd.h"
 
 namespace onnxc {
@@ -52,18 +53,13 @@ inline void finish_scalar(float* y, index_t n, float bias, const Epilogue& e) {
   for (index_t j = 0; j < n; ++j) y[j] = activate(e, y[j] + bias);
 }
 
-// The portable product of one panel (rows x K) with columns [0, n) of B: row by row, the
-// inner loop along N, which compilers vectorise by themselves.
+// The portable product of one panel (rows x K) with columns [0, n) of B: row by row (row r of
+// the panel is a[r], a[rows + r], ...), the inner loop along N.
 inline void panel_scalar(index_t rows, index_t n, index_t k, const float* a, const float* b, index_t ldb, float* y,
                          index_t ldy, const float* bias, const Epilogue& e) {
   for (index_t r = 0; r < rows; ++r) {
     float* yr = y + r * ldy;
-    for (index_t j = 0; j < n; ++j) yr[j] = 0.0f;
-    for (index_t l = 0; l < k; ++l) {
-      const float av = a[l * rows + r];
-      const float* bl = b + l * ldb;
-      for (index_t j = 0; j < n; ++j) yr[j] += av * bl[j];
-    }
+    row_times_matrix(n, k, a + r, rows, b, ldb, yr);
     finish_scalar(yr, n, bias ? bias[r] : 0.0f, e);
   }
 }

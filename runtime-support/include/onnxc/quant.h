@@ -616,6 +616,7 @@ inline void qconv_pack_block(const ConvParams& p, const std::uint8_t* x, std::ui
   }
 }
 
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 // The four weights w[m, 4g .. 4g + 3] as one little-endian int32 (0 past the row's end).
 inline std::int32_t weight_group(const std::int8_t* row, index_t k_total, index_t g) {
   if (4 * g + 4 <= k_total) {
@@ -628,6 +629,7 @@ inline std::int32_t weight_group(const std::int8_t* row, index_t k_total, index_
   return static_cast<std::int32_t>(static_cast<std::uint32_t>(b[0]) | (static_cast<std::uint32_t>(b[1]) << 8) |
                                    (static_cast<std::uint32_t>(b[2]) << 16) | (static_cast<std::uint32_t>(b[3]) << 24));
 }
+#endif
 
 // acc[r][j] (r < rows, j < 16 * vectors) = dot of weight rows m..m+rows with block columns
 // [j0, j0 + 16 * vectors).
@@ -663,6 +665,19 @@ inline void qconv_tile(const std::int8_t* w, index_t k_total, index_t groups, co
     }
   }
 #endif
+}
+
+// qconv_tile for a run-time number of vectors (1 to 4).
+template <int Rows>
+inline void qconv_tile_vectors(index_t vectors, const std::int8_t* w, index_t k_total, index_t groups,
+                               const std::uint8_t* col, index_t stride_cols, index_t j0,
+                               std::int32_t (*acc)[kQConvColumnQuantum * 4]) {
+  switch (vectors) {
+    case 4: return qconv_tile<Rows, 4>(w, k_total, groups, col, stride_cols, j0, acc);
+    case 3: return qconv_tile<Rows, 3>(w, k_total, groups, col, stride_cols, j0, acc);
+    case 2: return qconv_tile<Rows, 2>(w, k_total, groups, col, stride_cols, j0, acc);
+    default: return qconv_tile<Rows, 1>(w, k_total, groups, col, stride_cols, j0, acc);
+  }
 }
 
 }  // namespace detail
@@ -709,21 +724,10 @@ inline void qconv_gemm(const ConvParams& p, const std::uint8_t* x, std::uint8_t 
             const index_t tile_rows = rows - r0 == kRows ? kRows : 1;
             std::int32_t(*a)[kQConvColumnQuantum * 4] = acc + r0;
             const std::int8_t* wr = wm + r0 * k_total;
-            if (tile_rows == kRows) {
-              switch (vectors) {
-                case 4: detail::qconv_tile<kRows, 4>(wr, k_total, groups, scratch, stride_cols, j0, a); break;
-                case 3: detail::qconv_tile<kRows, 3>(wr, k_total, groups, scratch, stride_cols, j0, a); break;
-                case 2: detail::qconv_tile<kRows, 2>(wr, k_total, groups, scratch, stride_cols, j0, a); break;
-                default: detail::qconv_tile<kRows, 1>(wr, k_total, groups, scratch, stride_cols, j0, a); break;
-              }
-            } else {
-              switch (vectors) {
-                case 4: detail::qconv_tile<1, 4>(wr, k_total, groups, scratch, stride_cols, j0, a); break;
-                case 3: detail::qconv_tile<1, 3>(wr, k_total, groups, scratch, stride_cols, j0, a); break;
-                case 2: detail::qconv_tile<1, 2>(wr, k_total, groups, scratch, stride_cols, j0, a); break;
-                default: detail::qconv_tile<1, 1>(wr, k_total, groups, scratch, stride_cols, j0, a); break;
-              }
-            }
+            if (tile_rows == kRows)
+              detail::qconv_tile_vectors<kRows>(vectors, wr, k_total, groups, scratch, stride_cols, j0, a);
+            else
+              detail::qconv_tile_vectors<1>(vectors, wr, k_total, groups, scratch, stride_cols, j0, a);
             r0 += tile_rows;
           }
           const index_t valid = n - j0 < kQConvColumnQuantum * vectors ? n - j0 : kQConvColumnQuantum * vectors;
