@@ -445,19 +445,17 @@ class Loader {
     }
     const auto& type = vi.type();
     if (type.value_case() == onnx::TypeProto::VALUE_NOT_SET && !main_graph) return;  // inferred later
-    if (type.has_sequence_type() && main_graph) {
+    if (type.has_sequence_type()) {
       read_sequence_type(type.sequence_type(), v, where);
       return;
     }
-    if (type.has_optional_type() && main_graph) {
+    if (type.has_optional_type()) {
       read_optional_type(type.optional_type(), v, where);
       return;
     }
     if (!type.has_tensor_type()) {
-      diag_.unsupported(where, main_graph ? "is not a tensor, a sequence of tensors or an optional of either (maps "
-                                            "are not supported)"
-                                          : "is not a tensor (subgraphs with sequence or optional inputs or outputs "
-                                            "are not supported)");
+      diag_.unsupported(where, "is not a tensor, a sequence of tensors or an optional of either (maps are not "
+                               "supported)");
       return;
     }
     const auto& tt = type.tensor_type();

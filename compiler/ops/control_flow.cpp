@@ -1,8 +1,19 @@
 // If, Loop and Scan: control flow compiled to plain C++ (an `if`, a `for` loop) around the
 // code of their subgraphs. Shapes must be static: a loop-carried value keeps its shape, and
 // scan outputs need an iteration count known at compile time.
+//
+// Sequences and optionals are compile-time structures (see ops/sequence.cpp), so control flow
+// over them is resolved at compile time where C++ control flow cannot hold them:
+//   If returning them   -> with a constant condition, the taken branch inlined; otherwise the If
+//                          returns the tensors they hold (both branches must hold the same ones)
+//   Loop carrying them  -> unrolled, one copy of the body per iteration (the structure may
+//                          change from one iteration to the next, e.g. a sequence grows)
+#include <algorithm>
+
 #include "onnxc/control.h"
 #include "ops/emitter.h"
+#include "ops/inline_graph.h"
+#include "ops/sequence.h"
 #include "passes/passes.h"
 #include "passes/program.h"
 
@@ -31,8 +42,13 @@ Graph& graph_attr(Node& n, const char* name) {
   return *a->g;
 }
 
+bool is_structure(const Value* v) { return v && (v->is_sequence || v->is_optional); }
+
 // Gives a subgraph input the type the parent passes in.
 void bind_input(const Node& n, Value& in, DType dtype, const Shape& shape) {
+  if (is_structure(&in))
+    fail_unsupported(n, fmt::format("subgraph input '{}' is a {}; {} passes only tensors into its body", in.name,
+                                    in.is_sequence ? "sequence" : "optional", n.op_type));
   if (in.dtype != DType::Undefined && in.dtype != dtype)
     fail_invalid(n, fmt::format("subgraph input '{}' is declared {} but receives {}", in.name, dtype_name(in.dtype),
                                 dtype_name(dtype)));
@@ -71,6 +87,9 @@ void infer_if(Node& n) {
   infer_subgraph(then_g);
   infer_subgraph(else_g);
   for (std::size_t i = 0; i < n.outputs.size(); ++i) {
+    if (is_structure(then_g.outputs[i]) || is_structure(else_g.outputs[i]))
+      fail_unsupported(n, fmt::format("output {} is a sequence or optional in a branch", i),
+                       "declare the If's outputs (or the branches') as sequences or optionals in the model");
     const Value& t = *then_g.outputs[i];
     const Value& e = *else_g.outputs[i];
     if (t.dtype != e.dtype)
@@ -103,9 +122,128 @@ void emit_if(const Node& n, Emitter& e) {
   e.line("}");
 }
 
+// ---- If returning sequences or optionals
+
+// Whether a value is, or will be once lowered, a sequence or optional: declared so, or made by
+// a sequence or optional operator.
+bool makes_structure(const Value* v) {
+  if (is_structure(v)) return true;
+  if (!v || !v->producer) return false;
+  const OpDef* def = find_op(v->producer->domain, v->producer->op_type);
+  return def && def->lower && !def->lowers_when;  // the structure operators
+}
+
+bool returns_structure(const Node& n) {
+  for (const Value* out : n.outputs)
+    if (is_structure(out)) return true;
+  for (const char* branch : {"then_branch", "else_branch"})
+    if (const Attribute* a = n.attr(branch); a && a->g)
+      for (const Value* out : a->g->outputs)
+        if (makes_structure(out)) return true;
+  return false;
+}
+
+using Nodes = std::vector<std::unique_ptr<Node>>;
+
+// A constant condition: the taken branch's nodes replace the If.
+Nodes inline_taken_branch(Node& n, Graph& g, const Graph& taken) {
+  Lowering l(n, g);
+  const std::vector<Value*> results = inline_graph(l, taken, {}, "_" + n.name);
+  for (std::size_t i = 0; i < n.outputs.size(); ++i)
+    if (n.outputs[i]) l.add("Identity", {as_declared(l, results[i], *n.outputs[i])}, {n.outputs[i]});
+  return l.take();
+}
+
+// "sequence of 2 tensors", "empty optional", "tensor", for messages.
+std::string structure_str(const Value& v) {
+  if (v.is_sequence) return fmt::format("sequence of {} tensors", v.elements.size());
+  if (v.is_optional) return v.elements.empty() ? "empty optional" : "optional of " + structure_str(*v.elements[0]);
+  return "tensor";
+}
+
+bool same_structure(const Value& a, const Value& b) {
+  if (a.is_sequence != b.is_sequence || a.is_optional != b.is_optional || a.elements.size() != b.elements.size())
+    return false;
+  for (std::size_t k = 0; k < a.elements.size(); ++k)
+    if (!same_structure(*a.elements[k], *b.elements[k])) return false;
+  return true;
+}
+
+// A structure like `like` in the graph `l` lowers into, holding the next of `tensors`.
+void mirror_structure(Lowering& l, const Value& like, Value& out, std::vector<Value*>::const_iterator& tensors) {
+  out.is_sequence = like.is_sequence;
+  out.is_optional = like.is_optional;
+  out.dtype = like.dtype;
+  out.elements.clear();
+  for (const Value* e : like.elements) {
+    if (is_structure(e)) {
+      Value* inner = l.value(e->name);
+      mirror_structure(l, *e, *inner, tensors);
+      out.elements.push_back(inner);
+    } else {
+      out.elements.push_back(*tensors++);
+    }
+  }
+}
+
+// A run-time condition: both branches must hold the same tensors; the If then returns those
+// tensors (computed by whichever branch runs) and its outputs are structures over them.
+Nodes flatten_structure_outputs(Node& n, Graph& g, Graph& then_g, Graph& else_g) {
+  infer_subgraph(then_g);
+  infer_subgraph(else_g);
+  Lowering l(n, g);
+  auto flat = std::make_unique<Node>(n);
+  flat->outputs.clear();
+  std::vector<Value*> then_outs, else_outs;
+  for (std::size_t i = 0; i < n.outputs.size(); ++i) {
+    Value& t = *then_g.outputs[i];
+    Value& e = *else_g.outputs[i];
+    if (!same_structure(t, e))
+      fail_needs_compile_time_values(
+          n, {n.inputs[0]},
+          fmt::format("output {} is a {} in then_branch but a {} in else_branch, so which one the If returns must be "
+                      "known at compile time",
+                      i, structure_str(t), structure_str(e)),
+          "make 'cond' a constant, or make both branches return the same structure");
+    collect_tensors(t, then_outs);
+    collect_tensors(e, else_outs);
+    if (!is_structure(&t)) {
+      flat->outputs.push_back(n.outputs[i]);
+      continue;
+    }
+    std::vector<Value*> tensors;
+    for (std::size_t k = flat->outputs.size(); k < then_outs.size(); ++k) {
+      tensors.push_back(l.value(fmt::format("{}_{}", n.outputs[i] ? n.outputs[i]->name : "unused", tensors.size())));
+      flat->outputs.push_back(tensors.back());
+    }
+    auto next = std::cbegin(tensors);
+    if (n.outputs[i]) mirror_structure(l, t, *n.outputs[i], next);
+  }
+  for (Value* v : then_outs) v->is_graph_output = true;
+  for (Value* v : else_outs) v->is_graph_output = true;
+  then_g.outputs = std::move(then_outs);
+  else_g.outputs = std::move(else_outs);
+  Nodes nodes;
+  nodes.push_back(std::move(flat));
+  return nodes;
+}
+
+Nodes lower_if_returning_structures(Node& n, Graph& g) {
+  check_arity(n, 1, 1, 1, -1);
+  Graph& then_g = graph_attr(n, "then_branch");
+  Graph& else_g = graph_attr(n, "else_branch");
+  if (then_g.outputs.size() != n.outputs.size() || else_g.outputs.size() != n.outputs.size())
+    fail_invalid(n, fmt::format("the node has {} outputs but the branches {} and {}", n.outputs.size(),
+                                then_g.outputs.size(), else_g.outputs.size()));
+  if (const Tensor* c = const_input(n, 0)) return inline_taken_branch(n, g, c->int_at(0) ? then_g : else_g);
+  return flatten_structure_outputs(n, g, then_g, else_g);
+}
+
 const OpRegistrar if_op([] {
   OpDef d;
   d.op_type = "If";
+  d.lower = lower_if_returning_structures;
+  d.lowers_when = returns_structure;
   d.versions = {1, 11, 13, 16, 19, 21, 23, 24, 25};
   d.infer = infer_if;
   d.emit = emit_if;
@@ -162,6 +300,14 @@ LoopScratch loop_scratch(const Node& n) {
   return s;
 }
 
+// The body's inputs: iteration number, condition, then the carried values as the node gets them.
+void bind_body_inputs(const Node& n, Graph& body, std::size_t carried) {
+  bind_input(n, *body.inputs[0], DType::Int64, body.inputs[0]->declared_rank && body.inputs[0]->declared_dims.empty() ? Shape{} : Shape{1});
+  if (!body.inputs[0]->declared_rank) body.inputs[0]->shape = {};
+  bind_input(n, *body.inputs[1], DType::Bool, body.inputs[1]->declared_rank && body.inputs[1]->declared_dims.size() == 1 ? Shape{1} : Shape{});
+  for (std::size_t i = 0; i < carried; ++i) bind_input(n, *body.inputs[i + 2], n.inputs[i + 2]->dtype, n.inputs[i + 2]->shape);
+}
+
 void infer_loop(Node& n) {
   check_arity(n, 0, -1, 0, -1);  // M and cond are optional but their slots must exist
   if (n.inputs.size() < 2) fail_invalid(n, "Loop needs at least the inputs M and cond (either may be empty)");
@@ -177,10 +323,7 @@ void infer_loop(Node& n) {
     fail_invalid(n, "'cond' must be a single bool");
   for (std::size_t i = 0; i < s.carried; ++i)
     if (!n.has_input(i + 2)) fail_invalid(n, fmt::format("loop-carried input {} is missing", i + 2));
-  bind_input(n, *body.inputs[0], DType::Int64, body.inputs[0]->declared_rank && body.inputs[0]->declared_dims.empty() ? Shape{} : Shape{1});
-  if (!body.inputs[0]->declared_rank) body.inputs[0]->shape = {};
-  bind_input(n, *body.inputs[1], DType::Bool, body.inputs[1]->declared_rank && body.inputs[1]->declared_dims.size() == 1 ? Shape{1} : Shape{});
-  for (std::size_t i = 0; i < s.carried; ++i) bind_input(n, *body.inputs[i + 2], n.inputs[i + 2]->dtype, n.inputs[i + 2]->shape);
+  bind_body_inputs(n, body, s.carried);
   infer_subgraph(body);
   for (std::size_t i = 0; i < s.carried; ++i) {
     const Value& out = *body.outputs[i + 1];
@@ -251,9 +394,142 @@ void emit_loop(const Node& n, Emitter& e) {
   for (std::size_t i = 0; i < s.carried; ++i) e.linef("rt::copy(state_{}, {}, {});", i, e.out(i), n.inputs[i + 2]->numel());
 }
 
+// ---- Loop carrying sequences or optionals: unrolled
+//
+// Lowering peels one iteration at a time: a copy of the body for iteration i, then the Loop of
+// the iterations left (marked with the internal attribute below). Inference runs the copy before
+// the rest is peeled, so the body's condition may depend on what the body computes, as long as
+// it is known at compile time. The peeled Loop takes the scan outputs' slices computed so far as
+// extra inputs after its carried values; the last one concatenates them.
+
+constexpr const char* kPeeledIterations = "onnxc.peeled_iterations";
+constexpr int64_t kMaxUnrolledIterations = 4096;  // a Loop with neither trip count nor a false condition
+
+bool carries_structure(const Node& n) {
+  if (n.has_attr(kPeeledIterations)) return true;
+  for (std::size_t i = 2; i < n.inputs.size(); ++i)
+    if (is_structure(n.inputs[i])) return true;
+  for (const Value* out : n.outputs)
+    if (is_structure(out)) return true;
+  if (const Attribute* body = n.attr("body"); body && body->g)
+    for (const Value* v : body->g->inputs)
+      if (is_structure(v)) return true;
+  return false;
+}
+
+// Whether the body needs its iteration number at compile time (a Slice starting at it, say):
+// inference of a copy of the body, with the iteration number a run-time value, says so.
+bool body_needs_constant_iteration(const Node& n) {
+  const Attribute* a = n.attr("body");
+  if (!a || !a->g || a->g->inputs.size() < 2 || n.inputs.size() < a->g->inputs.size()) return false;
+  const Graph& body = *a->g;
+  if (body.consumers(body.inputs[0]).empty()) return false;
+  for (std::size_t i = 2; i < body.inputs.size(); ++i)
+    if (!n.has_input(i)) return false;
+  std::shared_ptr<Graph> trial = copy_graph(body);
+  try {
+    bind_body_inputs(n, *trial, body.inputs.size() - 2);
+    infer_subgraph(*trial);
+  } catch (const CompileError& e) {
+    const std::vector<std::string> pins = e.inputs_to_pin();
+    return std::find(pins.begin(), pins.end(), body.inputs[0]->name) != pins.end();
+  }
+  return false;
+}
+
+// Loops unrolled at compile time: those carrying sequences or optionals, and those whose body
+// needs the iteration number as a constant.
+bool unrolls(const Node& n) {
+  return carries_structure(n) || body_needs_constant_iteration(n);
+}
+
+// Whether iteration `i` of an unrolled Loop runs: M and cond must be known at compile time.
+bool unrolled_iteration_runs(const Node& n, int64_t i) {
+  const char* why = "the Loop is unrolled at compile time (it carries a sequence or optional, or its body needs the "
+                    "iteration number as a constant)";
+  const char* fix = "make the trip count 'M' and the loop condition constants";
+  if (n.has_input(0)) {
+    const Tensor* m = const_input(n, 0);
+    if (!m)
+      fail_needs_compile_time_values(n, {n.inputs[0]}, fmt::format("{}, so it needs its trip count 'M'", why), fix);
+    if (i >= m->int_at(0)) return false;
+  }
+  if (n.has_input(1)) {
+    const Tensor* c = const_input(n, 1);
+    if (!c)
+      fail_needs_compile_time_values(
+          n, {n.inputs[1]},
+          fmt::format("{}, so it needs its condition before iteration {}", why, i),
+          fix);
+    if (!c->int_at(0)) return false;
+  }
+  if (i >= kMaxUnrolledIterations)
+    fail_unsupported(n, fmt::format("{}, and has not stopped after {} iterations", why, kMaxUnrolledIterations),
+                     fix);
+  return true;
+}
+
+// A scalar, or a 1-element 1-D tensor where the body declares that rank (iteration number, cond).
+Shape declared_scalar_shape(const Value& v) { return v.declared_rank && v.declared_dims.size() == 1 ? Shape{1} : Shape{}; }
+
+// After the last iteration: the carried values become the outputs, the slices the scan outputs.
+Nodes finish_unrolled_loop(Node& n, Graph& g, std::size_t carried, std::size_t scans,
+                           const std::vector<Value*>& slices) {
+  Lowering l(n, g);
+  for (std::size_t j = 0; j < carried; ++j)
+    if (n.has_output(j)) l.add("Identity", {as_declared(l, n.inputs[2 + j], *n.outputs[j])}, {n.outputs[j]});
+  const std::size_t iterations = scans ? slices.size() / scans : 0;
+  for (std::size_t k = 0; k < scans; ++k) {
+    if (!n.has_output(carried + k)) continue;
+    if (iterations == 0)
+      fail_unsupported(n, fmt::format("the unrolled Loop runs no iteration, so its scan output {} has no known shape", k),
+                       "give the Loop at least one iteration");
+    std::vector<Value*> parts;
+    for (std::size_t i = 0; i < iterations; ++i) parts.push_back(l.unsqueeze(slices[i * scans + k], 0));
+    set_int_attr(l.add("Concat", parts, {n.outputs[carried + k]}), "axis", 0);
+  }
+  return l.take();
+}
+
+Nodes peel_loop_iteration(Node& n, Graph& g) {
+  const Graph& body = graph_attr(n, "body");
+  if (body.inputs.size() < 2 || body.outputs.empty() || n.inputs.size() < body.inputs.size())
+    fail_invalid(n, fmt::format("the body has {} inputs and {} outputs for a Loop with {} inputs", body.inputs.size(),
+                                body.outputs.size(), n.inputs.size()));
+  const std::size_t carried = body.inputs.size() - 2;
+  if (body.outputs.size() < 1 + carried || n.outputs.size() != body.outputs.size() - 1)
+    fail_invalid(n, fmt::format("the body has {} outputs; expected the condition, {} carried values and one per scan "
+                                "output of the node's {}",
+                                body.outputs.size(), carried, n.outputs.size()));
+  const std::size_t scans = body.outputs.size() - 1 - carried;
+  const int64_t i = n.attr_int(kPeeledIterations, 0);
+  const std::vector<Value*> slices(n.inputs.begin() + static_cast<std::ptrdiff_t>(2 + carried), n.inputs.end());
+  if (!unrolled_iteration_runs(n, i)) return finish_unrolled_loop(n, g, carried, scans, slices);
+
+  Lowering l(n, g);
+  std::vector<Value*> args = {
+      l.int64_constant("iteration", declared_scalar_shape(*body.inputs[0]), {i}),
+      n.has_input(1) ? n.inputs[1] : l.bool_constant("cond", declared_scalar_shape(*body.inputs[1]), true)};
+  for (std::size_t j = 0; j < carried; ++j) args.push_back(as_declared(l, n.inputs[2 + j], *body.inputs[2 + j]));
+  const std::vector<Value*> results = inline_graph(l, body, args, fmt::format("_{}_{}", n.name, i));
+
+  auto rest = std::make_unique<Node>(n);
+  // Without a condition input the Loop is a for loop: the body's condition is ignored.
+  rest->inputs = {n.inputs[0], n.has_input(1) ? results[0] : nullptr};
+  rest->inputs.insert(rest->inputs.end(), results.begin() + 1, results.begin() + static_cast<std::ptrdiff_t>(1 + carried));
+  rest->inputs.insert(rest->inputs.end(), slices.begin(), slices.end());
+  rest->inputs.insert(rest->inputs.end(), results.begin() + static_cast<std::ptrdiff_t>(1 + carried), results.end());
+  set_int_attr(*rest, kPeeledIterations, i + 1);
+  Nodes nodes = l.take();
+  nodes.push_back(std::move(rest));
+  return nodes;
+}
+
 const OpRegistrar loop_op([] {
   OpDef d;
   d.op_type = "Loop";
+  d.lower = peel_loop_iteration;
+  d.lowers_when = unrolls;
   d.versions = {1, 11, 13, 16, 19, 21, 23, 24, 25};
   d.infer = infer_loop;
   d.emit = emit_loop;

@@ -42,6 +42,9 @@ struct OpDef {
   // inference by the nodes it returns, which are inferred next, in order (none when the node only
   // rearranges a structure). Called instead of `infer`; the node is then deleted.
   std::function<std::vector<std::unique_ptr<Node>>(Node&, Graph&)> lower;
+  // Optional, with `lower`: lower only the nodes for which it returns true (it sees the inputs'
+  // inferred types and structures); the others are inferred and emitted. Default: every node.
+  std::function<bool(const Node&)> lowers_when;
   // Optional: multiply-accumulates the node performs (for --report); 0 when not given.
   std::function<int64_t(const Node&)> macs;
   // Output 0 is input 0 reinterpreted (same bytes, new shape): Reshape, Flatten, Identity, ...

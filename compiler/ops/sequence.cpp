@@ -10,9 +10,8 @@
 //   SequenceMap         -> its body, copied once per element
 #include "ops/sequence.h"
 
-#include <map>
-
 #include "ops/elementwise.h"
+#include "ops/inline_graph.h"
 #include "ops/onnx_versions.h"
 
 namespace onnxc {
@@ -30,42 +29,68 @@ std::unique_ptr<Node> make_onnx_node(const std::string& op_type, std::string nam
   return node;
 }
 
-namespace {
+Node& Lowering::add(const std::string& op_type, std::vector<Value*> inputs, std::vector<Value*> outputs) {
+  nodes_.push_back(make_onnx_node(op_type, fmt::format("{}/{}_{}", n_.name, op_type, nodes_.size()), n_.opset,
+                                  n_.index, std::move(inputs), std::move(outputs)));
+  return *nodes_.back();
+}
 
-using Nodes = std::vector<std::unique_ptr<Node>>;
+Node& Lowering::add_copy(const Node& src, std::vector<Value*> inputs, std::vector<Value*> outputs) {
+  auto copy = std::make_unique<Node>();
+  copy->name = fmt::format("{}/{}_{}", n_.name, src.name, nodes_.size());
+  copy->op_type = src.op_type;
+  copy->domain = src.domain;
+  copy->opset = src.opset;
+  copy->version = src.version;
+  copy->index = n_.index;
+  copy->inputs = std::move(inputs);
+  copy->outputs = std::move(outputs);
+  copy->attrs = src.attrs;
+  nodes_.push_back(std::move(copy));
+  return *nodes_.back();
+}
 
-// Builds the nodes an operator is lowered to, named after it and at the versions its opset
-// gives them.
-class Lowering {
- public:
-  Lowering(const Node& n, Graph& g) : n_(n), g_(g) {}
+int Lowering::version_of(const std::string& op_type) const { return resolve_op_version("", op_type, n_.opset); }
 
-  Node& add(const std::string& op_type, std::vector<Value*> inputs, std::vector<Value*> outputs) {
-    nodes_.push_back(make_onnx_node(op_type, fmt::format("{}/{}_{}", n_.name, op_type, nodes_.size()), n_.opset,
-                                    n_.index, std::move(inputs), std::move(outputs)));
-    return *nodes_.back();
+Value* Lowering::value(const std::string& hint) { return g_.add_unique_value(n_.name + "/" + hint); }
+
+Value* Lowering::int64_constant(const std::string& hint, Shape shape, const std::vector<int64_t>& v) {
+  Tensor t(DType::Int64, std::move(shape));
+  std::copy(v.begin(), v.end(), t.data<int64_t>());
+  Value* c = value(hint);
+  set_constant_output(*c, std::move(t));
+  return c;
+}
+
+Value* Lowering::bool_constant(const std::string& hint, Shape shape, bool v) {
+  Tensor t(DType::Bool, std::move(shape));
+  std::fill(t.bytes.begin(), t.bytes.end(), v ? 1 : 0);
+  Value* c = value(hint);
+  set_constant_output(*c, std::move(t));
+  return c;
+}
+
+// Unsqueeze took its axes as an attribute before version 13 and as an input since.
+Value* Lowering::unsqueeze(Value* x, int64_t axis) {
+  Value* y = value(x->name + "_unsqueezed");
+  if (version_of("Unsqueeze") >= 13) {
+    add("Unsqueeze", {x, int64_constant("axes", {1}, {axis})}, {y});
+  } else {
+    Attribute axes;
+    axes.kind = Attribute::Kind::Ints;
+    axes.ints = {axis};
+    add("Unsqueeze", {x}, {y}).attrs["axes"] = axes;
   }
+  return y;
+}
 
-  int version_of(const std::string& op_type) const { return resolve_op_version("", op_type, n_.opset); }
-
-  // A new tensor value, typed and shaped by inference.
-  Value* value(const std::string& hint) { return g_.add_unique_value(n_.name + "/" + hint); }
-
-  Value* int64_constant(const std::string& hint, Shape shape, const std::vector<int64_t>& v) {
-    Tensor t(DType::Int64, std::move(shape));
-    std::copy(v.begin(), v.end(), t.data<int64_t>());
-    Value* c = value(hint);
-    set_constant_output(*c, std::move(t));
-    return c;
-  }
-
-  Nodes take() { return std::move(nodes_); }
-
- private:
-  const Node& n_;
-  Graph& g_;
-  Nodes nodes_;
-};
+Value* Lowering::wrap_in_optional(Value* content) {
+  Value* o = value(content->name + "_optional");
+  o->is_optional = true;
+  o->dtype = content->dtype;
+  o->elements = {content};
+  return o;
+}
 
 void set_int_attr(Node& n, const char* name, int64_t v) {
   Attribute a;
@@ -73,6 +98,29 @@ void set_int_attr(Node& n, const char* name, int64_t v) {
   a.i = v;
   n.attrs[name] = a;
 }
+
+void collect_tensors(Value& v, std::vector<Value*>& out) {
+  if (!v.is_sequence && !v.is_optional) {
+    out.push_back(&v);
+    return;
+  }
+  for (Value* e : v.elements) collect_tensors(*e, out);
+}
+
+Value* as_declared(Lowering& l, Value* v, const Value& declared) {
+  if (declared.is_optional && !v->is_optional) return l.wrap_in_optional(v);
+  if (!declared.is_optional && (declared.is_sequence || declared.declared_rank) && v->is_optional) {
+    if (v->elements.empty())
+      fail_invalid(l.node(), fmt::format("'{}' is an empty optional (known at compile time) where '{}' needs a value",
+                                         v->name, declared.name));
+    return v->elements[0];
+  }
+  return v;
+}
+
+namespace {
+
+using Nodes = std::vector<std::unique_ptr<Node>>;
 
 // ---- reading sequences and positions ----
 
@@ -179,20 +227,6 @@ Nodes lower_sequence_length(Node& n, Graph&) {
   return {};
 }
 
-// Unsqueeze took its axes as an attribute before version 13 and as an input since.
-Value* unsqueeze(Lowering& l, Value* x, int64_t axis) {
-  Value* y = l.value(x->name + "_unsqueezed");
-  if (l.version_of("Unsqueeze") >= 13) {
-    l.add("Unsqueeze", {x, l.int64_constant("axes", {1}, {axis})}, {y});
-  } else {
-    Attribute axes;
-    axes.kind = Attribute::Kind::Ints;
-    axes.ints = {axis};
-    l.add("Unsqueeze", {x}, {y}).attrs["axes"] = axes;
-  }
-  return y;
-}
-
 Nodes lower_concat_from_sequence(Node& n, Graph& g) {
   check_arity(n, 1, 1, 1, 1);
   const Value& s = sequence_input(n, 0);
@@ -204,7 +238,7 @@ Nodes lower_concat_from_sequence(Node& n, Graph& g) {
   Lowering l(n, g);
   std::vector<Value*> parts = s.elements;
   if (new_axis)
-    for (Value*& p : parts) p = unsqueeze(l, p, axis);
+    for (Value*& p : parts) p = l.unsqueeze(p, axis);
   set_int_attr(l.add("Concat", parts, {n.outputs[0]}), "axis", axis);
   return l.take();
 }
@@ -263,47 +297,6 @@ Nodes lower_split_to_sequence(Node& n, Graph& g) {
 
 // ---- SequenceMap: the body, unrolled once per element ----
 
-// One copy of `body` in g, reading `inputs` for the body's inputs; returns the values that
-// stand for the body's outputs.
-std::vector<Value*> inline_body(Lowering& l, const Node& n, const Graph& body, const std::vector<Value*>& inputs,
-                                std::size_t copy) {
-  std::map<const Value*, Value*> to_outer;
-  for (std::size_t i = 0; i < body.inputs.size(); ++i) to_outer[body.inputs[i]] = inputs[i];
-  auto map_value = [&](Value* v) -> Value* {
-    if (!v) return nullptr;
-    auto it = to_outer.find(v);
-    if (it != to_outer.end()) return it->second;
-    Value* mapped = v->outer;  // a value of the enclosing graph, read by name
-    if (!mapped) {
-      mapped = l.value(fmt::format("{}_{}", v->name, copy));
-      mapped->constant = v->constant;  // a body initializer
-      if (v->constant) {
-        mapped->dtype = v->dtype;
-        mapped->shape = v->shape;
-        mapped->has_shape = true;
-      }
-    }
-    return to_outer[v] = mapped;
-  };
-  for (const auto& bn : body.nodes) {
-    for (const auto& [name, a] : bn->attrs)
-      if (a.kind == Attribute::Kind::Graph || a.kind == Attribute::Kind::Graphs)
-        fail_unsupported(n, fmt::format("the body's node '{}' ({}) has a subgraph", bn->name, bn->op_type),
-                         "SequenceMap bodies without control flow are supported");
-    std::vector<Value*> ins, outs;
-    for (Value* v : bn->inputs) ins.push_back(map_value(v));
-    for (Value* v : bn->outputs) outs.push_back(map_value(v));
-    Node& copy_node = l.add(bn->op_type, std::move(ins), std::move(outs));
-    copy_node.domain = bn->domain;
-    copy_node.opset = bn->opset;
-    copy_node.version = bn->version;
-    copy_node.attrs = bn->attrs;
-  }
-  std::vector<Value*> outputs;
-  for (Value* v : body.outputs) outputs.push_back(map_value(v));
-  return outputs;
-}
-
 Nodes lower_sequence_map(Node& n, Graph& g) {
   check_arity(n, 1, -1, 1, -1);
   const Value& first = sequence_input(n, 0);
@@ -322,7 +315,7 @@ Nodes lower_sequence_map(Node& n, Graph& g) {
   for (std::size_t k = 0; k < length; ++k) {
     std::vector<Value*> args;
     for (Value* in : n.inputs) args.push_back(in->is_sequence ? in->elements[k] : in);
-    std::vector<Value*> outs = inline_body(l, n, body, args, k);
+    std::vector<Value*> outs = inline_graph(l, body, args, fmt::format("_{}", k));
     for (std::size_t j = 0; j < outs.size(); ++j) results[j].push_back(outs[j]);
   }
   for (std::size_t j = 0; j < n.outputs.size(); ++j) {

@@ -29,4 +29,46 @@ OpDef structure_op(const char* name, std::vector<int> versions,
 // Makes `out` the constant `t` (sequence lengths, optional presence: known at compile time).
 void set_constant_output(Value& out, Tensor t);
 
+void set_int_attr(Node& n, const char* name, int64_t v);
+
+// Builds the nodes an operator is lowered to, named after it and at the versions its opset
+// gives them.
+class Lowering {
+ public:
+  Lowering(const Node& n, Graph& g) : n_(n), g_(g) {}
+
+  Node& add(const std::string& op_type, std::vector<Value*> inputs, std::vector<Value*> outputs);
+  // A copy of `src` (another graph's node, e.g. of a body being inlined) on new inputs and outputs,
+  // with the same attributes (subgraphs shared: see inline_graph for copies).
+  Node& add_copy(const Node& src, std::vector<Value*> inputs, std::vector<Value*> outputs);
+
+  int version_of(const std::string& op_type) const;
+  const Node& node() const { return n_; }
+  Graph& graph() { return g_; }
+
+  // A new tensor value, typed and shaped by inference.
+  Value* value(const std::string& hint);
+  Value* int64_constant(const std::string& hint, Shape shape, const std::vector<int64_t>& v);
+  Value* bool_constant(const std::string& hint, Shape shape, bool v);
+  // x with a new axis of extent 1 (Unsqueeze in the form the opset has).
+  Value* unsqueeze(Value* x, int64_t axis);
+  // An optional value holding `content` (no node: its presence is known).
+  Value* wrap_in_optional(Value* content);
+
+  std::vector<std::unique_ptr<Node>> take() { return std::move(nodes_); }
+
+ private:
+  const Node& n_;
+  Graph& g_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+};
+
+// The tensors a structure holds (depth first, in order), or `v` itself when it is a tensor.
+void collect_tensors(Value& v, std::vector<Value*>& out);
+
+// `v` as a value declared like `declared` expects: a tensor or sequence passed where an
+// optional is declared is wrapped; a present optional passed where its content is declared is
+// unwrapped. Anything else is returned as is.
+Value* as_declared(Lowering& l, Value* v, const Value& declared);
+
 }  // namespace onnxc

@@ -80,12 +80,7 @@ void infer_and_fold(Graph& g, bool fold, std::size_t first_node) {
   for (std::size_t k = first_node; k < g.nodes.size(); ++k) {
     Node& n = *g.nodes[k];
     const OpDef* def = find_op(n.domain, n.op_type);
-    // Identity passes a sequence or optional through; every other standard operator reads tensors.
-    auto lower = def->lower;
-    if (!lower && n.op_type == "Identity" && n.has_input(0) && (n.inputs[0]->is_sequence || n.inputs[0]->is_optional))
-      lower = lower_structure_identity;
-    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
-      Value* in = n.inputs[i];
+    for (Value* in : n.inputs)
       if (in && in->outer && !in->has_shape && !in->is_sequence && !in->is_optional) {
         in->dtype = in->outer->dtype;
         in->shape = in->outer->shape;
@@ -95,6 +90,13 @@ void infer_and_fold(Graph& g, bool fold, std::size_t first_node) {
         in->is_optional = in->outer->is_optional;
         in->elements = in->outer->elements;
       }
+    // Identity passes a sequence or optional through; every other standard operator reads tensors.
+    auto lower = def->lower;
+    if (lower && def->lowers_when && !def->lowers_when(n)) lower = nullptr;
+    if (!lower && n.op_type == "Identity" && n.has_input(0) && (n.inputs[0]->is_sequence || n.inputs[0]->is_optional))
+      lower = lower_structure_identity;
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+      Value* in = n.inputs[i];
       const bool structure = in && (in->is_sequence || in->is_optional);
       if (structure && !lower)
         fail_unsupported(n, fmt::format("input '{}' is a {}; {} reads it only as a tensor", in->name,

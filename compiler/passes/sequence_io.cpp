@@ -46,15 +46,6 @@ Value* optional_tensor_input(Graph& g, const Value& holder) {
   return t;
 }
 
-// The tensors an output holds, in API order.
-void collect_tensors(Value& v, std::vector<Value*>& out) {
-  if (!v.is_sequence && !v.is_optional) {
-    out.push_back(&v);
-    return;
-  }
-  for (Value* e : v.elements) collect_tensors(*e, out);
-}
-
 }  // namespace
 
 void bind_structured_inputs(Graph& g, const std::map<std::string, std::vector<Shape>>& sequence_shapes,
