@@ -30,7 +30,7 @@ std::unique_ptr<Node> make_onnx_node(const std::string& op_type, std::string nam
 }
 
 Node& Lowering::add(const std::string& op_type, std::vector<Value*> inputs, std::vector<Value*> outputs) {
-  nodes_.push_back(make_onnx_node(op_type, fmt::format("{}/{}_{}", n_.name, op_type, nodes_.size()), n_.opset,
+  nodes_.push_back(make_onnx_node(op_type, fmt::format("{}/{}_{}", n_.name, op_type, nodes_.size()), opset_,
                                   n_.index, std::move(inputs), std::move(outputs)));
   return *nodes_.back();
 }
@@ -50,7 +50,7 @@ Node& Lowering::add_copy(const Node& src, std::vector<Value*> inputs, std::vecto
   return *nodes_.back();
 }
 
-int Lowering::version_of(const std::string& op_type) const { return resolve_op_version("", op_type, n_.opset); }
+int Lowering::version_of(const std::string& op_type) const { return resolve_op_version("", op_type, opset_); }
 
 Value* Lowering::value(const std::string& hint) { return g_.add_unique_value(n_.name + "/" + hint); }
 

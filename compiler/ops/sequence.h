@@ -35,7 +35,9 @@ void set_int_attr(Node& n, const char* name, int64_t v);
 // gives them.
 class Lowering {
  public:
-  Lowering(const Node& n, Graph& g) : n_(n), g_(g) {}
+  // New ai.onnx nodes take the versions `onnx_opset` gives them (default: the node's own opset,
+  // right for an ai.onnx node; a node of another domain passes the model's ai.onnx opset).
+  Lowering(const Node& n, Graph& g, int onnx_opset = 0) : n_(n), g_(g), opset_(onnx_opset ? onnx_opset : n.opset) {}
 
   Node& add(const std::string& op_type, std::vector<Value*> inputs, std::vector<Value*> outputs);
   // A copy of `src` (another graph's node, e.g. of a body being inlined) on new inputs and outputs,
@@ -60,6 +62,7 @@ class Lowering {
  private:
   const Node& n_;
   Graph& g_;
+  int opset_;
   std::vector<std::unique_ptr<Node>> nodes_;
 };
 
