@@ -1,5 +1,7 @@
 // MaxUnpool: scatters pooled values back to the positions MaxPool's indices name; everything
-// else is zero.
+// else is zero. With output_shape the indices are flat positions in that shape's planes, as
+// MaxPool of an input of that shape produces them (ONNX Runtime and PyTorch read them so; ONNX's
+// reference scatters into the default shape and pads, see tests/conformance/expected_failures.txt).
 #include "onnxc/pool.h"
 #include "ops/emitter.h"
 #include "ops/spatial.h"
