@@ -57,7 +57,30 @@ void bind_input(const Node& n, Value& in, DType dtype, const Shape& shape) {
   in.has_shape = true;
 }
 
-void infer_subgraph(Graph& g) {
+// A value of `sub` holding a copy of `outside` (a value of an enclosing graph), made by an
+// Identity of `sub` reading it through an import.
+Value* local_copy(const Node& n, Graph& sub, Value* outside) {
+  Value* import = sub.add_unique_value(outside->name);
+  import->outer = outside;
+  Value* copy = sub.add_unique_value(outside->name + "_copy");
+  sub.add_node(make_onnx_node("Identity", copy->name, n.opset, n.index, {import}, {copy}));
+  return copy;
+}
+
+// A subgraph's output that names a value of an enclosing graph (not computed by the subgraph)
+// becomes a copy of it made in the subgraph, so that it is typed and written like any other.
+void copy_outer_outputs(const Node& n, Graph& g) {
+  for (Value*& out : g.outputs)
+    if (out->outer && !out->constant) {
+      out->is_graph_output = false;
+      out = local_copy(n, g, out->outer);
+      out->is_graph_output = true;
+    }
+  g.relink();
+}
+
+void infer_subgraph(const Node& n, Graph& g) {
+  copy_outer_outputs(n, g);
   infer_and_fold(g, true);
   eliminate_dead_nodes(g);
 }
@@ -79,13 +102,13 @@ void infer_if(Node& n) {
   const Tensor* c = const_input(n, 0);
   if (c) {  // only the branch that runs is compiled (the other may not even fit these shapes)
     Graph& taken = c->int_at(0) ? then_g : else_g;
-    infer_subgraph(taken);
+    infer_subgraph(n, taken);
     for (std::size_t i = 0; i < n.outputs.size(); ++i)
       set_output(n, i, taken.outputs[i]->dtype, taken.outputs[i]->shape);
     return;
   }
-  infer_subgraph(then_g);
-  infer_subgraph(else_g);
+  infer_subgraph(n, then_g);
+  infer_subgraph(n, else_g);
   for (std::size_t i = 0; i < n.outputs.size(); ++i) {
     if (is_structure(then_g.outputs[i]) || is_structure(else_g.outputs[i]))
       fail_unsupported(n, fmt::format("output {} is a sequence or optional in a branch", i),
@@ -124,9 +147,17 @@ void emit_if(const Node& n, Emitter& e) {
 
 // ---- If returning sequences or optionals
 
+// What a subgraph's output stands for: the value itself, or (an output naming a value of an
+// enclosing graph) that value.
+Value* through_outer(Value* v) {
+  while (v->outer) v = v->outer;
+  return v;
+}
+
 // Whether a value is, or will be once lowered, a sequence or optional: declared so, or made by
 // a sequence or optional operator.
 bool makes_structure(const Value* v) {
+  if (v) v = through_outer(const_cast<Value*>(v));
   if (is_structure(v)) return true;
   if (!v || !v->producer) return false;
   const OpDef* def = find_op(v->producer->domain, v->producer->op_type);
@@ -186,18 +217,35 @@ void mirror_structure(Lowering& l, const Value& like, Value& out, std::vector<Va
   }
 }
 
+// `tensors` as outputs of `branch`: a tensor of an enclosing graph (a branch may return a
+// structure it reads from outside) is copied into the branch.
+std::vector<Value*> branch_values(const Node& n, Graph& branch, const std::vector<Value*>& tensors) {
+  std::vector<Value*> outputs;
+  for (Value* t : tensors) {
+    if (branch.find(t->name) != t) t = local_copy(n, branch, t);
+    t->is_graph_output = true;
+    outputs.push_back(t);
+  }
+  branch.relink();
+  return outputs;
+}
+
 // A run-time condition: both branches must hold the same tensors; the If then returns those
 // tensors (computed by whichever branch runs) and its outputs are structures over them.
 Nodes flatten_structure_outputs(Node& n, Graph& g, Graph& then_g, Graph& else_g) {
-  infer_subgraph(then_g);
-  infer_subgraph(else_g);
+  // Not infer_subgraph: dead-node elimination would drop the nodes computing the structures'
+  // tensors, which become outputs only below (infer_if runs it once they are).
+  copy_outer_outputs(n, then_g);
+  copy_outer_outputs(n, else_g);
+  infer_and_fold(then_g, true);
+  infer_and_fold(else_g, true);
   Lowering l(n, g);
   auto flat = std::make_unique<Node>(n);
   flat->outputs.clear();
   std::vector<Value*> then_outs, else_outs;
   for (std::size_t i = 0; i < n.outputs.size(); ++i) {
-    Value& t = *then_g.outputs[i];
-    Value& e = *else_g.outputs[i];
+    Value& t = *through_outer(then_g.outputs[i]);
+    Value& e = *through_outer(else_g.outputs[i]);
     if (!same_structure(t, e))
       fail_needs_compile_time_values(
           n, {n.inputs[0]},
@@ -219,10 +267,8 @@ Nodes flatten_structure_outputs(Node& n, Graph& g, Graph& then_g, Graph& else_g)
     auto next = std::cbegin(tensors);
     if (n.outputs[i]) mirror_structure(l, t, *n.outputs[i], next);
   }
-  for (Value* v : then_outs) v->is_graph_output = true;
-  for (Value* v : else_outs) v->is_graph_output = true;
-  then_g.outputs = std::move(then_outs);
-  else_g.outputs = std::move(else_outs);
+  then_g.outputs = branch_values(n, then_g, then_outs);
+  else_g.outputs = branch_values(n, else_g, else_outs);
   Nodes nodes;
   nodes.push_back(std::move(flat));
   return nodes;
@@ -324,7 +370,7 @@ void infer_loop(Node& n) {
   for (std::size_t i = 0; i < s.carried; ++i)
     if (!n.has_input(i + 2)) fail_invalid(n, fmt::format("loop-carried input {} is missing", i + 2));
   bind_body_inputs(n, body, s.carried);
-  infer_subgraph(body);
+  infer_subgraph(n, body);
   for (std::size_t i = 0; i < s.carried; ++i) {
     const Value& out = *body.outputs[i + 1];
     const Value& in = *n.inputs[i + 2];
@@ -429,7 +475,7 @@ bool body_needs_constant_iteration(const Node& n) {
   std::shared_ptr<Graph> trial = copy_graph(body);
   try {
     bind_body_inputs(n, *trial, body.inputs.size() - 2);
-    infer_subgraph(*trial);
+    infer_subgraph(n, *trial);
   } catch (const CompileError& e) {
     const std::vector<std::string> pins = e.inputs_to_pin();
     return std::find(pins.begin(), pins.end(), body.inputs[0]->name) != pins.end();
@@ -668,7 +714,7 @@ void infer_scan(Node& n) {
     slice.erase(slice.begin() + s.in_axes[j]);
     bind_input(n, *body.inputs[s.states + j], x.dtype, slice);
   }
-  infer_subgraph(body);
+  infer_subgraph(n, body);
   for (std::size_t i = 0; i < s.states; ++i) {
     const Value& out = *body.outputs[i];
     const Value& state = *n.inputs[s.first + i];

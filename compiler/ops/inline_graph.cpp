@@ -82,7 +82,7 @@ std::vector<Value*> inline_graph(Lowering& l, const Graph& body, const std::vect
     std::vector<Value*> ins, outs;
     for (Value* v : bn->inputs) ins.push_back(mapped(map, v));
     for (Value* v : bn->outputs) outs.push_back(mapped(map, v));
-    copy_subgraph_attrs(l.add_copy(*bn, std::move(ins), std::move(outs)), g, map);
+    copy_subgraph_attrs(l.add_copy(*bn, suffix, std::move(ins), std::move(outs)), g, map);
   }
   std::vector<Value*> outputs;
   for (Value* v : body.outputs) outputs.push_back(mapped(map, v));

@@ -35,9 +35,10 @@ Node& Lowering::add(const std::string& op_type, std::vector<Value*> inputs, std:
   return *nodes_.back();
 }
 
-Node& Lowering::add_copy(const Node& src, std::vector<Value*> inputs, std::vector<Value*> outputs) {
+Node& Lowering::add_copy(const Node& src, const std::string& suffix, std::vector<Value*> inputs,
+                         std::vector<Value*> outputs) {
   auto copy = std::make_unique<Node>();
-  copy->name = fmt::format("{}/{}_{}", n_.name, src.name, nodes_.size());
+  copy->name = fmt::format("{}/{}{}", n_.name, src.name, suffix);
   copy->op_type = src.op_type;
   copy->domain = src.domain;
   copy->opset = src.opset;

@@ -41,8 +41,9 @@ class Lowering {
 
   Node& add(const std::string& op_type, std::vector<Value*> inputs, std::vector<Value*> outputs);
   // A copy of `src` (another graph's node, e.g. of a body being inlined) on new inputs and outputs,
-  // with the same attributes (subgraphs shared: see inline_graph for copies).
-  Node& add_copy(const Node& src, std::vector<Value*> inputs, std::vector<Value*> outputs);
+  // with the same attributes (subgraphs shared: see inline_graph for copies), named after it with
+  // `suffix` (which copy it is).
+  Node& add_copy(const Node& src, const std::string& suffix, std::vector<Value*> inputs, std::vector<Value*> outputs);
 
   int version_of(const std::string& op_type) const;
   const Node& node() const { return n_; }

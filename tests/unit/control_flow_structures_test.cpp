@@ -163,8 +163,44 @@ TEST_CASE("An If returning sequences of the same structure returns their tensors
   CHECK(if_node->outputs.size() == 2);  // the two tensors of the sequence
   for (const onnxc::Value* out : if_node->outputs) CHECK(out->shape == onnxc::Shape{2});
 
+  // A branch may return a sequence of the enclosing graph (its tensors are read from outside).
+  ModelBuilder outer(13);
+  outer.input("cond", {}, onnx::TensorProto::BOOL).output("joined");
+  outer.floats("a", {2}, {1, 2});
+  outer.floats("b", {2}, {3, 4});
+  outer.node("SequenceConstruct", {"a", "b"}, {"ab"});
+  auto& n = outer.node("If", {"cond"}, {"seq"});
+  onnx::GraphProto& then_g = graph_attr(n, "then_branch", "then");
+  onnx::GraphProto& else_g = graph_attr(n, "else_branch", "else");
+  sequence_of_floats(then_g.add_output(), "ab");
+  sequence_of_floats(else_g.add_output(), "ba");
+  add_node(else_g, "SequenceConstruct", {"b", "a"}, {"ba"});
+  ModelBuilder::attr_int(outer.node("ConcatFromSequence", {"seq"}, {"joined"}), "axis", 0);
+  CHECK(onnxc::check_model(outer.write("if_outer_sequence"), {}).graph.outputs[0]->shape == onnxc::Shape{4});
+
   const std::string error = compile_error(if_returning_sequences({"a", "b"}, {"a"}, "if_sequences_differ"));
   CHECK(error.find("sequence of 2 tensors in then_branch but a sequence of 1 tensors in else_branch") !=
         std::string::npos);
   CHECK(error.find("make 'cond' a constant") != std::string::npos);
+}
+
+TEST_CASE("An If branch returning a value of the enclosing graph gets its type and a copy of it") {
+  ModelBuilder b(13);
+  b.input("cond", {}, onnx::TensorProto::BOOL).input("x", {2}).output("y", {2});
+  b.node("Mul", {"x", "x"}, {"x2"});
+  auto& n = b.node("If", {"cond"}, {"y"});
+  onnx::GraphProto& then_g = graph_attr(n, "then_branch", "then");
+  onnx::GraphProto& else_g = graph_attr(n, "else_branch", "else");
+  then_g.add_output()->set_name("x2");  // untyped: the type comes from the enclosing graph
+  typed(else_g.add_output(), "nx", onnx::TensorProto::FLOAT, {2});
+  add_node(else_g, "Neg", {"x"}, {"nx"});
+  onnxc::Model m = onnxc::check_model(b.write("if_outer_tensor"), {});
+  const onnxc::Node* if_node = nullptr;
+  for (const auto& node : m.graph.nodes)
+    if (node->op_type == "If") if_node = node.get();
+  REQUIRE(if_node);
+  CHECK(if_node->outputs[0]->shape == onnxc::Shape{2});
+  const onnxc::Graph& then_body = *if_node->attr("then_branch")->g;
+  REQUIRE(then_body.outputs[0]->producer);  // copied in the branch, so the branch writes its output
+  CHECK(then_body.outputs[0]->producer->op_type == "Identity");
 }
