@@ -7,7 +7,8 @@
 //   If returning them   -> with a constant condition, the taken branch inlined; otherwise the If
 //                          returns the tensors they hold (both branches must hold the same ones)
 //   Loop carrying them  -> unrolled, one copy of the body per iteration (the structure may
-//                          change from one iteration to the next, e.g. a sequence grows)
+//                          change from one iteration to the next, e.g. a sequence grows); so is
+//                          a Loop whose body needs its iteration number as a constant
 #include <algorithm>
 
 #include "onnxc/control.h"
@@ -348,10 +349,14 @@ LoopScratch loop_scratch(const Node& n) {
 
 // The body's inputs: iteration number, condition, then the carried values as the node gets them.
 void bind_body_inputs(const Node& n, Graph& body, std::size_t carried) {
-  bind_input(n, *body.inputs[0], DType::Int64, body.inputs[0]->declared_rank && body.inputs[0]->declared_dims.empty() ? Shape{} : Shape{1});
-  if (!body.inputs[0]->declared_rank) body.inputs[0]->shape = {};
-  bind_input(n, *body.inputs[1], DType::Bool, body.inputs[1]->declared_rank && body.inputs[1]->declared_dims.size() == 1 ? Shape{1} : Shape{});
-  for (std::size_t i = 0; i < carried; ++i) bind_input(n, *body.inputs[i + 2], n.inputs[i + 2]->dtype, n.inputs[i + 2]->shape);
+  Value& iteration = *body.inputs[0];
+  Value& cond = *body.inputs[1];
+  const bool scalar_iteration = iteration.declared_rank && iteration.declared_dims.empty();
+  bind_input(n, iteration, DType::Int64, scalar_iteration ? Shape{} : Shape{1});
+  if (!iteration.declared_rank) iteration.shape = {};
+  bind_input(n, cond, DType::Bool, cond.declared_rank && cond.declared_dims.size() == 1 ? Shape{1} : Shape{});
+  for (std::size_t i = 0; i < carried; ++i)
+    bind_input(n, *body.inputs[i + 2], n.inputs[i + 2]->dtype, n.inputs[i + 2]->shape);
 }
 
 void infer_loop(Node& n) {
@@ -440,7 +445,7 @@ void emit_loop(const Node& n, Emitter& e) {
   for (std::size_t i = 0; i < s.carried; ++i) e.linef("rt::copy(state_{}, {}, {});", i, e.out(i), n.inputs[i + 2]->numel());
 }
 
-// ---- Loop carrying sequences or optionals: unrolled
+// ---- Loop unrolled: carrying sequences or optionals, or needing constant iteration numbers
 //
 // Lowering peels one iteration at a time: a copy of the body for iteration i, then the Loop of
 // the iterations left (marked with the internal attribute below). Inference runs the copy before
@@ -503,20 +508,19 @@ bool unrolled_iteration_runs(const Node& n, int64_t i) {
   if (n.has_input(1)) {
     const Tensor* c = const_input(n, 1);
     if (!c)
-      fail_needs_compile_time_values(
-          n, {n.inputs[1]},
-          fmt::format("{}, so it needs its condition before iteration {}", why, i),
-          fix);
+      fail_needs_compile_time_values(n, {n.inputs[1]},
+                                     fmt::format("{}, so it needs its condition before iteration {}", why, i), fix);
     if (!c->int_at(0)) return false;
   }
   if (i >= kMaxUnrolledIterations)
-    fail_unsupported(n, fmt::format("{}, and has not stopped after {} iterations", why, kMaxUnrolledIterations),
-                     fix);
+    fail_unsupported(n, fmt::format("{}, and has not stopped after {} iterations", why, kMaxUnrolledIterations), fix);
   return true;
 }
 
 // A scalar, or a 1-element 1-D tensor where the body declares that rank (iteration number, cond).
-Shape declared_scalar_shape(const Value& v) { return v.declared_rank && v.declared_dims.size() == 1 ? Shape{1} : Shape{}; }
+Shape declared_scalar_shape(const Value& v) {
+  return v.declared_rank && v.declared_dims.size() == 1 ? Shape{1} : Shape{};
+}
 
 // After the last iteration: the carried values become the outputs, the slices the scan outputs.
 Nodes finish_unrolled_loop(Node& n, Graph& g, std::size_t carried, std::size_t scans,
@@ -528,7 +532,8 @@ Nodes finish_unrolled_loop(Node& n, Graph& g, std::size_t carried, std::size_t s
   for (std::size_t k = 0; k < scans; ++k) {
     if (!n.has_output(carried + k)) continue;
     if (iterations == 0)
-      fail_unsupported(n, fmt::format("the unrolled Loop runs no iteration, so its scan output {} has no known shape", k),
+      fail_unsupported(n,
+                       fmt::format("the unrolled Loop runs no iteration, so its scan output {} has no known shape", k),
                        "give the Loop at least one iteration");
     std::vector<Value*> parts;
     for (std::size_t i = 0; i < iterations; ++i) parts.push_back(l.unsqueeze(slices[i * scans + k], 0));
@@ -562,9 +567,10 @@ Nodes peel_loop_iteration(Node& n, Graph& g) {
   auto rest = std::make_unique<Node>(n);
   // Without a condition input the Loop is a for loop: the body's condition is ignored.
   rest->inputs = {n.inputs[0], n.has_input(1) ? results[0] : nullptr};
-  rest->inputs.insert(rest->inputs.end(), results.begin() + 1, results.begin() + static_cast<std::ptrdiff_t>(1 + carried));
-  rest->inputs.insert(rest->inputs.end(), slices.begin(), slices.end());
-  rest->inputs.insert(rest->inputs.end(), results.begin() + static_cast<std::ptrdiff_t>(1 + carried), results.end());
+  const auto carried_end = results.begin() + static_cast<std::ptrdiff_t>(1 + carried);
+  rest->inputs.insert(rest->inputs.end(), results.begin() + 1, carried_end);  // carried values
+  rest->inputs.insert(rest->inputs.end(), slices.begin(), slices.end());      // earlier scan slices
+  rest->inputs.insert(rest->inputs.end(), carried_end, results.end());        // this iteration's
   set_int_attr(*rest, kPeeledIterations, i + 1);
   Nodes nodes = l.take();
   nodes.push_back(std::move(rest));
