@@ -186,11 +186,12 @@ Nodes inline_taken_branch(Node& n, Graph& g, const Graph& taken) {
   return l.take();
 }
 
-// "sequence of 2 tensors", "empty optional", "tensor", for messages.
+// "a sequence of 2 tensors", "an empty optional", "a tensor", for messages.
 std::string structure_str(const Value& v) {
-  if (v.is_sequence) return fmt::format("sequence of {} tensors", v.elements.size());
-  if (v.is_optional) return v.elements.empty() ? "empty optional" : "optional of " + structure_str(*v.elements[0]);
-  return "tensor";
+  if (v.is_sequence)
+    return fmt::format("a sequence of {} tensor{}", v.elements.size(), v.elements.size() == 1 ? "" : "s");
+  if (v.is_optional) return v.elements.empty() ? "an empty optional" : "an optional of " + structure_str(*v.elements[0]);
+  return "a tensor";
 }
 
 bool same_structure(const Value& a, const Value& b) {
@@ -250,7 +251,7 @@ Nodes flatten_structure_outputs(Node& n, Graph& g, Graph& then_g, Graph& else_g)
     if (!same_structure(t, e))
       fail_needs_compile_time_values(
           n, {n.inputs[0]},
-          fmt::format("output {} is a {} in then_branch but a {} in else_branch, so which one the If returns must be "
+          fmt::format("output {} is {} in then_branch but {} in else_branch, so which one the If returns must be "
                       "known at compile time",
                       i, structure_str(t), structure_str(e)),
           "make 'cond' a constant, or make both branches return the same structure");

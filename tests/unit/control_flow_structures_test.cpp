@@ -179,7 +179,7 @@ TEST_CASE("An If returning sequences of the same structure returns their tensors
   CHECK(onnxc::check_model(outer.write("if_outer_sequence"), {}).graph.outputs[0]->shape == onnxc::Shape{4});
 
   const std::string error = compile_error(if_returning_sequences({"a", "b"}, {"a"}, "if_sequences_differ"));
-  CHECK(error.find("sequence of 2 tensors in then_branch but a sequence of 1 tensors in else_branch") !=
+  CHECK(error.find("is a sequence of 2 tensors in then_branch but a sequence of 1 tensor in else_branch") !=
         std::string::npos);
   CHECK(error.find("make 'cond' a constant") != std::string::npos);
 }
