@@ -12,7 +12,8 @@
 #include <map>
 #include <set>
 
-#include "ops/sequence.h"
+#include "ops/lowering.h"
+#include "ops/op.h"
 
 namespace onnxc {
 namespace {
