@@ -117,7 +117,8 @@ void emit_conv(const Node& n, Emitter& e) {
               e.out(0), e.scratch(), epilogue_code(n));
       return;
     case ConvAlgorithm::Direct:
-      e.linef("rt::conv(p, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0));
+      e.linef("rt::{}(p, {}, {}, {}, {});", x.dtype == DType::Float && x.shape.size() <= 4 ? "conv_direct" : "conv",
+              e.in(0), e.in(1), bias, e.out(0));
       if (n.has_attr(kActivationAttr))
         e.linef("rt::activate_row({}, {}, {});", epilogue_code(n), e.out(0), n.outputs[0]->numel());
       return;

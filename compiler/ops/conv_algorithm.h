@@ -12,7 +12,8 @@ namespace onnxc {
 enum class ConvAlgorithm {
   Gemm,       // float, one group, constant weights: packed-weight matrix product (rt::conv_gemm)
   Depthwise,  // float 2-d, one channel per group: rt::conv_depthwise
-  Direct,     // anything else: the reference loop nest (rt::conv)
+  Direct,     // anything else: float 1-d/2-d by register-blocked direct loops (rt::conv_direct),
+              // other types and 3-d by the reference loop nest (rt::conv)
 };
 
 // Whether the Conv may use the Gemm algorithm once its weights are packed (pack-weights does it).

@@ -61,6 +61,32 @@ TEST_CASE("conv_gemm's im2col scratch is one block of the chosen width, or the w
   CHECK(onnxc::rt::conv_gemm_scratch_floats(conv2d(16, 12, 1, 5, 1, 1, 0, 1), 96) == 0);  // 1x1: reads x in place
 }
 
+TEST_CASE("conv_direct matches the reference convolution") {
+  // Output-channel counts that leave every remainder of the 4-channel block (1, 2, 3), groups,
+  // padding wider than a block of columns, strides, dilation, a 1-d row, a kernel wider than
+  // its padded input's interior (no column without bounds checks) and a batch of two.
+  ConvParams row_1d = conv2d(3, 6, 1, 1, 3, 1, 1, 1);
+  row_1d.in_w = row_1d.out_w = 29, row_1d.in_h = row_1d.out_h = 1, row_1d.k_h = 1, row_1d.pad_h = 0;
+  ConvParams overhang = conv2d(2, 3, 1, 3, 5, 1, 2, 1);
+  ConvParams batch2 = conv2d(3, 5, 1, 9, 3, 1, 1, 1);
+  batch2.batch = 2;
+  for (ConvParams p : {conv2d(1, 8, 1, 28, 5, 1, 2, 1), conv2d(8, 16, 1, 14, 5, 1, 2, 1), conv2d(3, 7, 1, 11, 3, 1, 1, 1),
+                       conv2d(4, 6, 2, 10, 3, 2, 1, 1), conv2d(6, 9, 3, 12, 3, 1, 2, 2), conv2d(5, 10, 1, 13, 1, 1, 0, 1),
+                       conv2d(2, 3, 1, 17, 7, 3, 3, 1), row_1d, overhang, batch2}) {
+    const index_t icg = p.in_channels / p.group;
+    auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f);
+    auto w = ramp(p.out_channels * icg * p.k_h * p.k_w, 0.25f), bias = ramp(p.out_channels, 1.0f);
+    std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * p.out_h * p.out_w)),
+        y(expected.size());
+    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+    onnxc::rt::conv_direct(p, x.data(), w.data(), bias.data(), y.data());
+    INFO("channels " << p.in_channels << " -> " << p.out_channels << " in " << p.group << " groups, plane " << p.in_h
+                     << "x" << p.in_w << ", kernel " << p.k_h << "x" << p.k_w << ", stride " << p.stride_w << ", pad "
+                     << p.pad_w << ", dilation " << p.dilation_w);
+    for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i]).margin(1e-5));
+  }
+}
+
 TEST_CASE("conv_depthwise matches the reference convolution") {
   // Rows narrower and wider than a vector with tails, rows of several groups of four vectors,
   // stride 2 (the even-lane loads), strides and kernels with no fixed-size path, dilation, a

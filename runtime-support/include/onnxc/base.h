@@ -8,6 +8,17 @@
 #include <cstdint>
 #include <cstring>
 
+// Fully unrolls the short fixed-count loop that follows. Register-blocked kernels need it: their
+// accumulator arrays stay in registers only when every index is a constant, and GCC at -O2/-Os
+// would otherwise keep them on the stack.
+#if defined(__clang__)
+#define ONNXC_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define ONNXC_UNROLL _Pragma("GCC unroll 16")
+#else
+#define ONNXC_UNROLL
+#endif
+
 namespace onnxc {
 namespace rt {
 

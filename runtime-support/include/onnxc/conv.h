@@ -7,6 +7,8 @@
 //   by block in the node's scratch memory;
 // - conv_depthwise (float, one input and one output channel per group): a direct kernel
 //   over zero-padded copies of the input rows, vectorised along the output row;
+// - conv_direct (float, 1-d and 2-d): register-blocked direct loops, no scratch and weights as
+//   they are, for convolutions without room for im2col or with grouped or run-time weights;
 // - conv: the direct reference for every other case and type.
 // The float kernels apply bias and a fused activation (activation.h) in their epilogue.
 #ifndef ONNXC_CONV_H
@@ -174,6 +176,118 @@ inline void conv_gemm(const ConvParams& p, const float* x, const float* w_packed
       packed_gemm_block(m, cols, k, w_packed, scratch, cols, yb + j, n, bias, e);
     }
   }
+}
+
+// ---- direct, register-blocked ----
+//
+// The convolution with no scratch memory and no packed weights: what memory-first targets run
+// when the arena has no room for an im2col block, and every float 1-d/2-d convolution the other
+// kernels do not take (grouped, weights computed at run time). A block of kDirectChannels output
+// channels x kDirectColumns adjacent output columns of one row is accumulated in registers
+// (16 accumulators + 4 inputs + 4 weights: 24 of the 32 single-precision registers of a
+// Cortex-M4/M7 FPU), so each input value loaded feeds kDirectChannels multiply-adds and each
+// weight kDirectColumns. Columns whose window overhangs the padding run one at a time with
+// bounds checks; rows outside the input are skipped per output row. The sums run in the same
+// order as rt::conv's (bias, then channels, rows, columns of the kernel).
+
+namespace direct_detail {
+
+constexpr int kDirectChannels = 4;
+constexpr int kDirectColumns = 4;
+
+// acc[i][j] += the window of output column ow0 + j (of the row whose kernel rows [kh_lo, kh_hi)
+// read input rows ih0 + kh * dilation_h) times output channel i's weights, for every input
+// channel of the group. Checked: one column, whose window may overhang the row's padding.
+template <int MB, int NB, bool Checked>
+inline void accumulate(const ConvParams& p, const float* xg, const float* wm, index_t icg, index_t ih0,
+                       index_t kh_lo, index_t kh_hi, index_t ow0, float (&acc)[MB][NB]) {
+  const index_t in_plane = p.in_h * p.in_w, taps = p.k_h * p.k_w, channel_stride = icg * taps;
+  const index_t iw0 = ow0 * p.stride_w - p.pad_w;
+  for (index_t ic = 0; ic < icg; ++ic) {
+    const float* xc = xg + ic * in_plane;
+    const float* wc = wm + ic * taps;
+    for (index_t kh = kh_lo; kh < kh_hi; ++kh) {
+      const float* xrow = xc + (ih0 + kh * p.dilation_h) * p.in_w;
+      const float* wrow = wc + kh * p.k_w;
+      for (index_t kw = 0; kw < p.k_w; ++kw) {
+        const index_t iw = iw0 + kw * p.dilation_w;
+        if (Checked && (iw < 0 || iw >= p.in_w)) continue;
+        float xv[NB];
+        ONNXC_UNROLL for (int j = 0; j < NB; ++j) xv[j] = xrow[iw + j * p.stride_w];
+        ONNXC_UNROLL for (int i = 0; i < MB; ++i) {
+          const float wv = wrow[i * channel_stride + kw];
+          ONNXC_UNROLL for (int j = 0; j < NB; ++j) acc[i][j] += wv * xv[j];
+        }
+      }
+    }
+  }
+}
+
+template <int MB, int NB, bool Checked>
+inline void output_block(const ConvParams& p, const float* xg, const float* wm, const float* bias, index_t icg,
+                         index_t oh, index_t kh_lo, index_t kh_hi, index_t ow0, float* ym) {
+  const index_t out_plane = p.out_h * p.out_w;
+  float acc[MB][NB];
+  ONNXC_UNROLL for (int i = 0; i < MB; ++i) {
+    ONNXC_UNROLL for (int j = 0; j < NB; ++j) acc[i][j] = bias ? bias[i] : 0.0f;
+  }
+  accumulate<MB, NB, Checked>(p, xg, wm, icg, oh * p.stride_h - p.pad_h, kh_lo, kh_hi, ow0, acc);
+  ONNXC_UNROLL for (int i = 0; i < MB; ++i) {
+    ONNXC_UNROLL for (int j = 0; j < NB; ++j) ym[i * out_plane + oh * p.out_w + ow0 + j] = acc[i][j];
+  }
+}
+
+// MB output channels (wm: the first one's weights, ym: its output plane) over the whole plane.
+template <int MB>
+inline void channel_block(const ConvParams& p, const float* xg, const float* wm, const float* bias, index_t icg,
+                          float* ym) {
+  // Output columns whose whole window lies inside the input row: no bounds checks.
+  const ColumnRange first_tap = columns_inside(-p.pad_w, p.stride_w, p.in_w, p.out_w);
+  const ColumnRange last_tap = columns_inside((p.k_w - 1) * p.dilation_w - p.pad_w, p.stride_w, p.in_w, p.out_w);
+  const index_t lo = first_tap.lo < p.out_w ? first_tap.lo : p.out_w, hi = last_tap.hi > lo ? last_tap.hi : lo;
+  for (index_t oh = 0; oh < p.out_h; ++oh) {
+    // Kernel rows that read a row of the input (the others read padding).
+    const index_t ih0 = oh * p.stride_h - p.pad_h;
+    index_t kh_lo = 0, kh_hi = p.k_h;
+    while (kh_lo < kh_hi && ih0 + kh_lo * p.dilation_h < 0) ++kh_lo;
+    while (kh_hi > kh_lo && ih0 + (kh_hi - 1) * p.dilation_h >= p.in_h) --kh_hi;
+    index_t ow = 0;
+    for (; ow < lo; ++ow) output_block<MB, 1, true>(p, xg, wm, bias, icg, oh, kh_lo, kh_hi, ow, ym);
+    for (; ow + kDirectColumns <= hi; ow += kDirectColumns)
+      output_block<MB, kDirectColumns, false>(p, xg, wm, bias, icg, oh, kh_lo, kh_hi, ow, ym);
+    for (; ow < p.out_w; ++ow) output_block<MB, 1, true>(p, xg, wm, bias, icg, oh, kh_lo, kh_hi, ow, ym);
+  }
+}
+
+}  // namespace direct_detail
+
+// Any float convolution with k_d == in_d == 1 (1-d and 2-d, every group count), no scratch. A
+// fused activation is left to the caller (activate_row over y), whose literal epilogue the
+// compiler reduces to the one activation: a run-time Epilogue here would link every activation's
+// libm function into firmware that uses none of them.
+inline void conv_direct(const ConvParams& p, const float* x, const float* w, const float* bias, float* y) {
+  using namespace direct_detail;
+  const index_t icg = p.in_channels / p.group, ocg = p.out_channels / p.group;
+  const index_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w, taps = p.k_h * p.k_w;
+  for (index_t n = 0; n < p.batch; ++n)
+    for (index_t g = 0; g < p.group; ++g) {
+      const float* xg = x + (n * p.in_channels + g * icg) * in_plane;
+      for (index_t oc = 0; oc < ocg;) {
+        const index_t m = g * ocg + oc;
+        const float* wm = w + m * icg * taps;
+        const float* bm = bias ? bias + m : nullptr;
+        float* ym = y + (n * p.out_channels + m) * out_plane;
+        // The last channels of a group that do not fill a block go one at a time: two
+        // instantiations instead of four keep the code small for firmware.
+        if (ocg - oc >= kDirectChannels) {
+          channel_block<kDirectChannels>(p, xg, wm, bm, icg, ym);
+          oc += kDirectChannels;
+        } else {
+          channel_block<1>(p, xg, wm, bm, icg, ym);
+          oc += 1;
+        }
+      }
+    }
 }
 
 // ---- depthwise ----
