@@ -21,11 +21,11 @@ namespace {
 const std::vector<Board>& boards() {
   static const std::vector<Board> all = {
       {"cortex-m4", "mps2-an386", {"-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"},
-       "mps2-an386.ld"},
+       "mps2-an386.ld", 25e6},
       {"cortex-m7", "mps2-an500", {"-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"},
-       "mps2-an500.ld"},
+       "mps2-an500.ld", 25e6},
       // -mcpu=cortex-m55 implies its FPU and the M-profile vector extension (MVE).
-      {"cortex-m55", "mps3-an547", {"-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"}, "mps3-an547.ld"},
+      {"cortex-m55", "mps3-an547", {"-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"}, "mps3-an547.ld", 32e6},
   };
   return all;
 }
@@ -131,11 +131,19 @@ std::size_t symbol_size(const std::string& nm_output, const std::string& name) {
   return 0;
 }
 
-// The number after "stack_bytes: " in validate_main's output, or -1.
-long measured_stack(const std::string& run_output) {
-  const std::string label = "stack_bytes: ";
+// The number after `label` ("stack_bytes: ", say) in validate_main's output, or -1.
+long long reported_count(const std::string& run_output, const std::string& label) {
   std::size_t at = run_output.find(label);
-  return at == std::string::npos ? -1 : std::strtol(run_output.c_str() + at + label.size(), nullptr, 10);
+  return at == std::string::npos ? -1 : std::strtoll(run_output.c_str() + at + label.size(), nullptr, 10);
+}
+
+// Instructions run() executed, or -1 if the harness could not count them: QEMU runs with -icount
+// shift=0 (one nanosecond of virtual time per instruction) and the harness reports the SysTick
+// cycles of the board's processor clock around run().
+long long run_instructions(const Board& board, const std::string& run_output) {
+  long long cycles = reported_count(run_output, "run_cycles: ");
+  if (cycles < 0) return -1;
+  return static_cast<long long>(static_cast<double>(cycles) * (1e9 / board.clock_hz) + 0.5);
 }
 
 }  // namespace
@@ -214,8 +222,11 @@ ProcessResult run_firmware(const std::string& target, const std::vector<std::str
   const Board& board = board_for(target);
   std::string semihosting = "enable=on,target=native";
   for (std::size_t i = 1; i < harness_argv.size(); ++i) semihosting += ",arg=" + qemu_escape(harness_argv[i]);
+  // -icount shift=0: the virtual clock advances 1 ns per instruction, so the SysTick cycles the
+  // harness counts around run() give its instruction count (firmware_size_report).
   ProcessResult r = run_process({"qemu-system-arm", "-M", board.machine, "-nographic", "-monitor", "none", "-serial",
-                                 "none", "-semihosting-config", semihosting, "-kernel", harness_argv[0]},
+                                 "none", "-icount", "shift=0", "-semihosting-config", semihosting, "-kernel",
+                                 harness_argv[0]},
                                 timeout_s);
   if (r.exit_code == 127) r.output = fmt::format("cannot run qemu-system-arm\n  fix: {}", kInstallHint);
   return r;
@@ -235,15 +246,18 @@ std::string firmware_size_report(const std::string& target, const std::string& i
                    symbol_size(symbols, "(anonymous namespace)::output_memory") +
                    symbol_size(symbols, "(anonymous namespace)::command_line");
   std::size_t statics = size_of(".data") + size_of(".bss");
-  long measured = measured_stack(run_output);
+  long long measured = reported_count(run_output, "stack_bytes: ");
+  long long instructions = run_instructions(board, run_output);
   std::size_t stack = measured < 0 ? 0 : static_cast<std::size_t>(measured);
   return fmt::format(
       "firmware {} ({}):\n"
       "  flash: {} bytes = code {} (model, kernels, startup, validate program, libc/libm) + weights {}\n"
       "  RAM: {} bytes = arena {} + stack {} (measured peak of run()) + I/O buffers and command line {} + other "
-      "static data {}\n",
+      "static data {}\n"
+      "  run(): {} instructions (QEMU -icount; a real core adds wait states and stalls)\n",
       target, board.machine, code + weights, code, weights, statics + stack, arena,
-      measured < 0 ? std::string("unknown") : std::to_string(stack), io, statics - arena - io);
+      measured < 0 ? std::string("unknown") : std::to_string(stack), io, statics - arena - io,
+      instructions < 0 ? std::string("more than the SysTick counter holds") : std::to_string(instructions));
 }
 
 }  // namespace onnxc

@@ -23,6 +23,7 @@ struct Board {
   std::string machine;        // qemu-system-arm -M, e.g. "mps2-an386"
   std::vector<std::string> cpu_flags;  // arm-none-eabi-g++ flags for the core and its FPU
   std::string linker_script;  // in runtime-support/firmware/
+  double clock_hz;            // the processor clock QEMU gives the board's SysTick
 };
 
 // The board for a target name, or nullptr if the target has none.

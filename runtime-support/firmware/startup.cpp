@@ -99,4 +99,34 @@ std::size_t stack_bytes_used() {
 
 std::size_t stack_bytes_reserved() { return static_cast<std::size_t>(__stack_top - __stack_bottom); }
 
+namespace {
+
+// SysTick's registers (Armv7-M / Armv8-M system control space).
+volatile std::uint32_t& systick_control() { return *reinterpret_cast<volatile std::uint32_t*>(0xE000E010u); }
+volatile std::uint32_t& systick_reload() { return *reinterpret_cast<volatile std::uint32_t*>(0xE000E014u); }
+volatile std::uint32_t& systick_current() { return *reinterpret_cast<volatile std::uint32_t*>(0xE000E018u); }
+constexpr std::uint32_t kEnable = 1u, kProcessorClock = 1u << 2, kCountedToZero = 1u << 16;
+constexpr std::uint32_t kCounterMask = 0xFFFFFFu;
+std::uint32_t cycle_count_start = 0;
+
+}  // namespace
+
+void start_cycle_count() {
+  systick_control() = 0;
+  systick_reload() = kCounterMask;
+  systick_current() = 0;  // any write clears the counter and its counted-to-zero flag
+  systick_control() = kProcessorClock | kEnable;
+  while (systick_current() == 0) {  // the first tick loads the reload value
+  }
+  const std::uint32_t clear_flag = systick_control();  // reading clears the flag the first load may have set
+  (void)clear_flag;
+  cycle_count_start = systick_current();
+}
+
+long cycles_elapsed() {
+  const std::uint32_t now = systick_current();
+  if (systick_control() & kCountedToZero) return -1;  // wrapped: the count is ambiguous
+  return static_cast<long>((cycle_count_start - now) & kCounterMask);  // it counts down
+}
+
 }  // namespace onnxc::firmware

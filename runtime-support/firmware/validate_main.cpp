@@ -106,8 +106,11 @@ int main() {
   }
 
   onnxc::firmware::paint_stack();
+  onnxc::firmware::start_cycle_count();
   model::run_generic(inputs, outputs, arena);
+  const long cycles = onnxc::firmware::cycles_elapsed();
   print_count("stack_bytes: ", onnxc::firmware::stack_bytes_used());
+  if (cycles >= 0) print_count("run_cycles: ", static_cast<std::size_t>(cycles));
 
   for (int i = 0; i < model::kNumOutputs; ++i)
     if (!transfer_file(words[2 + model::kNumInputs + i], outputs[i], model::kOutputs[i].bytes, false))
