@@ -48,20 +48,54 @@ inline void pack_weights(const float* a, index_t m, index_t k, float* packed) {
 
 namespace packed_gemm_detail {
 
-// Bias, and the activation on the last pass, for scalar columns.
-inline void finish_scalar(float* y, index_t n, float bias, const Epilogue& e) {
-  for (index_t j = 0; j < n; ++j) y[j] = activate(e, y[j] + bias);
+// The portable kernel (targets without SIMD: Cortex-M4/M7, generic): a register tile of up to
+// kScalarTileRows x kScalarTileCols outputs accumulates over the whole K loop, so every value of
+// A and B loaded feeds four multiply-adds (16 accumulators + 4 + 4 operands fit the 32
+// single-precision registers of a Cortex-M4/M7 FPU). The panel stores A's rows side by side,
+// so a tile's four weights of one k are adjacent.
+constexpr int kScalarTileRows = 4;
+constexpr int kScalarTileCols = 4;
+
+template <int Rows, int Cols>
+inline void scalar_tile(index_t k, const float* a, index_t a_step, const float* b, index_t ldb, float* y, index_t ldy,
+                        const float* bias, const Epilogue& e) {
+  float acc[Rows][Cols];
+  ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
+    ONNXC_UNROLL for (int c = 0; c < Cols; ++c) acc[r][c] = bias ? bias[r] : 0.0f;
+  }
+  for (index_t l = 0; l < k; ++l) {
+    float bv[Cols];
+    ONNXC_UNROLL for (int c = 0; c < Cols; ++c) bv[c] = b[l * ldb + c];
+    ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
+      const float av = a[l * a_step + r];
+      ONNXC_UNROLL for (int c = 0; c < Cols; ++c) acc[r][c] += av * bv[c];
+    }
+  }
+  ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
+    ONNXC_UNROLL for (int c = 0; c < Cols; ++c) y[r * ldy + c] = acc[r][c];
+  }
+  // The activation in a loop of its own: unrolled per accumulator, its switch would be copied
+  // sixteen times into firmware.
+  if (e.activation != Activation::None)
+    for (int r = 0; r < Rows; ++r) activate_row(e, y + r * ldy, Cols);
 }
 
-// The portable product of one panel (rows x K) with columns [0, n) of B: row by row (row r of
-// the panel is a[r], a[rows + r], ...), the inner loop along N.
+// Rows (kScalarTileRows, or 1 for the panel's last rows) of the panel times columns [0, n).
+template <int Rows>
+inline void scalar_rows(index_t n, index_t k, const float* a, index_t a_step, const float* b, index_t ldb, float* y,
+                        index_t ldy, const float* bias, const Epilogue& e) {
+  index_t j = 0;
+  for (; j + kScalarTileCols <= n; j += kScalarTileCols)
+    scalar_tile<Rows, kScalarTileCols>(k, a, a_step, b + j, ldb, y + j, ldy, bias, e);
+  for (; j < n; ++j) scalar_tile<Rows, 1>(k, a, a_step, b + j, ldb, y + j, ldy, bias, e);
+}
+
 inline void panel_scalar(index_t rows, index_t n, index_t k, const float* a, const float* b, index_t ldb, float* y,
                          index_t ldy, const float* bias, const Epilogue& e) {
-  for (index_t r = 0; r < rows; ++r) {
-    float* yr = y + r * ldy;
-    row_times_matrix(n, k, a + r, rows, b, ldb, yr);
-    finish_scalar(yr, n, bias ? bias[r] : 0.0f, e);
-  }
+  index_t r = 0;
+  for (; r + kScalarTileRows <= rows; r += kScalarTileRows)
+    scalar_rows<kScalarTileRows>(n, k, a + r, rows, b, ldb, y + r * ldy, ldy, bias ? bias + r : nullptr, e);
+  for (; r < rows; ++r) scalar_rows<1>(n, k, a + r, rows, b, ldb, y + r * ldy, ldy, bias ? bias + r : nullptr, e);
 }
 
 #if defined(ONNXC_SIMD)
