@@ -395,20 +395,33 @@ inline void output_row(const ConvParams& p, const float* const* rows, const floa
 
 #else
 
+// Without SIMD: kDepthwiseColumns adjacent outputs accumulate in registers across every tap, so
+// each weight loaded feeds that many multiply-adds. The last block may read into the row's
+// slack (zeroed, never stored).
+constexpr int kDepthwiseColumns = 4;
+
 template <int S, int K>
 inline void output_row(const ConvParams& p, const float* const* rows, const float* wc, float bias, float* yrow,
                        const Epilogue& e) {
+  constexpr int C = kDepthwiseColumns;
   const index_t k_w = K ? K : p.k_w;
   const index_t stride = S ? S : p.stride_w;
-  for (index_t ow = 0; ow < p.out_w; ++ow) {
-    float acc = bias;
+  for (index_t ow = 0; ow < p.out_w; ow += C) {
+    float acc[C];
+    ONNXC_UNROLL for (int c = 0; c < C; ++c) acc[c] = bias;
     for (index_t kh = 0; kh < p.k_h; ++kh) {
       if (!rows[kh]) continue;
       const float* first = rows[kh] + ow * stride;
-      for (index_t kw = 0; kw < k_w; ++kw) acc += wc[kh * k_w + kw] * first[kw * p.dilation_w];
+      for (index_t kw = 0; kw < k_w; ++kw) {
+        const float wv = wc[kh * k_w + kw];
+        const float* at = first + kw * p.dilation_w;
+        ONNXC_UNROLL for (int c = 0; c < C; ++c) acc[c] += wv * at[c * stride];
+      }
     }
-    yrow[ow] = activate(e, acc);
+    const index_t cols = p.out_w - ow < C ? p.out_w - ow : C;
+    for (index_t c = 0; c < cols; ++c) yrow[ow + c] = acc[c];
   }
+  activate_row(e, yrow, p.out_w);
 }
 
 #endif
@@ -464,12 +477,19 @@ inline void flat_taps(const ConvParams& p, const float* padded, const float* wc,
     for (int v = 0; v < V; ++v) acc[v].store_unaligned(wide + i + v * kFloatLanes);
   }
 #else
-  for (index_t i = 0; i < count; ++i) {
-    float acc = bias;
-    for (index_t kh = 0; kh < p.k_h; ++kh)
-      for (index_t kw = 0; kw < p.k_w; ++kw)
-        acc += wc[kh * p.k_w + kw] * padded[i + kh * p.dilation_h * width + kw * p.dilation_w];
-    wide[i] = acc;
+  constexpr int C = kDepthwiseColumns;  // as in output_row: outputs per register block
+  for (index_t i = 0; i < count; i += C) {
+    float acc[C];
+    ONNXC_UNROLL for (int c = 0; c < C; ++c) acc[c] = bias;
+    for (index_t kh = 0; kh < p.k_h; ++kh) {
+      const float* row = padded + i + kh * p.dilation_h * width;
+      for (index_t kw = 0; kw < p.k_w; ++kw) {
+        const float wv = wc[kh * p.k_w + kw];
+        const float* at = row + kw * p.dilation_w;
+        ONNXC_UNROLL for (int c = 0; c < C; ++c) acc[c] += wv * at[c];
+      }
+    }
+    ONNXC_UNROLL for (int c = 0; c < C; ++c) wide[i + c] = acc[c];
   }
 #endif
 }
