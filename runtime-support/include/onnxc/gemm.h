@@ -22,8 +22,23 @@ struct GemmParams {
 // One row of a float product: y[0, n) = sum over l of a[l * a_step] * b[l * ldb + j]. Each step
 // adds one element of a times a row of b, an inner loop along n that compilers vectorise; every
 // element still sums its products in the order l = 0, 1, ...
+// Without SIMD (Cortex-M, generic) the columns go eight at a time instead, their sums kept in
+// registers across the whole k loop rather than read and written back for every l; the same
+// sums in the same order.
 inline void row_times_matrix(index_t n, index_t k, const float* a, index_t a_step, const float* b, index_t ldb,
                              float* y) {
+#if !defined(ONNXC_SIMD)
+  constexpr int kColumns = 8;
+  for (; n >= kColumns; n -= kColumns, b += kColumns, y += kColumns) {
+    float acc[kColumns] = {};
+    for (index_t l = 0; l < k; ++l) {
+      const float al = a[l * a_step];
+      const float* bl = b + l * ldb;
+      ONNXC_UNROLL for (int c = 0; c < kColumns; ++c) acc[c] += al * bl[c];
+    }
+    ONNXC_UNROLL for (int c = 0; c < kColumns; ++c) y[c] = acc[c];
+  }
+#endif
   for (index_t j = 0; j < n; ++j) y[j] = 0.0f;
   for (index_t l = 0; l < k; ++l) {
     const float al = a[l * a_step];
