@@ -7,20 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "compile_helpers.h"
 #include "model_builder.h"
 #include "passes/pipeline.h"
 #include "support/diagnostics.h"
 
+using testing::compile_error;
+using testing::constant_values;
 using testing::ModelBuilder;
 
 namespace {
-
-std::vector<double> values(const onnxc::Value& v) {
-  REQUIRE(v.constant);
-  std::vector<double> out;
-  for (int64_t i = 0; i < v.constant->numel(); ++i) out.push_back(v.constant->float_at(i));
-  return out;
-}
 
 void typed(onnx::ValueInfoProto* vi, const std::string& name, int dtype, std::vector<int64_t> dims) {
   vi->set_name(name);
@@ -80,15 +76,6 @@ void slice_by_iteration(onnx::GraphProto& body, bool start_is_i, const std::stri
   add_node(body, "Slice", {"x", start_is_i ? "start_1d" : "zero", "end_1d"}, {out});
 }
 
-std::string compile_error(const std::string& path) {
-  try {
-    onnxc::check_model(path, {});
-  } catch (const onnxc::CompileError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 }  // namespace
 
 TEST_CASE("A Loop carrying a sequence is unrolled: one element per iteration, each of its own shape") {
@@ -106,8 +93,8 @@ TEST_CASE("A Loop carrying a sequence is unrolled: one element per iteration, ea
   ModelBuilder::attr_int(b.node("ConcatFromSequence", {"prefixes"}, {"joined"}), "axis", 0);
   b.node("SequenceLength", {"prefixes"}, {"length"});
   onnxc::Model m = onnxc::check_model(b.write("loop_unrolled_sequence"), {});
-  CHECK(values(*m.graph.outputs[0]) == std::vector<double>{1, 1, 2, 1, 2, 3});
-  CHECK(values(*m.graph.outputs[1]) == std::vector<double>{3});
+  CHECK(constant_values(*m.graph.outputs[0]) == std::vector<double>{1, 1, 2, 1, 2, 3});
+  CHECK(constant_values(*m.graph.outputs[1]) == std::vector<double>{3});
 }
 
 TEST_CASE("A Loop whose body slices at its iteration number is unrolled, scan outputs stacked") {
@@ -125,9 +112,9 @@ TEST_CASE("A Loop whose body slices at its iteration number is unrolled, scan ou
   add_node(body, "Add", {"y", "xi"}, {"y_out"});
   add_node(body, "Identity", {"y_out"}, {"scan"});
   onnxc::Model m = onnxc::check_model(b.write("loop_unrolled_iteration"), {});
-  CHECK(values(*m.graph.outputs[0]) == std::vector<double>{16});
+  CHECK(constant_values(*m.graph.outputs[0]) == std::vector<double>{16});
   CHECK(m.graph.outputs[1]->shape == onnxc::Shape{3, 1});
-  CHECK(values(*m.graph.outputs[1]) == std::vector<double>{11, 13, 16});
+  CHECK(constant_values(*m.graph.outputs[1]) == std::vector<double>{11, 13, 16});
 }
 
 namespace {

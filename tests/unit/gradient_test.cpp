@@ -5,20 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "compile_helpers.h"
 #include "model_builder.h"
 #include "passes/pipeline.h"
 #include "support/diagnostics.h"
 
+using testing::constant_values;
 using testing::ModelBuilder;
 
 namespace {
-
-std::vector<double> values(const onnxc::Value& v) {
-  REQUIRE(v.constant);
-  std::vector<double> out;
-  for (int64_t i = 0; i < v.constant->numel(); ++i) out.push_back(v.constant->float_at(i));
-  return out;
-}
 
 // A Gradient node of y with respect to xs (its inputs), in a model importing the training domain.
 void gradient(ModelBuilder& b, const std::vector<std::string>& xs, const std::string& y,
@@ -52,11 +47,11 @@ TEST_CASE("Gradient of a/b - a*b with b broadcast, and of an unrelated x") {
   gradient(b, {"a", "b", "c"}, "y", {"dy_da", "dy_db", "dy_dc"});
   onnxc::Model m = onnxc::check_model(b.write("gradient_broadcast"), {});
   // d/da (a/b - ab) = 1/b - b, per column.
-  CHECK(values(*m.graph.outputs[1]) == std::vector<double>{0, -1.5, -3.75, 0, -1.5, -3.75});
+  CHECK(constant_values(*m.graph.outputs[1]) == std::vector<double>{0, -1.5, -3.75, 0, -1.5, -3.75});
   // d/db = -a/b^2 - a, summed over the rows b was broadcast along: -(5, 7, 9) * (1/b^2 + 1).
   CHECK(m.graph.outputs[2]->shape == onnxc::Shape{3});
-  CHECK(values(*m.graph.outputs[2]) == std::vector<double>{-10, -8.75, -9.5625});
-  CHECK(values(*m.graph.outputs[3]) == std::vector<double>{0, 0});  // y does not depend on c
+  CHECK(constant_values(*m.graph.outputs[2]) == std::vector<double>{-10, -8.75, -9.5625});
+  CHECK(constant_values(*m.graph.outputs[3]) == std::vector<double>{0, 0});  // y does not depend on c
 }
 
 TEST_CASE("Gradient refuses operators it cannot differentiate, naming them") {

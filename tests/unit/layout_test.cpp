@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compile_helpers.h"
 #include "model_builder.h"
 #include "onnxc/gather.h"
 #include "onnxc/layout.h"
@@ -15,6 +16,7 @@
 #include "passes/pipeline.h"
 #include "support/diagnostics.h"
 
+using testing::compile_error;
 using testing::ModelBuilder;
 
 namespace {
@@ -35,15 +37,6 @@ std::vector<double> folded_output(ModelBuilder& b, const std::string& name, onnx
   std::vector<double> v;
   for (int64_t i = 0; i < y->constant->numel(); ++i) v.push_back(y->constant->float_at(i));
   return v;
-}
-
-std::string compile_error(ModelBuilder& b, const std::string& name) {
-  try {
-    onnxc::check_model(b.write(name), {});
-  } catch (const onnxc::CompileError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 std::vector<float> iota(int n) {
@@ -201,7 +194,7 @@ TEST_CASE("An out-of-range constant index is a compile-time error naming the nod
   b.floats("x", {4}, iota(4));
   b.ints("idx", {1}, {4});
   b.node("Gather", {"x", "idx"}, {"y"}, "pick");
-  std::string e = compile_error(b, "gather_oob");
+  std::string e = compile_error(b.write("gather_oob"));
   CHECK(e.find("'pick'") != std::string::npos);
   CHECK(e.find("index 4") != std::string::npos);
 }

@@ -6,31 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "compile_helpers.h"
 #include "model_builder.h"
 #include "passes/pipeline.h"
 #include "support/diagnostics.h"
 
+using testing::compile_error;
+using testing::constant_values;
 using testing::ModelBuilder;
-
-namespace {
-
-std::vector<double> values(const onnxc::Value& v) {
-  REQUIRE(v.constant);
-  std::vector<double> out;
-  for (int64_t i = 0; i < v.constant->numel(); ++i) out.push_back(v.constant->float_at(i));
-  return out;
-}
-
-std::string compile_error(ModelBuilder& b, const std::string& name) {
-  try {
-    onnxc::check_model(b.write(name), {});
-  } catch (const onnxc::CompileError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
 
 TEST_CASE("Construct, insert, erase, length and concat of a sequence") {
   ModelBuilder b(12);
@@ -50,11 +33,11 @@ TEST_CASE("Construct, insert, erase, length and concat of a sequence") {
   ModelBuilder::attr_int(stack, "axis", -1);
   ModelBuilder::attr_int(stack, "new_axis", 1);
   onnxc::Model m = onnxc::check_model(b.write("sequence_rearrange"), {});
-  CHECK(values(*m.graph.outputs[0]) == std::vector<double>{5, 6, 3, 4, 1, 2});
-  CHECK(values(*m.graph.outputs[1]) == std::vector<double>{4});
+  CHECK(constant_values(*m.graph.outputs[0]) == std::vector<double>{5, 6, 3, 4, 1, 2});
+  CHECK(constant_values(*m.graph.outputs[1]) == std::vector<double>{4});
   // new_axis=1 at the last axis: [2, 3], column j is the j-th element.
   CHECK(m.graph.outputs[2]->shape == onnxc::Shape{2, 3});
-  CHECK(values(*m.graph.outputs[2]) == std::vector<double>{5, 3, 1, 6, 4, 2});
+  CHECK(constant_values(*m.graph.outputs[2]) == std::vector<double>{5, 3, 1, 6, 4, 2});
 }
 
 TEST_CASE("SplitToSequence: ones, a scalar chunk size, explicit sizes, keepdims=0; SequenceAt from the back") {
@@ -74,10 +57,10 @@ TEST_CASE("SplitToSequence: ones, a scalar chunk size, explicit sizes, keepdims=
   b.node("SequenceLength", {"parts"}, {"count"});
   onnxc::Model m = onnxc::check_model(b.write("sequence_split"), {});
   CHECK(m.graph.outputs[0]->shape == onnxc::Shape{1});
-  CHECK(values(*m.graph.outputs[0]) == std::vector<double>{4});
+  CHECK(constant_values(*m.graph.outputs[0]) == std::vector<double>{4});
   CHECK(m.graph.outputs[1]->shape == onnxc::Shape{2});
-  CHECK(values(*m.graph.outputs[1]) == std::vector<double>{2, 3});
-  CHECK(values(*m.graph.outputs[2]) == std::vector<double>{2});
+  CHECK(constant_values(*m.graph.outputs[1]) == std::vector<double>{2, 3});
+  CHECK(constant_values(*m.graph.outputs[2]) == std::vector<double>{2});
 }
 
 TEST_CASE("Sequence positions out of range and run-time positions are refused, naming the node") {
@@ -87,7 +70,7 @@ TEST_CASE("Sequence positions out of range and run-time positions are refused, n
   b.ints("two", {}, {2});
   b.node("SequenceConstruct", {"a", "a"}, {"s"});
   b.node("SequenceAt", {"s", "two"}, {"y"}, "pick");
-  const std::string e = compile_error(b, "sequence_at_range");
+  const std::string e = compile_error(b.write("sequence_at_range"));
   CHECK(e.find("'pick'") != std::string::npos);
   CHECK(e.find("position 2 is outside [-2, 1]") != std::string::npos);
 
@@ -96,7 +79,7 @@ TEST_CASE("Sequence positions out of range and run-time positions are refused, n
   r.floats("a", {2}, {1, 2});
   r.node("SequenceConstruct", {"a"}, {"s"});
   r.node("SequenceAt", {"s", "pos"}, {"y"}, "pick");
-  CHECK(compile_error(r, "sequence_at_runtime").find("needs it at compile time") != std::string::npos);
+  CHECK(compile_error(r.write("sequence_at_runtime")).find("needs it at compile time") != std::string::npos);
 }
 
 TEST_CASE("Sequence graph inputs and outputs become one tensor parameter per element") {
@@ -153,15 +136,15 @@ TEST_CASE("Optionals of known presence: HasElement folds to a constant, GetEleme
   b.node("OptionalHasElement", {"empty"}, {"has_not"});
   b.node("OptionalGetElement", {"full"}, {"got"});
   onnxc::Model m = onnxc::check_model(b.write("optional"), {});
-  CHECK(values(*m.graph.outputs[0]) == std::vector<double>{1});
-  CHECK(values(*m.graph.outputs[1]) == std::vector<double>{0});
-  CHECK(values(*m.graph.outputs[2]) == std::vector<double>{7, 8});
+  CHECK(constant_values(*m.graph.outputs[0]) == std::vector<double>{1});
+  CHECK(constant_values(*m.graph.outputs[1]) == std::vector<double>{0});
+  CHECK(constant_values(*m.graph.outputs[2]) == std::vector<double>{7, 8});
 
   ModelBuilder e(16);
   e.output("y");
   empty_optional(e, "empty");
   e.node("OptionalGetElement", {"empty"}, {"y"}, "get");
-  const std::string error = compile_error(e, "optional_get_empty");
+  const std::string error = compile_error(e.write("optional_get_empty"));
   CHECK(error.find("'get'") != std::string::npos);
   CHECK(error.find("is empty (known at compile time)") != std::string::npos);
 }
