@@ -64,8 +64,11 @@ static void write_text(const fs::path& p, const std::string& text) {
 static std::string cached_harness_object(const std::string& cxx, const std::vector<std::string>& flags,
                                          std::string* log) {
   std::string text = template_text("harness.cpp.tmpl");
-  std::ifstream base_h(fs::path(runtime_include_dir()) / "onnxc" / "base.h");
-  std::string base_text((std::istreambuf_iterator<char>(base_h)), std::istreambuf_iterator<char>());
+  std::string base_text;  // the runtime headers the harness includes
+  for (const char* header : {"base.h", "parallel.h"}) {
+    std::ifstream h(fs::path(runtime_include_dir()) / "onnxc" / header);
+    base_text.append(std::istreambuf_iterator<char>(h), std::istreambuf_iterator<char>());
+  }
   std::size_t key = std::hash<std::string>{}(fmt::format("{}\n{}\n{}\n{}", cxx, fmt::join(flags, " "), text, base_text));
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");
@@ -79,7 +82,7 @@ static std::string cached_harness_object(const std::string& cxx, const std::vect
   std::string tmp_dir = make_temp_dir();
   fs::path src = fs::path(tmp_dir) / "harness.cpp", tmp_obj = fs::path(tmp_dir) / "harness.o";
   write_text(src, text);
-  std::vector<std::string> argv = {cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror"};
+  std::vector<std::string> argv = {cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-pthread"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-I", runtime_include_dir(), "-c", src.string(), "-o", tmp_obj.string()});
   ProcessResult r = run_process(argv, 600);
@@ -109,7 +112,8 @@ HostBuild build_harness(const Compilation& c, const CompileOptions& co, const st
                                                         {"ns", sanitize_identifier(co.name)},
                                                         {"generic_forward_args", run_generic_forward_args(c.program)}}));
   b.program = (fs::path(dir) / "harness").string();
-  std::vector<std::string> argv = {cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror"};
+  // -pthread: the harness's thread pool (ThreadPool in harness.cpp.tmpl); the model never needs it.
+  std::vector<std::string> argv = {cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-pthread"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   // The generated code may need the target's ISA flags; the harness around it never does.
   if (const Target* t = find_target(co.target)) argv.insert(argv.end(), t->cxx_flags.begin(), t->cxx_flags.end());

@@ -23,6 +23,8 @@ struct ValidateOptions {
   bool pin_shape_inputs = false;
   // --constant NAME (no value): inputs pinned to each data set's value from the start.
   std::vector<std::string> pinned_inputs;
+  // --threads N: run through run_parallel with the harness's pool of N threads (0: run()).
+  int threads = 0;
 };
 
 struct BenchOptions {
@@ -31,6 +33,7 @@ struct BenchOptions {
   std::string cxx;
   std::vector<std::string> cxxflags;
   std::string keep_dir;
+  int threads = 0;  // --threads N, as in ValidateOptions
 };
 
 int run_validate(const ValidateOptions& v, const CompileOptions& c);

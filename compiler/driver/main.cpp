@@ -512,6 +512,11 @@ int main(int argc, char** argv) {
   validate->add_option("--cxxflags", vopt.cxxflags, "Flags for the host compiler (default: -O1).")->allow_extra_args(false);
   validate->add_option("--keep", vopt.keep_dir, "Keep the generated code, harness and outputs in this directory.");
   validate->add_option("--timeout", vopt.timeout_s, "Seconds the compiled model may run (default 600).");
+  validate->add_option("--threads", vopt.threads,
+                       "Run the model through run_parallel with a pool of N threads (the harness's example pool), and "
+                       "check its outputs are the same bits as the serial run()'s too. Host targets only.")
+      ->type_name("N")
+      ->check(CLI::Range(1, 256));
   validate->add_option("--target", vcommon.target,
                        target_help(fmt::format(" {}: firmware for an emulated board instead of a host program, run "
                                                "under qemu-system-arm (needs arm-none-eabi-g++ and QEMU); --cxxflags "
@@ -543,6 +548,10 @@ int main(int argc, char** argv) {
   bench->add_option("--cxx", bopt.cxx, "Host C++ compiler (default: $CXX or c++).");
   bench->add_option("--cxxflags", bopt.cxxflags, "Flags for the host compiler (default: -O3 -march=native).");
   bench->add_option("--keep", bopt.keep_dir, "Keep the generated code and harness in this directory.");
+  bench->add_option("--threads", bopt.threads,
+                    "Time run_parallel with a pool of N threads (the harness's example pool) instead of run().")
+      ->type_name("N")
+      ->check(CLI::Range(1, 256));
   bench->add_option("--target", bcommon.target, target_help(" Default: native."))->type_name("ISA");
   bcommon.target = "native";  // bench measures this machine at its best
   add_common(bench, bcommon);

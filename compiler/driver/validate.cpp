@@ -299,6 +299,12 @@ std::vector<PinGroup> group_by_pinned_values(const Model& m, const std::vector<D
 
 // ---- running the compiled model on a data set ----
 
+// The harness's command line up to its mode: with threads, it calls run_parallel with a pool.
+std::vector<std::string> harness_command(const std::string& program, int threads, const char* mode) {
+  if (threads > 0) return {program, "--threads", std::to_string(threads), mode};
+  return {program, mode};
+}
+
 // Runs the built program on one data set and compares its outputs; returns 0 when all match.
 int run_data_set(const Graph& g, const HostBuild& build, const DataSet& set, std::size_t si, const std::string& dir,
                  const ValidateOptions& v) {
@@ -307,7 +313,7 @@ int run_data_set(const Graph& g, const HostBuild& build, const DataSet& set, std
                set.outputs.size(), g.inputs.size(), g.outputs.size());
     return 1;
   }
-  std::vector<std::string> argv = {build.program, "run"};
+  std::vector<std::string> argv = harness_command(build.program, v.threads, "run");
   for (std::size_t i = 0; i < set.inputs.size(); ++i) {
     const Value* in = g.inputs[i];
     Tensor t = load_test_tensor(set.inputs[i], *in);
@@ -388,6 +394,11 @@ int run_validate(const ValidateOptions& v, const CompileOptions& c_in) {
     fmt::print(stderr, "error: {}: no test_data_set_* directories found\n  fix: pass --data DIR\n", v.target);
     return 1;
   }
+  if (v.threads > 0 && !v.firmware_target.empty()) {
+    fmt::print(stderr, "error: --threads runs the host harness's thread pool; the {} firmware has none\n"
+               "  fix: drop --threads, or validate for a host --target\n", v.firmware_target);
+    return 1;
+  }
   std::vector<DataSet> sets;
   for (const std::string& d : set_dirs) sets.push_back(read_data_set(d));
   std::string dir = v.keep_dir.empty() ? make_temp_dir() : v.keep_dir;
@@ -440,7 +451,9 @@ int run_bench(const BenchOptions& b, const CompileOptions& co) {
       fmt::print(stderr, "error: {}: the generated code did not compile\n{}\n", b.model, build.log);
       status = 1;
     } else {
-      ProcessResult r = run_process({build.program, "bench", std::to_string(b.runs)});
+      std::vector<std::string> argv = harness_command(build.program, b.threads, "bench");
+      argv.push_back(std::to_string(b.runs));
+      ProcessResult r = run_process(argv);
       fmt::print("{}", r.output);
       if (r.exit_code != 0) status = 1;
     }

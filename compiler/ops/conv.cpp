@@ -91,10 +91,13 @@ namespace {
 
 std::size_t float_bytes(rt::index_t floats) { return static_cast<std::size_t>(floats) * sizeof(float); }
 
+int64_t depthwise_slots(const Node& n) { return n.attr_int(kParallelSlotsAttr, 1); }
+
 std::size_t conv_scratch_bytes(const Node& n) {
   switch (conv_algorithm(n)) {
     case ConvAlgorithm::Gemm: return float_bytes(rt::conv_gemm_scratch_floats(conv_params_of(n), conv_im2col_cols(n)));
-    case ConvAlgorithm::Depthwise: return float_bytes(rt::conv_depthwise_scratch_floats(conv_params_of(n)));
+    case ConvAlgorithm::Depthwise:
+      return float_bytes(depthwise_slots(n) * rt::conv_depthwise_scratch_floats(conv_params_of(n)));
     case ConvAlgorithm::Direct: return 0;
   }
   return 0;
@@ -107,14 +110,14 @@ void emit_conv(const Node& n, Emitter& e) {
   std::string bias = e.in_or_null(2, x.dtype);
   switch (conv_algorithm(n)) {
     case ConvAlgorithm::Gemm:
-      e.linef("rt::conv_gemm(p, {}, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0),
+      e.linef("rt::conv_gemm(p, {}, {}, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0),
               conv_scratch_bytes(n) ? fmt::format("reinterpret_cast<float*>({})", e.scratch())
                                     : "static_cast<float*>(nullptr)",
-              conv_im2col_cols(n), epilogue_code(n));
+              conv_im2col_cols(n), epilogue_code(n), e.parallel());
       return;
     case ConvAlgorithm::Depthwise:
-      e.linef("rt::conv_depthwise(p, {}, {}, {}, {}, reinterpret_cast<float*>({}), {});", e.in(0), e.in(1), bias,
-              e.out(0), e.scratch(), epilogue_code(n));
+      e.linef("rt::conv_depthwise(p, {}, {}, {}, {}, reinterpret_cast<float*>({}), {}, {}, {});", e.in(0), e.in(1),
+              bias, e.out(0), e.scratch(), epilogue_code(n), e.parallel(), depthwise_slots(n));
       return;
     case ConvAlgorithm::Direct:
       e.linef("rt::{}(p, {}, {}, {}, {});", x.dtype == DType::Float && x.shape.size() <= 4 ? "conv_direct" : "conv",

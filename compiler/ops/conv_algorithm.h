@@ -46,5 +46,8 @@ constexpr const char* kActivationBetaAttr = "onnxc.activation_beta";
 // int: output columns per im2col block of a Gemm Conv (or of QLinearConv's matrix-product
 // kernel); 0: compute it with the direct kernel instead (no scratch, weights left unpacked).
 constexpr const char* kIm2colColsAttr = "onnxc.im2col_cols";
+// int: scratch copies a depthwise Conv has, one per task it splits into when run() is given a
+// parallel-for (absent: 1, the kernel runs serially). Set by give_parallel_slots.
+constexpr const char* kParallelSlotsAttr = "onnxc.parallel_slots";
 
 }  // namespace onnxc

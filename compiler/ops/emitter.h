@@ -40,6 +40,9 @@ class Emitter {
   void set_extent_namer(std::function<std::string(const Value*)> f) { extent_of_ = std::move(f); }
   // Pointer to this node's scratch memory (unsigned char*), when the op asked for some.
   const std::string& scratch() const { return scratch_; }
+  // The caller's parallel-for (an rt::Parallel, null when run() was called without one), for
+  // kernels that split their work into tasks (onnxc/parallel.h). It is in scope in every block.
+  static std::string parallel() { return "parallel"; }
 
   // Appends one statement (indentation is added).
   void line(const std::string& code);

@@ -28,6 +28,13 @@ int choose_im2col_blocks(Graph& g, const Block& scratch_free, bool memory_first)
 // fast) or, memory_first, 0: the direct kernel, which needs no scratch.
 int64_t choose_im2col_cols(const Im2colShape& shape, std::size_t slack_bytes, bool memory_first);
 
+// The main graph's depthwise Convs get kDepthwiseParallelSlots scratch copies
+// (kParallelSlotsAttr), so that with a parallel-for they split into that many tasks. Not for
+// memory-first targets: there the arena is what counts and nobody passes a thread pool. Returns
+// the Convs given slots.
+constexpr int64_t kDepthwiseParallelSlots = 4;
+int give_parallel_slots(Graph& g);
+
 // pack-weights: the constant weights of every Conv that the matrix-product kernel computes are
 // rewritten into the panel layout it reads (rt::pack_weights), so nothing is packed at run time;
 // a float Gemm's constant transposed B is stored transposed back (transB = 0), the layout its

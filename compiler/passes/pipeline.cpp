@@ -53,14 +53,14 @@ Compilation compile_model(const std::string& path, const CompileOptions& o) {
   if (enabled(o, "simplify")) c.folded_nodes += static_cast<std::size_t>(simplify(g));
   if (enabled(o, "fold-batchnorm")) c.fused_nodes += static_cast<std::size_t>(fold_batchnorm(g));
   if (enabled(o, "fuse-activation")) c.fused_nodes += static_cast<std::size_t>(fuse_activation(g));
+  const Target* target = find_target(o.target);
+  const bool memory_first = target && target->memory_first;
+  if (!memory_first) give_parallel_slots(g);
   PlanOptions plan;
   plan.in_place = enabled(o, "in-place");
   plan.concat_in_place = enabled(o, "concat-in-place");
   plan.reorder = enabled(o, "reorder");
-  if (enabled(o, "im2col-blocks")) {
-    const Target* t = find_target(o.target);
-    choose_im2col_blocks(g, plan_program(g, o.alignment, plan).main, t && t->memory_first);
-  }
+  if (enabled(o, "im2col-blocks")) choose_im2col_blocks(g, plan_program(g, o.alignment, plan).main, memory_first);
   pack_weights(g);  // always: the layout the kernels read, not an optimisation to compare against
   c.program = plan_program(g, o.alignment, plan);
   return c;

@@ -118,6 +118,65 @@ TEST_CASE("conv_depthwise matches the reference convolution") {
 
 namespace {
 
+// A parallel-for that runs the tasks on the calling thread, last first, and records how often
+// each ran: a kernel whose tasks overlap or depend on their order gives different bits.
+struct ReversedParallelFor {
+  std::vector<int> runs;
+  onnxc_parallel_for as_parallel_for() { return {&ReversedParallelFor::run, this}; }
+  static void run(void* self, std::size_t tasks, onnxc_task_fn task, void* task_context) {
+    auto& counts = static_cast<ReversedParallelFor*>(self)->runs;
+    counts.assign(tasks, 0);
+    for (std::size_t i = tasks; i-- > 0;) {
+      task(task_context, i);
+      ++counts[i];
+    }
+  }
+  bool each_task_ran_once() const {
+    for (int r : runs)
+      if (r != 1) return false;
+    return !runs.empty();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("conv_gemm and conv_depthwise split into tasks compute the serial kernels' bits") {
+  ReversedParallelFor pool;
+  const onnxc_parallel_for parallel = pool.as_parallel_for();
+  // 1x1 (every block and panel a task), and im2col with several blocks (channel tasks, then
+  // panel tasks; 17 output channels leave a partial panel).
+  for (ConvParams p : {conv2d(16, 12, 1, 30, 1, 1, 0, 1), conv2d(3, 17, 1, 50, 3, 1, 1, 1)}) {
+    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p), block = 96;
+    auto x = ramp(p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
+    std::vector<float> packed(w.size()), serial(static_cast<std::size_t>(p.out_channels * n)), split(serial.size());
+    std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_gemm_scratch_floats(p, block)) + 1);
+    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    onnxc::rt::conv_gemm(p, x.data(), packed.data(), nullptr, serial.data(), scratch.data(), block,
+                         onnxc::rt::kNoActivation);
+    onnxc::rt::conv_gemm(p, x.data(), packed.data(), nullptr, split.data(), scratch.data(), block,
+                         onnxc::rt::kNoActivation, &parallel);
+    CHECK(pool.each_task_ran_once());
+    CHECK(split == serial);
+  }
+  // Depthwise: 4 slots of scratch over 2 images x 5 channels (ranges of 2 or 3 planes), with
+  // the ring-of-rows path and the flat-plane path.
+  for (ConvParams p : {conv2d(5, 5, 5, 40, 3, 2, 1, 1), conv2d(5, 5, 5, 7, 3, 1, 1, 1)}) {
+    p.batch = 2;
+    const index_t slots = 4, slot_floats = onnxc::rt::conv_depthwise_scratch_floats(p);
+    auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * p.k_h * p.k_w, 0.25f);
+    std::vector<float> serial(static_cast<std::size_t>(p.batch * p.out_channels * p.out_h * p.out_w));
+    std::vector<float> split(serial.size()), scratch(static_cast<std::size_t>(slots * slot_floats));
+    onnxc::rt::conv_depthwise(p, x.data(), w.data(), nullptr, serial.data(), scratch.data(), onnxc::rt::kNoActivation);
+    onnxc::rt::conv_depthwise(p, x.data(), w.data(), nullptr, split.data(), scratch.data(), onnxc::rt::kNoActivation,
+                              &parallel, slots);
+    CHECK(pool.runs.size() == static_cast<std::size_t>(slots));
+    CHECK(pool.each_task_ran_once());
+    CHECK(split == serial);
+  }
+}
+
+namespace {
+
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 // One forward LSTM layer (gates i, o, f, c; no peepholes, clip or sequence lengths) in double

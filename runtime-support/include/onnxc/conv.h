@@ -142,38 +142,46 @@ inline void im2col_row(const ConvParams& p, const float* xc, index_t kd, index_t
   }
 }
 
+// The rows of col[K, cols] that input channel ic's taps own (K = channels x taps, in the
+// weight's order): its plane under every kernel tap for output positions `from` on.
+inline void im2col_channel(const ConvParams& p, const float* x, index_t ic, OutputPosition from, index_t cols,
+                           float* col) {
+  const float* xc = x + ic * p.in_d * p.in_h * p.in_w;
+  col += ic * p.k_d * p.k_h * p.k_w * cols;
+  for (index_t kd = 0; kd < p.k_d; ++kd)
+    for (index_t kh = 0; kh < p.k_h; ++kh)
+      for (index_t kw = 0; kw < p.k_w; ++kw) {
+        im2col_row(p, xc, kd, kh, kw, from, cols, col);
+        col += cols;
+      }
+}
+
 // col[K, cols] = the input under every kernel tap for output positions [first, first + cols)
-// of one image (K = channels x taps, in the weight's order).
-inline void im2col_block(const ConvParams& p, const float* x, index_t first, index_t cols, float* col) {
+// of one image; with a parallel-for, each input channel is a task.
+inline void im2col_block(const ConvParams& p, const float* x, index_t first, index_t cols, float* col,
+                         Parallel parallel = nullptr) {
   const OutputPosition from = output_position(p, first);
-  for (index_t ic = 0; ic < p.in_channels; ++ic) {
-    const float* xc = x + ic * p.in_d * p.in_h * p.in_w;
-    for (index_t kd = 0; kd < p.k_d; ++kd)
-      for (index_t kh = 0; kh < p.k_h; ++kh)
-        for (index_t kw = 0; kw < p.k_w; ++kw) {
-          im2col_row(p, xc, kd, kh, kw, from, cols, col);
-          col += cols;
-        }
-  }
+  parallel_for(parallel, p.in_channels, [&](index_t ic) { im2col_channel(p, x, ic, from, cols, col); });
 }
 
 // One-group convolution as a matrix product; w_packed is the weight laid out by pack_weights
-// (M x K), scratch holds conv_gemm_scratch_floats(p, block_cols) floats.
+// (M x K), scratch holds conv_gemm_scratch_floats(p, block_cols) floats. With a parallel-for,
+// each im2col block is built by channel tasks, then multiplied by panel tasks.
 inline void conv_gemm(const ConvParams& p, const float* x, const float* w_packed, const float* bias, float* y,
-                      float* scratch, index_t block_cols, const Epilogue& e) {
+                      float* scratch, index_t block_cols, const Epilogue& e, Parallel parallel = nullptr) {
   const index_t m = p.out_channels, k = conv_gemm_k(p), n = conv_gemm_n(p);
   const index_t in_image = p.in_channels * p.in_d * p.in_h * p.in_w;
   for (index_t b = 0; b < p.batch; ++b) {
     const float* xb = x + b * in_image;
     float* yb = y + b * m * n;
     if (conv_reads_input_as_matrix(p)) {
-      packed_gemm(m, n, k, w_packed, xb, n, yb, n, bias, e);
+      packed_gemm(m, n, k, w_packed, xb, n, yb, n, bias, e, parallel);
       continue;
     }
     for (index_t j = 0; j < n; j += block_cols) {
       const index_t cols = n - j < block_cols ? n - j : block_cols;
-      im2col_block(p, xb, j, cols, scratch);
-      packed_gemm_block(m, cols, k, w_packed, scratch, cols, yb + j, n, bias, e);
+      im2col_block(p, xb, j, cols, scratch, parallel);
+      packed_gemm_block(m, cols, k, w_packed, scratch, cols, yb + j, n, bias, e, parallel);
     }
   }
 }
@@ -508,26 +516,33 @@ inline void flat_plane(const ConvParams& p, const float* xc, const float* wc, fl
 }  // namespace depthwise_detail
 
 // Depthwise convolution (group == in_channels == out_channels), 1-d or 2-d (in_d == k_d == 1),
-// k_h <= 16; scratch holds conv_depthwise_scratch_floats(p) floats.
+// k_h <= 16; scratch holds `slots` times conv_depthwise_scratch_floats(p) floats. With a
+// parallel-for, the planes (images x channels) are cut into `slots` ranges, one task each with
+// its own scratch; without one, slot 0 computes every plane.
 inline void conv_depthwise(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
-                           float* scratch, const Epilogue& e) {
+                           float* scratch, const Epilogue& e, Parallel parallel = nullptr, index_t slots = 1) {
   const index_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w, taps = p.k_h * p.k_w;
+  const index_t planes = p.batch * p.out_channels, slot_floats = conv_depthwise_scratch_floats(p);
   const bool flat = depthwise_uses_flat_plane(p);
-  // The padding (and the slack, read but never used) is zeroed once: only the input's
-  // rectangle, or the inside of the padded rows, is rewritten per channel.
-  for (index_t i = 0; i < conv_depthwise_scratch_floats(p); ++i) scratch[i] = 0.0f;
   const bool dense3 = p.k_w == 3 && p.dilation_w == 1;
-  for (index_t b = 0; b < p.batch; ++b)
-    for (index_t c = 0; c < p.out_channels; ++c) {
-      const float* xc = x + (b * p.in_channels + c) * in_plane;
+  auto compute = [&](Range range, float* slot) {
+    // The padding (and the slack, read but never used) is zeroed once: only the input's
+    // rectangle, or the inside of the padded rows, is rewritten per channel.
+    for (index_t i = 0; i < slot_floats; ++i) slot[i] = 0.0f;
+    for (index_t plane = range.begin; plane < range.end; ++plane) {
+      const index_t c = plane % p.out_channels;
+      const float* xc = x + plane * in_plane;
       const float* wc = w + c * taps;
-      float* yc = y + (b * p.out_channels + c) * out_plane;
+      float* yc = y + plane * out_plane;
       const float bv = bias ? bias[c] : 0.0f;
-      if (flat) depthwise_detail::flat_plane(p, xc, wc, bv, yc, scratch, e);
-      else if (dense3 && p.stride_w == 1) depthwise_detail::plane<1, 3>(p, xc, wc, bv, yc, scratch, e);
-      else if (dense3 && p.stride_w == 2) depthwise_detail::plane<2, 3>(p, xc, wc, bv, yc, scratch, e);
-      else depthwise_detail::plane<0, 0>(p, xc, wc, bv, yc, scratch, e);
+      if (flat) depthwise_detail::flat_plane(p, xc, wc, bv, yc, slot, e);
+      else if (dense3 && p.stride_w == 1) depthwise_detail::plane<1, 3>(p, xc, wc, bv, yc, slot, e);
+      else if (dense3 && p.stride_w == 2) depthwise_detail::plane<2, 3>(p, xc, wc, bv, yc, slot, e);
+      else depthwise_detail::plane<0, 0>(p, xc, wc, bv, yc, slot, e);
     }
+  };
+  if (!parallel || slots < 2) return compute({0, planes}, scratch);
+  parallel_for(parallel, slots, [&](index_t s) { compute(part_of(planes, slots, s), scratch + s * slot_floats); });
 }
 
 }  // namespace rt

@@ -20,6 +20,7 @@
 #include "onnxc/activation.h"
 #include "onnxc/base.h"
 #include "onnxc/gemm.h"
+#include "onnxc/parallel.h"
 #include "onnxc/simd.h"
 
 namespace onnxc {
@@ -235,22 +236,42 @@ inline void panel(index_t rows, index_t n, index_t k, const float* a, const floa
 
 }  // namespace packed_gemm_detail
 
-// y[M, n] = act(A * B[K, n] + bias) for n columns (one block: n <= packed_gemm_block_cols(k)
-// keeps it in L2, but any n is correct). a_packed is laid out by pack_weights.
-inline void packed_gemm_block(index_t m, index_t n, index_t k, const float* a_packed, const float* b, index_t ldb,
-                              float* y, index_t ldy, const float* bias, const Epilogue& e) {
-  for (index_t p = 0; p < m; p += kPanelRows) {
-    const index_t rows = m - p < kPanelRows ? m - p : kPanelRows;
-    packed_gemm_detail::panel(rows, n, k, a_packed + p * k, b, ldb, y + p * ldy, ldy, bias ? bias + p : nullptr, e);
-  }
+// Panel `panel` (rows [8 * panel, 8 * panel + 8)) of y[M, n] = act(A * B[K, n] + bias).
+inline void packed_gemm_panel(index_t panel, index_t m, index_t n, index_t k, const float* a_packed, const float* b,
+                              index_t ldb, float* y, index_t ldy, const float* bias, const Epilogue& e) {
+  const index_t p = panel * kPanelRows;
+  const index_t rows = m - p < kPanelRows ? m - p : kPanelRows;
+  packed_gemm_detail::panel(rows, n, k, a_packed + p * k, b, ldb, y + p * ldy, ldy, bias ? bias + p : nullptr, e);
 }
 
-// The whole product, block by block of columns.
+inline index_t packed_gemm_panels(index_t m) { return (m + kPanelRows - 1) / kPanelRows; }
+
+// y[M, n] = act(A * B[K, n] + bias) for n columns (one block: n <= packed_gemm_block_cols(k)
+// keeps it in L2, but any n is correct). a_packed is laid out by pack_weights. With a
+// parallel-for, each panel of rows is a task (they share the block of B, read only).
+inline void packed_gemm_block(index_t m, index_t n, index_t k, const float* a_packed, const float* b, index_t ldb,
+                              float* y, index_t ldy, const float* bias, const Epilogue& e,
+                              Parallel parallel = nullptr) {
+  parallel_for(parallel, packed_gemm_panels(m), [&](index_t panel) {
+    packed_gemm_panel(panel, m, n, k, a_packed, b, ldb, y, ldy, bias, e);
+  });
+}
+
+// The whole product, block by block of columns. With a parallel-for, every (block, panel) pair
+// is a task, panels of one block next to each other so threads share that block of B.
 inline void packed_gemm(index_t m, index_t n, index_t k, const float* a_packed, const float* b, index_t ldb, float* y,
-                        index_t ldy, const float* bias, const Epilogue& e) {
+                        index_t ldy, const float* bias, const Epilogue& e, Parallel parallel = nullptr) {
   const index_t block = packed_gemm_block_cols(k);
-  for (index_t j = 0; j < n; j += block)
-    packed_gemm_block(m, n - j < block ? n - j : block, k, a_packed, b + j, ldb, y + j, ldy, bias, e);
+  if (!parallel) {
+    for (index_t j = 0; j < n; j += block)
+      packed_gemm_block(m, n - j < block ? n - j : block, k, a_packed, b + j, ldb, y + j, ldy, bias, e);
+    return;
+  }
+  const index_t panels = packed_gemm_panels(m), blocks = (n + block - 1) / block;
+  parallel_for(parallel, blocks * panels, [&](index_t task) {
+    const index_t j = task / panels * block;
+    packed_gemm_panel(task % panels, m, n - j < block ? n - j : block, k, a_packed, b + j, ldb, y + j, ldy, bias, e);
+  });
 }
 
 }  // namespace rt

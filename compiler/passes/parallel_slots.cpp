@@ -1,0 +1,23 @@
+// give_parallel_slots: see kernel_passes.h.
+#include "ops/conv_algorithm.h"
+#include "passes/kernel_passes.h"
+
+namespace onnxc {
+
+int give_parallel_slots(Graph& g) {
+  int given = 0;
+  for (auto& node : g.nodes) {
+    Node& n = *node;
+    if (!n.domain.empty() || n.op_type != "Conv" || n.has_attr(kParallelSlotsAttr) ||
+        conv_algorithm(n) != ConvAlgorithm::Depthwise)
+      continue;
+    Attribute a;
+    a.kind = Attribute::Kind::Int;
+    a.i = kDepthwiseParallelSlots;
+    n.attrs[kParallelSlotsAttr] = a;
+    ++given;
+  }
+  return given;
+}
+
+}  // namespace onnxc
