@@ -14,7 +14,8 @@ passes with and without that help.
 
 A test that does not pass must be listed, with a one-line reason, in the expected-failures
 file; the run fails when a test fails unexpectedly. An expected failure that starts passing is
-reported (remove it from the list) but does not fail the run, so landing a fix never turns CI red. With --markdown it writes the per-operator table to docs/conformance.md.
+reported (remove it from the list) but does not fail the run, so landing a fix never turns CI red. With --markdown it writes the per-operator table to docs/conformance.md;
+with --target as well, only that target's row of the per-target table there.
 
 Usage:
     tests/conformance/run_conformance.py --onnxc build/onnxc [--filter REGEX] [--jobs N]
@@ -31,6 +32,14 @@ import time
 
 SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 DATA_ROOT = "/usr/share/libonnx-testdata/data"
+# The CPU features (/proc/cpuinfo flags) the generated code of a host --target needs to run: on
+# a machine without them the run is skipped (exit 77), not failed.
+TARGET_CPU_FLAGS = {
+    "x86-64-v2": ["sse4_2", "popcnt"],
+    "x86-64-v3": ["avx2", "fma", "bmi2"],
+    "avx2": ["avx2", "fma", "bmi2"],
+    "avx512": ["avx512f", "avx512bw", "avx512dq", "avx512vl"],
+}
 # What `onnxc validate` prints when it pinned inputs to each data set's value.
 PINNED_PREFIX = "pinned inputs (from each data set): "
 
@@ -96,6 +105,17 @@ def run_one(onnxc, suite, test, timeout, target):
     return suite, test, status, detail[:300], pinned[0] if pinned else "", time.time() - start
 
 
+def missing_cpu_flags(target):
+    """The CPU flags `target` needs that this machine lacks (none for targets not listed)."""
+    needed = TARGET_CPU_FLAGS.get(target, [])
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((set(l.split(":", 1)[1].split()) for l in f if l.startswith("flags")), set())
+    except OSError:
+        return []
+    return [flag for flag in needed if flag not in flags]
+
+
 def passed_line(counts):
     """'N passed (M with pinned shape inputs)' or 'N passed'."""
     pinned = f" ({counts['pinned']} with pinned shape inputs)" if counts["pinned"] else ""
@@ -108,6 +128,52 @@ def count(results, pinned_inputs, keys=None):
     c = collections.Counter(results[k][0] for k in keys)
     c["pinned"] = sum(1 for k in keys if results[k][0] == "passed" and pinned_inputs.get(k))
     return c
+
+
+TARGETS_HEADING = "## By target"
+
+
+def targets_section(path):
+    """The lines of the file's per-target section (kept when the rest is regenerated), or []."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        lines = f.read().splitlines()
+    if TARGETS_HEADING not in lines:
+        return []
+    start = lines.index(TARGETS_HEADING)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start:end]
+
+
+def update_target_row(path, target, results, pinned_inputs):
+    """Sets `target`'s row of the per-target table in the markdown file, leaving the rest as it is."""
+    c = count(results, pinned_inputs)
+    row = f"| {target} | {c['passed']} | {c['pinned']} | {c['failed']} | {c['refused']} | {len(results)} |"
+    section = targets_section(path) or [
+        TARGETS_HEADING, "",
+        "The suite with the generated code built for each instruction set (`onnxc validate --target`); on this",
+        "machine, which has AVX-512, every target runs natively. Refresh a row with:", "",
+        "    tests/conformance/run_conformance.py --onnxc build/onnxc --target TARGET --markdown docs/conformance.md",
+        "", "ctest's `conformance.avx512` and `conformance.avx2` run the operators with SIMD kernels per target.", "",
+        "| target | passed | pinned | failed | refused | tests |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    rows = [l for l in section if l.startswith("| ") and not l.startswith("| target") and not l.startswith("| ---")]
+    rows = sorted([r for r in rows if r.split("|")[1].strip() != target] + [row])
+    section = [l for l in section if l not in rows and not (l.startswith("| ") and l.split("|")[1].strip() == target)]
+    while section and not section[-1].strip():
+        section.pop()
+    section += rows + [""]
+    with open(path) as f:
+        lines = f.read().splitlines()
+    old = targets_section(path)
+    if old:
+        start = lines.index(TARGETS_HEADING)
+        lines[start:start + len(old)] = section
+    else:
+        lines += [""] + section
+    with open(path, "w") as f:
+        f.write("\n".join(lines).rstrip("\n") + "\n")
 
 
 def write_markdown(path, results, pinned_inputs, ops_of, expected):
@@ -155,6 +221,9 @@ def write_markdown(path, results, pinned_inputs, ops_of, expected):
                   "| --- | --- | --- |"]
         for t, s in not_passing:
             lines.append(f"| {t} | {s} | {expected.get(t, '(not listed)')} |")
+    kept = targets_section(path)
+    if kept:
+        lines += [""] + kept
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -185,6 +254,10 @@ def main():
     if not os.path.isdir(DATA_ROOT):
         print(f"error: {DATA_ROOT} is missing: install Debian's libonnx-testdata", file=sys.stderr)
         return 2
+    missing = missing_cpu_flags(args.target) if not args.from_results else []
+    if missing:
+        print(f"SKIPPED: this CPU lacks {', '.join(missing)}, which --target {args.target} code needs")
+        return 77
     expected = load_expected(args.expected)
     pattern = re.compile(args.filter) if args.filter else None
     tests = []
@@ -244,7 +317,10 @@ def main():
         print(f"UNEXPECTED FAILURE: {t} (add a fix, or list it with a reason in {args.expected})")
     for t in unexpected_pass:
         print(f"now passing: {t} (remove it from {args.expected})")
-    if args.markdown:
+    if args.markdown and args.target:
+        update_target_row(args.markdown, args.target, results, pinned_inputs)
+        print(f"updated the {args.target} row of {args.markdown}")
+    elif args.markdown:
         write_markdown(args.markdown, results, pinned_inputs, ops_of, expected)
         print(f"wrote {args.markdown}")
     print(f"{passed_line(counts)}, {counts['failed']} failed, {counts['refused']} refused as unsupported "
