@@ -140,7 +140,7 @@ struct ReversedParallelFor {
 
 }  // namespace
 
-TEST_CASE("conv_gemm and conv_depthwise split into tasks compute the serial kernels' bits") {
+TEST_CASE("conv_gemm, conv_depthwise and max_pool split into tasks compute the serial kernels' bits") {
   ReversedParallelFor pool;
   const onnxc_parallel_for parallel = pool.as_parallel_for();
   // 1x1 (every block and panel a task), and im2col with several blocks (channel tasks, then
@@ -173,6 +173,15 @@ TEST_CASE("conv_gemm and conv_depthwise split into tasks compute the serial kern
     CHECK(pool.each_task_ran_once());
     CHECK(split == serial);
   }
+  // MaxPool: 11 planes of squeezenet's 3x3 stride-2 window cut into 8 ranges.
+  const onnxc::rt::PoolParams pool_p{11, 1, 27, 27, 1, 13, 13, 1, 3, 3, 1, 2, 2, 1, 1, 1, 0, 0, 0, 0, 0, 0, false};
+  auto x = ramp(11 * 27 * 27, 0.5f);
+  std::vector<float> serial(11 * 13 * 13), split(serial.size());
+  onnxc::rt::max_pool(pool_p, x.data(), serial.data(), static_cast<std::int64_t*>(nullptr), 0);
+  onnxc::rt::max_pool(pool_p, x.data(), split.data(), static_cast<std::int64_t*>(nullptr), 0, &parallel);
+  CHECK(pool.runs.size() == static_cast<std::size_t>(onnxc::rt::kPoolTasks));
+  CHECK(pool.each_task_ran_once());
+  CHECK(split == serial);
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "onnxc/base.h"
+#include "onnxc/parallel.h"
 #include "onnxc/simd.h"
 
 namespace onnxc {
@@ -163,10 +164,10 @@ inline void max_pool_row(const PoolParams& p, const float* const* rows, index_t 
 // Float 2-d MaxPool without indices, one output row at a time over the input rows its windows
 // cover. Same result as the general loop except when a window's first tap is NaN (that loop
 // returns the NaN, this one the max of the other taps).
-inline void max_pool_rows(const PoolParams& p, const float* x, float* y) {
+inline void max_pool_rows(const PoolParams& p, const float* x, float* y, Range planes) {
   const index_t in_plane = p.in_h * p.in_w;
   const float* rows[kMaxPoolRows];
-  for (index_t c = 0; c < p.planes; ++c) {
+  for (index_t c = planes.begin; c < planes.end; ++c) {
     const float* xp = x + c * in_plane;
     for (index_t oh = 0; oh < p.out_h; ++oh) {
       index_t count = 0;
@@ -184,11 +185,20 @@ inline void max_pool_rows(const PoolParams& p, const float* x, float* y) {
 
 }  // namespace pool_detail
 
+// With a parallel-for, the float 2-d path without indices runs as kPoolTasks ranges of planes.
+constexpr index_t kPoolTasks = 8;
+
 template <class T>
-inline void max_pool(const PoolParams& p, const T* x, T* y, std::int64_t* indices, int storage_order) {
+inline void max_pool(const PoolParams& p, const T* x, T* y, std::int64_t* indices, int storage_order,
+                     Parallel parallel = nullptr) {
   if constexpr (std::is_same<T, float>::value) {
-    if (!indices && p.in_d == 1 && p.k_d == 1 && p.out_d == 1 && p.k_h <= pool_detail::kMaxPoolRows)
-      return pool_detail::max_pool_rows(p, x, y);
+    if (!indices && p.in_d == 1 && p.k_d == 1 && p.out_d == 1 && p.k_h <= pool_detail::kMaxPoolRows) {
+      if (!parallel) return pool_detail::max_pool_rows(p, x, y, {0, p.planes});
+      const index_t tasks = p.planes < kPoolTasks ? p.planes : kPoolTasks;
+      return parallel_for(parallel, tasks, [&](index_t t) {
+        pool_detail::max_pool_rows(p, x, y, part_of(p.planes, tasks, t));
+      });
+    }
   }
   using C = compute_t<T>;
   const index_t in_plane = p.in_d * p.in_h * p.in_w, out_plane = p.out_d * p.out_h * p.out_w;
