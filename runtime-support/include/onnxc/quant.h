@@ -547,21 +547,37 @@ inline index_t qconv_gemm_scratch_bytes(const ConvParams& p, index_t cols) { ret
 
 namespace detail {
 
-// Row k of im2col (channel and tap from k) for output positions [first, first + cols) of one
-// image: x_zp where the tap falls in the padding, runs of an input row between, one output row
+// Row k of im2col, k = ((ic * k_d + kd) * k_h + kh) * k_w + kw: the channel and kernel tap. The
+// packing loop steps it with next_tap rather than dividing k (64-bit divisions per row were most
+// of the packing time).
+struct ConvTap {
+  index_t ic, kd, kh, kw;
+};
+
+inline void next_tap(const ConvParams& p, ConvTap& t) {
+  if (++t.kw < p.k_w) return;
+  t.kw = 0;
+  if (++t.kh < p.k_h) return;
+  t.kh = 0;
+  if (++t.kd < p.k_d) return;
+  t.kd = 0;
+  ++t.ic;
+}
+
+// Row `tap` of im2col for the `cols` output positions of one image from `from` on (flat position
+// `first`): x_zp where the tap falls in the padding, runs of an input row between, one output row
 // segment at a time.
-inline void qconv_im2col_row(const ConvParams& p, const std::uint8_t* x, std::uint8_t zx, index_t k, index_t first,
-                             index_t cols, std::uint8_t* row) {
-  const index_t kw = k % p.k_w, kh = (k / p.k_w) % p.k_h, kd = (k / (p.k_w * p.k_h)) % p.k_d;
-  const index_t ic = k / (p.k_w * p.k_h * p.k_d);
-  const std::uint8_t* xc = x + ic * p.in_d * p.in_h * p.in_w;
+inline void qconv_im2col_row(const ConvParams& p, const std::uint8_t* x, std::uint8_t zx, ConvTap tap,
+                             OutputPosition from, index_t first, index_t cols, std::uint8_t* row) {
+  const index_t kw = tap.kw, kh = tap.kh, kd = tap.kd;
+  const std::uint8_t* xc = x + tap.ic * p.in_d * p.in_h * p.in_w;
   if (conv_reads_input_as_matrix(p)) {  // 1x1, stride 1, no padding: the row is the plane
     std::memcpy(row, xc + first, static_cast<std::size_t>(cols));
     return;
   }
   const index_t offset = kw * p.dilation_w - p.pad_w;  // input column of output column 0
   // The output position of column j, advanced row by row (no division in the loop).
-  index_t od = first / (p.out_h * p.out_w), oh = (first / p.out_w) % p.out_h, ow0 = first % p.out_w;
+  index_t od = from.od, oh = from.oh, ow0 = from.ow;
   for (index_t j = 0; j < cols; ow0 = 0, oh = oh + 1 == p.out_h ? 0 : oh + 1, od += oh == 0 ? 1 : 0) {
     const index_t seg = p.out_w - ow0 < cols - j ? p.out_w - ow0 : cols - j;
     const index_t id = od * p.stride_d - p.pad_d + kd * p.dilation_d;
@@ -598,12 +614,15 @@ inline void qconv_pack_block(const ConvParams& p, const std::uint8_t* x, std::ui
   for (index_t c0 = 0; c0 < stride_cols; c0 += kQConvPackChunk) {
     const index_t chunk = stride_cols - c0 < kQConvPackChunk ? stride_cols - c0 : kQConvPackChunk;
     const index_t real = cols - c0 < chunk ? (cols > c0 ? cols - c0 : 0) : chunk;  // columns before the padding
+    const OutputPosition from = output_position(p, first + c0);
+    ConvTap tap = {0, 0, 0, 0};  // of k = 4 * g + t
     for (index_t g = 0; g < groups; ++g) {
       for (index_t t = 0; t < 4; ++t) {
         const index_t k = 4 * g + t;
         const std::uint8_t fill = k < k_total ? zx : 0;
-        if (k < k_total) qconv_im2col_row(p, x, zx, k, first + c0, real, rows[t]);
+        if (k < k_total) qconv_im2col_row(p, x, zx, tap, from, first + c0, real, rows[t]);
         for (index_t j = k < k_total ? real : 0; j < chunk; ++j) rows[t][j] = fill;
+        next_tap(p, tap);
       }
       std::uint8_t* dst = col + (g * stride_cols + c0) * 4;
       for (index_t j = 0; j < chunk; ++j) {
