@@ -1,6 +1,7 @@
 // Activations: Relu and its relatives, sigmoid-like functions, Clip and PRelu. One functor
 // per op (eltwise.h, eltwise_math.h).
 #include "ops/elementwise.h"
+#include "ops/scalar_literal.h"
 
 namespace onnxc {
 namespace {
@@ -67,6 +68,8 @@ Shape prelu_slope_shape(const Node& n) {
                    "convert the model to opset 7 or newer (numpy-style slope broadcasting)");
 }
 
+constexpr const char* kPReluFunctor = "rt::PRelu{}";
+
 void infer_prelu(Node& n) {
   check_arity(n, 2, 2, 1, 1);
   require_input_dtype<PReluTypes>(n, 0);
@@ -83,7 +86,11 @@ OpDef prelu_op() {
   d.infer = infer_prelu;
   d.emit = [](const Node& n, Emitter& e) {
     const Shape& x = n.inputs[0]->shape;
-    EltwiseWriter(e, x).zip({e.in(0), x, "x"}, {e.in(1), prelu_slope_shape(n), "slope"}, e.out(0), "rt::PRelu{}");
+    EltwiseWriter(e, x).zip({e.in(0), x, "x"}, {e.in(1), prelu_slope_shape(n), "slope"}, e.out(0), kPReluFunctor);
+  };
+  d.elementwise_form = [](const Node& n) -> std::optional<ElementwiseForm> {
+    if (prelu_slope_shape(n) != n.inputs[1]->shape) return std::nullopt;  // PRelu-6's per-channel slope
+    return ElementwiseForm{kPReluFunctor, 2};
   };
   d.fold = [](const Node& n, std::vector<Tensor>& outs) {
     Tensor& y = fold_output(n, outs);
@@ -128,11 +135,14 @@ std::string compute_ctype(DType t) {
   return dtype_is_float(t) ? "float" : dtype_ctype(t);
 }
 
-// The bound as a C++ expression of compute type `ct`.
-std::string clip_bound_text(const Node& n, Emitter& e, const ClipBound& b, bool lower) {
+// The text of a bound input's element: read from its buffer, or its constant value.
+using BoundInputText = std::function<std::string(std::size_t input)>;
+
+// The bound as a C++ expression of X's compute type.
+std::string clip_bound_text(const Node& n, const ClipBound& b, bool lower, const BoundInputText& input_text) {
   const std::string ct = compute_ctype(n.inputs[0]->dtype);
   switch (b.kind) {
-    case ClipBound::Kind::Input: return fmt::format("rt::load({}[0])", e.in(b.input));
+    case ClipBound::Kind::Input: return fmt::format("rt::load({})", input_text(b.input));
     case ClipBound::Kind::Attribute:
       return ct == "double" ? double_literal(b.value) : float_literal(b.value);
     case ClipBound::Kind::None: break;
@@ -143,6 +153,12 @@ std::string clip_bound_text(const Node& n, Emitter& e, const ClipBound& b, bool 
 }
 
 // The bound's value in compute type C, for folding (every input is constant then).
+std::string clip_functor(const Node& n, const BoundInputText& input_text) {
+  return fmt::format("rt::Clip<{}>{{{}, {}}}", compute_ctype(n.inputs[0]->dtype),
+                     clip_bound_text(n, clip_bound(n, true), true, input_text),
+                     clip_bound_text(n, clip_bound(n, false), false, input_text));
+}
+
 template <class T> rt::compute_t<T> clip_bound_value(const Node& n, const ClipBound& b, bool lower) {
   using C = rt::compute_t<T>;
   switch (b.kind) {
@@ -174,9 +190,15 @@ OpDef clip_op() {
   d.inplace = true;
   d.infer = infer_clip;
   d.emit = [](const Node& n, Emitter& e) {
-    const std::string lo = clip_bound_text(n, e, clip_bound(n, true), true);
-    const std::string hi = clip_bound_text(n, e, clip_bound(n, false), false);
-    emit_unary(n, e, fmt::format("rt::Clip<{}>{{{}, {}}}", compute_ctype(n.inputs[0]->dtype), lo, hi));
+    emit_unary(n, e, clip_functor(n, [&](std::size_t i) { return e.in(i) + "[0]"; }));
+  };
+  // Fusable with constant bounds, written as literals: rt::load of the literal is the value the
+  // kernel loads from the constant's array.
+  d.elementwise_form = [](const Node& n) -> std::optional<ElementwiseForm> {
+    for (std::size_t i = 1; i < n.inputs.size(); ++i)
+      if (n.has_input(i) && !n.inputs[i]->constant) return std::nullopt;
+    return ElementwiseForm{
+        clip_functor(n, [&](std::size_t i) { return scalar_literal(n.inputs[i]->dtype, *n.inputs[i]->constant); }), 1};
   };
   d.fold = [](const Node& n, std::vector<Tensor>& outs) {
     Tensor& y = fold_output(n, outs);

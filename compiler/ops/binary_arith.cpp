@@ -30,6 +30,8 @@ const OpRegistrar mod_op(binary_op<NumericTypes>("Mod", {10, 13}, ModFunctor{}))
 // the base's type.
 using PowBaseTypes = ConcatTypes<FloatTypes, TypeList<int32_t, int64_t>>::type;
 
+constexpr const char* kPowFunctor = "rt::Pow{}";
+
 void infer_pow(Node& n) {
   check_arity(n, 2, 2, 1, 1);
   require_input_dtype<PowBaseTypes>(n, 0);
@@ -43,7 +45,11 @@ OpDef pow_op() {
   d.versions = {1, 7, 12, 13, 15};
   d.inplace = true;
   d.infer = infer_pow;
-  d.emit = [](const Node& n, Emitter& e) { emit_binary(n, e, "rt::Pow{}"); };
+  d.emit = [](const Node& n, Emitter& e) { emit_binary(n, e, kPowFunctor); };
+  d.elementwise_form = [](const Node& n) -> std::optional<ElementwiseForm> {
+    if (!reads_own_shapes(n)) return std::nullopt;
+    return ElementwiseForm{kPowFunctor, 2};
+  };
   d.fold = [](const Node& n, std::vector<Tensor>& outs) {
     Tensor& y = fold_output(n, outs);
     dispatch_in(n, n.inputs[0]->dtype, PowBaseTypes{}, [&](auto base) {

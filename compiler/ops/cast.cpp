@@ -42,6 +42,8 @@ void infer_cast(Node& n, DType to) {
   set_output(n, 0, to, x.shape);
 }
 
+std::string cast_functor(const Node& n) { return fmt::format("rt::Cast<{}>{{}}", dtype_ctype(n.outputs[0]->dtype)); }
+
 // Both ops convert input 0 to `target(n)`.
 OpDef cast_like_op(const char* op_type, std::vector<int> versions, int inputs, DType (*target)(const Node&)) {
   OpDef d;
@@ -51,8 +53,12 @@ OpDef cast_like_op(const char* op_type, std::vector<int> versions, int inputs, D
     check_arity(n, inputs, inputs, 1, 1);
     infer_cast(n, target(n));
   };
-  d.emit = [](const Node& n, Emitter& e) {
-    emit_unary(n, e, fmt::format("rt::Cast<{}>{{}}", dtype_ctype(n.outputs[0]->dtype)));
+  d.emit = [](const Node& n, Emitter& e) { emit_unary(n, e, cast_functor(n)); };
+  // CastLike's input 1 only names the type: it is no operand, but must not be computed at run
+  // time for nothing.
+  d.elementwise_form = [](const Node& n) -> std::optional<ElementwiseForm> {
+    if (n.inputs.size() > 1 && !n.inputs[1]->constant) return std::nullopt;
+    return ElementwiseForm{cast_functor(n), 1};
   };
   d.fold = [](const Node& n, std::vector<Tensor>& outs) {
     Tensor& y = fold_output(n, outs);

@@ -83,6 +83,11 @@ Shape binary_output_shape(const Node& n) {
   return out;
 }
 
+bool reads_own_shapes(const Node& n) {
+  auto [a, b] = binary_operand_shapes(n);
+  return a == n.inputs[0]->shape && b == n.inputs[1]->shape;
+}
+
 Shape broadcast_inputs(const Node& n) {
   Shape out;
   for (const Value* v : n.inputs)

@@ -122,6 +122,13 @@ template <class F, std::size_t N> Functor<F> functor(const char* cname, const Fl
   return {text, make};
 }
 
+// The C++ text of the functor `source` gives for node n.
+template <class Source> std::string functor_text(const Node& n, const Source& source) {
+  std::string text;
+  source(n, [&](auto&&, const std::string& t) { text = t; });
+  return text;
+}
+
 // ---- shapes ----
 
 // Output shape of a two-input op. From version 7 numpy multidirectional broadcasting; before,
@@ -133,6 +140,9 @@ Shape binary_output_shape(const Node& n);
 std::pair<Shape, Shape> binary_operand_shapes(const Node& n);
 // numpy broadcasting of every present input's shape.
 Shape broadcast_inputs(const Node& n);
+// Whether a binary op reads both inputs with their own shapes (not under legacy broadcasting,
+// which aligns input 1 at `axis`).
+bool reads_own_shapes(const Node& n);
 // Unidirectional broadcasting: `from` must broadcast to `to` (PRelu's slope onto X).
 void require_unidirectional(const Node& n, const Shape& from, const Shape& to, const char* what);
 
@@ -251,8 +261,9 @@ OpDef unary_op(const char* op_type, std::vector<int> versions, Source source) {
     source(n, [](auto&&, const std::string&) {});  // validates the attributes
     set_output(n, 0, Out::dtype(n.inputs[0]->dtype), n.inputs[0]->shape);
   };
-  d.emit = [source](const Node& n, Emitter& e) {
-    source(n, [&](auto&&, const std::string& text) { emit_unary(n, e, text); });
+  d.emit = [source](const Node& n, Emitter& e) { emit_unary(n, e, functor_text(n, source)); };
+  d.elementwise_form = [source](const Node& n) -> std::optional<ElementwiseForm> {
+    return ElementwiseForm{functor_text(n, source), 1};
   };
   d.fold = [source](const Node& n, std::vector<Tensor>& outs) {
     Tensor& y = fold_output(n, outs);
@@ -282,8 +293,10 @@ OpDef binary_op(const char* op_type, std::vector<int> versions, Source source) {
     source(n, [](auto&&, const std::string&) {});  // validates the attributes
     set_output(n, 0, Out::dtype(n.inputs[0]->dtype), binary_output_shape(n));
   };
-  d.emit = [source](const Node& n, Emitter& e) {
-    source(n, [&](auto&&, const std::string& text) { emit_binary(n, e, text); });
+  d.emit = [source](const Node& n, Emitter& e) { emit_binary(n, e, functor_text(n, source)); };
+  d.elementwise_form = [source](const Node& n) -> std::optional<ElementwiseForm> {
+    if (!reads_own_shapes(n)) return std::nullopt;
+    return ElementwiseForm{functor_text(n, source), 2};
   };
   d.fold = [source](const Node& n, std::vector<Tensor>& outs) {
     Tensor& y = fold_output(n, outs);

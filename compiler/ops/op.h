@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,16 @@
 namespace onnxc {
 
 class Emitter;
+
+// How an elementwise operator computes one output element, for fuse-elementwise: the C++
+// expression of the functor its kernel applies (rt::map, rt::zip, rt::zip3 compute
+// y = store(f(load(a), load(b), ...))), reading its first `operands` inputs broadcast to the
+// output's shape like numpy. Further inputs are compile-time constants the functor text holds
+// (Clip's bounds) or only name a type (CastLike's).
+struct ElementwiseForm {
+  std::string functor;
+  std::size_t operands = 0;
+};
 
 struct OpDef {
   std::string domain;   // "" for ai.onnx
@@ -45,6 +56,10 @@ struct OpDef {
   // Optional, with `lower`: lower only the nodes for which it returns true (it sees the inputs'
   // inferred types and structures); the others are inferred and emitted. Default: every node.
   std::function<bool(const Node&)> lowers_when;
+  // Optional, elementwise operators: the node's functor (see ElementwiseForm), the same text its
+  // emit hook passes to the kernel, so a fused loop computes bit-identical elements. nullopt
+  // when this node cannot be written so (legacy broadcasting, bounds computed at run time).
+  std::function<std::optional<ElementwiseForm>(const Node&)> elementwise_form;
   // Optional: multiply-accumulates the node performs (for --report); 0 when not given.
   std::function<int64_t(const Node&)> macs;
   // Output 0 is input 0 reinterpreted (same bytes, new shape): Reshape, Flatten, Identity, ...

@@ -4,6 +4,8 @@
 namespace onnxc {
 namespace {
 
+constexpr const char* kSelectFunctor = "rt::Select{}";
+
 void infer_where(Node& n) {
   check_arity(n, 3, 3, 1, 1);
   require_input_dtype(n, 0, {DType::Bool});
@@ -17,7 +19,8 @@ OpDef where_op() {
   d.op_type = "Where";
   d.versions = {9, 16};
   d.infer = infer_where;
-  d.emit = [](const Node& n, Emitter& e) { emit_ternary(n, e, "rt::Select{}"); };
+  d.emit = [](const Node& n, Emitter& e) { emit_ternary(n, e, kSelectFunctor); };
+  d.elementwise_form = [](const Node&) -> std::optional<ElementwiseForm> { return ElementwiseForm{kSelectFunctor, 3}; };
   d.fold = [](const Node& n, std::vector<Tensor>& outs) {
     Tensor& out = fold_output(n, outs);
     dispatch_in(n, out.dtype, AllTypes{}, [&](auto tag) {
