@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "ops/fused_elementwise.h"
+
 namespace onnxc {
 namespace {
 
@@ -72,6 +74,13 @@ std::vector<std::pair<const Value*, const TensorPlace*>> tensor_rows(const Compi
   return rows;
 }
 
+// What a FusedElementwise node computes: the nodes fuse-elementwise merged, in order.
+std::string fused_note(const Node& n) {
+  std::vector<std::string> ops;
+  for (const FusedStep& s : fused_steps(n)) ops.push_back(s.op_type);
+  return fmt::format("  (fused: {})", fmt::join(ops, ", "));
+}
+
 }  // namespace
 
 std::string report_text(const Compilation& c) {
@@ -104,6 +113,7 @@ std::string report_text(const Compilation& c) {
         notes = tp.in_place ? "  (in place)" : tp.concat_slab ? "  (into a Concat's output)" : "  (view, no code)";
     }
     if (f.step->elided) notes = "  (inputs written in place, no code)";
+    if (n.op_type == kFusedElementwiseOp && n.domain == kFusedElementwiseDomain) notes += fused_note(n);
     s += fmt::format("{:>4}  {:<32} {:<22} {:>12} {:>12}  {}{}\n", index++, name,
                      fmt::format("{}-{}", n.op_type, n.version), f.macs, f.bytes_moved, shapes(n.outputs), notes);
   }

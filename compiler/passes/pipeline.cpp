@@ -5,6 +5,7 @@
 #include "backend/target.h"
 #include "frontend/load.h"
 #include "passes/lower_qdq.h"
+#include "passes/fuse_elementwise.h"
 #include "passes/kernel_passes.h"
 #include "passes/passes.h"
 #include "passes/sequence_io.h"
@@ -12,7 +13,7 @@
 namespace onnxc {
 
 const std::set<std::string>& optional_passes() {
-  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fuse-activation", "im2col-blocks", "in-place", "concat-in-place", "reorder",
+  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fuse-activation", "fuse-elementwise", "im2col-blocks", "in-place", "concat-in-place", "reorder",
                                                      "lower-qdq", "simplify"};
   return names;
 }
@@ -53,6 +54,7 @@ Compilation compile_model(const std::string& path, const CompileOptions& o) {
   if (enabled(o, "simplify")) c.folded_nodes += static_cast<std::size_t>(simplify(g));
   if (enabled(o, "fold-batchnorm")) c.fused_nodes += static_cast<std::size_t>(fold_batchnorm(g));
   if (enabled(o, "fuse-activation")) c.fused_nodes += static_cast<std::size_t>(fuse_activation(g));
+  if (enabled(o, "fuse-elementwise")) c.fused_nodes += static_cast<std::size_t>(fuse_elementwise(g));
   const Target* target = find_target(o.target);
   const bool memory_first = target && target->memory_first;
   if (!memory_first) give_parallel_slots(g);

@@ -35,7 +35,7 @@ struct Compilation {
   Program program;
   std::size_t file_nodes = 0;    // nodes in the model file's main graph
   std::size_t folded_nodes = 0;  // computed at compile time (constant folding, dead code)
-  std::size_t fused_nodes = 0;   // merged into another node (fold-batchnorm)
+  std::size_t fused_nodes = 0;   // merged into another node (fold-batchnorm, fuse-activation, fuse-elementwise)
 };
 
 // Loads, validates, infers shapes, folds, plans. Throws CompileError.

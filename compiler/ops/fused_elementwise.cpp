@@ -1,0 +1,216 @@
+// onnxc.FusedElementwise (see fused_elementwise.h): made by fuse-elementwise after inference and
+// folding, so it only infers (to check its attributes) and emits.
+#include "ops/fused_elementwise.h"
+
+#include "ops/elementwise.h"
+
+namespace onnxc {
+namespace {
+
+// The steps, one entry per step in each attribute; `args` holds every step's operands in turn,
+// `arity` how many each step has.
+constexpr const char* kOpsAttr = "ops";
+constexpr const char* kFunctorsAttr = "functors";
+constexpr const char* kDTypesAttr = "dtypes";
+constexpr const char* kArityAttr = "arity";
+constexpr const char* kArgsAttr = "args";
+
+Attribute strings_attr(std::vector<std::string> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::Strings;
+  a.strings = std::move(v);
+  return a;
+}
+
+Attribute ints_attr(std::vector<int64_t> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::Ints;
+  a.ints = std::move(v);
+  return a;
+}
+
+std::vector<std::string> strings_of(const Node& n, const char* name) {
+  const Attribute* a = n.attr(name);
+  return a ? a->strings : std::vector<std::string>{};
+}
+
+void infer_fused(Node& n) {
+  const std::vector<FusedStep> steps = fused_steps(n);
+  if (steps.empty()) fail_invalid(n, "no steps: the node is made by fuse-elementwise only");
+  for (std::size_t k = 0; k < steps.size(); ++k)
+    for (int64_t a : steps[k].args)
+      if (a >= static_cast<int64_t>(n.inputs.size()) || (a < 0 && -1 - a >= static_cast<int64_t>(k)))
+        fail_invalid(n, fmt::format("step {} ({}) reads operand {}, which is neither an input nor an earlier step", k,
+                                    steps[k].op_type, a));
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) input(n, i);
+  set_output(n, 0, steps.back().dtype, broadcast_inputs(n));
+}
+
+// Writes the loop nest of one node: the outer loops position a row pointer into every operand
+// that moves along the inner loop and load the others (constant along it) once; the inner loop
+// is a plain counted loop over contiguous elements, with the steps as straight-line code, which
+// compilers vectorise. Locals end in '_': the pointer expressions of tensors never do.
+class FusedLoopWriter {
+ public:
+  FusedLoopWriter(const Node& n, Emitter& e) : n_(n), e_(e), steps_(fused_steps(n)) {
+    std::vector<Shape> shapes;
+    for (const Value* v : n.inputs) shapes.push_back(v->shape);
+    shapes.push_back(n.outputs[0]->shape);  // the output, written like an operand read in full
+    nest_ = elementwise_loops(shapes, n.outputs[0]->shape);
+  }
+
+  void write() {
+    if (n_.outputs[0]->numel() == 0) return;
+    e_.include("onnxc/eltwise_math.h");
+    for (std::size_t k = 0; k < steps_.size(); ++k) e_.linef("const auto f{}_ = {};", k, steps_[k].functor);
+    const std::size_t outer = nest_.extents.size() - 1;
+    for (std::size_t d = 0; d < outer; ++d)
+      line(d, fmt::format("for (rt::index_t i{0}_ = 0; i{0}_ < {1}; ++i{0}_) {{", d, nest_.extents[d]));
+    write_row(outer);
+    for (std::size_t d = outer; d-- > 0;) line(d, "}");
+  }
+
+ private:
+  void line(std::size_t depth, const std::string& code) { e_.line(std::string(2 * depth, ' ') + code); }
+
+  bool moves_in_inner_loop(std::size_t operand) const { return nest_.strides[operand].back() != 0; }
+
+  // Operand j's element offset at the current outer loop indices ("" when 0).
+  std::string row_offset(std::size_t operand) const {
+    std::vector<std::string> terms;
+    for (std::size_t d = 0; d + 1 < nest_.extents.size(); ++d)
+      if (int64_t s = nest_.strides[operand][d]) terms.push_back(s == 1 ? fmt::format("i{}_", d) : fmt::format("i{}_ * {}", d, s));
+    return fmt::format("{}", fmt::join(terms, " + "));
+  }
+
+  // Operand j's row: its pointer moved to the current outer loop indices.
+  std::string row(const std::string& ptr, std::size_t operand) const {
+    const std::string offset = row_offset(operand);
+    return offset.empty() ? ptr : fmt::format("{} + {}", ptr, offset);
+  }
+
+  void write_row(std::size_t depth) {
+    const std::size_t out = n_.inputs.size();
+    for (std::size_t j = 0; j < out; ++j) {
+      const std::string ptr = e_.in(j);
+      const std::string offset = row_offset(j);
+      if (moves_in_inner_loop(j))
+        line(depth, fmt::format("const {}* const x{}_ = {};", ctype_of(*n_.inputs[j]), j, row(ptr, j)));
+      else
+        line(depth, fmt::format("const auto x{}_ = rt::load({}[{}]);", j, ptr, offset.empty() ? "0" : offset));
+    }
+    line(depth, fmt::format("{}* const y_ = {};", ctype_of(*n_.outputs[0]), row(e_.out(0), out)));
+    line(depth, fmt::format("for (rt::index_t i_ = 0; i_ < {}; ++i_) {{", nest_.extents.back()));
+    for (std::size_t k = 0; k < steps_.size(); ++k) {
+      const std::string ctype = dtype_ctype(steps_[k].dtype);
+      const std::string value = fmt::format("rt::store<{}>(f{}_({}))", ctype, k, args_text(steps_[k]));
+      if (k + 1 < steps_.size())
+        line(depth + 1, fmt::format("const {} v{}_ = {};", ctype, k, value));
+      else
+        line(depth + 1, fmt::format("y_[i_] = {};", value));
+    }
+    line(depth, "}");
+  }
+
+  std::string args_text(const FusedStep& s) const {
+    std::vector<std::string> args;
+    for (int64_t a : s.args) {
+      if (a < 0) {
+        args.push_back(fmt::format("rt::load(v{}_)", -1 - a));
+      } else {
+        const auto j = static_cast<std::size_t>(a);
+        args.push_back(moves_in_inner_loop(j) ? fmt::format("rt::load(x{}_[i_])", j) : fmt::format("x{}_", j));
+      }
+    }
+    return fmt::format("{}", fmt::join(args, ", "));
+  }
+
+  const Node& n_;
+  Emitter& e_;
+  std::vector<FusedStep> steps_;
+  LoopNest nest_;
+};
+
+OpDef fused_elementwise_op() {
+  OpDef d;
+  d.domain = kFusedElementwiseDomain;
+  d.op_type = kFusedElementwiseOp;
+  d.versions = {1};
+  // Input 0, when it has the output's size, is read at each element just before the element is
+  // written (fuse-elementwise puts such an input first).
+  d.inplace = true;
+  d.infer = infer_fused;
+  d.emit = [](const Node& n, Emitter& e) { FusedLoopWriter(n, e).write(); };
+  return d;
+}
+const OpRegistrar fused_elementwise(fused_elementwise_op());
+
+}  // namespace
+
+void set_fused_steps(Node& n, const std::vector<FusedStep>& steps) {
+  std::vector<std::string> ops, functors;
+  std::vector<int64_t> dtypes, arity, args;
+  for (const FusedStep& s : steps) {
+    ops.push_back(s.op_type);
+    functors.push_back(s.functor);
+    dtypes.push_back(static_cast<int64_t>(s.dtype));
+    arity.push_back(static_cast<int64_t>(s.args.size()));
+    args.insert(args.end(), s.args.begin(), s.args.end());
+  }
+  n.attrs[kOpsAttr] = strings_attr(std::move(ops));
+  n.attrs[kFunctorsAttr] = strings_attr(std::move(functors));
+  n.attrs[kDTypesAttr] = ints_attr(std::move(dtypes));
+  n.attrs[kArityAttr] = ints_attr(std::move(arity));
+  n.attrs[kArgsAttr] = ints_attr(std::move(args));
+}
+
+std::vector<FusedStep> fused_steps(const Node& n) {
+  const std::vector<std::string> ops = strings_of(n, kOpsAttr), functors = strings_of(n, kFunctorsAttr);
+  const std::vector<int64_t> dtypes = n.attr_ints(kDTypesAttr), arity = n.attr_ints(kArityAttr),
+                             args = n.attr_ints(kArgsAttr);
+  const std::size_t count = ops.size();
+  if (functors.size() != count || dtypes.size() != count || arity.size() != count)
+    fail_invalid(n, "its step attributes (ops, functors, dtypes, arity) differ in length");
+  std::vector<FusedStep> steps(count);
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    steps[k].op_type = ops[k];
+    steps[k].functor = functors[k];
+    steps[k].dtype = static_cast<DType>(dtypes[k]);
+    const auto m = static_cast<std::size_t>(arity[k]);
+    if (arity[k] < 0 || next + m > args.size()) fail_invalid(n, "its args attribute is shorter than arity says");
+    steps[k].args.assign(args.begin() + static_cast<std::ptrdiff_t>(next),
+                         args.begin() + static_cast<std::ptrdiff_t>(next + m));
+    next += m;
+  }
+  return steps;
+}
+
+LoopNest elementwise_loops(const std::vector<Shape>& operands, const Shape& out) {
+  std::vector<std::vector<int64_t>> strides;
+  for (const Shape& s : operands) strides.push_back(broadcast_strides(s, out));
+  LoopNest nest;
+  nest.strides.resize(operands.size());
+  for (std::size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;  // no loop: every operand is at index 0 along it
+    // Merges into the loop before when every operand steps over it exactly as over a run of
+    // this dim: stride(loop) == stride(d) * extent(d), broadcast operands 0 == 0.
+    bool merges = !nest.extents.empty();
+    for (std::size_t j = 0; j < operands.size() && merges; ++j)
+      merges = nest.strides[j].back() == strides[j][d] * out[d];
+    if (merges) {
+      nest.extents.back() *= out[d];
+      for (std::size_t j = 0; j < operands.size(); ++j) nest.strides[j].back() = strides[j][d];
+      continue;
+    }
+    nest.extents.push_back(out[d]);
+    for (std::size_t j = 0; j < operands.size(); ++j) nest.strides[j].push_back(strides[j][d]);
+  }
+  if (nest.extents.empty()) {  // a single element
+    nest.extents.push_back(1);
+    for (auto& s : nest.strides) s.push_back(0);
+  }
+  return nest;
+}
+
+}  // namespace onnxc

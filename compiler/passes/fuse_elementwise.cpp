@@ -1,0 +1,207 @@
+// fuse-elementwise: see fuse_elementwise.h. Groups grow backwards from their last node (the
+// graph is in execution order, so a node's readers are met before it), which makes each group a
+// tree of single-reader values; the inputs its nodes read from outside may be shared.
+#include "passes/fuse_elementwise.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "ops/fused_elementwise.h"
+#include "ops/op.h"
+
+namespace onnxc {
+namespace {
+
+struct Member {
+  Node* node;
+  ElementwiseForm form;
+};
+
+struct Group {
+  std::vector<Member> members;  // the last node first, then in the order they joined
+  std::set<const Node*> nodes;
+
+  const Value& output() const { return *members.front().node->outputs[0]; }
+  void add(Node& n, ElementwiseForm form) {
+    members.push_back({&n, std::move(form)});
+    nodes.insert(&n);
+  }
+};
+
+// n's elementwise form when it can be a step of a fused loop: one tensor output, its operands
+// present, its other inputs compile-time constants.
+std::optional<ElementwiseForm> fusable_form(const Node& n) {
+  if (n.outputs.size() != 1 || !n.has_output(0)) return std::nullopt;
+  const Value& y = *n.outputs[0];
+  if (y.is_bounded() || y.is_sequence || y.is_optional) return std::nullopt;
+  const OpDef* op = find_op(n.domain, n.op_type);
+  if (!op || !op->elementwise_form) return std::nullopt;
+  std::optional<ElementwiseForm> form = op->elementwise_form(n);
+  if (!form) return std::nullopt;
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+    const bool operand = i < form->operands;
+    if (operand && (!n.has_input(i) || n.inputs[i]->is_sequence || n.inputs[i]->is_optional)) return std::nullopt;
+    if (!operand && n.has_input(i) && !n.inputs[i]->constant) return std::nullopt;
+  }
+  return form;
+}
+
+// The values a group's members read from outside it, each once, in the order of first use
+// (members in execution order).
+std::vector<Value*> outside_operands(const std::vector<const Member*>& in_order, const std::set<const Node*>& nodes) {
+  std::vector<Value*> operands;
+  for (const Member* m : in_order)
+    for (std::size_t i = 0; i < m->form.operands; ++i) {
+      Value* v = m->node->inputs[i];
+      if (nodes.count(v->producer)) continue;
+      if (std::find(operands.begin(), operands.end(), v) == operands.end()) operands.push_back(v);
+    }
+  return operands;
+}
+
+class ElementwiseFuser {
+ public:
+  explicit ElementwiseFuser(Graph& g) : g_(g) {
+    g_.relink();
+    for (std::size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& n = *g_.nodes[i];
+      position_[&n] = i;
+      for (const Value* v : std::set<const Value*>(n.inputs.begin(), n.inputs.end()))
+        if (v) ++readers_[v];
+      for (const Value* v : n.implicit_inputs(g_)) read_by_subgraphs_.insert(v);
+    }
+  }
+
+  int run() {
+    for (std::size_t i = g_.nodes.size(); i-- > 0;) {
+      Node& n = *g_.nodes[i];
+      std::optional<ElementwiseForm> form = fusable_form(n);
+      if (!form) continue;
+      Group* reader = group_to_join(n);
+      if (reader && still_indexable(*reader, n, *form)) {
+        reader->add(n, std::move(*form));
+        group_of_[&n] = group_of_.at(reader->members.front().node);
+        continue;
+      }
+      group_of_[&n] = groups_.size();
+      groups_.emplace_back();
+      groups_.back().add(n, std::move(*form));
+    }
+    return replace_groups();
+  }
+
+ private:
+  // The group of the only node reading n's output, when n may join it.
+  Group* group_to_join(const Node& n) {
+    const Value* y = n.outputs[0];
+    if (y->is_graph_output || read_by_subgraphs_.count(y) || readers_[y] != 1) return nullptr;
+    // The reader: the node after n that lists y (once or more) among its inputs.
+    for (std::size_t i = position_.at(&n) + 1; i < g_.nodes.size(); ++i) {
+      const Node& r = *g_.nodes[i];
+      if (std::find(r.inputs.begin(), r.inputs.end(), y) == r.inputs.end()) continue;
+      auto it = group_of_.find(&r);
+      if (it == group_of_.end()) return nullptr;
+      Group& group = groups_[it->second];
+      // Only operands are computed per element (not Clip's constant bounds), and only values
+      // with one element per output element: a smaller one would be recomputed for each.
+      const Member& m = *std::find_if(group.members.begin(), group.members.end(),
+                                      [&](const Member& x) { return x.node == &r; });
+      const auto first_non_operand = r.inputs.begin() + static_cast<std::ptrdiff_t>(m.form.operands);
+      if (std::find(first_non_operand, r.inputs.end(), y) != r.inputs.end()) return nullptr;
+      return y->numel() == group.output().numel() ? &group : nullptr;
+    }
+    return nullptr;
+  }
+
+  // Whether the group with n added still reads its inputs within kMaxFusedLoops loops.
+  bool still_indexable(const Group& group, Node& n, const ElementwiseForm& form) const {
+    std::vector<const Member*> members;
+    for (const Member& m : group.members) members.push_back(&m);
+    const Member joining{&n, form};
+    members.push_back(&joining);
+    std::set<const Node*> nodes = group.nodes;
+    nodes.insert(&n);
+    std::vector<Shape> shapes;
+    for (const Value* v : outside_operands(members, nodes)) shapes.push_back(v->shape);
+    return elementwise_loops(shapes, group.output().shape).extents.size() <= kMaxFusedLoops;
+  }
+
+  std::vector<const Member*> in_execution_order(const Group& group) const {
+    std::vector<const Member*> members;
+    for (const Member& m : group.members) members.push_back(&m);
+    std::sort(members.begin(), members.end(),
+              [&](const Member* a, const Member* b) { return position_.at(a->node) < position_.at(b->node); });
+    return members;
+  }
+
+  std::unique_ptr<Node> fused_node(const Group& group) const {
+    const std::vector<const Member*> members = in_execution_order(group);
+    std::vector<Value*> inputs = outside_operands(members, group.nodes);
+    // An input the output may overwrite (OpDef::inplace) goes first.
+    const Value& y = group.output();
+    auto same_buffer = std::find_if(inputs.begin(), inputs.end(),
+                                    [&](const Value* v) { return v->dtype == y.dtype && v->numel() == y.numel(); });
+    if (same_buffer != inputs.end()) std::rotate(inputs.begin(), same_buffer, same_buffer + 1);
+
+    std::vector<FusedStep> steps;
+    std::map<const Value*, std::size_t> step_of;
+    for (const Member* m : members) {
+      FusedStep s{m->node->op_type, m->form.functor, m->node->outputs[0]->dtype, {}};
+      for (std::size_t i = 0; i < m->form.operands; ++i) {
+        const Value* v = m->node->inputs[i];
+        auto step = step_of.find(v);
+        s.args.push_back(step != step_of.end() ? step_arg(step->second)
+                                               : std::find(inputs.begin(), inputs.end(), v) - inputs.begin());
+      }
+      step_of[m->node->outputs[0]] = steps.size();
+      steps.push_back(std::move(s));
+    }
+
+    const Node& last = *members.back()->node;
+    auto n = std::make_unique<Node>();
+    n->name = last.name;
+    n->domain = kFusedElementwiseDomain;
+    n->op_type = kFusedElementwiseOp;
+    n->opset = n->version = 1;
+    n->index = last.index;
+    n->inputs = std::move(inputs);
+    n->outputs = last.outputs;
+    set_fused_steps(*n, steps);
+    return n;
+  }
+
+  // Puts each group of two or more nodes in its last node's place and drops the others.
+  int replace_groups() {
+    std::map<const Node*, std::unique_ptr<Node>> replacement;
+    std::set<const Node*> dropped;
+    for (const Group& group : groups_) {
+      if (group.members.size() < 2) continue;
+      replacement[group.members.front().node] = fused_node(group);
+      for (std::size_t k = 1; k < group.members.size(); ++k) dropped.insert(group.members[k].node);
+    }
+    std::vector<std::unique_ptr<Node>> nodes;
+    for (auto& n : g_.nodes) {
+      if (dropped.count(n.get())) continue;
+      auto r = replacement.find(n.get());
+      nodes.push_back(r != replacement.end() ? std::move(r->second) : std::move(n));
+    }
+    g_.nodes = std::move(nodes);
+    g_.relink();
+    return static_cast<int>(dropped.size());
+  }
+
+  Graph& g_;
+  std::map<const Node*, std::size_t> position_;
+  std::map<const Value*, int> readers_;  // how many nodes read each value
+  std::set<const Value*> read_by_subgraphs_;
+  std::vector<Group> groups_;
+  std::map<const Node*, std::size_t> group_of_;
+};
+
+}  // namespace
+
+int fuse_elementwise(Graph& g) { return ElementwiseFuser(g).run(); }
+
+}  // namespace onnxc
