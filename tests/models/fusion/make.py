@@ -1,7 +1,12 @@
 #!/usr/bin/python3
 """Writes models the rewriting passes change (fold-batchnorm: Conv/Gemm followed by
 BatchNormalization; simplify: Transpose pairs, Identity, Cast to the same type), with expected
-outputs computed independently in numpy. Run from this directory."""
+outputs computed independently in numpy; and eltwise_chains (fuse-elementwise), whose expected
+outputs come from ONNX Runtime:
+
+    node build/ort/ort-run.mjs tests/models/fusion/eltwise_chains     (see that script's header)
+
+Run from this directory."""
 import os
 import sys
 
@@ -95,8 +100,37 @@ def transpose_pairs():
     save("transpose_pairs", model, [("x", x)], [("y", y)])
 
 
+def eltwise_chains():
+    """Elementwise chains for fuse-elementwise: a per-channel scale; exact GELU (its input and
+    output are read twice, so they stay tensors); Clip with constant bounds, Greater, Neg and
+    Where in one group; a round trip through float16 (rounded between the Casts); and an Add of a
+    [1, 4, 1, 8] operand, which needs four loops and stays with the kernels. Writes the model and
+    its input only: the outputs are ONNX Runtime's (see the module doc)."""
+    x = f32(2, 4, 6, 8, scale=2.0)
+    consts = {"scale": f32(4, 1, 1), "shift": f32(1, 4, 1, 8), "sqrt2": np.float32(np.sqrt(2)),
+              "one": np.float32(1), "half": np.float32(0.5), "zero": np.float32(0), "lo": np.float32(-1),
+              "hi": np.float32(3)}
+    n = helper.make_node
+    graph = helper.make_graph(
+        [n("Mul", ["x", "scale"], ["s"]),
+         n("Div", ["s", "sqrt2"], ["e"]), n("Erf", ["e"], ["f"]), n("Add", ["f", "one"], ["g"]),
+         n("Mul", ["s", "g"], ["h"]), n("Mul", ["h", "half"], ["gelu"]),
+         n("Sigmoid", ["gelu"], ["side"]),
+         n("Greater", ["x", "zero"], ["positive"]), n("Clip", ["gelu", "lo", "hi"], ["c"]),
+         n("Neg", ["gelu"], ["negated"]), n("Where", ["positive", "c", "negated"], ["w"]),
+         n("Cast", ["w"], ["w16"], to=TensorProto.FLOAT16), n("Cast", ["w16"], ["back"], to=TensorProto.FLOAT),
+         n("Add", ["back", "shift"], ["y"])],
+        "eltwise_chains", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, x.shape),
+         helper.make_tensor_value_info("side", TensorProto.FLOAT, x.shape)],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    save("eltwise_chains", model, [("x", x)], [])
+
+
 if __name__ == "__main__":
     conv_bn()
     gemm_bn("gemm_bn_vector_c", (4,))
     gemm_bn("gemm_bn_matrix_c", (3, 4))
     transpose_pairs()
+    eltwise_chains()
