@@ -136,14 +136,25 @@ class ElementwiseFuser {
     return members;
   }
 
+  // Moves to the front the input the output may overwrite (OpDef::inplace: input 0, when it has
+  // the output's type and size and dies there): the input reached from the last node through
+  // input 0 of each node, the one the unfused nodes would have computed in place along, so the
+  // plan keeps the buffers it had (a residual stream stays in its buffer); else the first input
+  // of the output's type and size.
+  static void put_overwritable_first(const Group& group, std::vector<Value*>& inputs) {
+    const Value& y = group.output();
+    auto fits = [&](const Value* v) { return v->dtype == y.dtype && v->numel() == y.numel(); };
+    const Value* spine = group.members.front().node->inputs[0];
+    while (spine->producer && group.nodes.count(spine->producer)) spine = spine->producer->inputs[0];
+    auto first = std::find(inputs.begin(), inputs.end(), spine);
+    if (first == inputs.end() || !fits(spine)) first = std::find_if(inputs.begin(), inputs.end(), fits);
+    if (first != inputs.end()) std::rotate(inputs.begin(), first, first + 1);
+  }
+
   std::unique_ptr<Node> fused_node(const Group& group) const {
     const std::vector<const Member*> members = in_execution_order(group);
     std::vector<Value*> inputs = outside_operands(members, group.nodes);
-    // An input the output may overwrite (OpDef::inplace) goes first.
-    const Value& y = group.output();
-    auto same_buffer = std::find_if(inputs.begin(), inputs.end(),
-                                    [&](const Value* v) { return v->dtype == y.dtype && v->numel() == y.numel(); });
-    if (same_buffer != inputs.end()) std::rotate(inputs.begin(), same_buffer, same_buffer + 1);
+    put_overwritable_first(group, inputs);
 
     std::vector<FusedStep> steps;
     std::map<const Value*, std::size_t> step_of;
