@@ -1,5 +1,6 @@
 #include "driver/report.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -74,6 +75,23 @@ std::vector<std::pair<const Value*, const TensorPlace*>> tensor_rows(const Compi
   return rows;
 }
 
+// The largest sum of tensor sizes live at one step of block b, without kernel scratch: its own
+// tensors, plus at a control-flow step the largest such peak of its bodies.
+std::size_t peak_tensor_bytes(const Block& b, std::size_t alignment) {
+  std::size_t peak = 0;
+  for (std::size_t i = 0; i < b.steps.size() && i < b.live_bytes.size(); ++i) {
+    const Step& s = b.steps[i];
+    std::size_t bodies = 0;
+    for (const auto& sub : s.subgraphs)
+      if (sub) bodies = std::max(bodies, peak_tensor_bytes(*sub, alignment));
+    const std::size_t scratch = (s.scratch_bytes + alignment - 1) / alignment * alignment;
+    peak = std::max(peak, b.live_bytes[i] - scratch + bodies);
+  }
+  // One past the last step: the block's results, read by its caller.
+  if (!b.live_bytes.empty()) peak = std::max(peak, b.live_bytes.back());
+  return peak;
+}
+
 // What a FusedElementwise node computes: the nodes fuse-elementwise merged, in order.
 std::string fused_note(const Node& n) {
   std::vector<std::string> ops;
@@ -142,6 +160,7 @@ std::string report_json(const Compilation& c) {
   s += fmt::format("  \"arena_bytes\": {},\n  \"weights_bytes\": {},\n  \"peak_live_bytes\": {},\n", p.arena_bytes,
                    p.weights_bytes, p.peak_live_bytes);
   s += fmt::format("  \"alignment\": {},\n  \"packing\": {},\n", p.alignment, json_string(p.main.plan.strategy));
+  s += fmt::format("  \"peak_tensor_bytes\": {},\n", peak_tensor_bytes(p.main, std::max<std::size_t>(p.alignment, 1)));
   s += "  \"steps\": [\n";
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const Node& n = *steps[i].step->node;
