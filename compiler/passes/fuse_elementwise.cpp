@@ -1,6 +1,6 @@
 // fuse-elementwise: see fuse_elementwise.h. Groups grow backwards from their last node (the
-// graph is in execution order, so a node's readers are met before it), which makes each group a
-// tree of single-reader values; the inputs its nodes read from outside may be shared.
+// graph is in execution order, so a node's readers are met before it). Only the last node's
+// output leaves a group, so a group never reads, through a node outside it, what it computes.
 #include "passes/fuse_elementwise.h"
 
 #include <algorithm>
@@ -69,7 +69,7 @@ class ElementwiseFuser {
       const Node& n = *g_.nodes[i];
       position_[&n] = i;
       for (const Value* v : std::set<const Value*>(n.inputs.begin(), n.inputs.end()))
-        if (v) ++readers_[v];
+        if (v) readers_[v].push_back(&n);
       for (const Value* v : n.implicit_inputs(g_)) read_by_subgraphs_.insert(v);
     }
   }
@@ -79,6 +79,7 @@ class ElementwiseFuser {
       Node& n = *g_.nodes[i];
       std::optional<ElementwiseForm> form = fusable_form(n);
       if (!form) continue;
+      operand_count_[&n] = form->operands;
       Group* reader = group_to_join(n);
       if (reader && still_indexable(*reader, n, *form)) {
         reader->add(n, std::move(*form));
@@ -93,26 +94,24 @@ class ElementwiseFuser {
   }
 
  private:
-  // The group of the only node reading n's output, when n may join it.
+  // The group every node reading n's output is in, when n may join it: then the output is
+  // computed once per element and read by the steps that read it.
   Group* group_to_join(const Node& n) {
     const Value* y = n.outputs[0];
-    if (y->is_graph_output || read_by_subgraphs_.count(y) || readers_[y] != 1) return nullptr;
-    // The reader: the node after n that lists y (once or more) among its inputs.
-    for (std::size_t i = position_.at(&n) + 1; i < g_.nodes.size(); ++i) {
-      const Node& r = *g_.nodes[i];
-      if (std::find(r.inputs.begin(), r.inputs.end(), y) == r.inputs.end()) continue;
-      auto it = group_of_.find(&r);
-      if (it == group_of_.end()) return nullptr;
-      Group& group = groups_[it->second];
-      // Only operands are computed per element (not Clip's constant bounds), and only values
-      // with one element per output element: a smaller one would be recomputed for each.
-      const Member& m = *std::find_if(group.members.begin(), group.members.end(),
-                                      [&](const Member& x) { return x.node == &r; });
-      const auto first_non_operand = r.inputs.begin() + static_cast<std::ptrdiff_t>(m.form.operands);
-      if (std::find(first_non_operand, r.inputs.end(), y) != r.inputs.end()) return nullptr;
-      return y->numel() == group.output().numel() ? &group : nullptr;
+    auto readers = readers_.find(y);
+    if (y->is_graph_output || read_by_subgraphs_.count(y) || readers == readers_.end()) return nullptr;
+    std::optional<std::size_t> group;
+    for (const Node* r : readers->second) {
+      auto it = group_of_.find(r);
+      if (it == group_of_.end() || (group && *group != it->second)) return nullptr;
+      group = it->second;
+      // Only operands are read per element (not Clip's constant bounds).
+      const auto first_non_operand = r->inputs.begin() + static_cast<std::ptrdiff_t>(operand_count_.at(r));
+      if (std::find(first_non_operand, r->inputs.end(), y) != r->inputs.end()) return nullptr;
     }
-    return nullptr;
+    // Only values with one element per output element: a smaller one would be recomputed for each.
+    Group& joined = groups_[*group];
+    return y->numel() == joined.output().numel() ? &joined : nullptr;
   }
 
   // Whether the group with n added still reads its inputs within kMaxFusedLoops loops.
@@ -205,7 +204,8 @@ class ElementwiseFuser {
 
   Graph& g_;
   std::map<const Node*, std::size_t> position_;
-  std::map<const Value*, int> readers_;  // how many nodes read each value
+  std::map<const Value*, std::vector<const Node*>> readers_;  // the nodes reading each value
+  std::map<const Node*, std::size_t> operand_count_;  // fusable nodes: ElementwiseForm::operands
   std::set<const Value*> read_by_subgraphs_;
   std::vector<Group> groups_;
   std::map<const Node*, std::size_t> group_of_;
@@ -213,6 +213,17 @@ class ElementwiseFuser {
 
 }  // namespace
 
-int fuse_elementwise(Graph& g) { return ElementwiseFuser(g).run(); }
+int fuse_elementwise(Graph& g) {
+  int removed = 0;
+  // Control-flow bodies first: a body's nodes never read the enclosing graph's intermediates
+  // through anything but implicit inputs, which the enclosing graph's grouping keeps as tensors.
+  for (auto& n : g.nodes)
+    for (auto& [name, a] : n->attrs) {
+      if (a.g) removed += fuse_elementwise(*a.g);
+      for (auto& body : a.graphs)
+        if (body) removed += fuse_elementwise(*body);
+    }
+  return removed + ElementwiseFuser(g).run();
+}
 
 }  // namespace onnxc

@@ -93,6 +93,22 @@ TEST_CASE("fuse-elementwise splits a chain where a value is read elsewhere: it s
   }
 }
 
+TEST_CASE("fuse-elementwise computes a value every reader of which is in the group once, for all of them") {
+  // HardSwish written out: y = r * (r + 3) / 6 with r = Relu(x); r has two readers, both fused.
+  ModelBuilder b;
+  b.input("x", {16}).output("y").floats("three", {}, {3.0f}).floats("sixth", {}, {1.0f / 6});
+  b.node("Relu", {"x"}, {"r"});
+  b.node("Add", {"r", "three"}, {"p"});
+  b.node("Mul", {"p", "sixth"}, {"q"});
+  b.node("Mul", {"r", "q"}, {"y"});
+  auto c = compile(b, "fuse_eltwise_dag");
+  REQUIRE(op_types(c) == std::vector<std::string>{onnxc::kFusedElementwiseOp});
+  const std::vector<onnxc::FusedStep> steps = onnxc::fused_steps(*c.model.graph.nodes[0]);
+  REQUIRE(steps.size() == 4);
+  CHECK(steps[1].args == std::vector<int64_t>{onnxc::step_arg(0), 1});                   // Add(r, three)
+  CHECK(steps[3].args == std::vector<int64_t>{onnxc::step_arg(0), onnxc::step_arg(2)});  // Mul(r, q)
+}
+
 TEST_CASE("fuse-elementwise fuses broadcasts it indexes with three loops and leaves the others") {
   // x [2, 3, 4, 5] + b, then Relu.
   auto model = [](std::vector<int64_t> b_shape) {

@@ -101,11 +101,12 @@ def transpose_pairs():
 
 
 def eltwise_chains():
-    """Elementwise chains for fuse-elementwise: a per-channel scale; exact GELU (its input and
-    output are read twice, so they stay tensors); Clip with constant bounds, Greater, Neg and
-    Where in one group; a round trip through float16 (rounded between the Casts); and an Add of a
-    [1, 4, 1, 8] operand, which needs four loops and stays with the kernels. Writes the model and
-    its input only: the outputs are ONNX Runtime's (see the module doc)."""
+    """Elementwise chains for fuse-elementwise: a per-channel scale and exact GELU in one group
+    (the scaled value is read twice inside it); GELU's output, read by three groups, stays a
+    tensor; Clip with constant bounds, Greater, Neg, Where and a round trip through float16
+    (rounded between the Casts) in one group; and an Add of a [1, 4, 1, 8] operand, which needs
+    four loops and stays with the kernels. Writes the model and its input only: the outputs are
+    ONNX Runtime's (see the module doc)."""
     x = f32(2, 4, 6, 8, scale=2.0)
     consts = {"scale": f32(4, 1, 1), "shift": f32(1, 4, 1, 8), "sqrt2": np.float32(np.sqrt(2)),
               "one": np.float32(1), "half": np.float32(0.5), "zero": np.float32(0), "lo": np.float32(-1),
