@@ -109,6 +109,36 @@ std::vector<float> Node::attr_floats(const std::string& n, std::vector<float> df
   return a ? a->floats : dflt;
 }
 
+void Node::set_attr_int(const std::string& n, int64_t v) {
+  Attribute& a = attrs[n] = Attribute{};
+  a.kind = Attribute::Kind::Int;
+  a.i = v;
+}
+
+void Node::set_attr_float(const std::string& n, float v) {
+  Attribute& a = attrs[n] = Attribute{};
+  a.kind = Attribute::Kind::Float;
+  a.f = v;
+}
+
+void Node::set_attr_string(const std::string& n, std::string v) {
+  Attribute& a = attrs[n] = Attribute{};
+  a.kind = Attribute::Kind::String;
+  a.s = std::move(v);
+}
+
+void Node::set_attr_ints(const std::string& n, std::vector<int64_t> v) {
+  Attribute& a = attrs[n] = Attribute{};
+  a.kind = Attribute::Kind::Ints;
+  a.ints = std::move(v);
+}
+
+void Node::set_attr_strings(const std::string& n, std::vector<std::string> v) {
+  Attribute& a = attrs[n] = Attribute{};
+  a.kind = Attribute::Kind::Strings;
+  a.strings = std::move(v);
+}
+
 static void collect_outer_reads(const Graph& g, std::vector<Value*>& out) {
   for (auto& v : g.values)
     if (v->outer) out.push_back(v->outer);

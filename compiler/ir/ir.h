@@ -118,6 +118,12 @@ struct Node {
   std::vector<int64_t> attr_ints(const std::string& n, std::vector<int64_t> dflt = {}) const;
   std::vector<float> attr_floats(const std::string& n, std::vector<float> dflt = {}) const;
   const Attribute* attr(const std::string& n) const;
+  // Setters for the attributes rewrites give the nodes they make or change.
+  void set_attr_int(const std::string& n, int64_t v);
+  void set_attr_float(const std::string& n, float v);
+  void set_attr_string(const std::string& n, std::string v);
+  void set_attr_ints(const std::string& n, std::vector<int64_t> v);
+  void set_attr_strings(const std::string& n, std::vector<std::string> v);
 
   // Values of `owner` that this node's subgraphs read from the outer scope: dependencies as
   // real as its inputs for ordering and liveness.

@@ -538,7 +538,7 @@ Nodes finish_unrolled_loop(Node& n, Graph& g, std::size_t carried, std::size_t s
                        "give the Loop at least one iteration");
     std::vector<Value*> parts;
     for (std::size_t i = 0; i < iterations; ++i) parts.push_back(l.unsqueeze(slices[i * scans + k], 0));
-    set_int_attr(l.add("Concat", parts, {n.outputs[carried + k]}), "axis", 0);
+    l.add("Concat", parts, {n.outputs[carried + k]}).set_attr_int("axis", 0);
   }
   return l.take();
 }
@@ -572,7 +572,7 @@ Nodes peel_loop_iteration(Node& n, Graph& g) {
   rest->inputs.insert(rest->inputs.end(), results.begin() + 1, carried_end);  // carried values
   rest->inputs.insert(rest->inputs.end(), slices.begin(), slices.end());      // earlier scan slices
   rest->inputs.insert(rest->inputs.end(), carried_end, results.end());        // this iteration's
-  set_int_attr(*rest, kPeeledIterations, i + 1);
+  rest->set_attr_int(kPeeledIterations, i + 1);
   Nodes nodes = l.take();
   nodes.push_back(std::move(rest));
   return nodes;

@@ -15,20 +15,6 @@ constexpr const char* kDTypesAttr = "dtypes";
 constexpr const char* kArityAttr = "arity";
 constexpr const char* kArgsAttr = "args";
 
-Attribute strings_attr(std::vector<std::string> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Strings;
-  a.strings = std::move(v);
-  return a;
-}
-
-Attribute ints_attr(std::vector<int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Ints;
-  a.ints = std::move(v);
-  return a;
-}
-
 std::vector<std::string> strings_of(const Node& n, const char* name) {
   const Attribute* a = n.attr(name);
   return a ? a->strings : std::vector<std::string>{};
@@ -157,11 +143,11 @@ void set_fused_steps(Node& n, const std::vector<FusedStep>& steps) {
     arity.push_back(static_cast<int64_t>(s.args.size()));
     args.insert(args.end(), s.args.begin(), s.args.end());
   }
-  n.attrs[kOpsAttr] = strings_attr(std::move(ops));
-  n.attrs[kFunctorsAttr] = strings_attr(std::move(functors));
-  n.attrs[kDTypesAttr] = ints_attr(std::move(dtypes));
-  n.attrs[kArityAttr] = ints_attr(std::move(arity));
-  n.attrs[kArgsAttr] = ints_attr(std::move(args));
+  n.set_attr_strings(kOpsAttr, std::move(ops));
+  n.set_attr_strings(kFunctorsAttr, std::move(functors));
+  n.set_attr_ints(kDTypesAttr, std::move(dtypes));
+  n.set_attr_ints(kArityAttr, std::move(arity));
+  n.set_attr_ints(kArgsAttr, std::move(args));
 }
 
 std::vector<FusedStep> fused_steps(const Node& n) {

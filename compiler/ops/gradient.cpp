@@ -120,10 +120,7 @@ class ReverseMode {
     if (l_.version_of("ReduceSum") >= 13) {
       l_.add("ReduceSum", {g, l_.int64_constant("axes", {static_cast<int64_t>(axes.size())}, axes)}, {summed});
     } else {
-      Attribute a;
-      a.kind = Attribute::Kind::Ints;
-      a.ints = axes;
-      l_.add("ReduceSum", {g}, {summed}).attrs["axes"] = a;
+      l_.add("ReduceSum", {g}, {summed}).set_attr_ints("axes", axes);
     }
     Value* shaped = l_.value(x.name + "_grad");
     l_.add("Reshape", {summed, l_.int64_constant("shape", {static_cast<int64_t>(x.shape.size())}, x.shape)}, {shaped});

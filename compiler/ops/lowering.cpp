@@ -85,13 +85,6 @@ Value* Lowering::wrap_in_optional(Value* content) {
   return o;
 }
 
-void set_int_attr(Node& n, const char* name, int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Int;
-  a.i = v;
-  n.attrs[name] = a;
-}
-
 void set_constant_output(Value& out, Tensor t) {
   out.dtype = t.dtype;
   out.shape = t.shape;

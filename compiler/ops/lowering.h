@@ -17,9 +17,6 @@ std::unique_ptr<Node> make_onnx_node(const std::string& op_type, std::string nam
 // Makes `out` the constant `t` (a sequence length, a gradient seed: known at compile time).
 void set_constant_output(Value& out, Tensor t);
 
-// Sets the int attribute `name` of a node a rewrite creates.
-void set_int_attr(Node& n, const char* name, int64_t v);
-
 // Builds the nodes an operator is lowered to, named after it and at the versions its opset
 // gives them.
 class Lowering {

@@ -155,7 +155,7 @@ Nodes lower_concat_from_sequence(Node& n, Graph& g) {
   std::vector<Value*> parts = s.elements;
   if (new_axis)
     for (Value*& p : parts) p = l.unsqueeze(p, axis);
-  set_int_attr(l.add("Concat", parts, {n.outputs[0]}), "axis", axis);
+  l.add("Concat", parts, {n.outputs[0]}).set_attr_int("axis", axis);
   return l.take();
 }
 
@@ -198,7 +198,7 @@ Nodes lower_split_to_sequence(Node& n, Graph& g) {
   for (int64_t size : sizes) {
     Value* e = l.value(fmt::format("{}_{}", n.outputs[0]->name, elements.size()));
     if (drop_axis) {
-      set_int_attr(l.add("Gather", {x, l.int64_constant("index", {}, {start})}, {e}), "axis", axis);
+      l.add("Gather", {x, l.int64_constant("index", {}, {start})}, {e}).set_attr_int("axis", axis);
     } else {
       l.add("Slice", {x, l.int64_constant("starts", {1}, {start}), l.int64_constant("ends", {1}, {start + size}),
                       l.int64_constant("axes", {1}, {axis})},

@@ -62,16 +62,9 @@ int fuse_activation(Graph& g) {
     if (!f) continue;
     Node* producer = fusable_producer(g, act);
     if (!producer) continue;
-    auto set = [&](const char* name, Attribute::Kind kind, float v, const std::string& s) {
-      Attribute a;
-      a.kind = kind;
-      a.f = v;
-      a.s = s;
-      producer->attrs[name] = a;
-    };
-    set(kActivationAttr, Attribute::Kind::String, 0, f->kind);
-    set(kActivationAlphaAttr, Attribute::Kind::Float, f->alpha, "");
-    set(kActivationBetaAttr, Attribute::Kind::Float, f->beta, "");
+    producer->set_attr_string(kActivationAttr, f->kind);
+    producer->set_attr_float(kActivationAlphaAttr, f->alpha);
+    producer->set_attr_float(kActivationBetaAttr, f->beta);
     producer->outputs[0] = act.outputs[0];
     producer->outputs[0]->producer = producer;  // before `act` is freed: later nodes look it up
     g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(i));

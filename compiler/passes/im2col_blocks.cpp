@@ -41,13 +41,6 @@ template <class F> void for_each_node(Graph& g, F& f) {
   }
 }
 
-void set_im2col_cols(Node& n, int64_t cols) {
-  Attribute a;
-  a.kind = Attribute::Kind::Int;
-  a.i = cols;
-  n.attrs[kIm2colColsAttr] = a;
-}
-
 }  // namespace
 
 int choose_im2col_blocks(Graph& g, const Block& scratch_free, bool memory_first) {
@@ -66,14 +59,14 @@ int choose_im2col_blocks(Graph& g, const Block& scratch_free, bool memory_first)
     if (n.op_type == "QLinearConv" && memory_first) {
       // Without dot-product instructions the integer matrix product gains little over the plane
       // kernel, and its im2col block and stack tiles cost RAM: keep the plane kernel.
-      set_im2col_cols(n, 0);
+      n.set_attr_int(kIm2colColsAttr, 0);
       return;
     }
     // The room under the peak of the node's own block: a nested block that keeps its arena
     // keeps its parent's step as it was.
     const Block& block = *where->second.first;
     const std::size_t slack = block.peak_live_bytes - block.live_bytes[where->second.second];
-    set_im2col_cols(n, choose_im2col_cols(shape, slack, memory_first));
+    n.set_attr_int(kIm2colColsAttr, choose_im2col_cols(shape, slack, memory_first));
   };
   for_each_node(g, choose);
   return chosen;

@@ -8,20 +8,13 @@
 namespace onnxc {
 namespace {
 
-void set_int_attr(Node& n, const char* name, int64_t value) {
-  Attribute a;
-  a.kind = Attribute::Kind::Int;
-  a.i = value;
-  n.attrs[name] = a;
-}
-
 void pack_conv(Graph& g, Node& conv) {
   const Tensor& w = *conv.inputs[1]->constant;
   const int64_t m = w.shape[0], k = w.numel() / std::max<int64_t>(m, 1);
   Tensor p(w.dtype, w.shape);
   rt::pack_weights(w.data<float>(), m, k, p.data<float>());
   conv.inputs[1] = add_constant(g, conv.inputs[1]->name + "_packed", std::move(p));
-  set_int_attr(conv, kPackedWeightsAttr, 1);
+  conv.set_attr_int(kPackedWeightsAttr, 1);
 }
 
 // Float Gemm with a constant transposed B: store B^T instead and clear transB, so the kernel
@@ -36,7 +29,7 @@ bool untranspose_gemm_weight(Graph& g, Node& gemm) {
   for (int64_t j = 0; j < n; ++j)
     for (int64_t l = 0; l < k; ++l) t.data<float>()[l * n + j] = b.data<float>()[j * k + l];
   gemm.inputs[1] = add_constant(g, gemm.inputs[1]->name + "_t", std::move(t));
-  set_int_attr(gemm, "transB", 0);
+  gemm.set_attr_int("transB", 0);
   return true;
 }
 

@@ -11,10 +11,7 @@ int give_parallel_slots(Graph& g) {
     if (!n.domain.empty() || n.op_type != "Conv" || n.has_attr(kParallelSlotsAttr) ||
         conv_algorithm(n) != ConvAlgorithm::Depthwise)
       continue;
-    Attribute a;
-    a.kind = Attribute::Kind::Int;
-    a.i = kDepthwiseParallelSlots;
-    n.attrs[kParallelSlotsAttr] = a;
+    n.set_attr_int(kParallelSlotsAttr, kDepthwiseParallelSlots);
     ++given;
   }
   return given;

@@ -257,16 +257,11 @@ inline void packed_gemm_block(index_t m, index_t n, index_t k, const float* a_pa
   });
 }
 
-// The whole product, block by block of columns. With a parallel-for, every (block, panel) pair
-// is a task, panels of one block next to each other so threads share that block of B.
+// The whole product, block by block of columns: every (block, panel) pair is a task, panels of
+// one block next to each other so threads share that block of B (serially: block by block).
 inline void packed_gemm(index_t m, index_t n, index_t k, const float* a_packed, const float* b, index_t ldb, float* y,
                         index_t ldy, const float* bias, const Epilogue& e, Parallel parallel = nullptr) {
   const index_t block = packed_gemm_block_cols(k);
-  if (!parallel) {
-    for (index_t j = 0; j < n; j += block)
-      packed_gemm_block(m, n - j < block ? n - j : block, k, a_packed, b + j, ldb, y + j, ldy, bias, e);
-    return;
-  }
   const index_t panels = packed_gemm_panels(m), blocks = (n + block - 1) / block;
   parallel_for(parallel, blocks * panels, [&](index_t task) {
     const index_t j = task / panels * block;

@@ -564,14 +564,14 @@ inline void next_tap(const ConvParams& p, ConvTap& t) {
   ++t.ic;
 }
 
-// Row `tap` of im2col for the `cols` output positions of one image from `from` on (flat position
-// `first`): x_zp where the tap falls in the padding, runs of an input row between, one output row
-// segment at a time.
+// Row `tap` of im2col for the `cols` output positions of one image from `from` on: x_zp where
+// the tap falls in the padding, runs of an input row between, one output row segment at a time.
 inline void qconv_im2col_row(const ConvParams& p, const std::uint8_t* x, std::uint8_t zx, ConvTap tap,
-                             OutputPosition from, index_t first, index_t cols, std::uint8_t* row) {
+                             OutputPosition from, index_t cols, std::uint8_t* row) {
   const index_t kw = tap.kw, kh = tap.kh, kd = tap.kd;
   const std::uint8_t* xc = x + tap.ic * p.in_d * p.in_h * p.in_w;
   if (conv_reads_input_as_matrix(p)) {  // 1x1, stride 1, no padding: the row is the plane
+    const index_t first = (from.od * p.out_h + from.oh) * p.out_w + from.ow;
     std::memcpy(row, xc + first, static_cast<std::size_t>(cols));
     return;
   }
@@ -620,7 +620,7 @@ inline void qconv_pack_block(const ConvParams& p, const std::uint8_t* x, std::ui
       for (index_t t = 0; t < 4; ++t) {
         const index_t k = 4 * g + t;
         const std::uint8_t fill = k < k_total ? zx : 0;
-        if (k < k_total) qconv_im2col_row(p, x, zx, tap, from, first + c0, real, rows[t]);
+        if (k < k_total) qconv_im2col_row(p, x, zx, tap, from, real, rows[t]);
         for (index_t j = k < k_total ? real : 0; j < chunk; ++j) rows[t][j] = fill;
         next_tap(p, tap);
       }
