@@ -25,6 +25,9 @@ namespace rt {
 // Index arithmetic type: the target's pointer-sized signed integer (32-bit on Cortex-M).
 using index_t = std::ptrdiff_t;
 
+// An element of a string tensor: NUL-terminated UTF-8 text (see onnxc/strings.h).
+using cstring = const char*;
+
 inline float bits_to_float(std::uint32_t b) {
   float f;
   std::memcpy(&f, &b, 4);
