@@ -11,6 +11,7 @@
 
 #include "onnxc/base.h"
 #include "ops/emitter.h"
+#include "support/diagnostics.h"
 #include "support/names.h"
 #include "support/version.h"
 
@@ -36,6 +37,17 @@ std::string element_literal(const Tensor& t, int64_t i) {
   }
 }
 
+// A string constant: its text as string literals (the compiler places them), the array of
+// pointers to them in the weights.
+std::string string_element_literal(const Value& v, const Tensor& t, int64_t i) {
+  const std::string& s = t.strings[static_cast<std::size_t>(i)];
+  if (s.find('\0') != std::string::npos)
+    throw CompileError(ErrorKind::Unsupported, fmt::format("constant '{}'", v.name),
+                       fmt::format("string {} holds a NUL byte, which ends a C string", i),
+                       "remove the NUL bytes from the model's strings");
+  return string_literal(s);
+}
+
 // section: the linker section to put the array in (onnxc --weights-section); empty: the default.
 std::string render_weight(const std::string& cname, const Value& v, std::size_t alignment, const std::string& section) {
   const Tensor& t = *v.constant;
@@ -47,7 +59,7 @@ std::string render_weight(const std::string& cname, const Value& v, std::size_t 
   const int per_line = t.dtype == DType::Bool ? 16 : 8;
   for (int64_t i = 0; i < n; ++i) {
     if (i % per_line == 0) s += "\n   ";
-    s += " " + element_literal(t, i) + ",";
+    s += " " + (t.dtype == DType::String ? string_element_literal(v, t, i) : element_literal(t, i)) + ",";
   }
   s += n ? "\n};\n" : "};\n";
   return s;
@@ -67,6 +79,9 @@ std::string tensor_info(const Value& v) {
                      fmt::join(dims, ", "), v.numel(), v.byte_size(), v.dynamic_axis);
 }
 
+// The C API's parameter for a tensor of type t: `const T* name` for inputs, `T* name` for outputs.
+std::string c_param(DType t, bool input, const std::string& name);
+
 std::string c_type(DType t) {
   switch (t) {
     case DType::Float16:
@@ -77,6 +92,11 @@ std::string c_type(DType t) {
       return s.rfind("std::", 0) == 0 ? s.substr(5) : s;
     }
   }
+}
+
+std::string c_param(DType t, bool input, const std::string& name) {
+  if (t == DType::String) return fmt::format("{} {}", input ? "const char* const*" : "const char**", name);
+  return fmt::format("{}{}* {}", input ? "const " : "", c_type(t), name);
 }
 
 }  // namespace
@@ -285,6 +305,22 @@ std::string bounded_outputs_doc(const Graph& g, const std::vector<std::string>& 
          "\n// run_generic takes their shape arrays in output_shapes (kOutputs order; null for the others).";
 }
 
+// The header's description of string inputs and outputs, after run()'s comment ("" when none).
+std::string string_tensors_doc(const Graph& g) {
+  auto is_string = [](const Value* v) { return v->dtype == DType::String; };
+  const bool inputs = std::any_of(g.inputs.begin(), g.inputs.end(), is_string);
+  const bool outputs = std::any_of(g.outputs.begin(), g.outputs.end(), is_string);
+  if (!inputs && !outputs) return "";
+  std::string s = "\n//\n// String tensors are arrays of onnxc::rt::cstring (const char*, NUL-terminated UTF-8).";
+  if (inputs) s += "\n// A string input is the caller's array of pointers to its strings.";
+  if (outputs)
+    s += "\n// A string output's buffer must hold kOutputs[i].bytes bytes: its pointer slots, then the text\n"
+         "// storage run() writes new strings into. Its elements may also point to the inputs' text or to\n"
+         "// constants, so read them while the inputs live. A null element is a string that did not fit\n"
+         "// in the text storage: compile with a larger --string-bytes.";
+  return s;
+}
+
 }  // namespace
 
 bool has_bounded_outputs(const Program& prog) {
@@ -344,7 +380,7 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
     const Value* v = g.inputs[i];
     const std::string& p = prog.main.input_params[i];
     run_params.push_back(fmt::format("const {}* {}", dtype_ctype(v->dtype), p));
-    c_run_params.push_back(fmt::format("const {}* {}", c_type(v->dtype), p));
+    c_run_params.push_back(c_param(v->dtype, true, p));
     usage_args.push_back(p);
     generic_args.push_back(fmt::format("static_cast<const {}*>(inputs[{}])", dtype_ctype(v->dtype), i));
     c_forward.push_back(dtype_size(v->dtype) == 2 && dtype_is_float(v->dtype)
@@ -355,7 +391,7 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
     const Value* v = g.outputs[i];
     const std::string& p = prog.main.output_params[i];
     run_params.push_back(fmt::format("{}* {}", dtype_ctype(v->dtype), p));
-    c_run_params.push_back(fmt::format("{}* {}", c_type(v->dtype), p));
+    c_run_params.push_back(c_param(v->dtype, false, p));
     usage_args.push_back(p);
     generic_args.push_back(fmt::format("static_cast<{}*>(outputs[{}])", dtype_ctype(v->dtype), i));
     c_forward.push_back(dtype_size(v->dtype) == 2 && dtype_is_float(v->dtype)
@@ -425,7 +461,7 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
       {"generic_params", generic_params},
       {"c_generic_params", c_generic_params},
       {"generic_forward_args", run_generic_forward_args(prog)},
-      {"bounded_doc", bounded_outputs_doc(g, prog.main.output_shape_params)},
+      {"bounded_doc", bounded_outputs_doc(g, prog.main.output_shape_params) + string_tensors_doc(g)},
       {"c_forward_args", fmt::format("{}", fmt::join(c_forward, ", "))},
       {"kernel_includes", kernel_includes},
       {"weights", weights},

@@ -162,6 +162,7 @@ struct Common {
   std::vector<std::string> shapes, dims, disabled, constants;
   std::vector<std::string> sequences, empty_optionals;
   std::size_t alignment = 16;
+  std::size_t string_bytes = CompileOptions{}.string_bytes;
   std::string name = "model";
   std::string target = "generic";  // --target (backend/target.h)
 };
@@ -191,6 +192,12 @@ void add_common(CLI::App* app, Common& c) {
                   "Byte alignment of every arena tensor and weight array (a power of two, at least 16; e.g. 64 for "
                   "AVX-512). Default 16.")
       ->type_name("BYTES");
+  app->add_option("--string-bytes", c.string_bytes,
+                  fmt::format("Text storage for each string a model writes whose length is unknown at compile time "
+                              "(StringNormalizer's case changes), NUL included; a string that does not fit is a "
+                              "null pointer in the output. Default {}.",
+                              CompileOptions{}.string_bytes))
+      ->type_name("BYTES");
   app->add_option("--disable-pass", c.disabled,
                   fmt::format("Turn off an optional pass: {}. Repeatable.", fmt::join(optional_passes(), ", ")))
       ->type_name("NAME");
@@ -207,6 +214,9 @@ CompileOptions to_options(const Common& c) {
     throw CompileError(ErrorKind::Usage, fmt::format("--alignment {}", c.alignment),
                        "must be a power of two and at least 16");
   o.alignment = c.alignment;
+  if (c.string_bytes == 0)
+    throw CompileError(ErrorKind::Usage, "--string-bytes 0", "a string needs at least its NUL byte");
+  o.string_bytes = c.string_bytes;
   for (const std::string& s : c.shapes) {
     auto eq = s.rfind('=');
     Shape shape;

@@ -44,6 +44,39 @@ double element_as_double(DType t, const uint8_t* p, int64_t i) {
   }
 }
 
+// ---- string tensors: the harness reads and writes their elements' text, each ended by a NUL ----
+
+std::vector<uint8_t> string_file_bytes(const Tensor& t) {
+  std::vector<uint8_t> bytes;
+  for (const std::string& s : t.strings) {
+    bytes.insert(bytes.end(), s.begin(), s.end());
+    bytes.push_back(0);
+  }
+  return bytes;
+}
+
+Comparison compare_strings(const Tensor& want, const std::vector<uint8_t>& got) {
+  Comparison c;
+  std::vector<std::string> strings;
+  for (auto at = got.begin(); at != got.end();) {
+    auto end = std::find(at, got.end(), uint8_t{0});
+    strings.emplace_back(at, end);
+    at = end == got.end() ? end : end + 1;
+  }
+  if (strings.size() != want.strings.size()) {
+    c.ok = false;
+    c.problem = fmt::format("expected {} strings, got {}", want.strings.size(), strings.size());
+    return c;
+  }
+  for (std::size_t i = 0; i < strings.size(); ++i) {
+    if (strings[i] == want.strings[i]) continue;
+    if (c.first_bad < 0) c.first_bad = static_cast<int64_t>(i);
+    ++c.mismatches;
+    c.ok = false;
+  }
+  return c;
+}
+
 // `shape`: the shape the model produced (out's, or what run() reported for a bounded output).
 Comparison compare(const Value& out, const Shape& shape, const std::vector<uint8_t>& got, const Tensor& want,
                    double rtol, double atol) {
@@ -58,6 +91,7 @@ Comparison compare(const Value& out, const Shape& shape, const std::vector<uint8
     c.problem = fmt::format("expected shape {}, the model produces {}", shape_str(want.shape), shape_str(shape));
     return c;
   }
+  if (want.dtype == DType::String) return compare_strings(want, got);
   if (got.size() != want.bytes.size()) {
     c.ok = false;
     c.problem = fmt::format("expected {} bytes, got {}", want.bytes.size(), got.size());
@@ -323,7 +357,7 @@ int run_data_set(const Graph& g, const HostBuild& build, const DataSet& set, std
       return 1;
     }
     std::string raw = (fs::path(dir) / fmt::format("in_{}_{}.bin", si, i)).string();
-    write_raw(raw, t.bytes);
+    write_raw(raw, t.dtype == DType::String ? string_file_bytes(t) : t.bytes);
     argv.push_back(raw);
   }
   argv.push_back("--");

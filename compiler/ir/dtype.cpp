@@ -10,7 +10,7 @@ bool dtype_from_int(int32_t v, DType* out) {
   return true;
 }
 
-bool dtype_supported(DType t) { return dtype_size(t) != 0 || t == DType::String; }
+bool dtype_supported(DType t) { return dtype_size(t) != 0; }
 
 std::size_t dtype_size(DType t) {
   switch (t) {
@@ -27,6 +27,8 @@ std::size_t dtype_size(DType t) {
     case DType::Uint32: return 4;
     case DType::Uint64: return 8;
     case DType::BFloat16: return 2;
+    // A pointer (rt::cstring), given 8 bytes on every target so sizes do not depend on it.
+    case DType::String: return 8;
     default: return 0;
   }
 }
@@ -79,6 +81,7 @@ std::string dtype_ctype(DType t) {
     case DType::Uint32: return "std::uint32_t";
     case DType::Uint64: return "std::uint64_t";
     case DType::BFloat16: return "onnxc::rt::bfloat16";
+    case DType::String: return "onnxc::rt::cstring";
     default: return "void";
   }
 }

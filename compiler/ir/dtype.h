@@ -39,11 +39,13 @@ enum class DType : int32_t {
 
 // True for the types generated code can hold in memory today.
 bool dtype_supported(DType t);
-// Bytes one element occupies in generated code (bool: 1). 0 for unsupported types.
+// Bytes one element occupies in generated code (bool: 1; string: an 8-byte pointer slot, see
+// Value::text_bytes). 0 for unsupported types.
 std::size_t dtype_size(DType t);
 // The ONNX name, e.g. "float", "int64", "bfloat16"; "dtype(N)" for unknown numbers.
 std::string dtype_name(DType t);
-// The C++ element type generated code uses, e.g. "float", "std::int64_t", "onnxc::float16".
+// The C++ element type generated code uses, e.g. "float", "std::int64_t", "onnxc::rt::float16",
+// "onnxc::rt::cstring" (const char*).
 std::string dtype_ctype(DType t);
 // Maps a raw TensorProto.DataType number; returns false for numbers no ONNX version defines.
 bool dtype_from_int(int32_t v, DType* out);

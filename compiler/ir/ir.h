@@ -75,10 +75,20 @@ struct Value {
   // bound and holds the tensor packed in its actual shape; the generated code reports that
   // shape to the caller, so such a tensor may only be an output of the model. -1: exact shape.
   int dynamic_axis = -1;
+  // A string tensor whose text the model writes (Cast to string, case changes) holds it in its
+  // own buffer: after the numel() pointer slots come text_bytes_per_element * numel() bytes of
+  // text storage (rt::TextStorage). Operators set it in infer, to kTextBytesFromOption when no
+  // bound is known at compile time (the compilation then gives it the --string-bytes option's).
+  // 0: its strings point into other tensors' text (inputs, constants).
+  std::size_t text_bytes_per_element = 0;
+  static constexpr std::size_t kTextBytesFromOption = ~std::size_t(0);
 
   bool is_bounded() const { return dynamic_axis >= 0; }
   int64_t numel() const { return shape_numel(shape); }
-  std::size_t byte_size() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
+  std::size_t text_bytes() const {
+    return text_bytes_per_element == kTextBytesFromOption ? 0 : static_cast<std::size_t>(numel()) * text_bytes_per_element;
+  }
+  std::size_t byte_size() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype) + text_bytes(); }
   bool is_constant() const { return constant != nullptr; }
 };
 

@@ -22,6 +22,16 @@ std::string double_literal(double v) {
   return s;
 }
 
+std::string string_literal(const std::string& text) {
+  std::string s = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') s += fmt::format("\\{}", static_cast<char>(c));
+    else if (c >= 0x20 && c < 0x7f && c != '?') s += static_cast<char>(c);  // '?': no trigraphs
+    else s += fmt::format("\\{:03o}", c);  // three octal digits: a following digit cannot join it
+  }
+  return s + "\"";
+}
+
 Emitter::Emitter(const Node& node, std::function<std::string(const Value*)> name_of, std::string scratch)
     : node_(node), name_of_(std::move(name_of)), scratch_(std::move(scratch)) {}
 

@@ -18,6 +18,9 @@ namespace onnxc {
 // numeric_limits expression).
 std::string float_literal(float v);
 std::string double_literal(double v);
+// Text as a C++ string literal ("a\"b"), bytes outside printable ASCII as octal escapes. The
+// text must hold no NUL byte (a C string ends there).
+std::string string_literal(const std::string& text);
 
 class Emitter {
  public:

@@ -15,7 +15,7 @@ constexpr int kColumns = 1;  // the dynamic axis of the output: one column per n
 void infer_nonzero(Node& n) {
   check_arity(n, 1, 1, 1, 1);
   if (input(n, 0).dtype == DType::String)
-    fail_unsupported(n, "string tensors are not supported (generated code has no strings)");
+    fail_unsupported(n, "string tensors are not supported by this operator");
   if (n.version >= 13) require_input_dtype<AllTypes>(n, 0);
   else require_input_dtype<NonZero9Types>(n, 0);
   const Value& x = input(n, 0);

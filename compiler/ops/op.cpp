@@ -135,6 +135,7 @@ void set_output(Node& n, std::size_t i, DType dtype, Shape shape) {
   v->shape = std::move(shape);
   v->has_shape = true;
   v->dynamic_axis = -1;
+  v->text_bytes_per_element = 0;
 }
 
 void set_bounded_output(Node& n, std::size_t i, DType dtype, Shape bound, int dynamic_axis) {
@@ -147,7 +148,8 @@ void set_bounded_output(Node& n, std::size_t i, DType dtype, Shape bound, int dy
 
 void shrink_to_extent(Tensor& t, const Value& v, int64_t extent) {
   t.shape[static_cast<std::size_t>(v.dynamic_axis)] = extent;
-  t.bytes.resize(static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype));
+  if (t.dtype == DType::String) t.strings.resize(static_cast<std::size_t>(t.numel()));
+  else t.bytes.resize(static_cast<std::size_t>(t.numel()) * dtype_size(t.dtype));
 }
 
 int64_t normalize_axis(const Node& n, int64_t axis, int64_t rank, const char* what) {

@@ -296,7 +296,7 @@ void infer_resize(Node& n) {
   const Value& x = input(n, 0);
   if (x.shape.empty() || x.shape.size() > static_cast<std::size_t>(rt::kMaxResizeRank))
     fail_unsupported(n, fmt::format("input rank {} (onnxc resizes ranks 1 to {})", x.shape.size(), rt::kMaxResizeRank));
-  if (x.dtype == DType::Bool || dtype_size(x.dtype) == 0)
+  if (x.dtype == DType::Bool || x.dtype == DType::String || dtype_size(x.dtype) == 0)
     fail_unsupported(n, fmt::format("element type {}", dtype_name(x.dtype)));
   ResizeSpec s = resize_spec(n);
   for (std::size_t d = 0; d < x.shape.size(); ++d)

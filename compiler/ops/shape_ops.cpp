@@ -75,7 +75,7 @@ void infer_constant_of_shape(Node& n) {
   for (int64_t d : shape)
     if (d < 0) fail_invalid(n, fmt::format("shape {} has a negative dim", shape_str(shape)));
   Tensor v = fill_value(n);
-  if (dtype_size(v.dtype) == 0) fail_unsupported(n, fmt::format("fill value of type {}", dtype_name(v.dtype)));
+  if (dtype_size(v.dtype) == 0 || v.dtype == DType::String) fail_unsupported(n, fmt::format("fill value of type {}", dtype_name(v.dtype)));
   set_output(n, 0, v.dtype, shape);
 }
 
@@ -168,7 +168,7 @@ void infer_eye_like(Node& n) {
   const Value& x = input(n, 0);
   if (x.shape.size() != 2) fail_invalid(n, fmt::format("input {} is not 2-D", shape_str(x.shape)));
   DType t = eye_dtype(n);
-  if (dtype_size(t) == 0) fail_unsupported(n, fmt::format("output type {}", dtype_name(t)));
+  if (dtype_size(t) == 0 || t == DType::String) fail_unsupported(n, fmt::format("output type {}", dtype_name(t)));
   set_output(n, 0, t, x.shape);
 }
 

@@ -38,7 +38,7 @@ UniqueLayout unique_layout(const Node& n) {
 void infer_unique(Node& n) {
   check_arity(n, 1, 1, 1, 4);
   if (input(n, 0).dtype == DType::String)
-    fail_unsupported(n, "string tensors are not supported (generated code has no strings)");
+    fail_unsupported(n, "string tensors are not supported by this operator");
   require_input_dtype<AllTypes>(n, 0);
   const Value& x = input(n, 0);
   if (n.has_attr("axis") && x.shape.empty()) fail_invalid(n, "a scalar has no axis to take slices along");

@@ -218,10 +218,15 @@ void infer_constant(Node& n) {
   } else if (const Attribute* a = n.attr("value_ints")) {
     t = Tensor(DType::Int64, {static_cast<int64_t>(a->ints.size())});
     for (std::size_t i = 0; i < a->ints.size(); ++i) t.data<int64_t>()[i] = a->ints[i];
+  } else if (const Attribute* a = n.attr("value_string")) {
+    t = Tensor(DType::String, {});
+    t.strings[0] = a->s;
+  } else if (const Attribute* a = n.attr("value_strings")) {
+    t = Tensor(DType::String, {static_cast<int64_t>(a->strings.size())});
+    t.strings = a->strings;
   } else {
-    fail_unsupported(n, "string and sparse constants are not supported");
+    fail_unsupported(n, "sparse constants are not supported");
   }
-  if (t.dtype == DType::String) fail_unsupported(n, "string constants are not supported");
   Value* out = n.outputs[0];
   set_output(n, 0, t.dtype, t.shape);
   out->constant = std::make_shared<Tensor>(std::move(t));

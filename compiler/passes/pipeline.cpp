@@ -20,6 +20,12 @@ const std::set<std::string>& optional_passes() {
 
 static bool enabled(const CompileOptions& o, const char* pass) { return !o.disabled_passes.count(pass); }
 
+// String tensors whose text length is unknown at compile time get --string-bytes per element.
+static void size_text_storage(Graph& g, std::size_t string_bytes) {
+  for (const auto& v : g.values)
+    if (v->text_bytes_per_element == Value::kTextBytesFromOption) v->text_bytes_per_element = string_bytes;
+}
+
 void check_loaded_model(Model& m, const CompileOptions& o) {
   validate_nodes(m);  // before resolve_operators: spec violations matter whatever onnxc supports
   resolve_operators(m);
@@ -32,6 +38,7 @@ void check_loaded_model(Model& m, const CompileOptions& o) {
   try {
     infer_and_fold(m.graph, enabled(o, "fold-constants"));
     expand_structured_outputs(m.graph, m.opsets.count("") ? m.opsets.at("") : 0, enabled(o, "fold-constants"));
+    size_text_storage(m.graph, o.string_bytes);
   } catch (const CompileError& e) {
     throw with_pinning_advice(m.graph, e);
   }

@@ -25,6 +25,9 @@ struct CompileOptions {
   WeightsFormat weights_format = WeightsFormat::Array;  // --weights-format
   std::string target = "generic";             // --target (backend/target.h)
   std::string weights_section;                // --weights-section: the linker section of the weights
+  // --string-bytes: text storage reserved per element of a string tensor whose text the model
+  // writes when no bound is known at compile time (StringNormalizer's case changes), NUL included.
+  std::size_t string_bytes = 64;
 };
 
 // Names of the passes --disable-pass accepts.
