@@ -1,7 +1,9 @@
 // Cast and CastLike: elementwise conversion between any two numeric or bool types, with the
-// rules of rt::convert (cast.h). String and the sub-byte and 8-bit float types are refused.
+// rules of rt::convert (cast.h), and between numbers and strings (onnxc/strings.h): float and
+// the integers to text, text to float. The sub-byte and 8-bit float types are refused.
 #include <cctype>
 
+#include "onnxc/strings.h"
 #include "ops/elementwise.h"
 
 namespace onnxc {
@@ -25,10 +27,24 @@ DType cast_target(const Node& n) {
   return t;
 }
 
+// The types written as text: float as its shortest round-trip decimal, integers in decimal.
+// (double, float16 and bfloat16 would need their own shortest-decimal rules.)
+using ToStringTypes = ConcatTypes<TypeList<float>, IntTypes>::type;
+
+bool involves_strings(const Node& n) {
+  return n.inputs[0]->dtype == DType::String || n.outputs[0]->dtype == DType::String;
+}
+
+void require_string_cast(const Node& n, DType from, DType to) {
+  if (from == DType::String && to != DType::String && to != DType::Float)
+    fail_unsupported(n, fmt::format("casting string to {} is not supported: strings are read as float only",
+                                    dtype_name(to)),
+                     "cast to float, then from float to the type you need");
+  if (to == DType::String && from != DType::String)
+    require_input_dtype(n, 0, dtypes_of(ToStringTypes{}));
+}
+
 void require_castable(const Node& n, DType t, const char* role) {
-  if (t == DType::String)
-    fail_unsupported(n, fmt::format("casting {} string is not supported (generated code has no strings)", role),
-                     "convert strings outside the model");
   if (dtype_size(t) == 0)
     fail_unsupported(n, fmt::format("casting {} {} is not supported: generated code has no {} type", role,
                                     dtype_name(t), dtype_name(t)),
@@ -37,9 +53,45 @@ void require_castable(const Node& n, DType t, const char* role) {
 
 void infer_cast(Node& n, DType to) {
   const Value& x = input(n, 0);
+  if (x.dtype == DType::String || to == DType::String) require_string_cast(n, x.dtype, to);
   require_castable(n, x.dtype, "from");
   require_castable(n, to, "to");
   set_output(n, 0, to, x.shape);
+  if (to == DType::String && x.dtype != DType::String && n.has_output(0))
+    n.outputs[0]->text_bytes_per_element = rt::kNumberTextBytes;
+}
+
+// Numbers to text (into the output's text storage), text to float, or strings copied.
+void emit_string_cast(const Node& n, Emitter& e) {
+  e.include("onnxc/strings.h");
+  const int64_t count = n.outputs[0]->numel();
+  if (n.inputs[0]->dtype == n.outputs[0]->dtype)
+    e.linef("rt::copy({}, {}, {});", e.in(0), e.out(0), count);
+  else if (n.outputs[0]->dtype == DType::String)
+    e.linef("rt::cast_to_string({}, {}, {}, reinterpret_cast<char*>({} + {}));", e.in(0), e.out(0), count, e.out(0),
+            count);
+  else
+    e.linef("rt::cast_from_string({}, {}, {});", e.in(0), e.out(0), count);
+}
+
+void fold_string_cast(const Node& n, Tensor& y) {
+  const Tensor& x = *n.inputs[0]->constant;
+  const auto count = static_cast<std::size_t>(x.numel());
+  if (x.dtype == y.dtype) {
+    y.strings = x.strings;
+  } else if (y.dtype == DType::String) {
+    std::vector<char> text(count * rt::kNumberTextBytes);
+    std::vector<rt::cstring> ptrs(count);
+    dispatch_in(n, x.dtype, ToStringTypes{}, [&](auto from) {
+      using From = typename decltype(from)::type;
+      rt::cast_to_string(x.data<From>(), ptrs.data(), static_cast<rt::index_t>(count), text.data());
+    });
+    for (std::size_t i = 0; i < count; ++i) y.strings[i] = ptrs[i];
+  } else {
+    std::vector<rt::cstring> ptrs;
+    for (const std::string& s : x.strings) ptrs.push_back(s.c_str());
+    rt::cast_from_string(ptrs.data(), y.data<float>(), static_cast<rt::index_t>(count));
+  }
 }
 
 std::string cast_functor(const Node& n) { return fmt::format("rt::Cast<{}>{{}}", dtype_ctype(n.outputs[0]->dtype)); }
@@ -53,15 +105,19 @@ OpDef cast_like_op(const char* op_type, std::vector<int> versions, int inputs, D
     check_arity(n, inputs, inputs, 1, 1);
     infer_cast(n, target(n));
   };
-  d.emit = [](const Node& n, Emitter& e) { emit_unary(n, e, cast_functor(n)); };
+  d.emit = [](const Node& n, Emitter& e) {
+    if (involves_strings(n)) emit_string_cast(n, e);
+    else emit_unary(n, e, cast_functor(n));
+  };
   // CastLike's input 1 only names the type: it is no operand, but must not be computed at run
   // time for nothing.
   d.elementwise_form = [](const Node& n) -> std::optional<ElementwiseForm> {
-    if (n.inputs.size() > 1 && !n.inputs[1]->constant) return std::nullopt;
+    if ((n.inputs.size() > 1 && !n.inputs[1]->constant) || involves_strings(n)) return std::nullopt;
     return ElementwiseForm{cast_functor(n), 1};
   };
   d.fold = [](const Node& n, std::vector<Tensor>& outs) {
     Tensor& y = fold_output(n, outs);
+    if (involves_strings(n)) return fold_string_cast(n, y);
     const Tensor& x = *n.inputs[0]->constant;
     dispatch_in(n, x.dtype, AllTypes{}, [&](auto from) {
       dispatch_in(n, y.dtype, AllTypes{}, [&](auto to) {
