@@ -315,9 +315,10 @@ std::string string_tensors_doc(const Graph& g) {
   if (inputs) s += "\n// A string input is the caller's array of pointers to its strings.";
   if (outputs)
     s += "\n// A string output's buffer must hold kOutputs[i].bytes bytes: its pointer slots, then the text\n"
-         "// storage run() writes new strings into. Its elements may also point to the inputs' text or to\n"
-         "// constants, so read them while the inputs live. A null element is a string that did not fit\n"
-         "// in the text storage: compile with a larger --string-bytes.";
+         "// storage run() writes new strings into. Its elements may also point to constants, to the\n"
+         "// inputs' text or into the arena, so read them before the inputs or the arena are reused. A\n"
+         "// null element is a string that did not fit in its text storage: compile with a larger\n"
+         "// --string-bytes.";
   return s;
 }
 

@@ -5,7 +5,8 @@
 // the input's shape (Value::dynamic_axis), at least one element for the empty result, [1] or
 // [1, 1] holding "". Without a case change the output points to the input's text; a case
 // change writes new text into the output's text storage, whose size the --string-bytes option
-// sets (input lengths are unknown at compile time).
+// sets (input lengths are unknown at compile time). Text kept from an input whose text was
+// computed at run time is copied too, into as much storage as that input has.
 //
 // Case mapping and case-insensitive matching cover the ASCII letters, which is what the default
 // locale (en_US) does to them; other locales are refused.
@@ -68,8 +69,11 @@ void infer_string_normalizer(Node& n) {
     y[static_cast<std::size_t>(axis)] = std::max<int64_t>(y[static_cast<std::size_t>(axis)], 1);
     set_bounded_output(n, 0, DType::String, y, axis);
   }
-  if (change != rt::CaseChange::None && n.has_output(0))
-    n.outputs[0]->text_bytes_per_element = Value::kTextBytesFromOption;
+  // New text needs text storage; so does text kept from an input whose text is in its own
+  // buffer (the arena reuses it), as much per element as that input has.
+  const std::size_t input_text = input(n, 0).text_bytes_per_element;
+  if (n.has_output(0) && (change != rt::CaseChange::None || input_text != 0))
+    n.outputs[0]->text_bytes_per_element = input_text != 0 ? input_text : Value::kTextBytesFromOption;
 }
 
 std::string case_change_name(rt::CaseChange c) {

@@ -1,6 +1,9 @@
 #include "passes/pipeline.h"
 
 #include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
 
 #include "backend/target.h"
 #include "frontend/load.h"
@@ -26,6 +29,24 @@ static void size_text_storage(Graph& g, std::size_t string_bytes) {
     if (v->text_bytes_per_element == Value::kTextBytesFromOption) v->text_bytes_per_element = string_bytes;
 }
 
+// Text written at run time lives in the buffer of the string tensor that holds it, which the
+// arena reuses after that tensor's last reader. So only operators that copy the text (or read
+// it) may read such a tensor: one copying its pointers (Identity, Transpose, Gather, ...) would
+// leave them dangling.
+static void refuse_dangling_text(const Graph& g) {
+  static const std::set<std::string> text_readers = {"Cast", "CastLike", "StringNormalizer"};
+  for (const auto& n : g.nodes) {
+    if (!n->domain.empty() || text_readers.count(n->op_type)) continue;
+    for (const Value* v : n->inputs)
+      if (v && v->dtype == DType::String && v->text_bytes_per_element != 0)
+        throw CompileError(ErrorKind::Unsupported, n->describe(),
+                           fmt::format("reads the string tensor '{}', whose text is computed at run time; onnxc "
+                                       "passes such text only through Cast and StringNormalizer",
+                                       v->name),
+                           "move the string processing out of the model, or apply it before the text is made");
+  }
+}
+
 void check_loaded_model(Model& m, const CompileOptions& o) {
   validate_nodes(m);  // before resolve_operators: spec violations matter whatever onnxc supports
   resolve_operators(m);
@@ -39,6 +60,7 @@ void check_loaded_model(Model& m, const CompileOptions& o) {
     infer_and_fold(m.graph, enabled(o, "fold-constants"));
     expand_structured_outputs(m.graph, m.opsets.count("") ? m.opsets.at("") : 0, enabled(o, "fold-constants"));
     size_text_storage(m.graph, o.string_bytes);
+    refuse_dangling_text(m.graph);
   } catch (const CompileError& e) {
     throw with_pinning_advice(m.graph, e);
   }

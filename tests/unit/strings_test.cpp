@@ -7,8 +7,12 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
+#include "model_builder.h"
+#include "compile_helpers.h"
 #include "onnxc/strings.h"
+#include "passes/pipeline.h"
 
 using namespace onnxc;
 
@@ -142,4 +146,95 @@ TEST_CASE("string_normalize makes a string that does not fit a null pointer, nev
   CHECK(y[1] == nullptr);
   CHECK(std::string(y[2]) == "K");
   CHECK(y[3] == nullptr);  // a null input string stays null
+}
+
+TEST_CASE("string_normalize with text storage copies the strings it keeps", "[strings]") {
+  const rt::cstring x[] = {"keep", "drop"};
+  const rt::cstring stopwords[] = {"drop"};
+  rt::cstring y[2] = {};
+  char text[16];
+  const rt::StringNormalizerParams keep{stopwords, 1, true, rt::CaseChange::None};
+  REQUIRE(rt::string_normalize(x, 2, keep, y, text, sizeof text) == 1);
+  CHECK(y[0] == text);
+  CHECK(std::string(y[0]) == "keep");
+}
+
+// ---- through the compiler ----
+
+namespace {
+
+using testing::ModelBuilder;
+
+void attr_string(onnx::NodeProto& n, const std::string& name, const std::string& s) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(s);
+}
+
+void attr_strings(onnx::NodeProto& n, const std::string& name, const std::vector<std::string>& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRINGS);
+  for (const std::string& s : v) a->add_strings(s);
+}
+
+const Value& output_value(const Compilation& c, std::size_t i) { return *c.model.graph.outputs.at(i); }
+
+}  // namespace
+
+TEST_CASE("a case change gets --string-bytes of text storage per element after its pointers", "[strings]") {
+  ModelBuilder b(10);
+  b.input("x", {3}, onnx::TensorProto::STRING).output("y", {3}, onnx::TensorProto::STRING);
+  attr_string(b.node("StringNormalizer", {"x"}, {"y"}), "case_change_action", "LOWER");
+  CompileOptions o;
+  o.string_bytes = 5;
+  Compilation c = compile_model(b.write("strings_case"), o);
+  CHECK(output_value(c, 0).byte_size() == 3 * 8 + 3 * 5);
+  // Without a case change the output points to the input's text: pointers only.
+  ModelBuilder plain(10);
+  plain.input("x", {3}, onnx::TensorProto::STRING).output("y", {3}, onnx::TensorProto::STRING);
+  plain.node("StringNormalizer", {"x"}, {"y"});
+  CHECK(output_value(compile_model(plain.write("strings_plain"), o), 0).byte_size() == 3 * 8);
+}
+
+TEST_CASE("text kept from run-time text is copied into as much storage as it came from", "[strings]") {
+  ModelBuilder b(13);
+  b.input("x", {2}).output("y", {2}, onnx::TensorProto::STRING);
+  ModelBuilder::attr_int(b.node("Cast", {"x"}, {"text"}), "to", onnx::TensorProto::STRING);
+  b.node("StringNormalizer", {"text"}, {"y"});
+  Compilation c = compile_model(b.write("strings_copy"), {});
+  CHECK(output_value(c, 0).byte_size() == 2 * 8 + 2 * static_cast<std::size_t>(rt::kNumberTextBytes));
+}
+
+TEST_CASE("operators that would copy pointers to run-time text are refused", "[strings]") {
+  ModelBuilder b(13);
+  b.input("x", {2}).output("y", {2}, onnx::TensorProto::STRING);
+  ModelBuilder::attr_int(b.node("Cast", {"x"}, {"text"}), "to", onnx::TensorProto::STRING);
+  b.node("Identity", {"text"}, {"y"}, "copy");
+  const std::string error = testing::compile_error(b.write("strings_dangling"));
+  CHECK_THAT(error, Catch::Contains("'copy'") && Catch::Contains("whose text is computed at run time"));
+}
+
+TEST_CASE("StringNormalizer refuses locales other than en_US and folds constant strings", "[strings]") {
+  ModelBuilder b(10);
+  b.input("x", {2}, onnx::TensorProto::STRING).output("y", {2}, onnx::TensorProto::STRING);
+  auto& n = b.node("StringNormalizer", {"x"}, {"y"}, "norm");
+  attr_string(n, "case_change_action", "UPPER");
+  attr_string(n, "locale", "tr_TR");
+  CHECK_THAT(testing::compile_error(b.write("strings_locale")),
+             Catch::Contains("'norm'") && Catch::Contains("locale 'tr_TR'"));
+
+  ModelBuilder folded(12);  // Constant-12 has value_strings
+  folded.output("y", {-1}, onnx::TensorProto::STRING);
+  auto& constant = folded.node("Constant", {}, {"words"});
+  attr_strings(constant, "value_strings", {"Monday", "tuesday", "MONDAY"});
+  auto& norm = folded.node("StringNormalizer", {"words"}, {"y"});
+  attr_string(norm, "case_change_action", "UPPER");
+  attr_strings(norm, "stopwords", {"monday"});
+  Compilation c = compile_model(folded.write("strings_fold"), {});
+  const Value& y = output_value(c, 0);
+  REQUIRE(y.constant);
+  CHECK(y.constant->shape == Shape{1});
+  CHECK(y.constant->strings == std::vector<std::string>{"TUESDAY"});
 }

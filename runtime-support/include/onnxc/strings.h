@@ -412,20 +412,23 @@ inline bool is_stopword(const char* s, const StringNormalizerParams& p) {
   return false;
 }
 
-// A copy of s in `text` with its case changed (ASCII letters), or nullptr when it does not fit.
-inline cstring change_case(const char* s, CaseChange change, TextStorage& text) {
+// A copy of s in `text` with its case changed as asked (ASCII letters), or nullptr when it does
+// not fit.
+inline cstring copy_text(const char* s, CaseChange change, TextStorage& text) {
   char* copy = text.reserve(static_cast<index_t>(std::strlen(s)));
   if (!copy) return nullptr;
-  for (char* c = copy; *s; ++s, ++c) *c = change == CaseChange::Lower ? ascii_lower(*s) : ascii_upper(*s);
+  for (char* c = copy; *s; ++s, ++c)
+    *c = change == CaseChange::Lower ? ascii_lower(*s) : change == CaseChange::Upper ? ascii_upper(*s) : *s;
   return copy;
 }
 
 }  // namespace strings_detail
 
 // StringNormalizer: y = the strings of x that are not stopwords, case-changed (ASCII letters;
-// other bytes, e.g. UTF-8 sequences, are kept) into `text` (text_bytes bytes). Returns how many
-// it wrote; when every string is a stopword, y holds one empty string (the ONNX rule). y needs
-// max(n, 1) slots. A case-changed string that does not fit in `text` is a null pointer.
+// other bytes, e.g. UTF-8 sequences, are kept). With text storage (`text`, text_bytes bytes)
+// they are copied into it, and one that does not fit is a null pointer; without (null `text`,
+// only with CaseChange::None) y points to x's text. Returns how many it wrote; when every
+// string is a stopword, y holds one empty string (the ONNX rule). y needs max(n, 1) slots.
 inline index_t string_normalize(const cstring* x, index_t n, const StringNormalizerParams& p, cstring* y, char* text,
                                 index_t text_bytes) {
   TextStorage storage(text, text_bytes);
@@ -433,7 +436,7 @@ inline index_t string_normalize(const cstring* x, index_t n, const StringNormali
   for (index_t i = 0; i < n; ++i) {
     const char* s = x[i];
     if (s && strings_detail::is_stopword(s, p)) continue;
-    y[kept++] = s && p.case_change != CaseChange::None ? strings_detail::change_case(s, p.case_change, storage) : s;
+    y[kept++] = s && text ? strings_detail::copy_text(s, p.case_change, storage) : s;
   }
   if (kept == 0) y[kept++] = "";
   return kept;
