@@ -1,0 +1,1 @@
+2a"b\c2tab	here2??=2ünïB	words_out

@@ -1,0 +1,1 @@
+2Hello2onnx-22stop2MiXeDBx

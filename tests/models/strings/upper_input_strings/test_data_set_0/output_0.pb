@@ -1,0 +1,1 @@
+2HELLO2ONNX-22MIXEDBy
