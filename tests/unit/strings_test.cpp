@@ -37,12 +37,13 @@ TEST_CASE("format_float writes the shortest round-trip decimal as numpy's str of
   CHECK(text_of(0.9767611f) == "0.9767611");
   CHECK(text_of(0.039187793f) == "0.039187793");  // the ONNX test data's
   CHECK(text_of(16777216.0f) == "16777216.0");
-  CHECK(text_of(9999999e9f) == "9999999000000000.0");  // the longest positional text
+  CHECK(text_of(9999999e9f) == "9999999000000000.0");  // the float below 1e16f: the longest positional text
   CHECK(text_of(-0.0f) == "-0.0");
   CHECK(text_of(0.0f) == "0.0");
   // Scientific outside [1e-4, 1e16): float(1e-4) is just below 1e-4, float(1e16) just above.
   CHECK(text_of(1e-4f) == "1e-04");
   CHECK(text_of(1e16f) == "1e+16");
+  CHECK(text_of(rt::bits_to_float(0x38d1b718u)) == "0.000100000005");  // the next float up from 1e-4f
   CHECK(text_of(1.5e-7f) == "1.5e-07");
   CHECK(text_of(3e20f) == "3e+20");
   CHECK(text_of(std::numeric_limits<float>::max()) == "3.4028235e+38");

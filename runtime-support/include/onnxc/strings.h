@@ -210,8 +210,11 @@ inline index_t format_float(float v, char* out) {
       put("0.0");
     } else {
       const strings_detail::Significand s = shortest_digits(magnitude);
-      const double a = static_cast<double>(bits_to_float(magnitude));
-      if (a >= 1e-4 && a < 1e16) {  // positional
+      // numpy's test 1e-4 <= |v| < 1e16 in doubles, on the bits (no soft-double on FPU-less
+      // targets): float(1e-4) is just below 1e-4, float(1e16) just above 1e16.
+      constexpr std::uint32_t kLeastPositional = 0x38d1b718u;  // the least float >= 1e-4
+      constexpr std::uint32_t kLeastScientificAbove = 0x5a0e1bcau;  // the least float >= 1e16
+      if (magnitude >= kLeastPositional && magnitude < kLeastScientificAbove) {  // positional
         if (s.exponent < 0) {
           put("0.");
           for (int i = -1; i > s.exponent; --i) *p++ = '0';
