@@ -90,7 +90,8 @@ TEST_CASE("conv_direct matches the reference convolution") {
 TEST_CASE("conv_depthwise matches the reference convolution") {
   // Rows narrower and wider than a vector with tails, rows of several groups of four vectors,
   // stride 2 (the even-lane loads), strides and kernels with no fixed-size path, dilation, a
-  // 1-d plane and a tall narrow one.
+  // 1-d plane and a tall narrow one; rows of at most two vectors computed in pairs, with an odd
+  // row left over (29 x 29, 23 x 23 from stride 2) and dilated (the ring keeps both rows' inputs).
   ConvParams wide_1d = conv2d(3, 3, 3, 1, 3, 1, 1, 1);
   wide_1d.in_w = 37, wide_1d.out_w = 37, wide_1d.in_h = wide_1d.out_h = 1, wide_1d.k_h = 1, wide_1d.pad_h = 0;
   ConvParams tall = conv2d(2, 2, 2, 5, 3, 1, 1, 1);
@@ -99,7 +100,8 @@ TEST_CASE("conv_depthwise matches the reference convolution") {
                        conv2d(2, 2, 2, 9, 3, 1, 2, 2), conv2d(3, 3, 3, 35, 3, 1, 1, 1), conv2d(3, 3, 3, 45, 3, 2, 1, 1),
                        conv2d(2, 2, 2, 40, 3, 2, 0, 1), conv2d(2, 2, 2, 50, 5, 3, 2, 1), conv2d(2, 2, 2, 19, 3, 2, 2, 3),
                        conv2d(2, 2, 2, 6, 1, 1, 0, 1), conv2d(2, 2, 2, 70, 3, 1, 1, 1), conv2d(1, 1, 1, 140, 3, 2, 1, 1),
-                       wide_1d, tall}) {
+                       conv2d(2, 2, 2, 28, 3, 1, 1, 1), conv2d(2, 2, 2, 29, 3, 1, 1, 1), conv2d(2, 2, 2, 46, 3, 2, 1, 1),
+                       conv2d(2, 2, 2, 30, 3, 1, 2, 2), conv2d(2, 2, 2, 33, 5, 2, 2, 1), wide_1d, tall}) {
     auto x = ramp(p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * p.k_h * p.k_w, 0.25f);
     auto bias = ramp(p.out_channels, 1.0f);
     std::vector<float> expected(static_cast<std::size_t>(p.out_channels * p.out_h * p.out_w)), y(expected.size());

@@ -315,6 +315,9 @@ inline index_t depthwise_span_h(const ConvParams& p) { return (p.k_h - 1) * p.di
 // Padded columns the output row reads: up to the last tap of the last output column.
 inline index_t depthwise_padded_w(const ConvParams& p) { return (p.out_w - 1) * p.stride_w + (p.k_w - 1) * p.dilation_w + 1; }
 inline index_t depthwise_row_floats(const ConvParams& p) { return depthwise_padded_w(p) + kDepthwiseRowSlack; }
+// The ring holds the input rows of two adjacent output rows (narrow planes compute two output
+// rows at once); after it, one row that stays zero stands for the rows of the vertical padding.
+inline index_t depthwise_ring_rows(const ConvParams& p) { return depthwise_span_h(p) + p.stride_h; }
 
 // Narrow stride-1 planes (kws-dscnn's 25 x 5, MobileNet's 7 x 7) fill few vector lanes per
 // output row. For them the kernel pads the whole plane into scratch and runs the taps over it as
@@ -332,9 +335,10 @@ inline bool depthwise_uses_flat_plane(const ConvParams& p) {
 }
 
 // Floats of scratch conv_depthwise needs: the padded plane and the wide output, or the ring of
-// padded rows.
+// padded rows and the zero row.
 inline index_t conv_depthwise_scratch_floats(const ConvParams& p) {
-  return depthwise_uses_flat_plane(p) ? depthwise_flat_floats(p) : depthwise_span_h(p) * depthwise_row_floats(p);
+  return depthwise_uses_flat_plane(p) ? depthwise_flat_floats(p)
+                                      : (depthwise_ring_rows(p) + 1) * depthwise_row_floats(p);
 }
 
 namespace depthwise_detail {
@@ -350,75 +354,89 @@ inline void pad_row(const ConvParams& p, const float* xrow, float* row) {
 }
 
 // The padded rows of one output row: rows[kh] is the padded input row under kernel row kh, or
-// null where that row lies in the vertical padding (its taps add nothing).
+// the zero row where that row lies in the vertical padding.
 constexpr index_t kMaxKernelRows = 16;
+using KernelRows = const float* [kMaxKernelRows];
 
 #if defined(ONNXC_SIMD)
 
-// A tap's FMA depends on the previous tap's (4 cycles of latency): V independent vectors of
-// output are computed together to keep the FMA units busy.
+// A tap's FMA depends on the previous tap's (4 cycles of latency): kDepthwiseVectors
+// independent vectors of output are computed together to keep the FMA units busy, from one
+// output row, or from two when the rows are at most two vectors wide.
 constexpr int kDepthwiseVectors = 4;
+inline bool computes_row_pairs(const ConvParams& p) { return p.out_w <= 2 * kFloatLanes; }
 
-// Output columns [ow, ow + V * L) of one output row, every tap accumulated in registers; `cols`
-// is the number of columns a lane of the last vector may read (L but in the row's tail).
-template <int S, int K, int V>
-inline void output_vectors(const ConvParams& p, const float* const* rows, const float* wc, float bias, index_t ow,
-                           index_t cols, vfloat* acc) {
-  const index_t k_w = K ? K : p.k_w;
+// Output columns [ow, ow + V * L) of R adjacent output rows (rows[r]: the padded input rows of
+// row r), every tap accumulated in registers, clamped and stored (y: columns from ow of the
+// first row); `cols` is the number of columns a lane of the last vector reads and stores (L but
+// in the row's tail).
+template <int S, int K, int R, int V>
+inline void output_group(const ConvParams& p, const KernelRows* rows, const float* wc, float bias, index_t ow,
+                         index_t cols, float* y, const packed_gemm_detail::Clamp& c) {
+  using packed_gemm_detail::clamp;
+  const index_t k_h = K ? K : p.k_h, k_w = K ? K : p.k_w;
   const index_t stride = S ? S : p.stride_w;
-  for (int v = 0; v < V; ++v) acc[v] = vfloat(bias);
-  for (index_t kh = 0; kh < p.k_h; ++kh) {
-    if (!rows[kh]) continue;
+  vfloat acc[R][V];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) acc[r][v] = vfloat(bias);
+  for (index_t kh = 0; kh < k_h; ++kh)
     for (index_t kw = 0; kw < k_w; ++kw) {
       const vfloat wv(wc[kh * k_w + kw]);
-      const float* first = rows[kh] + ow * stride + kw * p.dilation_w;
-      for (int v = 0; v < V; ++v)
-        acc[v] = xsimd::fma(wv, load_strided<S>(first + v * kFloatLanes * stride, stride, v + 1 < V ? kFloatLanes : cols),
-                            acc[v]);
+      for (int r = 0; r < R; ++r) {
+        const float* first = rows[r][kh] + ow * stride + kw * p.dilation_w;
+        for (int v = 0; v < V; ++v)
+          acc[r][v] = xsimd::fma(
+              wv, load_strided<S>(first + v * kFloatLanes * stride, stride, v + 1 < V ? kFloatLanes : cols), acc[r][v]);
+      }
     }
+  for (int r = 0; r < R; ++r) {
+    float* yr = y + r * p.out_w + ow;
+    for (int v = 0; v + 1 < V; ++v) clamp(c, acc[r][v]).store_unaligned(yr + v * kFloatLanes);
+    if (cols == kFloatLanes) clamp(c, acc[r][V - 1]).store_unaligned(yr + (V - 1) * kFloatLanes);
+    else store_partial(clamp(c, acc[r][V - 1]), yr + (V - 1) * kFloatLanes, cols);
   }
 }
 
-template <int S, int K>
-inline void output_row(const ConvParams& p, const float* const* rows, const float* wc, float bias, float* yrow,
-                       const Epilogue& e) {
-  using packed_gemm_detail::activate;
-  constexpr int V = kDepthwiseVectors;
-  vfloat acc[V];
+// R adjacent output rows (y: the first), in groups of kDepthwiseVectors / R vectors per row; the
+// last group has the vectors left (the last of them partial; their loads may run into the
+// rows' slack, only the columns that exist are stored). A clamp activation is applied in
+// registers, the others over the stored rows.
+template <int S, int K, int R>
+inline void output_rows(const ConvParams& p, const KernelRows* rows, const float* wc, float bias, float* y,
+                        const Epilogue& e) {
+  constexpr int V = kDepthwiseVectors / R;
+  const packed_gemm_detail::Clamp c = packed_gemm_detail::clamp_of(e);
   index_t ow = 0;
-  for (; ow + V * kFloatLanes <= p.out_w; ow += V * kFloatLanes) {
-    output_vectors<S, K, V>(p, rows, wc, bias, ow, kFloatLanes, acc);
-    for (int v = 0; v < V; ++v) activate(e, acc[v]).store_unaligned(yrow + ow + v * kFloatLanes);
+  for (; ow + V * kFloatLanes <= p.out_w; ow += V * kFloatLanes)
+    output_group<S, K, R, V>(p, rows, wc, bias, ow, kFloatLanes, y, c);
+  if (ow < p.out_w) {
+    const index_t vectors = (p.out_w - ow + kFloatLanes - 1) / kFloatLanes;
+    const index_t cols = p.out_w - ow - (vectors - 1) * kFloatLanes;
+    if (vectors == 1) output_group<S, K, R, 1>(p, rows, wc, bias, ow, cols, y, c);
+    else if (vectors == 2) output_group<S, K, R, 2>(p, rows, wc, bias, ow, cols, y, c);
+    else output_group<S, K, R, 3>(p, rows, wc, bias, ow, cols, y, c);
   }
-  for (; ow + kFloatLanes <= p.out_w; ow += kFloatLanes) {
-    output_vectors<S, K, 1>(p, rows, wc, bias, ow, kFloatLanes, acc);
-    activate(e, acc[0]).store_unaligned(yrow + ow);
-  }
-  if (ow < p.out_w) {  // the loads may run into the row's slack; only the columns that exist are stored
-    const index_t cols = p.out_w - ow;
-    output_vectors<S, K, 1>(p, rows, wc, bias, ow, cols, acc);
-    store_partial(activate(e, acc[0]), yrow + ow, cols);
-  }
+  if (!packed_gemm_detail::is_clamp(e)) activate_row(e, y, R * p.out_w);
 }
 
 #else
 
 // Without SIMD: kDepthwiseColumns adjacent outputs accumulate in registers across every tap, so
-// each weight loaded feeds that many multiply-adds. The last block may read into the row's
-// slack (zeroed, never stored).
+// each weight loaded feeds that many multiply-adds; one output row at a time (no pairs). The
+// last block may read into the row's slack (zeroed, never stored).
 constexpr int kDepthwiseColumns = 4;
+inline bool computes_row_pairs(const ConvParams&) { return false; }
 
 template <int S, int K>
-inline void output_row(const ConvParams& p, const float* const* rows, const float* wc, float bias, float* yrow,
+inline void output_row(const ConvParams& p, const KernelRows& rows, const float* wc, float bias, float* yrow,
                        const Epilogue& e) {
   constexpr int C = kDepthwiseColumns;
-  const index_t k_w = K ? K : p.k_w;
+  const index_t k_h = K ? K : p.k_h, k_w = K ? K : p.k_w;
   const index_t stride = S ? S : p.stride_w;
   for (index_t ow = 0; ow < p.out_w; ow += C) {
     float acc[C];
     ONNXC_UNROLL for (int c = 0; c < C; ++c) acc[c] = bias;
-    for (index_t kh = 0; kh < p.k_h; ++kh) {
-      if (!rows[kh]) continue;
+    for (index_t kh = 0; kh < k_h; ++kh) {
       const float* first = rows[kh] + ow * stride;
       for (index_t kw = 0; kw < k_w; ++kw) {
         const float wv = wc[kh * k_w + kw];
@@ -432,28 +450,61 @@ inline void output_row(const ConvParams& p, const float* const* rows, const floa
   activate_row(e, yrow, p.out_w);
 }
 
+template <int S, int K, int R>
+inline void output_rows(const ConvParams& p, const KernelRows* rows, const float* wc, float bias, float* y,
+                        const Epilogue& e) {
+  for (int r = 0; r < R; ++r) output_row<S, K>(p, rows[r], wc, bias, y + r * p.out_w, e);
+}
+
 #endif
 
-// One channel plane; S and K are the horizontal stride and kernel width when fixed at compile
-// time (0: read from p), so the common 3x3 layers get fully unrolled taps.
+// One channel plane; S is the horizontal stride and K x K the kernel when fixed at compile time
+// (0: read from p), so the common 3x3 layers get fully unrolled taps.
 template <int S, int K>
 inline void plane(const ConvParams& p, const float* xc, const float* wc, float bias, float* yc, float* ring,
                   const Epilogue& e) {
-  const index_t span = depthwise_span_h(p), row_floats = depthwise_row_floats(p);
-  const float* rows[kMaxKernelRows];
-  index_t next_row = 0;  // input rows below this one are in the ring already
-  for (index_t oh = 0; oh < p.out_h; ++oh) {
-    for (index_t kh = 0; kh < p.k_h; ++kh) {
-      const index_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
-      rows[kh] = nullptr;
-      if (ih < 0 || ih >= p.in_h) continue;
-      // Rows between this one and the last loaded are loaded too (dilated kernels read them
-      // on the next output row); the ring holds the last `span` of them.
-      if (next_row < ih - span + 1) next_row = ih - span + 1;
-      for (; next_row <= ih; ++next_row) pad_row(p, xc + next_row * p.in_w, ring + (next_row % span) * row_floats);
-      rows[kh] = ring + (ih % span) * row_floats;
+  const index_t ring_rows = depthwise_ring_rows(p), row_floats = depthwise_row_floats(p);
+  const float* zero_row = ring + ring_rows * row_floats;
+  // The ring holds input rows [next_row - ring_rows, next_row), row r in slot r % ring_rows;
+  // next_slot is next_row % ring_rows, stepped along (no division per row).
+  index_t next_row = 0, next_slot = 0;
+  auto read_rows = [&](index_t oh, KernelRows& rows) {
+    const index_t ih0 = oh * p.stride_h - p.pad_h;
+    // Load the rows up to this output row's last (rows in between too: dilated kernels read
+    // them on the next output row); earlier rows than the ring holds are skipped.
+    const index_t last = ih0 + (p.k_h - 1) * p.dilation_h < p.in_h ? ih0 + (p.k_h - 1) * p.dilation_h : p.in_h - 1;
+    if (next_row < last - ring_rows + 1) {
+      next_row = last - ring_rows + 1;
+      next_slot = next_row % ring_rows;
     }
-    output_row<S, K>(p, rows, wc, bias, yc + oh * p.out_w, e);
+    for (; next_row <= last; ++next_row) {
+      pad_row(p, xc + next_row * p.in_w, ring + next_slot * row_floats);
+      if (++next_slot == ring_rows) next_slot = 0;
+    }
+    for (index_t kh = 0; kh < p.k_h; ++kh) {
+      const index_t ih = ih0 + kh * p.dilation_h;
+      if (ih < 0 || ih >= p.in_h) {
+        rows[kh] = zero_row;
+        continue;
+      }
+      // Row ih is next_row - ih rows behind the next one to load.
+      index_t slot = next_slot - (next_row - ih);
+      if (slot < 0) slot += ring_rows;
+      rows[kh] = ring + slot * row_floats;
+    }
+  };
+  const bool pairs = computes_row_pairs(p);
+  KernelRows rows[2];
+  for (index_t oh = 0; oh < p.out_h;) {
+    read_rows(oh, rows[0]);
+    if (pairs && oh + 1 < p.out_h) {
+      read_rows(oh + 1, rows[1]);
+      output_rows<S, K, 2>(p, rows, wc, bias, yc + oh * p.out_w, e);
+      oh += 2;
+    } else {
+      output_rows<S, K, 1>(p, rows, wc, bias, yc + oh * p.out_w, e);
+      oh += 1;
+    }
   }
 }
 
@@ -524,7 +575,7 @@ inline void conv_depthwise(const ConvParams& p, const float* x, const float* w, 
   const index_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w, taps = p.k_h * p.k_w;
   const index_t planes = p.batch * p.out_channels, slot_floats = conv_depthwise_scratch_floats(p);
   const bool flat = depthwise_uses_flat_plane(p);
-  const bool dense3 = p.k_w == 3 && p.dilation_w == 1;
+  const bool dense3 = p.k_h == 3 && p.k_w == 3 && p.dilation_w == 1;
   auto compute = [&](Range range, float* slot) {
     // The padding (and the slack, read but never used) is zeroed once: only the input's
     // rectangle, or the inside of the padded rows, is rewritten per channel.

@@ -17,6 +17,8 @@
 #ifndef ONNXC_PACKED_GEMM_H
 #define ONNXC_PACKED_GEMM_H
 
+#include <limits>
+
 #include "onnxc/activation.h"
 #include "onnxc/base.h"
 #include "onnxc/gemm.h"
@@ -125,6 +127,27 @@ inline vfloat activate(const Epilogue& e, vfloat x) {
   }
   return x;
 }
+
+// The activations that are a clamp to [lo, hi] (Relu, Clip), applied in registers by kernels
+// whose inner loops cannot afford activate's switch (a call that spills the accumulators);
+// None is no clamp, and the other activations run over the stored output (activate_row).
+struct Clamp {
+  bool clamps;
+  vfloat lo, hi;
+};
+
+inline Clamp clamp_of(const Epilogue& e) {
+  const float inf = std::numeric_limits<float>::infinity();
+  if (e.activation == Activation::Relu) return {true, vfloat(0.0f), vfloat(inf)};
+  if (e.activation == Activation::Clip) return {true, vfloat(e.alpha), vfloat(e.beta)};
+  return {false, vfloat(-inf), vfloat(inf)};
+}
+
+inline bool is_clamp(const Epilogue& e) {
+  return e.activation == Activation::None || e.activation == Activation::Relu || e.activation == Activation::Clip;
+}
+
+inline vfloat clamp(const Clamp& c, vfloat x) { return c.clamps ? xsimd::min(xsimd::max(x, c.lo), c.hi) : x; }
 
 #if defined(__AVX512F__)
 constexpr int kTileRows = 8;
