@@ -1,5 +1,6 @@
 #include "driver/build.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
@@ -97,8 +98,70 @@ static std::string cached_harness_object(const std::string& cxx, const std::vect
   return fs::exists(object) ? object.string() : tmp_obj.string();
 }
 
+// The runtime headers a generated model includes, in order: the text of its precompiled header.
+static std::string runtime_includes(const GeneratedCode& code) {
+  std::string lines;
+  for (const std::string* text : {&code.header, &code.source}) {
+    std::size_t pos = 0;
+    while ((pos = text->find("#include \"onnxc/", pos)) != std::string::npos) {
+      std::size_t end = text->find('\n', pos);
+      std::string line = text->substr(pos, end - pos) + "\n";
+      if (lines.find(line) == std::string::npos) lines += line;
+      pos = end;
+    }
+  }
+  return lines;
+}
+
+// Every runtime header's text, so a cached precompiled header is never used across runtime changes.
+static const std::string& runtime_headers_text() {
+  static const std::string text = [] {
+    std::vector<fs::path> headers;
+    for (const fs::directory_entry& e : fs::directory_iterator(fs::path(runtime_include_dir()) / "onnxc"))
+      headers.push_back(e.path());
+    std::sort(headers.begin(), headers.end());
+    std::string all;
+    for (const fs::path& h : headers) {
+      std::ifstream f(h, std::ios::binary);
+      all += h.filename().string();
+      all.append(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    }
+    return all;
+  }();
+  return text;
+}
+
+// validate --pch-cache DIR: the runtime headers the model includes, precompiled in DIR with exactly the compiler
+// and flags of the build (argv: the compile command without sources and output) and reused by every model that
+// includes the same headers. Returns the header to pass with -include (the compiler finds NAME.h.gch beside it;
+// g++ and clang++ both do), or "" when precompiling failed: the build then parses the headers as usual, so a
+// precompiled header only ever saves time, never changes what compiles.
+static std::string cached_precompiled_header(const std::vector<std::string>& argv, const std::string& includes,
+                                             const std::string& cache_dir) {
+  std::size_t key = std::hash<std::string>{}(fmt::format("{}\n{}\n{}", fmt::join(argv, " "), includes,
+                                                         runtime_headers_text()));
+  std::error_code ec;
+  fs::create_directories(cache_dir, ec);
+  fs::path header = fs::path(cache_dir) / fmt::format("runtime-{:016x}.h", key);
+  fs::path pch = header.string() + ".gch";
+  if (fs::exists(pch)) return header.string();
+  // Write under unique names and rename: parallel validate runs may race here.
+  std::string tmp_dir = make_temp_dir();
+  fs::path tmp_header = fs::path(tmp_dir) / "runtime.h", tmp_pch = fs::path(tmp_dir) / "runtime.h.gch";
+  write_text(tmp_header, includes);
+  std::vector<std::string> cmd = argv;
+  cmd.insert(cmd.end(), {"-x", "c++-header", tmp_header.string(), "-o", tmp_pch.string()});
+  bool ok = run_process(cmd, 600).exit_code == 0;
+  if (ok) {
+    fs::rename(tmp_header, header, ec);  // the header first: a .gch is only looked for beside it
+    fs::rename(tmp_pch, pch, ec);
+  }
+  fs::remove_all(tmp_dir, ec);
+  return ok && fs::exists(pch) ? header.string() : "";
+}
+
 HostBuild build_harness(const Compilation& c, const CompileOptions& co, const std::string& dir, const std::string& cxx,
-                        const std::vector<std::string>& flags) {
+                        const std::vector<std::string>& flags, const std::string& pch_cache_dir) {
   HostBuild b;
   b.dir = dir;
   fs::create_directories(dir);
@@ -117,8 +180,15 @@ HostBuild build_harness(const Compilation& c, const CompileOptions& co, const st
   argv.insert(argv.end(), flags.begin(), flags.end());
   // The generated code may need the target's ISA flags; the harness around it never does.
   if (const Target* t = find_target(co.target)) argv.insert(argv.end(), t->cxx_flags.begin(), t->cxx_flags.end());
-  argv.insert(argv.end(), {"-I", runtime_include_dir(), "-I", dir, (fs::path(dir) / "model.cpp").string(),
-                           (fs::path(dir) / "glue.cpp").string(), harness, "-o", b.program});
+  argv.insert(argv.end(), {"-I", runtime_include_dir()});
+  if (!pch_cache_dir.empty()) {
+    std::string header = cached_precompiled_header(argv, runtime_includes(code), pch_cache_dir);
+    if (!header.empty()) argv.insert(argv.end(), {"-include", header});
+  }
+  // One translation unit for the model and its glue: one compiler process instead of two, and model.cpp is
+  // compiled exactly as it stands (the glue only follows it).
+  write_text(fs::path(dir) / "harness_unit.cpp", "#include \"model.cpp\"\n#include \"glue.cpp\"\n");
+  argv.insert(argv.end(), {"-I", dir, (fs::path(dir) / "harness_unit.cpp").string(), harness, "-o", b.program});
   ProcessResult r = run_process(argv, 1800);
   b.ok = r.exit_code == 0;
   if (!b.ok) b.log = fmt::format("$ {}\n{}", fmt::join(argv, " "), r.output);

@@ -16,9 +16,10 @@ struct HostBuild {
   std::string firmware_target;  // set when program is a firmware image for QEMU (driver/firmware.h)
 };
 
-// Writes the generated code and the harness into dir and compiles them into a program.
+// Writes the generated code and the harness into dir and compiles them into a program. With a pch_cache_dir,
+// the runtime headers the model includes are precompiled there once per compiler, flags and header set.
 HostBuild build_harness(const Compilation& c, const CompileOptions& co, const std::string& dir, const std::string& cxx,
-                        const std::vector<std::string>& flags);
+                        const std::vector<std::string>& flags, const std::string& pch_cache_dir = "");
 
 std::string default_cxx();
 // A fresh temporary directory.

@@ -25,6 +25,8 @@ struct ValidateOptions {
   std::vector<std::string> pinned_inputs;
   // --threads N: run through run_parallel with the harness's pool of N threads (0: run()).
   int threads = 0;
+  // --pch-cache DIR: precompiled runtime headers shared by many validate runs (host targets).
+  std::string pch_cache_dir;
 };
 
 struct BenchOptions {

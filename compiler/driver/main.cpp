@@ -522,6 +522,12 @@ int main(int argc, char** argv) {
   validate->add_option("--cxxflags", vopt.cxxflags, "Flags for the host compiler (default: -O1).")->allow_extra_args(false);
   validate->add_option("--keep", vopt.keep_dir, "Keep the generated code, harness and outputs in this directory.");
   validate->add_option("--timeout", vopt.timeout_s, "Seconds the compiled model may run (default 600).");
+  validate->add_option("--pch-cache", vopt.pch_cache_dir,
+                       "Precompile the runtime headers the generated code includes into this directory, once per "
+                       "compiler, flags and set of headers, and reuse them: for many validations in a row (the "
+                       "conformance runner uses it), where parsing the kernel headers is most of a small model's "
+                       "build time. Host targets only.")
+      ->type_name("DIR");
   validate->add_option("--threads", vopt.threads,
                        "Run the model through run_parallel with a pool of N threads (the harness's example pool), and "
                        "check its outputs are the same bits as the serial run()'s too. Host targets only.")

@@ -417,7 +417,7 @@ int build_and_run(const Compilation& comp, const CompileOptions& co, const std::
   std::vector<std::string> flags = v.cxxflags;
   if (flags.empty()) flags = {"-O1"};
   HostBuild build = v.firmware_target.empty()
-                        ? build_harness(comp, co, dir, v.cxx.empty() ? default_cxx() : v.cxx, flags)
+                        ? build_harness(comp, co, dir, v.cxx.empty() ? default_cxx() : v.cxx, flags, v.pch_cache_dir)
                         : build_firmware(comp, co, dir, v.firmware_target, v.cxxflags);
   if (!build.ok) {
     fmt::print(stderr, "error: {}: the generated code did not compile\n{}\n", comp.model.path, build.log);
