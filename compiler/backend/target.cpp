@@ -8,7 +8,7 @@ const std::vector<Target>& targets() {
   static const std::vector<Target> all = {
       {"generic", "portable C++, no SIMD intrinsics (any C++17 compiler, bare metal included)", {}, "", false, false},
       {"native", "SIMD for whatever the compiler's flags enable (validate and bench use -march=native)",
-       {"-march=native"}, "", true, false},
+       {"-march=native"}, "", true, false, true},
       {"x86-64-v2", "x86-64 with SSE4.2", {"-march=x86-64-v2"}, "defined(__SSE4_2__)", true, false},
       {"x86-64-v3", "x86-64 with AVX2 and FMA", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)", true, false},
       {"avx2", "same as x86-64-v3", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)", true, false},

@@ -26,6 +26,10 @@ struct Target {
   // RAM is the scarce resource (microcontrollers): where a faster kernel needs scratch memory
   // that would raise the arena, the memory planner takes the slower kernel that needs none.
   bool memory_first = false;
+  // The generated code may be compiled with AVX-512 VNNI (the flags are the user's machine's): integer
+  // convolutions also carry their weights in rt::qconv_vnni's layout and take that kernel when the
+  // compiler of the generated code enables VNNI (ONNXC_QCONV_VNNI), the im2col product otherwise.
+  bool int8_dot_product = false;
 };
 
 // Every target, the default ("generic") first.

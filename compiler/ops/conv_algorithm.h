@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "ir/ir.h"
@@ -34,6 +35,8 @@ int64_t conv_im2col_cols(const Node& conv);
 // The same for QLinearConv's matrix-product kernel (rt::qconv_gemm: uint8 bytes, in groups of
 // four k); zero bytes_per_column when the node cannot use it.
 Im2colShape qlinear_conv_im2col_shape(const Node& qlinear_conv);
+// QLinearConv's weights in rt::qconv_vnni's layout, when that kernel can compute it.
+std::optional<Tensor> qlinear_conv_vnni_weights(const Node& qlinear_conv);
 
 // The rt::Epilogue literal of the activation fused into the node (None when there is none).
 std::string epilogue_code(const Node& node);
@@ -46,6 +49,8 @@ constexpr const char* kActivationBetaAttr = "onnxc.activation_beta";
 // int: output columns per im2col block of a Gemm Conv (or of QLinearConv's matrix-product
 // kernel); 0: compute it with the direct kernel instead (no scratch, weights left unpacked).
 constexpr const char* kIm2colColsAttr = "onnxc.im2col_cols";
+// QLinearConv's weights in rt::qconv_vnni's layout, after its nine ONNX inputs (pack-weights).
+constexpr std::size_t kVnniWeightsInput = 9;
 // int: scratch copies a depthwise Conv has, one per task it splits into when run() is given a
 // parallel-for (absent: 1, the kernel runs serially). Set by give_parallel_slots.
 constexpr const char* kParallelSlotsAttr = "onnxc.parallel_slots";

@@ -226,9 +226,16 @@ const OpRegistrar qlinear_conv_op([] {
     rt::qconv_weight_row_sums(p, n.inputs[in.w]->constant->data<int8_t>(), sums.data());
     const std::string row_sums = e.index_array("row_sums", std::vector<int64_t>(sums.begin(), sums.end()));
     e.line(conv_params_code(p));
-    e.linef("rt::qconv_gemm(p, {}, {}, {}, {}, {}, {}, {});", e.in(in.x),
-            n.has_input(in.x_zero_point) ? e.in(in.x_zero_point) + "[0]" : std::string("0"), e.in(in.w), row_sums,
-            output, cols, e.scratch());
+    const std::string x_zero_point = n.has_input(in.x_zero_point) ? e.in(in.x_zero_point) + "[0]" : "0";
+    const bool vnni = n.has_input(kVnniWeightsInput);
+    if (vnni) e.line("#if defined(ONNXC_QCONV_VNNI)");
+    if (vnni)
+      e.linef("rt::qconv_vnni(p, {}, {}, {}, {}, {});", e.in(in.x), x_zero_point, e.in(kVnniWeightsInput), row_sums,
+              output);
+    if (vnni) e.line("#else");
+    e.linef("rt::qconv_gemm(p, {}, {}, {}, {}, {}, {}, {});", e.in(in.x), x_zero_point, e.in(in.w), row_sums, output,
+            cols, e.scratch());
+    if (vnni) e.line("#endif");
   };
   d.fold = fold_qlinear_conv;
   d.scratch_bytes = [](const Node& n) {
@@ -239,6 +246,15 @@ const OpRegistrar qlinear_conv_op([] {
 }());
 
 }  // namespace
+
+std::optional<Tensor> qlinear_conv_vnni_weights(const Node& n) {
+  if (!qconv_gemm_applies(n)) return std::nullopt;
+  const rt::ConvParams p = integer_conv_params(n, kQLinearConvInputs);
+  if (!rt::qconv_vnni_applies(p)) return std::nullopt;
+  Tensor packed(DType::Int8, {static_cast<int64_t>(rt::qconv_vnni_weights_bytes(p))});
+  rt::qconv_vnni_pack_weights(p, n.inputs[kQLinearConvInputs.w]->constant->data<int8_t>(), packed.data<int8_t>());
+  return packed;
+}
 
 Im2colShape qlinear_conv_im2col_shape(const Node& n) {
   if (!qconv_gemm_applies(n)) return {};

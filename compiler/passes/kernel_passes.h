@@ -38,7 +38,9 @@ int give_parallel_slots(Graph& g);
 // pack-weights: the constant weights of every Conv that the matrix-product kernel computes are
 // rewritten into the panel layout it reads (rt::pack_weights), so nothing is packed at run time;
 // a float Gemm's constant transposed B is stored transposed back (transB = 0), the layout its
-// kernel reads fastest. Returns the nodes rewritten.
-int pack_weights(Graph& g);
+// kernel reads fastest. With vnni_layout (Target::int8_dot_product), a QLinearConv that rt::qconv_vnni
+// computes gets its weights in that kernel's layout as well, as the extra input kVnniWeightsInput.
+// Returns the nodes rewritten.
+int pack_weights(Graph& g, bool vnni_layout);
 
 }  // namespace onnxc

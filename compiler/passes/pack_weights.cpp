@@ -1,5 +1,7 @@
 // pack-weights: see kernel_passes.h. A packed Conv weight keeps its shape (only the order of its
 // elements changes) and becomes a new value, so a weight another node also reads stays intact.
+#include <optional>
+
 #include "onnxc/packed_gemm.h"
 #include "ops/conv_algorithm.h"
 #include "passes/kernel_passes.h"
@@ -15,6 +17,17 @@ void pack_conv(Graph& g, Node& conv) {
   rt::pack_weights(w.data<float>(), m, k, p.data<float>());
   conv.inputs[1] = add_constant(g, conv.inputs[1]->name + "_packed", std::move(p));
   conv.set_attr_int(kPackedWeightsAttr, 1);
+}
+
+// QLinearConv through rt::qconv_vnni: its weights in that kernel's layout as one more input; the original
+// stays for the matrix product the generated code takes without VNNI.
+bool add_vnni_weights(Graph& g, Node& conv) {
+  if (conv.has_input(kVnniWeightsInput)) return false;
+  std::optional<Tensor> packed = qlinear_conv_vnni_weights(conv);
+  if (!packed) return false;
+  conv.inputs.resize(kVnniWeightsInput, nullptr);  // an absent bias stays absent
+  conv.inputs.push_back(add_constant(g, conv.inputs[3]->name + "_vnni", std::move(*packed)));
+  return true;
 }
 
 // Float Gemm with a constant transposed B: store B^T instead and clear transB, so the kernel
@@ -35,7 +48,7 @@ bool untranspose_gemm_weight(Graph& g, Node& gemm) {
 
 }  // namespace
 
-int pack_weights(Graph& g) {
+int pack_weights(Graph& g, bool vnni_layout) {
   int packed = 0;
   for (auto& node : g.nodes) {
     Node& n = *node;
@@ -45,14 +58,16 @@ int pack_weights(Graph& g) {
       ++packed;
     } else if (n.op_type == "Gemm" && untranspose_gemm_weight(g, n)) {
       ++packed;
+    } else if (vnni_layout && n.op_type == "QLinearConv" && add_vnni_weights(g, n)) {
+      ++packed;
     }
   }
   g.relink();
   // The kernels of control-flow bodies (If branches, Loop and Scan bodies) read the same layout.
   for (auto& node : g.nodes)
     for (auto& [name, a] : node->attrs) {
-      if (a.kind == Attribute::Kind::Graph && a.g) packed += pack_weights(*a.g);
-      for (auto& sub : a.graphs) packed += pack_weights(*sub);
+      if (a.kind == Attribute::Kind::Graph && a.g) packed += pack_weights(*a.g, vnni_layout);
+      for (auto& sub : a.graphs) packed += pack_weights(*sub, vnni_layout);
     }
   return packed;
 }

@@ -92,7 +92,7 @@ Compilation compile_model(const std::string& path, const CompileOptions& o) {
   plan.concat_in_place = enabled(o, "concat-in-place");
   plan.reorder = enabled(o, "reorder");
   if (enabled(o, "im2col-blocks")) choose_im2col_blocks(g, plan_program(g, o.alignment, plan).main, memory_first);
-  pack_weights(g);  // always: the layout the kernels read, not an optimisation to compare against
+  pack_weights(g, target && target->int8_dot_product);  // always: the layout the kernels read, not an optimisation to compare against
   c.program = plan_program(g, o.alignment, plan);
   return c;
 }

@@ -6,10 +6,12 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "onnxc/conv.h"
 #include "onnxc/pool.h"
+#include "onnxc/quant.h"
 #include "onnxc/rnn.h"
 
 namespace {
@@ -254,3 +256,43 @@ TEST_CASE("float max_pool's row kernel matches the general loop") {
     for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == expected[i]);
   }
 }
+
+#if defined(ONNXC_QCONV_VNNI)
+TEST_CASE("qconv_vnni (AVX-512 VNNI) equals conv_integer, with padding, strides, dilation and partial tiles") {
+  // in channels (not a multiple of 4), out channels (not a multiple of the 16-channel tile),
+  // input height x width, kernel h x w, stride h x w, pad, dilation; batch 2. Widths leave partial
+  // 16-column segments; the 1x1 cases run as one row of the whole plane.
+  struct Case {
+    index_t c, m, h, w, kh, kw, sh, sw, pad, dilation;
+  };
+  const Case cases[] = {{3, 5, 9, 20, 3, 3, 1, 1, 1, 1},   {5, 20, 11, 37, 3, 3, 2, 2, 1, 1},
+                        {8, 33, 8, 8, 1, 1, 1, 1, 0, 1},   {6, 16, 10, 24, 3, 3, 1, 1, 2, 2},
+                        {1, 7, 5, 40, 5, 5, 2, 2, 2, 1},   {16, 17, 12, 18, 1, 1, 2, 2, 0, 1},
+                        {4, 3, 49, 10, 10, 4, 2, 1, 4, 1}, {12, 40, 6, 16, 3, 1, 1, 2, 1, 1}};
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const Case& c : cases) {
+    const index_t oh = (c.h + 2 * c.pad - c.dilation * (c.kh - 1) - 1) / c.sh + 1;
+    const index_t ow = (c.w + 2 * c.pad - c.dilation * (c.kw - 1) - 1) / c.sw + 1;
+    const ConvParams p = {2, c.c, c.m, 1, 1, c.h, c.w, 1, oh, ow, 1, c.kh, c.kw, 1, c.sh, c.sw,
+                          1, c.dilation, c.dilation, 0, c.pad, c.pad};
+    if (!onnxc::rt::qconv_vnni_applies(p)) FAIL("case not run by qconv_vnni: " << c.c << "x" << c.h << "x" << c.w);
+    std::vector<uint8_t> x(static_cast<std::size_t>(2 * c.c * c.h * c.w));
+    std::vector<int8_t> w(static_cast<std::size_t>(c.m * c.c * c.kh * c.kw));
+    for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
+    for (auto& v : w) v = static_cast<int8_t>(byte(rng) - 128);
+    const uint8_t zx = 101;
+    const std::size_t outputs = static_cast<std::size_t>(2 * c.m * oh * ow);
+    std::vector<int32_t> reference(outputs), vnni(outputs, -1), plane(static_cast<std::size_t>(oh * ow));
+    onnxc::rt::conv_integer(p, onnxc::rt::QuantOperand<uint8_t>{x.data(), &zx, 0},
+                            onnxc::rt::QuantOperand<int8_t>{w.data(), nullptr, 0},
+                            onnxc::rt::StoreInt32{reference.data()}, plane.data());
+    std::vector<int8_t> packed(static_cast<std::size_t>(onnxc::rt::qconv_vnni_weights_bytes(p)));
+    onnxc::rt::qconv_vnni_pack_weights(p, w.data(), packed.data());
+    std::vector<index_t> row_sums(static_cast<std::size_t>(c.m));
+    onnxc::rt::qconv_weight_row_sums(p, w.data(), row_sums.data());
+    onnxc::rt::qconv_vnni(p, x.data(), zx, packed.data(), row_sums.data(), onnxc::rt::StoreInt32{vnni.data()});
+    CHECK(vnni == reference);
+  }
+}
+#endif

@@ -19,6 +19,17 @@
 #define ONNXC_UNROLL
 #endif
 
+// Inlines a small function into every caller regardless of the caller's size. For the functions
+// called per element or per vector inside kernels (activations, quantized arithmetic): a generated
+// run() holds the whole model, and once it is large GCC stops inlining into the kernels it has
+// inlined into it, leaving a call per element (and, for SIMD code, every vector register spilled
+// around each call).
+#if defined(__GNUC__)
+#define ONNXC_INLINE __attribute__((always_inline)) inline
+#else
+#define ONNXC_INLINE inline
+#endif
+
 namespace onnxc {
 namespace rt {
 

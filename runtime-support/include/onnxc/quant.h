@@ -23,7 +23,7 @@
 #include <cstring>
 #include <limits>
 
-#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#if defined(__SSE2__)  // every x86-64; the VNNI product below needs AVX-512 as well
 #include <immintrin.h>
 #endif
 
@@ -285,6 +285,26 @@ struct RequantizeOutput {
   }
 };
 
+// out(channel, i + j, acc[j] - offset) for j < n: a row of one channel's accumulators.
+template <class Out>
+inline void store_row(const Out& out, index_t channel, index_t i, const std::int32_t* acc, index_t n,
+                      std::int32_t offset) {
+  for (index_t j = 0; j < n; ++j) out(channel, i + j, acc[j] - offset);
+}
+
+// The same for requantized outputs, with the channel's bias and multiplier read once, so the
+// loop vectorises (a per-element call left it scalar: most of an int8 convolution's time).
+template <class Q, class R>
+inline void store_row(const RequantizeOutput<Q, R>& out, index_t channel, index_t i, const std::int32_t* acc, index_t n,
+                      std::int32_t offset) {
+  const std::uint32_t add = (out.bias ? static_cast<std::uint32_t>(out.bias[channel]) : 0u) -
+                            static_cast<std::uint32_t>(offset);  // wrapping, as the accumulation
+  const R r = out.requant[channel * out.requant_stride];
+  Q* y = out.y + i;
+  for (index_t j = 0; j < n; ++j)
+    y[j] = requantize<Q>(static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[j]) + add), r, out.zero_point);
+}
+
 // A quantized operand: data with its zero point (null: 0), one per tensor (zero_point_stride 0)
 // or one per row/channel (1).
 template <class T>
@@ -479,7 +499,7 @@ inline void depthwise_integer(const ConvParams& p, QuantOperand<X> x, QuantOpera
 struct QLinearAdd {
   float a_ratio, b_ratio;
   std::int32_t a_zero_point, b_zero_point, c_zero_point;
-  template <class Q> Q operator()(Q a, Q b) const {
+  template <class Q> ONNXC_INLINE Q operator()(Q a, Q b) const {
     const float da = static_cast<float>(static_cast<std::int32_t>(a) - a_zero_point);
     const float db = static_cast<float>(static_cast<std::int32_t>(b) - b_zero_point);
     return quantize_value<Q>(a_ratio * da + b_ratio * db, c_zero_point);
@@ -493,7 +513,7 @@ struct QLinearAdd {
 struct QLinearMul {
   float multiplier;
   std::int32_t a_zero_point, b_zero_point, c_zero_point;
-  template <class Q> Q operator()(Q a, Q b) const {
+  template <class Q> ONNXC_INLINE Q operator()(Q a, Q b) const {
     const std::int32_t product =
         (static_cast<std::int32_t>(a) - a_zero_point) * (static_cast<std::int32_t>(b) - b_zero_point);
     return quantize_value<Q>(multiplier * static_cast<float>(product), c_zero_point);
@@ -564,6 +584,38 @@ inline void next_tap(const ConvParams& p, ConvTap& t) {
   ++t.ic;
 }
 
+// A 2-D convolution of stride 1 whose output rows are as wide as its input rows (padding k_w - 1
+// in total, as in every "same" convolution): output position (oh, ow) under tap (kh, kw) reads
+// the input at the flat index oh * in_w + ow + shift, one shift per tap.
+inline bool conv_keeps_row_width(const ConvParams& p) {
+  return p.k_d == 1 && p.in_d == 1 && p.out_d == 1 && p.stride_h == 1 && p.stride_w == 1 && p.out_w == p.in_w;
+}
+
+// qconv_im2col_row for conv_keeps_row_width: one copy of the shifted plane, then the padding
+// written over it (out-of-plane positions before and after, and in each output row the columns
+// whose tap falls left or right of the input row, which the flat copy took from the row beside).
+inline void qconv_im2col_row_shifted(const ConvParams& p, const std::uint8_t* xc, std::uint8_t zx, ConvTap tap,
+                                     OutputPosition from, index_t cols, std::uint8_t* row) {
+  const index_t column_shift = tap.kw * p.dilation_w - p.pad_w;
+  const index_t start = from.oh * p.out_w + from.ow + (tap.kh * p.dilation_h - p.pad_h) * p.in_w + column_shift;
+  const index_t plane = p.in_h * p.in_w;
+  const index_t lo = start < 0 ? (-start < cols ? -start : cols) : 0;        // columns before the plane
+  const index_t hi = plane - start < cols ? (plane - start > lo ? plane - start : lo) : cols;  // and after it
+  std::memset(row, zx, static_cast<std::size_t>(lo));
+  if (hi > lo) std::memcpy(row + lo, xc + start + lo, static_cast<std::size_t>(hi - lo));
+  std::memset(row + hi, zx, static_cast<std::size_t>(cols - hi));
+  // Output columns [0, left) and [right, out_w) of every row tap outside the input row.
+  const index_t left = column_shift < 0 ? (-column_shift < p.out_w ? -column_shift : p.out_w) : 0;
+  const index_t right = column_shift > 0 ? (column_shift < p.out_w ? p.out_w - column_shift : 0) : p.out_w;
+  if (left == 0 && right == p.out_w) return;
+  for (index_t j = -from.ow; j < cols; j += p.out_w) {  // j: column of the output row's ow = 0
+    for (index_t ow = 0; ow < left; ++ow)
+      if (j + ow >= 0 && j + ow < cols) row[j + ow] = zx;
+    for (index_t ow = right; ow < p.out_w; ++ow)
+      if (j + ow >= 0 && j + ow < cols) row[j + ow] = zx;
+  }
+}
+
 // Row `tap` of im2col for the `cols` output positions of one image from `from` on: x_zp where
 // the tap falls in the padding, runs of an input row between, one output row segment at a time.
 inline void qconv_im2col_row(const ConvParams& p, const std::uint8_t* x, std::uint8_t zx, ConvTap tap,
@@ -575,6 +627,7 @@ inline void qconv_im2col_row(const ConvParams& p, const std::uint8_t* x, std::ui
     std::memcpy(row, xc + first, static_cast<std::size_t>(cols));
     return;
   }
+  if (conv_keeps_row_width(p)) return qconv_im2col_row_shifted(p, xc, zx, tap, from, cols, row);
   const index_t offset = kw * p.dilation_w - p.pad_w;  // input column of output column 0
   // The output position of column j, advanced row by row (no division in the loop).
   index_t od = from.od, oh = from.oh, ow0 = from.ow;
@@ -625,7 +678,23 @@ inline void qconv_pack_block(const ConvParams& p, const std::uint8_t* x, std::ui
         next_tap(p, tap);
       }
       std::uint8_t* dst = col + (g * stride_cols + c0) * 4;
-      for (index_t j = 0; j < chunk; ++j) {
+      index_t j = 0;
+#if defined(__SSE2__)
+      for (; j + 16 <= chunk; j += 16) {  // 16 columns: bytes of rows 0/1 and 2/3 paired, then the pairs
+        const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[0] + j));
+        const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[1] + j));
+        const __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[2] + j));
+        const __m128i r3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[3] + j));
+        const __m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
+        const __m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
+        __m128i* out = reinterpret_cast<__m128i*>(dst + 4 * j);
+        _mm_storeu_si128(out, _mm_unpacklo_epi16(lo01, lo23));
+        _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(lo01, lo23));
+        _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(hi01, hi23));
+        _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(hi01, hi23));
+      }
+#endif
+      for (; j < chunk; ++j) {
         dst[4 * j] = rows[0][j];
         dst[4 * j + 1] = rows[1][j];
         dst[4 * j + 2] = rows[2][j];
@@ -752,12 +821,182 @@ inline void qconv_gemm(const ConvParams& p, const std::uint8_t* x, std::uint8_t 
           const index_t valid = n - j0 < kQConvColumnQuantum * vectors ? n - j0 : kQConvColumnQuantum * vectors;
           for (index_t r = 0; r < rows; ++r) {
             const index_t base = (b * p.out_channels + m + r) * n_total + first + j0;
-            for (index_t j = 0; j < valid; ++j) out(m + r, base + j, acc[r][j] - correction[r]);
+            store_row(out, m + r, base, acc[r], valid, correction[r]);
           }
         }
       }
     }
   }
+}
+
+// ---- direct integer convolution with AVX-512 VNNI ----
+//
+// For one-group 2-D convolutions with horizontal stride 1 or 2, on targets with AVX-512 VNNI: no
+// im2col. Sixteen output columns of one output row are one vector of 16 int32 accumulators per
+// output channel; for each tap and group of four input channels, the sixteen input bytes of each
+// of the four channels are loaded (masked: x_zp where the tap falls in the padding) and
+// interleaved into one vector of 16 four-byte groups, which one VPDPBUSD per output channel
+// multiplies with that channel's four weights. Sixteen output channels are one register tile; the
+// vectors built for the first tile are kept on the stack for the others. The weights are packed
+// at compile time (qconv_vnni_pack_weights) so each channel's four weights of a tap are one int32
+// and the tile's sixteen are adjacent. Needs no scratch memory.
+constexpr index_t kQConvVnniChannels = 16;       // output channels per register tile
+constexpr index_t kQConvVnniMaxKernelWidth = 16;
+constexpr index_t kQConvVnniCacheBytes = 16384;  // stack for one segment's input vectors
+
+// The geometry qconv_vnni walks: a 1x1 convolution of stride 1 without padding as one row of all
+// the plane's positions (rows narrower than a vector would leave lanes idle).
+inline ConvParams qconv_vnni_geometry(ConvParams p) {
+  if (!conv_reads_input_as_matrix(p)) return p;
+  p.in_w = p.out_w = p.in_d * p.in_h * p.in_w;
+  p.in_d = p.in_h = p.out_d = p.out_h = 1;
+  return p;
+}
+
+// Whether qconv_vnni computes this convolution (the compiler gives it packed weights only then):
+// 2-D, one group, horizontal stride 1 or 2, and output rows of at least half a vector.
+inline bool qconv_vnni_applies(const ConvParams& conv) {
+  const ConvParams p = qconv_vnni_geometry(conv);
+  return p.group == 1 && p.k_d == 1 && p.in_d == 1 && p.out_d == 1 && (p.stride_w == 1 || p.stride_w == 2) &&
+         p.k_w <= kQConvVnniMaxKernelWidth && p.out_w >= 8;
+}
+
+inline index_t qconv_vnni_padded_channels(const ConvParams& p) {
+  return (p.out_channels + kQConvVnniChannels - 1) / kQConvVnniChannels * kQConvVnniChannels;
+}
+
+// Bytes of the packed weights: int32 ((c4 * k_h + kh) * k_w + kw) * padded_channels + m holds
+// w[m, 4 c4 .. 4 c4 + 3, kh, kw] (0 past the channels).
+inline index_t qconv_vnni_weights_bytes(const ConvParams& p) {
+  return (p.in_channels + 3) / 4 * p.k_h * p.k_w * qconv_vnni_padded_channels(p) * 4;
+}
+
+inline void qconv_vnni_pack_weights(const ConvParams& p, const std::int8_t* w, std::int8_t* packed) {
+  const index_t groups = (p.in_channels + 3) / 4, taps = p.k_h * p.k_w, padded = qconv_vnni_padded_channels(p);
+  for (index_t c4 = 0; c4 < groups; ++c4)
+    for (index_t tap = 0; tap < taps; ++tap)
+      for (index_t m = 0; m < padded; ++m)
+        for (index_t t = 0; t < 4; ++t) {
+          const index_t ic = 4 * c4 + t;
+          const bool real = m < p.out_channels && ic < p.in_channels;
+          packed[((c4 * taps + tap) * padded + m) * 4 + t] = real ? w[(m * p.in_channels + ic) * taps + tap] : 0;
+        }
+}
+
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define ONNXC_QCONV_VNNI 1  // qconv_vnni computes; generated code takes it where it has its weights
+namespace detail {
+
+// Where the 16 columns from ow0 on read one input row under a kernel column: from input column
+// `first` on, every stride-th byte, those of `mask` (a byte mask of the load) inside the row.
+struct VnniColumns {
+  index_t first;
+  std::uint32_t mask;
+};
+
+inline VnniColumns qconv_vnni_columns(const ConvParams& p, index_t ow0, index_t cols, index_t kw) {
+  const index_t s = p.stride_w, first = ow0 * s + kw * p.dilation_w - p.pad_w;
+  // The valid j: 0 <= first + j * s < in_w and j < cols.
+  const index_t lo = first < 0 ? (-first + s - 1) / s : 0;
+  index_t hi = p.in_w > first ? (p.in_w - first + s - 1) / s : 0;
+  hi = hi < cols ? hi : cols;
+  std::uint32_t mask = 0;
+  for (index_t j = lo; j < hi; ++j) mask |= 1u << (j * s);  // stride 2: the even bytes of 32
+  return {first, mask};
+}
+
+// One channel's 16 bytes under the tap (x_zp outside the row).
+inline __m128i qconv_vnni_row_bytes(const ConvParams& p, const std::uint8_t* row, VnniColumns c, __m128i zx) {
+  if (p.stride_w == 1) return _mm_mask_loadu_epi8(zx, static_cast<__mmask16>(c.mask), row + c.first);
+  const __m256i pairs = _mm256_mask_loadu_epi8(_mm256_cvtepu8_epi16(zx), c.mask, row + c.first);
+  return _mm256_maskz_cvtepi16_epi8(0xFFFF, pairs);  // (the unmasked form trips GCC 12's -Wmaybe-uninitialized)
+}
+
+// Four channels' 16 bytes interleaved into 16 groups of four (column j: c0 c1 c2 c3).
+inline __m512i qconv_vnni_interleave(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
+  const __m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
+  const __m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
+  __m512i v = _mm512_castsi128_si512(_mm_unpacklo_epi16(lo01, lo23));
+  v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(lo01, lo23), 1);
+  v = _mm512_inserti32x4(v, _mm_unpacklo_epi16(hi01, hi23), 2);
+  return _mm512_inserti32x4(v, _mm_unpackhi_epi16(hi01, hi23), 3);
+}
+
+// The input vector of channel group c4 under tap (kh, kw) for output row oh (x_zp rows above or
+// below the input).
+inline __m512i qconv_vnni_input(const ConvParams& p, const std::uint8_t* x, index_t c4, index_t oh, index_t kh,
+                                VnniColumns c, __m128i zx, __m512i zx_all) {
+  const index_t ih = oh * p.stride_h + kh * p.dilation_h - p.pad_h;
+  if (ih < 0 || ih >= p.in_h || c.mask == 0) return zx_all;
+  __m128i r[4];
+  for (index_t t = 0; t < 4; ++t) {
+    const index_t ic = 4 * c4 + t;
+    r[t] = ic < p.in_channels ? qconv_vnni_row_bytes(p, x + (ic * p.in_h + ih) * p.in_w, c, zx) : zx;
+  }
+  return qconv_vnni_interleave(r[0], r[1], r[2], r[3]);
+}
+
+}  // namespace detail
+#endif
+
+// y = conv(x - x_zp, w): out(channel, flat index, acc) as for conv_integer. w_packed:
+// qconv_vnni_pack_weights; row_sums: qconv_weight_row_sums. Without VNNI it is never called
+// (the generated code takes qconv_gemm).
+template <class Out>
+inline void qconv_vnni(const ConvParams& conv, const std::uint8_t* x, std::uint8_t x_zero_point,
+                       const std::int8_t* w_packed, const index_t* row_sums, Out out) {
+#if defined(ONNXC_QCONV_VNNI)
+  const ConvParams p = qconv_vnni_geometry(conv);
+  const index_t groups = (p.in_channels + 3) / 4, taps = p.k_h * p.k_w, padded = qconv_vnni_padded_channels(p);
+  const index_t out_plane = p.out_h * p.out_w;
+  const bool cached = groups * taps * 64 <= kQConvVnniCacheBytes;
+  const __m128i zx = _mm_set1_epi8(static_cast<char>(x_zero_point));
+  const __m512i zx_all = _mm512_set1_epi8(static_cast<char>(x_zero_point));
+  const std::int32_t* wp = reinterpret_cast<const std::int32_t*>(w_packed);
+  alignas(64) std::uint8_t inputs[kQConvVnniCacheBytes];
+  alignas(64) std::int32_t acc_out[kQConvVnniChannels][16];
+  detail::VnniColumns columns[kQConvVnniMaxKernelWidth];
+  for (index_t b = 0; b < p.batch; ++b) {
+    const std::uint8_t* xb = x + b * p.in_channels * p.in_h * p.in_w;
+    for (index_t oh = 0; oh < p.out_h; ++oh) {
+      for (index_t ow0 = 0; ow0 < p.out_w; ow0 += 16) {
+        const index_t cols = p.out_w - ow0 < 16 ? p.out_w - ow0 : 16;
+        for (index_t kw = 0; kw < p.k_w; ++kw) columns[kw] = detail::qconv_vnni_columns(p, ow0, cols, kw);
+        for (index_t m0 = 0; m0 < padded; m0 += kQConvVnniChannels) {
+          __m512i acc[kQConvVnniChannels];
+          ONNXC_UNROLL for (int r = 0; r < kQConvVnniChannels; ++r) acc[r] = _mm512_setzero_si512();
+          const std::int32_t* wt = wp + m0;
+          std::uint8_t* in = inputs;
+          for (index_t c4 = 0; c4 < groups; ++c4) {
+            for (index_t kh = 0; kh < p.k_h; ++kh) {
+              for (index_t kw = 0; kw < p.k_w; ++kw, wt += padded, in += 64) {
+                __m512i xv;
+                if (cached && m0 > 0) {
+                  xv = _mm512_load_si512(in);
+                } else {
+                  xv = detail::qconv_vnni_input(p, xb, c4, oh, kh, columns[kw], zx, zx_all);
+                  if (cached) _mm512_store_si512(in, xv);
+                }
+                ONNXC_UNROLL for (int r = 0; r < kQConvVnniChannels; ++r)
+                  acc[r] = _mm512_dpbusd_epi32(acc[r], xv, _mm512_set1_epi32(wt[r]));
+              }
+            }
+          }
+          const index_t rows = p.out_channels - m0 < kQConvVnniChannels ? p.out_channels - m0 : kQConvVnniChannels;
+          ONNXC_UNROLL for (int r = 0; r < kQConvVnniChannels; ++r) _mm512_store_si512(acc_out[r], acc[r]);
+          for (index_t r = 0; r < rows; ++r) {
+            const std::int32_t correction = static_cast<std::int32_t>(x_zero_point) *
+                                            static_cast<std::int32_t>(row_sums[m0 + r]);
+            store_row(out, m0 + r, (b * p.out_channels + m0 + r) * out_plane + oh * p.out_w + ow0, acc_out[r], cols,
+                      correction);
+          }
+        }
+      }
+    }
+  }
+#else
+  (void)conv, (void)x, (void)x_zero_point, (void)w_packed, (void)row_sums, (void)out;
+#endif
 }
 
 }  // namespace rt
