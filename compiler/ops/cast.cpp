@@ -57,16 +57,21 @@ void infer_cast(Node& n, DType to) {
   require_castable(n, x.dtype, "from");
   require_castable(n, to, "to");
   set_output(n, 0, to, x.shape);
-  if (to == DType::String && x.dtype != DType::String && n.has_output(0))
-    n.outputs[0]->text_bytes_per_element = rt::kNumberTextBytes;
+  // Numbers need text storage; strings whose text is in their own buffer (the arena reuses it)
+  // are copied into as much.
+  if (to == DType::String && n.has_output(0))
+    n.outputs[0]->text_bytes_per_element = x.dtype == DType::String ? x.text_bytes_per_element : rt::kNumberTextBytes;
 }
 
 // Numbers to text (into the output's text storage), text to float, or strings copied.
 void emit_string_cast(const Node& n, Emitter& e) {
   e.include("onnxc/strings.h");
-  const int64_t count = n.outputs[0]->numel();
-  if (n.inputs[0]->dtype == n.outputs[0]->dtype)
-    e.linef("rt::copy({}, {}, {});", e.in(0), e.out(0), count);
+  const Value& y = *n.outputs[0];
+  const int64_t count = y.numel();
+  if (n.inputs[0]->dtype == y.dtype)
+    e.linef("rt::copy_strings({}, {}, {}, {}, {});", e.in(0), e.out(0), count,
+            y.text_bytes() ? fmt::format("reinterpret_cast<char*>({} + {})", e.out(0), count) : "nullptr",
+            y.text_bytes());
   else if (n.outputs[0]->dtype == DType::String)
     e.linef("rt::cast_to_string({}, {}, {}, reinterpret_cast<char*>({} + {}));", e.in(0), e.out(0), count, e.out(0),
             count);

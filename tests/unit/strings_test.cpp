@@ -160,6 +160,19 @@ TEST_CASE("string_normalize with text storage copies the strings it keeps", "[st
   CHECK(std::string(y[0]) == "keep");
 }
 
+TEST_CASE("copy_strings copies text into its storage, or keeps the pointers without one", "[strings]") {
+  const rt::cstring x[] = {"ab", "cdef", nullptr};
+  rt::cstring y[3] = {};
+  char text[6];  // "ab\0" fits, "cdef\0" does not
+  rt::copy_strings(x, y, 3, text, sizeof text);
+  CHECK(y[0] == text);
+  CHECK(std::string(y[0]) == "ab");
+  CHECK(y[1] == nullptr);
+  CHECK(y[2] == nullptr);
+  rt::copy_strings(x, y, 3, nullptr, 0);
+  CHECK(y[1] == x[1]);
+}
+
 // ---- through the compiler ----
 
 namespace {

@@ -427,6 +427,13 @@ inline cstring copy_text(const char* s, CaseChange change, TextStorage& text) {
 
 }  // namespace strings_detail
 
+// y = x, the text copied into `text` (text_bytes bytes; a string that does not fit is a null
+// pointer), or y pointing to x's text when `text` is null.
+inline void copy_strings(const cstring* x, cstring* y, index_t n, char* text, index_t text_bytes) {
+  TextStorage storage(text, text_bytes);
+  for (index_t i = 0; i < n; ++i) y[i] = x[i] && text ? strings_detail::copy_text(x[i], CaseChange::None, storage) : x[i];
+}
+
 // StringNormalizer: y = the strings of x that are not stopwords, case-changed (ASCII letters;
 // other bytes, e.g. UTF-8 sequences, are kept). With text storage (`text`, text_bytes bytes)
 // they are copied into it, and one that does not fit is a null pointer; without (null `text`,
