@@ -56,6 +56,48 @@ TEST_CASE("conv_gemm matches the reference convolution, with padding, stride and
   }
 }
 
+TEST_CASE("conv_gemm over a padded copy of the input matches the reference convolution") {
+  // resnet8-cifar's 16-channel layer, a partial panel of output channels (13), dilation, a 5x5
+  // kernel on a plane narrower than a vector, a 1-d row, a wide padding and a batch of two; with
+  // the whole copy in the scratch, and with bands of rows (the scratch of a smaller im2col block).
+  ConvParams row_1d = conv2d(4, 6, 1, 1, 3, 1, 1, 1);
+  row_1d.in_w = row_1d.out_w = 40, row_1d.in_h = row_1d.out_h = 1, row_1d.k_h = 1, row_1d.pad_h = 0;
+  ConvParams batch2 = conv2d(5, 8, 1, 12, 3, 1, 1, 1);
+  batch2.batch = 2;
+  for (ConvParams p : {conv2d(16, 16, 1, 32, 3, 1, 1, 1), conv2d(7, 13, 1, 19, 3, 1, 2, 2), conv2d(3, 9, 1, 11, 5, 1, 2, 1),
+                       conv2d(6, 4, 1, 9, 3, 1, 0, 1), conv2d(2, 5, 1, 30, 7, 1, 3, 1), row_1d, batch2}) {
+    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
+    auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
+    auto bias = ramp(p.out_channels, 1.0f);
+    std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * n)), y(expected.size());
+    std::vector<float> packed(w.size());
+    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    for (index_t block : {onnxc::rt::packed_gemm_block_cols(k), index_t{16}}) {
+      const index_t scratch_floats = onnxc::rt::conv_gemm_scratch_floats(p, block);
+      INFO("channels " << p.in_channels << " -> " << p.out_channels << ", plane " << p.in_h << "x" << p.in_w
+                       << ", kernel " << p.k_h << "x" << p.k_w << ", pad " << p.pad_w << ", dilation " << p.dilation_w
+                       << ", block " << block << ", band " << onnxc::rt::padded_band(p, scratch_floats));
+      if (block != 16) REQUIRE(onnxc::rt::padded_band(p, scratch_floats) == p.out_h);
+      std::vector<float> scratch(static_cast<std::size_t>(scratch_floats));
+      onnxc::rt::conv_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(), block,
+                           {onnxc::rt::Activation::Clip, -2.0f, 30.0f});
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        const float want = expected[i] < -2.0f ? -2.0f : (expected[i] > 30.0f ? 30.0f : expected[i]);
+        REQUIRE(y[i] == Approx(want).margin(1e-4));
+      }
+    }
+  }
+  // Bands: 22 rows (and the 10 left) in an im2col block of 96 columns, 1 row in 16 columns.
+  const ConvParams resnet = conv2d(16, 16, 1, 32, 3, 1, 1, 1);
+  CHECK(onnxc::rt::padded_band(resnet, onnxc::rt::conv_gemm_scratch_floats(resnet, 96)) == 22);
+  CHECK(onnxc::rt::padded_band(resnet, onnxc::rt::conv_gemm_scratch_floats(resnet, 16)) == 1);
+  // Not taken: stride 2, no room for one row, many output channels on a narrow plane.
+  CHECK_FALSE(onnxc::rt::conv_gemm_reads_padded_input(conv2d(16, 16, 1, 32, 3, 2, 1, 1), 384));
+  CHECK_FALSE(onnxc::rt::conv_gemm_reads_padded_input(resnet, 5));
+  CHECK_FALSE(onnxc::rt::conv_gemm_reads_padded_input(conv2d(64, 256, 1, 13, 3, 1, 1, 1), 96));
+}
+
 TEST_CASE("conv_gemm's im2col scratch is one block of the chosen width, or the whole output when smaller") {
   const ConvParams p = conv2d(3, 8, 1, 7, 3, 1, 1, 1);  // K = 27, N = 49
   CHECK(onnxc::rt::conv_gemm_scratch_floats(p, 16) == 27 * 16);
@@ -149,8 +191,10 @@ TEST_CASE("conv_gemm, conv_depthwise and max_pool split into tasks compute the s
   const onnxc_parallel_for parallel = pool.as_parallel_for();
   // 1x1 (every block and panel a task), and im2col with several blocks (channel tasks, then
   // panel tasks; 17 output channels leave a partial panel).
-  for (ConvParams p : {conv2d(16, 12, 1, 30, 1, 1, 0, 1), conv2d(3, 17, 1, 50, 3, 1, 1, 1)}) {
-    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p), block = 96;
+  // The padded-input product: channel tasks for the copy, then panel tasks.
+  for (ConvParams p : {conv2d(16, 12, 1, 30, 1, 1, 0, 1), conv2d(3, 17, 1, 50, 3, 1, 1, 1), conv2d(8, 17, 1, 20, 3, 1, 1, 1)}) {
+    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
+    const index_t block = onnxc::rt::conv_gemm_reads_padded_input(p, 384) ? 384 : 96;
     auto x = ramp(p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
     std::vector<float> packed(w.size()), serial(static_cast<std::size_t>(p.out_channels * n)), split(serial.size());
     std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_gemm_scratch_floats(p, block)) + 1);

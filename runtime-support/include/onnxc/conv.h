@@ -164,9 +164,168 @@ inline void im2col_block(const ConvParams& p, const float* x, index_t first, ind
   parallel_for(parallel, p.in_channels, [&](index_t ic) { im2col_channel(p, x, ic, from, cols, col); });
 }
 
+// ---- zero-padded copies of the input ----
+//
+// Kernels that read the input under every tap without border tests first copy its rows into
+// zero-padded rows: padded column c holds input column c - pad_w (zero outside the row), up to
+// the last column the last tap of the last output reads (and rows likewise).
+
+inline index_t padded_input_w(const ConvParams& p) { return (p.out_w - 1) * p.stride_w + (p.k_w - 1) * p.dilation_w + 1; }
+inline index_t padded_input_h(const ConvParams& p) { return (p.out_h - 1) * p.stride_h + (p.k_h - 1) * p.dilation_h + 1; }
+
+// row[c] = xrow[c - pad_w] for c in [0, padded_input_w), zero where that is outside the input row.
+inline void pad_input_row(const ConvParams& p, const float* xrow, float* row) {
+  const index_t width = padded_input_w(p);
+  const index_t lo = p.pad_w < width ? p.pad_w : width;
+  const index_t hi = p.pad_w + p.in_w < width ? p.pad_w + p.in_w : width;
+  for (index_t c = 0; c < lo; ++c) row[c] = 0.0f;
+  copy_floats(xrow + lo - p.pad_w, hi - lo, row + lo);
+  for (index_t c = hi; c < width; ++c) row[c] = 0.0f;
+}
+
+// ---- stride-1 convolutions: the product over a padded copy of the input ----
+//
+// With stride 1, im2col's row for tap (ic, kh, kw) is a shifted run of the input: in a copy
+// whose channel planes are zero-padded to padded_input_w columns and laid end to end, output
+// (oh, ow) under that tap is element (oh + kh * dilation_h) * padded_w + ow + kw * dilation_w of
+// plane ic. So the packed product reads row l of B at an offset into the copy (PaddedInputRows),
+// over out_h * padded_w "wide" columns (j = oh * padded_w + ow), and drops the columns
+// ow >= out_w (computed from the padding) as it stores. The copy is about the input's size where
+// im2col writes k_h * k_w copies of it. It is made in bands of output rows sized to the scratch
+// the compiler gave conv_gemm for its im2col block (the input rows of the band's outputs).
+
+// Floats after the last padded plane the wide columns' taps may read (their values reach only
+// dropped columns).
+inline index_t padded_input_slack(const ConvParams& p) { return (p.k_w - 1) * p.dilation_w + 1; }
+// Input rows the outputs rows of a band of `band` rows read.
+inline index_t padded_band_rows(const ConvParams& p, index_t band) { return band + (p.k_h - 1) * p.dilation_h; }
+inline index_t padded_band_floats(const ConvParams& p, index_t band) {
+  return p.in_channels * padded_band_rows(p, band) * padded_input_w(p) + padded_input_slack(p);
+}
+// The copy of a band, then the offset of each of B's K rows (index_t, 8-byte aligned).
+inline index_t padded_offsets_at(const ConvParams& p, index_t band) { return (padded_band_floats(p, band) + 1) / 2 * 2; }
+inline index_t padded_product_floats(const ConvParams& p, index_t band) {
+  return padded_offsets_at(p, band) + conv_gemm_k(p) * static_cast<index_t>(sizeof(index_t) / sizeof(float));
+}
+
+// Largest copy (it is re-read for every panel of output channels, so it should stay in L2).
+constexpr index_t kPaddedInputMaxFloats = 2 * kBlockFloats;
+
+// Whether the dropped columns cost less than im2col: im2col copies each of B's K x N elements
+// once, the product computes (padded_w - out_w) / out_w more columns of M multiply-adds each; a
+// copied element costs about as much as 16 multiply-adds in the micro-kernel (measured on
+// AVX-512: resnet8-cifar's 16 to 64 channels gain 30-45 %, squeezenet1_1's 13 x 13 layers with
+// 192 and 256 channels lose).
+constexpr index_t kCopyCostInMacs = 16;
+
+// Output rows per band of the padded-input product with `scratch_floats` of scratch, or 0 when
+// the convolution is not one it computes better than im2col (stride 1, 2-d, few enough dropped
+// columns for its output channels) or not even one row fits.
+inline index_t padded_band(const ConvParams& p, index_t scratch_floats) {
+  const bool stride1 = p.stride_d == 1 && p.stride_h == 1 && p.stride_w == 1;
+  if (!stride1 || p.in_d != 1 || p.k_d != 1 || conv_reads_input_as_matrix(p) ||
+      (padded_input_w(p) - p.out_w) * p.out_channels > kCopyCostInMacs * p.out_w)
+    return 0;
+  index_t band = p.out_h;
+  while (band > 0 && (padded_product_floats(p, band) > scratch_floats || padded_band_floats(p, band) > kPaddedInputMaxFloats))
+    --band;
+  return band;
+}
+
+inline bool conv_gemm_reads_padded_input(const ConvParams& p, index_t block_cols) {
+  return padded_band(p, conv_gemm_scratch_floats(p, block_cols)) > 0;
+}
+
+// Row l of B: the padded copy from its offset (the B type of packed_gemm_detail's kernels).
+struct PaddedInputRows {
+  const float* b;
+  const index_t* offsets;
+  const float* row(index_t l) const { return b + offsets[l]; }
+  PaddedInputRows shifted(index_t cols) const { return {b + cols, offsets}; }
+};
+
+namespace padded_detail {
+
+// Wide columns go through a buffer of kPanelRows x kWideChunk floats on the stack, a whole
+// number of register tiles on every ISA (the portable kernel's 4 columns included).
+#if defined(ONNXC_SIMD)
+constexpr index_t kWideChunk = kBlockColsQuantum;
+#else
+constexpr index_t kWideChunk = 16;
+#endif
+
+// y[c'] for the output columns among wide columns [j, j + cols) of one output channel: the
+// chunk's row, cut at the ends of the padded rows, without the dropped columns.
+inline void store_wide_row(const ConvParams& p, const float* chunk, index_t j, index_t cols, float* y) {
+  const index_t width = padded_input_w(p);
+  index_t oh = j / width, ow = j % width;
+  for (index_t c = 0; c < cols;) {
+    const index_t seg = width - ow < cols - c ? width - ow : cols - c;
+    if (ow < p.out_w) copy_floats(chunk + c, (p.out_w - ow < seg ? p.out_w - ow : seg), y + oh * p.out_w + ow);
+    c += seg;
+    ow = 0, ++oh;
+  }
+}
+
+// The band's padded rows of input channel ic: row r is input row first_row + r (zero outside).
+inline void copy_band(const ConvParams& p, const float* x, index_t ic, index_t first_row, index_t rows,
+                      float* plane) {
+  const index_t width = padded_input_w(p);
+  for (index_t r = 0; r < rows; ++r) {
+    float* row = plane + r * width;
+    const index_t ih = first_row + r;
+    if (ih < 0 || ih >= p.in_h) {
+      for (index_t c = 0; c < width; ++c) row[c] = 0.0f;
+    } else {
+      pad_input_row(p, x + (ic * p.in_h + ih) * p.in_w, row);
+    }
+  }
+}
+
+// Panel `panel` of output channels over the `wide` columns of a band; y: the band's first output
+// row of channel 0.
+inline void panel(const ConvParams& p, index_t panel, index_t wide, const float* w_packed, const PaddedInputRows& b,
+                  const float* bias, float* y, const Epilogue& e) {
+  const index_t m = p.out_channels, k = conv_gemm_k(p), n = conv_gemm_n(p);
+  const index_t first = panel * kPanelRows, rows = m - first < kPanelRows ? m - first : kPanelRows;
+  float chunk[kPanelRows * kWideChunk];
+  for (index_t j = 0; j < wide; j += kWideChunk) {
+    const index_t cols = wide - j < kWideChunk ? wide - j : kWideChunk;
+    packed_gemm_detail::panel(rows, cols, k, w_packed + first * k, b.shifted(j), chunk, kWideChunk,
+                              bias ? bias + first : nullptr, e);
+    for (index_t r = 0; r < rows; ++r) store_wide_row(p, chunk + r * kWideChunk, j, cols, y + (first + r) * n);
+  }
+}
+
+}  // namespace padded_detail
+
+// One image, band by band of `band` output rows (padded_band): the band's padded copy (a task
+// per input channel), then its product (a task per panel of output channels).
+inline void conv_padded_gemm(const ConvParams& p, const float* x, const float* w_packed, const float* bias, float* y,
+                             float* scratch, index_t band, const Epilogue& e, Parallel parallel) {
+  const index_t width = padded_input_w(p), plane = padded_band_rows(p, band) * width;
+  float* padded = scratch;
+  index_t* offsets = reinterpret_cast<index_t*>(scratch + padded_offsets_at(p, band));
+  for (index_t ic = 0, l = 0; ic < p.in_channels; ++ic)
+    for (index_t kh = 0; kh < p.k_h; ++kh)
+      for (index_t kw = 0; kw < p.k_w; ++kw) offsets[l++] = ic * plane + kh * p.dilation_h * width + kw * p.dilation_w;
+  for (index_t i = p.in_channels * plane; i < padded_band_floats(p, band); ++i) padded[i] = 0.0f;
+  const PaddedInputRows b{padded, offsets};
+  for (index_t oh = 0; oh < p.out_h; oh += band) {
+    const index_t rows = p.out_h - oh < band ? p.out_h - oh : band;
+    parallel_for(parallel, p.in_channels, [&](index_t ic) {
+      padded_detail::copy_band(p, x, ic, oh - p.pad_h, padded_band_rows(p, rows), padded + ic * plane);
+    });
+    parallel_for(parallel, packed_gemm_panels(p.out_channels), [&](index_t panel) {
+      padded_detail::panel(p, panel, rows * width, w_packed, b, bias, y + oh * p.out_w, e);
+    });
+  }
+}
+
 // One-group convolution as a matrix product; w_packed is the weight laid out by pack_weights
-// (M x K), scratch holds conv_gemm_scratch_floats(p, block_cols) floats. With a parallel-for,
-// each im2col block is built by channel tasks, then multiplied by panel tasks.
+// (M x K), scratch holds conv_gemm_scratch_floats(p, block_cols) floats: the input itself (1x1),
+// a padded copy of it (stride 1, when that fits) or im2col blocks. With a parallel-for, the
+// copy or each im2col block is built by channel tasks, then multiplied by panel tasks.
 inline void conv_gemm(const ConvParams& p, const float* x, const float* w_packed, const float* bias, float* y,
                       float* scratch, index_t block_cols, const Epilogue& e, Parallel parallel = nullptr) {
   const index_t m = p.out_channels, k = conv_gemm_k(p), n = conv_gemm_n(p);
@@ -176,6 +335,10 @@ inline void conv_gemm(const ConvParams& p, const float* x, const float* w_packed
     float* yb = y + b * m * n;
     if (conv_reads_input_as_matrix(p)) {
       packed_gemm(m, n, k, w_packed, xb, n, yb, n, bias, e, parallel);
+      continue;
+    }
+    if (const index_t band = padded_band(p, conv_gemm_scratch_floats(p, block_cols))) {
+      conv_padded_gemm(p, xb, w_packed, bias, yb, scratch, band, e, parallel);
       continue;
     }
     for (index_t j = 0; j < n; j += block_cols) {
@@ -312,9 +475,7 @@ inline void conv_direct(const ConvParams& p, const float* x, const float* w, con
 constexpr index_t kDepthwiseRowSlack = 64;
 
 inline index_t depthwise_span_h(const ConvParams& p) { return (p.k_h - 1) * p.dilation_h + 1; }
-// Padded columns the output row reads: up to the last tap of the last output column.
-inline index_t depthwise_padded_w(const ConvParams& p) { return (p.out_w - 1) * p.stride_w + (p.k_w - 1) * p.dilation_w + 1; }
-inline index_t depthwise_row_floats(const ConvParams& p) { return depthwise_padded_w(p) + kDepthwiseRowSlack; }
+inline index_t depthwise_row_floats(const ConvParams& p) { return padded_input_w(p) + kDepthwiseRowSlack; }
 // The ring holds the input rows of two adjacent output rows (narrow planes compute two output
 // rows at once); after it, one row that stays zero stands for the rows of the vertical padding.
 inline index_t depthwise_ring_rows(const ConvParams& p) { return depthwise_span_h(p) + p.stride_h; }
@@ -325,9 +486,8 @@ inline index_t depthwise_ring_rows(const ConvParams& p) { return depthwise_span_
 // are discarded: a 5-wide row costs 7 lanes instead of a whole vector.
 constexpr index_t kFlatMaxWidth = 16;
 constexpr index_t kFlatMaxFloats = 4096;
-inline index_t depthwise_padded_h(const ConvParams& p) { return (p.out_h - 1) * p.stride_h + (p.k_h - 1) * p.dilation_h + 1; }
 inline index_t depthwise_flat_floats(const ConvParams& p) {
-  return (depthwise_padded_h(p) + p.out_h) * depthwise_padded_w(p) + 2 * kDepthwiseRowSlack;
+  return (padded_input_h(p) + p.out_h) * padded_input_w(p) + 2 * kDepthwiseRowSlack;
 }
 inline bool depthwise_uses_flat_plane(const ConvParams& p) {
   return p.stride_h == 1 && p.stride_w == 1 && p.out_w <= kFlatMaxWidth &&
@@ -342,16 +502,6 @@ inline index_t conv_depthwise_scratch_floats(const ConvParams& p) {
 }
 
 namespace depthwise_detail {
-
-// row[c] = xrow[c - pad_w] for c in [0, padded_w), zero where that is outside the input row.
-inline void pad_row(const ConvParams& p, const float* xrow, float* row) {
-  const index_t width = depthwise_padded_w(p);
-  const index_t lo = p.pad_w < width ? p.pad_w : width;
-  const index_t hi = p.pad_w + p.in_w < width ? p.pad_w + p.in_w : width;
-  for (index_t c = 0; c < lo; ++c) row[c] = 0.0f;
-  copy_floats(xrow + lo - p.pad_w, hi - lo, row + lo);
-  for (index_t c = hi; c < width; ++c) row[c] = 0.0f;
-}
 
 // The padded rows of one output row: rows[kh] is the padded input row under kernel row kh, or
 // the zero row where that row lies in the vertical padding.
@@ -478,7 +628,7 @@ inline void plane(const ConvParams& p, const float* xc, const float* wc, float b
       next_slot = next_row % ring_rows;
     }
     for (; next_row <= last; ++next_row) {
-      pad_row(p, xc + next_row * p.in_w, ring + next_slot * row_floats);
+      pad_input_row(p, xc + next_row * p.in_w, ring + next_slot * row_floats);
       if (++next_slot == ring_rows) next_slot = 0;
     }
     for (index_t kh = 0; kh < p.k_h; ++kh) {
@@ -508,10 +658,10 @@ inline void plane(const ConvParams& p, const float* xc, const float* wc, float b
   }
 }
 
-// The flat-plane path. padded: depthwise_padded_h x padded_w floats and the slack, whose
+// The flat-plane path. padded: padded_input_h x padded_input_w floats and the slack, whose
 // borders (and slack) the caller zeroed; only the input's rectangle is written here.
 inline void copy_into_padded_plane(const ConvParams& p, const float* xc, float* padded) {
-  const index_t width = depthwise_padded_w(p), height = depthwise_padded_h(p);
+  const index_t width = padded_input_w(p), height = padded_input_h(p);
   const index_t cols = p.in_w < width - p.pad_w ? p.in_w : width - p.pad_w;
   const index_t rows = p.in_h < height - p.pad_h ? p.in_h : height - p.pad_h;
   for (index_t ih = 0; ih < rows; ++ih) copy_floats(xc + ih * p.in_w, cols, padded + (ih + p.pad_h) * width + p.pad_w);
@@ -521,7 +671,7 @@ inline void copy_into_padded_plane(const ConvParams& p, const float* xc, float* 
 // whole groups of kDepthwiseVectors vectors: `wide` and `padded` have the slack for it).
 inline void flat_taps(const ConvParams& p, const float* padded, const float* wc, float bias, index_t count,
                       float* wide) {
-  const index_t width = depthwise_padded_w(p);
+  const index_t width = padded_input_w(p);
 #if defined(ONNXC_SIMD)
   constexpr int V = kDepthwiseVectors;  // independent accumulators, as in output_vectors
   for (index_t i = 0; i < count; i += V * kFloatLanes) {
@@ -555,9 +705,9 @@ inline void flat_taps(const ConvParams& p, const float* padded, const float* wc,
 
 inline void flat_plane(const ConvParams& p, const float* xc, const float* wc, float bias, float* yc, float* scratch,
                        const Epilogue& e) {
-  const index_t width = depthwise_padded_w(p);
+  const index_t width = padded_input_w(p);
   float* padded = scratch;
-  float* wide = padded + depthwise_padded_h(p) * width + kDepthwiseRowSlack;
+  float* wide = padded + padded_input_h(p) * width + kDepthwiseRowSlack;
   copy_into_padded_plane(p, xc, padded);
   flat_taps(p, padded, wc, bias, p.out_h * width, wide);
   for (index_t oh = 0; oh < p.out_h; ++oh) copy_floats(wide + oh * width, p.out_w, yc + oh * p.out_w);

@@ -51,6 +51,15 @@ inline void pack_weights(const float* a, index_t m, index_t k, float* packed) {
 
 namespace packed_gemm_detail {
 
+// Row l of B: b + l * ldb, a row-major matrix. (conv.h's padded-input product reads B's rows
+// at offsets into a padded copy of the input instead: the kernels take any type with these two.)
+struct MatrixRows {
+  const float* b;
+  index_t ldb;
+  const float* row(index_t l) const { return b + l * ldb; }
+  MatrixRows shifted(index_t cols) const { return {b + cols, ldb}; }
+};
+
 // The portable kernel (targets without SIMD: Cortex-M4/M7, generic): a register tile of up to
 // kScalarTileRows x kScalarTileCols outputs accumulates over the whole K loop, so every value of
 // A and B loaded feeds four multiply-adds (16 accumulators + 4 + 4 operands fit the 32
@@ -59,8 +68,8 @@ namespace packed_gemm_detail {
 constexpr int kScalarTileRows = 4;
 constexpr int kScalarTileCols = 4;
 
-template <int Rows, int Cols>
-inline void scalar_tile(index_t k, const float* a, index_t a_step, const float* b, index_t ldb, float* y, index_t ldy,
+template <int Rows, int Cols, class B>
+inline void scalar_tile(index_t k, const float* a, index_t a_step, const B& b, float* y, index_t ldy,
                         const float* bias, const Epilogue& e) {
   float acc[Rows][Cols];
   ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
@@ -68,7 +77,7 @@ inline void scalar_tile(index_t k, const float* a, index_t a_step, const float* 
   }
   for (index_t l = 0; l < k; ++l) {
     float bv[Cols];
-    ONNXC_UNROLL for (int c = 0; c < Cols; ++c) bv[c] = b[l * ldb + c];
+    ONNXC_UNROLL for (int c = 0; c < Cols; ++c) bv[c] = b.row(l)[c];
     ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
       const float av = a[l * a_step + r];
       ONNXC_UNROLL for (int c = 0; c < Cols; ++c) acc[r][c] += av * bv[c];
@@ -84,21 +93,22 @@ inline void scalar_tile(index_t k, const float* a, index_t a_step, const float* 
 }
 
 // Rows (kScalarTileRows, or 1 for the panel's last rows) of the panel times columns [0, n).
-template <int Rows>
-inline void scalar_rows(index_t n, index_t k, const float* a, index_t a_step, const float* b, index_t ldb, float* y,
+template <int Rows, class B>
+inline void scalar_rows(index_t n, index_t k, const float* a, index_t a_step, const B& b, float* y,
                         index_t ldy, const float* bias, const Epilogue& e) {
   index_t j = 0;
   for (; j + kScalarTileCols <= n; j += kScalarTileCols)
-    scalar_tile<Rows, kScalarTileCols>(k, a, a_step, b + j, ldb, y + j, ldy, bias, e);
-  for (; j < n; ++j) scalar_tile<Rows, 1>(k, a, a_step, b + j, ldb, y + j, ldy, bias, e);
+    scalar_tile<Rows, kScalarTileCols>(k, a, a_step, b.shifted(j), y + j, ldy, bias, e);
+  for (; j < n; ++j) scalar_tile<Rows, 1>(k, a, a_step, b.shifted(j), y + j, ldy, bias, e);
 }
 
-inline void panel_scalar(index_t rows, index_t n, index_t k, const float* a, const float* b, index_t ldb, float* y,
+template <class B>
+inline void panel_scalar(index_t rows, index_t n, index_t k, const float* a, const B& b, float* y,
                          index_t ldy, const float* bias, const Epilogue& e) {
   index_t r = 0;
   for (; r + kScalarTileRows <= rows; r += kScalarTileRows)
-    scalar_rows<kScalarTileRows>(n, k, a + r, rows, b, ldb, y + r * ldy, ldy, bias ? bias + r : nullptr, e);
-  for (; r < rows; ++r) scalar_rows<1>(n, k, a + r, rows, b, ldb, y + r * ldy, ldy, bias ? bias + r : nullptr, e);
+    scalar_rows<kScalarTileRows>(n, k, a + r, rows, b, y + r * ldy, ldy, bias ? bias + r : nullptr, e);
+  for (; r < rows; ++r) scalar_rows<1>(n, k, a + r, rows, b, y + r * ldy, ldy, bias ? bias + r : nullptr, e);
 }
 
 #if defined(ONNXC_SIMD)
@@ -161,15 +171,15 @@ static_assert(kTileRows * kTileVectors + kTileVectors + 1 <= kVectorRegisters, "
 // y[Rows, Vecs vectors] = act(a_panel[Rows, K] * b[K, Vecs vectors] + bias): the accumulators
 // live in registers for the whole K loop. `a` points at the tile's first row inside its
 // panel; rows of the panel are a_step apart.
-template <int Rows, int Vecs>
-inline void tile(index_t k, const float* a, index_t a_step, const float* b, index_t ldb, float* y, index_t ldy,
+template <int Rows, int Vecs, class B>
+inline void tile(index_t k, const float* a, index_t a_step, const B& b, float* y, index_t ldy,
                  const float* bias, const Epilogue& e) {
   vfloat acc[Rows][Vecs];
   for (int r = 0; r < Rows; ++r)
     for (int v = 0; v < Vecs; ++v) acc[r][v] = vfloat(bias ? bias[r] : 0.0f);
   for (index_t l = 0; l < k; ++l) {
     vfloat bv[Vecs];
-    for (int v = 0; v < Vecs; ++v) bv[v] = vfloat::load_unaligned(b + l * ldb + v * kFloatLanes);
+    for (int v = 0; v < Vecs; ++v) bv[v] = vfloat::load_unaligned(b.row(l) + v * kFloatLanes);
     for (int r = 0; r < Rows; ++r) {
       const vfloat av(a[l * a_step + r]);
       for (int v = 0; v < Vecs; ++v) acc[r][v] = xsimd::fma(av, bv[v], acc[r][v]);
@@ -180,56 +190,58 @@ inline void tile(index_t k, const float* a, index_t a_step, const float* b, inde
 }
 
 // Tiles of `rows` (<= kTileRows) rows, chosen at run time among the compiled shapes.
-template <int Vecs>
-inline void tile_rows(index_t rows, index_t k, const float* a, index_t a_step, const float* b, index_t ldb, float* y,
+template <int Vecs, class B>
+inline void tile_rows(index_t rows, index_t k, const float* a, index_t a_step, const B& b, float* y,
                       index_t ldy, const float* bias, const Epilogue& e) {
   switch (rows) {
-    case 1: return tile<1, Vecs>(k, a, a_step, b, ldb, y, ldy, bias, e);
-    case 2: return tile<2, Vecs>(k, a, a_step, b, ldb, y, ldy, bias, e);
-    case 3: return tile<3, Vecs>(k, a, a_step, b, ldb, y, ldy, bias, e);
-    case 4: return tile<4, Vecs>(k, a, a_step, b, ldb, y, ldy, bias, e);
+    case 1: return tile<1, Vecs>(k, a, a_step, b, y, ldy, bias, e);
+    case 2: return tile<2, Vecs>(k, a, a_step, b, y, ldy, bias, e);
+    case 3: return tile<3, Vecs>(k, a, a_step, b, y, ldy, bias, e);
+    case 4: return tile<4, Vecs>(k, a, a_step, b, y, ldy, bias, e);
 #if defined(__AVX512F__)
-    case 5: return tile<5, Vecs>(k, a, a_step, b, ldb, y, ldy, bias, e);
-    case 6: return tile<6, Vecs>(k, a, a_step, b, ldb, y, ldy, bias, e);
-    case 7: return tile<7, Vecs>(k, a, a_step, b, ldb, y, ldy, bias, e);
-    case 8: return tile<8, Vecs>(k, a, a_step, b, ldb, y, ldy, bias, e);
+    case 5: return tile<5, Vecs>(k, a, a_step, b, y, ldy, bias, e);
+    case 6: return tile<6, Vecs>(k, a, a_step, b, y, ldy, bias, e);
+    case 7: return tile<7, Vecs>(k, a, a_step, b, y, ldy, bias, e);
+    case 8: return tile<8, Vecs>(k, a, a_step, b, y, ldy, bias, e);
 #endif
     default: return;
   }
 }
 
 // The last cols < lanes columns: a one-vector tile with partial loads and stores (simd.h).
-template <int Rows>
-inline void tail_tile(index_t cols, index_t k, const float* a, index_t a_step, const float* b, index_t ldb, float* y,
+template <int Rows, class B>
+inline void tail_tile(index_t cols, index_t k, const float* a, index_t a_step, const B& b, float* y,
                       index_t ldy, const float* bias, const Epilogue& e) {
   vfloat acc[Rows];
   for (int r = 0; r < Rows; ++r) acc[r] = vfloat(bias ? bias[r] : 0.0f);
   for (index_t l = 0; l < k; ++l) {
-    const vfloat bv = load_partial(b + l * ldb, cols);
+    const vfloat bv = load_partial(b.row(l), cols);
     for (int r = 0; r < Rows; ++r) acc[r] = xsimd::fma(vfloat(a[l * a_step + r]), bv, acc[r]);
   }
   for (int r = 0; r < Rows; ++r) store_partial(activate(e, acc[r]), y + r * ldy, cols);
 }
 
-inline void tail_rows(index_t rows, index_t cols, index_t k, const float* a, index_t a_step, const float* b,
-                      index_t ldb, float* y, index_t ldy, const float* bias, const Epilogue& e) {
+template <class B>
+inline void tail_rows(index_t rows, index_t cols, index_t k, const float* a, index_t a_step, const B& b,
+                      float* y, index_t ldy, const float* bias, const Epilogue& e) {
   switch (rows) {
-    case 1: return tail_tile<1>(cols, k, a, a_step, b, ldb, y, ldy, bias, e);
-    case 2: return tail_tile<2>(cols, k, a, a_step, b, ldb, y, ldy, bias, e);
-    case 3: return tail_tile<3>(cols, k, a, a_step, b, ldb, y, ldy, bias, e);
-    case 4: return tail_tile<4>(cols, k, a, a_step, b, ldb, y, ldy, bias, e);
+    case 1: return tail_tile<1>(cols, k, a, a_step, b, y, ldy, bias, e);
+    case 2: return tail_tile<2>(cols, k, a, a_step, b, y, ldy, bias, e);
+    case 3: return tail_tile<3>(cols, k, a, a_step, b, y, ldy, bias, e);
+    case 4: return tail_tile<4>(cols, k, a, a_step, b, y, ldy, bias, e);
 #if defined(__AVX512F__)
-    case 5: return tail_tile<5>(cols, k, a, a_step, b, ldb, y, ldy, bias, e);
-    case 6: return tail_tile<6>(cols, k, a, a_step, b, ldb, y, ldy, bias, e);
-    case 7: return tail_tile<7>(cols, k, a, a_step, b, ldb, y, ldy, bias, e);
-    case 8: return tail_tile<8>(cols, k, a, a_step, b, ldb, y, ldy, bias, e);
+    case 5: return tail_tile<5>(cols, k, a, a_step, b, y, ldy, bias, e);
+    case 6: return tail_tile<6>(cols, k, a, a_step, b, y, ldy, bias, e);
+    case 7: return tail_tile<7>(cols, k, a, a_step, b, y, ldy, bias, e);
+    case 8: return tail_tile<8>(cols, k, a, a_step, b, y, ldy, bias, e);
 #endif
     default: return;
   }
 }
 
 // One panel times columns [0, n) of B: wide tiles, then one-vector tiles, then the tail.
-inline void panel(index_t rows, index_t n, index_t k, const float* a, const float* b, index_t ldb, float* y,
+template <class B>
+inline void panel(index_t rows, index_t n, index_t k, const float* a, const B& b, float* y,
                   index_t ldy, const float* bias, const Epilogue& e) {
   for (index_t r0 = 0; r0 < rows; r0 += kTileRows) {
     const index_t tr = rows - r0 < kTileRows ? rows - r0 : kTileRows;
@@ -238,9 +250,9 @@ inline void panel(index_t rows, index_t n, index_t k, const float* a, const floa
     const float* br = bias ? bias + r0 : nullptr;
     index_t j = 0;
     for (; j + kTileVectors * kFloatLanes <= n; j += kTileVectors * kFloatLanes)
-      tile_rows<kTileVectors>(tr, k, ar, rows, b + j, ldb, yr + j, ldy, br, e);
-    for (; j + kFloatLanes <= n; j += kFloatLanes) tile_rows<1>(tr, k, ar, rows, b + j, ldb, yr + j, ldy, br, e);
-    if (j < n) tail_rows(tr, n - j, k, ar, rows, b + j, ldb, yr + j, ldy, br, e);
+      tile_rows<kTileVectors>(tr, k, ar, rows, b.shifted(j), yr + j, ldy, br, e);
+    for (; j + kFloatLanes <= n; j += kFloatLanes) tile_rows<1>(tr, k, ar, rows, b.shifted(j), yr + j, ldy, br, e);
+    if (j < n) tail_rows(tr, n - j, k, ar, rows, b.shifted(j), yr + j, ldy, br, e);
   }
 }
 
@@ -250,9 +262,10 @@ inline void panel(index_t rows, index_t n, index_t k, const float* a, const floa
 
 #else
 
-inline void panel(index_t rows, index_t n, index_t k, const float* a, const float* b, index_t ldb, float* y,
+template <class B>
+inline void panel(index_t rows, index_t n, index_t k, const float* a, const B& b, float* y,
                   index_t ldy, const float* bias, const Epilogue& e) {
-  panel_scalar(rows, n, k, a, b, ldb, y, ldy, bias, e);
+  panel_scalar(rows, n, k, a, b, y, ldy, bias, e);
 }
 
 #endif
@@ -264,7 +277,7 @@ inline void packed_gemm_panel(index_t panel, index_t m, index_t n, index_t k, co
                               index_t ldb, float* y, index_t ldy, const float* bias, const Epilogue& e) {
   const index_t p = panel * kPanelRows;
   const index_t rows = m - p < kPanelRows ? m - p : kPanelRows;
-  packed_gemm_detail::panel(rows, n, k, a_packed + p * k, b, ldb, y + p * ldy, ldy, bias ? bias + p : nullptr, e);
+  packed_gemm_detail::panel(rows, n, k, a_packed + p * k, packed_gemm_detail::MatrixRows{b, ldb}, y + p * ldy, ldy, bias ? bias + p : nullptr, e);
 }
 
 inline index_t packed_gemm_panels(index_t m) { return (m + kPanelRows - 1) / kPanelRows; }
