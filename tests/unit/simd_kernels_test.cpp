@@ -98,6 +98,32 @@ TEST_CASE("conv_gemm over a padded copy of the input matches the reference convo
   CHECK_FALSE(onnxc::rt::conv_gemm_reads_padded_input(conv2d(64, 256, 1, 13, 3, 1, 1, 1), 96));
 }
 
+TEST_CASE("packed_gemm matches a plain matrix product, narrow products included") {
+  // Narrow shapes (fewer columns than a wide tile: vectors along the rows on AVX-512) with whole
+  // groups of 32 rows, a last group of whole and partial panels, every column-tile width and
+  // MobileNet's 49 columns; a wide product for comparison; with bias and a clamp.
+  struct Shape {
+    index_t m, n, k;
+  };
+  for (Shape s : {Shape{32, 49, 64}, Shape{64, 7, 96}, Shape{45, 50, 70}, Shape{40, 1, 64}, Shape{96, 63, 160},
+                  Shape{33, 17, 80}, Shape{20, 49, 64}, Shape{32, 49, 8}, Shape{24, 200, 64}}) {
+    auto a = ramp(s.m * s.k, 0.25f), b = ramp(s.k * s.n, 0.5f), bias = ramp(s.m, 1.0f);
+    std::vector<float> packed(a.size()), y(static_cast<std::size_t>(s.m * s.n));
+    onnxc::rt::pack_weights(a.data(), s.m, s.k, packed.data());
+    onnxc::rt::packed_gemm(s.m, s.n, s.k, packed.data(), b.data(), s.n, y.data(), s.n, bias.data(),
+                           {onnxc::rt::Activation::Clip, -20.0f, 20.0f});
+    INFO("m " << s.m << ", n " << s.n << ", k " << s.k);
+    for (index_t i = 0; i < s.m; ++i)
+      for (index_t j = 0; j < s.n; ++j) {
+        double sum = bias[static_cast<std::size_t>(i)];
+        for (index_t l = 0; l < s.k; ++l)
+          sum += static_cast<double>(a[static_cast<std::size_t>(i * s.k + l)]) * b[static_cast<std::size_t>(l * s.n + j)];
+        const double want = sum < -20.0 ? -20.0 : (sum > 20.0 ? 20.0 : sum);
+        REQUIRE(y[static_cast<std::size_t>(i * s.n + j)] == Approx(want).margin(1e-4));
+      }
+  }
+}
+
 TEST_CASE("conv_gemm's im2col scratch is one block of the chosen width, or the whole output when smaller") {
   const ConvParams p = conv2d(3, 8, 1, 7, 3, 1, 1, 1);  // K = 27, N = 49
   CHECK(onnxc::rt::conv_gemm_scratch_floats(p, 16) == 27 * 16);
@@ -191,8 +217,10 @@ TEST_CASE("conv_gemm, conv_depthwise and max_pool split into tasks compute the s
   const onnxc_parallel_for parallel = pool.as_parallel_for();
   // 1x1 (every block and panel a task), and im2col with several blocks (channel tasks, then
   // panel tasks; 17 output channels leave a partial panel).
-  // The padded-input product: channel tasks for the copy, then panel tasks.
-  for (ConvParams p : {conv2d(16, 12, 1, 30, 1, 1, 0, 1), conv2d(3, 17, 1, 50, 3, 1, 1, 1), conv2d(8, 17, 1, 20, 3, 1, 1, 1)}) {
+  // The padded-input product: channel tasks for the copy, then panel tasks; a narrow 1x1
+  // product (7 x 7): tasks of 32 rows, the last of whole and partial panels.
+  for (ConvParams p : {conv2d(16, 12, 1, 30, 1, 1, 0, 1), conv2d(3, 17, 1, 50, 3, 1, 1, 1), conv2d(8, 17, 1, 20, 3, 1, 1, 1),
+                       conv2d(64, 40, 1, 7, 1, 1, 0, 1)}) {
     const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
     const index_t block = onnxc::rt::conv_gemm_reads_padded_input(p, 384) ? 384 : 96;
     auto x = ramp(p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);

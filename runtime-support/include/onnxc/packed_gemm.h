@@ -293,10 +293,113 @@ inline void packed_gemm_block(index_t m, index_t n, index_t k, const float* a_pa
   });
 }
 
+// ---- narrow products: vectors along the rows ----
+//
+// A product with few columns (MobileNet's 7 x 7 layers: N = 49) fills few of the lanes of
+// vectors along N (49 of 64 on AVX-512, and the last column costs a whole K loop). With
+// AVX-512, such products are computed with vectors along M instead: 16 consecutive rows of A at
+// one k are two 8-row halves of adjacent panels, and a tile of kNarrowRowVectors vectors of rows
+// by up to kNarrowMaxCols columns broadcasts B's elements. The tile's outputs go through a small
+// buffer to y's rows (a transpose: scalar stores, paid once per tile after its K loop).
+#if defined(ONNXC_SIMD) && defined(__AVX512F__)
+
+namespace narrow_detail {
+
+constexpr int kNarrowRowVectors = 2;  // 32 rows: four full panels
+constexpr int kNarrowMaxCols = 8;     // 16 accumulators + 2 row vectors + 1 broadcast
+constexpr index_t kNarrowRows = kNarrowRowVectors * kFloatLanes;
+static_assert(kFloatLanes == 2 * kPanelRows, "a vector of rows is two panels' halves");
+
+// Rows [row0, row0 + 16) of A at step l: the l-th 8 rows of two full panels.
+inline vfloat load_rows(const float* a_packed, index_t k, index_t row0, index_t l) {
+  const float* lo = a_packed + row0 * k + l * kPanelRows;
+  return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(lo)), _mm256_loadu_ps(lo + kPanelRows * k), 1);
+}
+
+// y[row0 + i, c] for 32 rows and Cols columns of B (b: its first column).
+template <int Cols>
+inline void tile(index_t k, const float* a_packed, index_t row0, const float* b, index_t ldb, float* y, index_t ldy,
+                 const float* bias, const Epilogue& e) {
+  using packed_gemm_detail::activate;
+  constexpr int V = kNarrowRowVectors;
+  vfloat acc[Cols][V];
+  for (int v = 0; v < V; ++v) {
+    const vfloat start = bias ? vfloat::load_unaligned(bias + row0 + v * kFloatLanes) : vfloat(0.0f);
+    for (int c = 0; c < Cols; ++c) acc[c][v] = start;
+  }
+  for (index_t l = 0; l < k; ++l) {
+    vfloat av[V];
+    for (int v = 0; v < V; ++v) av[v] = load_rows(a_packed, k, row0 + v * kFloatLanes, l);
+    for (int c = 0; c < Cols; ++c) {
+      const vfloat bv(b[l * ldb + c]);
+      for (int v = 0; v < V; ++v) acc[c][v] = xsimd::fma(av[v], bv, acc[c][v]);
+    }
+  }
+  alignas(64) float columns[Cols][kNarrowRows];
+  for (int c = 0; c < Cols; ++c)
+    for (int v = 0; v < V; ++v) activate(e, acc[c][v]).store_aligned(columns[c] + v * kFloatLanes);
+  for (index_t i = 0; i < kNarrowRows; ++i)
+    for (int c = 0; c < Cols; ++c) y[(row0 + i) * ldy + c] = columns[c][i];
+}
+
+inline void tile_cols(index_t cols, index_t k, const float* a_packed, index_t row0, const float* b, index_t ldb,
+                      float* y, index_t ldy, const float* bias, const Epilogue& e) {
+  switch (cols) {
+    case 1: return tile<1>(k, a_packed, row0, b, ldb, y, ldy, bias, e);
+    case 2: return tile<2>(k, a_packed, row0, b, ldb, y, ldy, bias, e);
+    case 3: return tile<3>(k, a_packed, row0, b, ldb, y, ldy, bias, e);
+    case 4: return tile<4>(k, a_packed, row0, b, ldb, y, ldy, bias, e);
+    case 5: return tile<5>(k, a_packed, row0, b, ldb, y, ldy, bias, e);
+    case 6: return tile<6>(k, a_packed, row0, b, ldb, y, ldy, bias, e);
+    case 7: return tile<7>(k, a_packed, row0, b, ldb, y, ldy, bias, e);
+    case 8: return tile<8>(k, a_packed, row0, b, ldb, y, ldy, bias, e);
+    default: return;
+  }
+}
+
+// 32 rows from row0 times all n columns, in tiles of equal width (49 columns: 7 tiles of 7).
+inline void rows(index_t n, index_t k, const float* a_packed, index_t row0, const float* b, index_t ldb, float* y,
+                 index_t ldy, const float* bias, const Epilogue& e) {
+  const index_t tiles = (n + kNarrowMaxCols - 1) / kNarrowMaxCols, width = (n + tiles - 1) / tiles;
+  for (index_t j = 0; j < n; j += width)
+    tile_cols(n - j < width ? n - j : width, k, a_packed, row0, b + j, ldb, y + j, ldy, bias, e);
+}
+
+}  // namespace narrow_detail
+
+// Fewer columns than one wide tile (where vectors along N waste lanes), and deep enough that the
+// transposed stores are a small part of a tile's work.
+inline bool packed_gemm_is_narrow(index_t m, index_t n, index_t k) {
+  return n < packed_gemm_detail::kTileVectors * kFloatLanes * 2 && k >= 64 && m >= narrow_detail::kNarrowRows;
+}
+
+#else
+
+inline bool packed_gemm_is_narrow(index_t, index_t, index_t) { return false; }
+
+#endif
+
+// The narrow product: a task per 32 rows; the rows of a last partial group go panel by panel.
+inline void packed_gemm_narrow(index_t m, index_t n, index_t k, const float* a_packed, const float* b, index_t ldb,
+                               float* y, index_t ldy, const float* bias, const Epilogue& e, Parallel parallel) {
+#if defined(ONNXC_SIMD) && defined(__AVX512F__)
+  using narrow_detail::kNarrowRows;
+  parallel_for(parallel, (m + kNarrowRows - 1) / kNarrowRows, [&](index_t group) {
+    const index_t row0 = group * kNarrowRows;
+    if (m - row0 >= kNarrowRows) return narrow_detail::rows(n, k, a_packed, row0, b, ldb, y, ldy, bias, e);
+    for (index_t panel = row0 / kPanelRows; panel < packed_gemm_panels(m); ++panel)
+      packed_gemm_panel(panel, m, n, k, a_packed, b, ldb, y, ldy, bias, e);
+  });
+#else
+  (void)m, (void)n, (void)k, (void)a_packed, (void)b, (void)ldb, (void)y, (void)ldy, (void)bias, (void)e, (void)parallel;
+#endif
+}
+
 // The whole product, block by block of columns: every (block, panel) pair is a task, panels of
 // one block next to each other so threads share that block of B (serially: block by block).
 inline void packed_gemm(index_t m, index_t n, index_t k, const float* a_packed, const float* b, index_t ldb, float* y,
                         index_t ldy, const float* bias, const Epilogue& e, Parallel parallel = nullptr) {
+  if (packed_gemm_is_narrow(m, n, k)) return packed_gemm_narrow(m, n, k, a_packed, b, ldb, y, ldy, bias, e, parallel);
   const index_t block = packed_gemm_block_cols(k);
   const index_t panels = packed_gemm_panels(m), blocks = (n + block - 1) / block;
   parallel_for(parallel, blocks * panels, [&](index_t task) {
