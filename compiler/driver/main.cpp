@@ -165,6 +165,7 @@ struct Common {
   std::size_t string_bytes = CompileOptions{}.string_bytes;
   std::string name = "model";
   std::string target = "generic";  // --target (backend/target.h)
+  std::string scratch;              // --scratch; empty: the target's default
 };
 
 void add_common(CLI::App* app, Common& c) {
@@ -201,6 +202,14 @@ void add_common(CLI::App* app, Common& c) {
   app->add_option("--disable-pass", c.disabled,
                   fmt::format("Turn off an optional pass: {}. Repeatable.", fmt::join(optional_passes(), ", ")))
       ->type_name("NAME");
+  app->add_option("--scratch", c.scratch,
+                  "How much arena the kernels' scratch may take. 'fit' (the default on memory-first targets, "
+                  "cortex-m*): only the memory the tensors leave free at the kernel's step, so the arena is the "
+                  "tensors' alone (im2col blocks narrow, depthwise Convs split into fewer parallel tasks, down to the "
+                  "direct kernel, which needs none; 2-5x slower on some models, docs/memory.md). 'speed' (the "
+                  "default elsewhere): no slower kernel to save memory (at least one row of register tiles per im2col "
+                  "block, 4 depthwise slots), even where the arena grows. --report shows each step's choice.")
+      ->type_name("fit|speed");
 }
 
 CompileOptions to_options(const Common& c) {
@@ -217,6 +226,11 @@ CompileOptions to_options(const Common& c) {
   if (c.string_bytes == 0)
     throw CompileError(ErrorKind::Usage, "--string-bytes 0", "a string needs at least its NUL byte");
   o.string_bytes = c.string_bytes;
+  if (!c.scratch.empty() && c.scratch != "fit" && c.scratch != "speed")
+    throw CompileError(ErrorKind::Usage, "--scratch " + c.scratch, "unknown policy",
+                       "use 'fit' (scratch only where the tensors leave room) or 'speed' (the fastest kernels)");
+  if (c.scratch == "fit") o.scratch_policy = ScratchPolicy::Fit;
+  if (c.scratch == "speed") o.scratch_policy = ScratchPolicy::Speed;
   for (const std::string& s : c.shapes) {
     auto eq = s.rfind('=');
     Shape shape;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "ops/conv_algorithm.h"
 #include "ops/fused_elementwise.h"
 
 namespace onnxc {
@@ -92,6 +93,15 @@ std::size_t peak_tensor_bytes(const Block& b, std::size_t alignment) {
   return peak;
 }
 
+// A step's kernel scratch, the room the tensors leave at it, and why it has that much.
+std::string scratch_note(const Step& step) {
+  if (!step.op_scratch_bytes && !step.node->has_attr(kScratchNoteAttr)) return "";
+  std::string why = step.node->attr_string(kScratchNoteAttr, "");
+  if (why.empty()) why = fmt::format("{} B free", step.room_bytes);
+  const char* grows = step.op_scratch_bytes > step.room_bytes ? ", grows the arena" : "";
+  return fmt::format("  (scratch {} B: {}{})", step.op_scratch_bytes, why, grows);
+}
+
 // What a FusedElementwise node computes: the nodes fuse-elementwise merged, in order.
 std::string fused_note(const Node& n) {
   std::vector<std::string> ops;
@@ -132,6 +142,7 @@ std::string report_text(const Compilation& c) {
     }
     if (f.step->elided) notes = "  (inputs written in place, no code)";
     if (n.op_type == kFusedElementwiseOp && n.domain == kFusedElementwiseDomain) notes += fused_note(n);
+    notes += scratch_note(*f.step);
     s += fmt::format("{:>4}  {:<32} {:<22} {:>12} {:>12}  {}{}\n", index++, name,
                      fmt::format("{}-{}", n.op_type, n.version), f.macs, f.bytes_moved, shapes(n.outputs), notes);
   }
@@ -166,10 +177,12 @@ std::string report_json(const Compilation& c) {
     const Node& n = *steps[i].step->node;
     std::vector<std::string> outs;
     for (const Value* v : n.outputs) outs.push_back(v ? json_string(shape_str(v->shape)) : "null");
+    const Step& step = *steps[i].step;
     s += fmt::format("    {{\"node\": {}, \"op\": {}, \"version\": {}, \"depth\": {}, \"macs\": {}, \"bytes_moved\": {}, "
-                     "\"output_shapes\": [{}]}}{}\n",
+                     "\"output_shapes\": [{}], \"scratch_bytes\": {}, \"room_bytes\": {}, \"scratch_note\": {}}}{}\n",
                      json_string(n.name), json_string(n.op_type), n.version, steps[i].depth, steps[i].macs,
-                     steps[i].bytes_moved, fmt::join(outs, ", "), i + 1 < steps.size() ? "," : "");
+                     steps[i].bytes_moved, fmt::join(outs, ", "), step.op_scratch_bytes, step.room_bytes,
+                     json_string(n.attr_string(kScratchNoteAttr, "")), i + 1 < steps.size() ? "," : "");
   }
   s += "  ],\n  \"tensors\": [\n";
   auto rows = tensor_rows(c);

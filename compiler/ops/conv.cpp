@@ -17,7 +17,8 @@ ConvAlgorithm conv_algorithm(const Node& n) {
   const Shape& w = n.inputs[1]->shape;
   bool one_channel_per_group = n.attr_int("group", 1) == x[1] && w[0] == x[1] && w[1] == 1;
   const bool kernel_rows_fit = x.size() < 4 || w[2] <= rt::depthwise_detail::kMaxKernelRows;
-  if (n.inputs[0]->dtype == DType::Float && one_channel_per_group && x.size() <= 4 && kernel_rows_fit)
+  const bool has_slots = n.attr_int(kParallelSlotsAttr, 1) != 0;
+  if (n.inputs[0]->dtype == DType::Float && one_channel_per_group && x.size() <= 4 && kernel_rows_fit && has_slots)
     return ConvAlgorithm::Depthwise;
   return ConvAlgorithm::Direct;
 }
@@ -79,8 +80,10 @@ Im2colShape conv_im2col_shape(const Node& n) {
   if (n.inputs[0]->dtype != DType::Float || n.attr_int("group", 1) != 1 || rt::conv_reads_input_as_matrix(p))
     return {};
   const int64_t k = rt::conv_gemm_k(p);
+  // Any block is correct; one of a few columns is still whole 4 x 4 tiles without SIMD, and
+  // partial vectors with it, far fewer loads than the direct kernel's.
   return {k * static_cast<int64_t>(sizeof(float)), rt::conv_gemm_n(p), rt::packed_gemm_block_cols(k),
-          rt::kBlockColsQuantum};
+          rt::kBlockColsQuantum, rt::packed_gemm_detail::kScalarTileCols};
 }
 
 int64_t conv_im2col_cols(const Node& n) {
@@ -91,13 +94,19 @@ namespace {
 
 std::size_t float_bytes(rt::index_t floats) { return static_cast<std::size_t>(floats) * sizeof(float); }
 
+}  // namespace
+
+std::size_t depthwise_slot_bytes(const Node& n) { return float_bytes(rt::conv_depthwise_scratch_floats(conv_params_of(n))); }
+
+namespace {
+
 int64_t depthwise_slots(const Node& n) { return n.attr_int(kParallelSlotsAttr, 1); }
 
 std::size_t conv_scratch_bytes(const Node& n) {
   switch (conv_algorithm(n)) {
     case ConvAlgorithm::Gemm: return float_bytes(rt::conv_gemm_scratch_floats(conv_params_of(n), conv_im2col_cols(n)));
     case ConvAlgorithm::Depthwise:
-      return float_bytes(depthwise_slots(n) * rt::conv_depthwise_scratch_floats(conv_params_of(n)));
+      return static_cast<std::size_t>(depthwise_slots(n)) * depthwise_slot_bytes(n);
     case ConvAlgorithm::Direct: return 0;
   }
   return 0;

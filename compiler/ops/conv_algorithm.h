@@ -28,6 +28,9 @@ struct Im2colShape {
   int64_t columns = 0;           // output positions of one image
   int64_t fastest_cols = 0;      // the kernel's preferred block (rt::packed_gemm_block_cols)
   int64_t quantum_cols = 0;      // smaller useful blocks are multiples of this (whole register tiles)
+  // Where not even quantum_cols fit: the narrowest block still worth the matrix-product kernel
+  // (narrower blocks are multiples of it); quantum_cols when the kernel takes no narrower one.
+  int64_t narrow_cols = 0;
 };
 Im2colShape conv_im2col_shape(const Node& conv);
 // The im2col block the Conv's kernel is given: the attribute, or the fastest block.
@@ -37,6 +40,8 @@ int64_t conv_im2col_cols(const Node& conv);
 Im2colShape qlinear_conv_im2col_shape(const Node& qlinear_conv);
 // QLinearConv's weights in rt::qconv_vnni's layout, when that kernel can compute it.
 std::optional<Tensor> qlinear_conv_vnni_weights(const Node& qlinear_conv);
+// The scratch one task of a depthwise Conv needs (padded input rows, or a padded plane).
+std::size_t depthwise_slot_bytes(const Node& conv);
 
 // The rt::Epilogue literal of the activation fused into the node (None when there is none).
 std::string epilogue_code(const Node& node);
@@ -52,7 +57,8 @@ constexpr const char* kIm2colColsAttr = "onnxc.im2col_cols";
 // QLinearConv's weights in rt::qconv_vnni's layout, after its nine ONNX inputs (pack-weights).
 constexpr std::size_t kVnniWeightsInput = 9;
 // int: scratch copies a depthwise Conv has, one per task it splits into when run() is given a
-// parallel-for (absent: 1, the kernel runs serially). Set by give_parallel_slots.
+// parallel-for (absent: 1, the kernel runs serially); 0: compute it with the direct kernel
+// instead (no scratch). Set by fit-scratch.
 constexpr const char* kParallelSlotsAttr = "onnxc.parallel_slots";
 
 }  // namespace onnxc

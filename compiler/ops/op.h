@@ -32,6 +32,9 @@ struct ElementwiseForm {
   std::size_t operands = 0;
 };
 
+// Internal attribute: what scratch fit-scratch gave a node and why (see OpDef::scratch_bytes).
+constexpr const char* kScratchNoteAttr = "onnxc.scratch_note";
+
 struct OpDef {
   std::string domain;   // "" for ai.onnx
   std::string op_type;
@@ -44,7 +47,9 @@ struct OpDef {
   std::function<void(const Node&, std::vector<Tensor>&)> fold;
   // Writes the code that computes the node.
   std::function<void(const Node&, Emitter&)> emit;
-  // Optional: bytes of temporary memory the emitted code needs (placed in the arena).
+  // Optional: bytes of temporary memory the emitted code needs (placed in the arena). Where
+  // the kernel's scratch is the compiler's choice, fit-scratch (passes/kernel_passes.h) sizes
+  // it and says why in the node's kScratchNoteAttr (string, shown by --report).
   std::function<std::size_t(const Node&)> scratch_bytes;
   // Optional, control flow: whether the node's k-th subgraph (see subgraphs_of) runs at all
   // (If with a constant condition compiles one branch). Default: every subgraph.

@@ -262,7 +262,7 @@ Im2colShape qlinear_conv_im2col_shape(const Node& n) {
   const int64_t quantum = rt::kQConvColumnQuantum;
   const int64_t columns = p.out_d * p.out_h * p.out_w;
   return {rt::qconv_gemm_scratch_bytes(p, 1), columns,
-          std::min<int64_t>(256, (columns + quantum - 1) / quantum * quantum), quantum};
+          std::min<int64_t>(256, (columns + quantum - 1) / quantum * quantum), quantum, quantum};
 }
 
 }  // namespace onnxc

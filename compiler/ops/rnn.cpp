@@ -9,8 +9,23 @@
 
 #include "onnxc/rnn.h"
 #include "ops/emitter.h"
+#include "ops/recurrent.h"
 
 namespace onnxc {
+namespace {
+
+enum Input { kX, kW, kR, kB, kSeqLens, kInitialH, kInitialC, kPeepholes };
+enum Output { kY, kYh, kYc };
+
+bool state_in_outputs(const Node& n) { return n.attr_int(kStateInOutputsAttr, 0) == 1; }
+
+}  // namespace
+
+bool lstm_can_keep_state_in_outputs(const Node& n) {
+  const DType t = n.inputs[kX]->dtype;
+  return n.op_type == "LSTM" && (t == DType::Float || t == DType::Double) && n.has_output(kY) && n.has_output(kYc);
+}
+
 namespace {
 
 struct RecurrentOp {
@@ -21,9 +36,6 @@ struct RecurrentOp {
   int max_inputs, max_outputs;
   rt::index_t (*scratch_elements)(rt::index_t hidden);
 };
-
-enum Input { kX, kW, kR, kB, kSeqLens, kInitialH, kInitialC, kPeepholes };
-enum Output { kY, kYh, kYc };
 
 // The sizes every input and output shape derives from.
 struct Dims {
@@ -234,9 +246,14 @@ OpDef recurrent_op(const RecurrentOp& op, std::vector<int> versions) {
     if (op.gates == 4) args.insert(args.end(), {e.in(kInitialC), e.in(kPeepholes)});
     args.insert(args.end(), {e.out(kY), e.out(kYh)});
     if (op.gates == 4) args.push_back(e.out(kYc));
-    e.linef("rt::{}<{}>(p, {}, {});", op.kernel, ctype_of(*n.inputs[kX]), fmt::join(args, ", "), e.scratch());
+    if (state_in_outputs(n))
+      e.linef("rt::{}_in_outputs<{}>(p, {});", op.kernel, ctype_of(*n.inputs[kX]), fmt::join(args, ", "));
+    else
+      e.linef("rt::{}<{}>(p, {}, {});", op.kernel, ctype_of(*n.inputs[kX]), fmt::join(args, ", "), e.scratch());
   };
-  d.scratch_bytes = [op](const Node& n) { return compute_bytes(n, op.scratch_elements(n.inputs[kR]->shape[2])); };
+  d.scratch_bytes = [op](const Node& n) {
+    return state_in_outputs(n) ? 0 : compute_bytes(n, op.scratch_elements(n.inputs[kR]->shape[2]));
+  };
   // Every time step of every direction and batch entry: gates * hidden rows of W (input
   // columns) and of R (hidden columns), the gates' elementwise work not counted.
   d.macs = [op](const Node& n) {

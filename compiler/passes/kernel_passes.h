@@ -13,27 +13,49 @@ namespace onnxc {
 // activations removed.
 int fuse_activation(Graph& g);
 
-// im2col-blocks: the width of the im2col blocks of every Conv the matrix-product kernel will
-// compute through im2col, and of every QLinearConv that can use the integer one
-// (kIm2colColsAttr), so its scratch fits in the room the scratch-free plan leaves at its step in
-// its block (`scratch_free`: the main graph, with its nested blocks, planned before
-// pack-weights, when no Conv asks for scratch yet) and the arena does not grow. See
-// choose_im2col_cols. Runs before pack-weights, which leaves a Conv given 0 columns unpacked.
-// Returns the Convs given a width.
-int choose_im2col_blocks(Graph& g, const Block& scratch_free, bool memory_first);
+// How much arena the kernels' scratch may take (--scratch).
+enum class ScratchPolicy {
+  Fit,    // only the room the tensors leave at its step: the arena is the tensors' (the default
+          // on memory-first targets)
+  Speed,  // no slower kernel to save memory: an im2col block of at least one row of whole tiles,
+          // 4 depthwise slots, even where they grow the arena (the default elsewhere: fitting
+          // costs 2-5x on some models, docs/memory.md)
+};
 
-// The im2col block (columns) of a Conv with `slack_bytes` free under the plan's peak at its
-// step: the fastest block when it fits, else the widest whole number of register-tile rows that
-// fits; when not even one fits, the smallest block (the arena grows a little, the Conv stays
-// fast) or, memory_first, 0: the direct kernel, which needs no scratch.
-int64_t choose_im2col_cols(const Im2colShape& shape, std::size_t slack_bytes, bool memory_first);
+struct ScratchOptions {
+  ScratchPolicy policy = ScratchPolicy::Fit;
+  bool memory_first = false;  // the target's RAM is scarce and no thread pool is passed
+};
 
-// The main graph's depthwise Convs get kDepthwiseParallelSlots scratch copies
-// (kParallelSlotsAttr), so that with a parallel-for they split into that many tasks. Not for
-// memory-first targets: there the arena is what counts and nobody passes a thread pool. Returns
-// the Convs given slots.
+// fit-scratch: sizes the scratch of every kernel whose scratch is the compiler's choice, per
+// layer, to the room the plan leaves at its step (Step::room_bytes of `planned`, the main graph
+// with its nested blocks; the room does not depend on any op's scratch), so the arena is the
+// tensors' alone:
+// - a Conv the matrix-product kernel computes through im2col, and a QLinearConv that can use
+//   the integer one: the im2col block (kIm2colColsAttr, choose_im2col_cols); 0 columns: the
+//   direct kernel (no scratch; pack-weights leaves its weights unpacked);
+// - a depthwise Conv: its padded-row slots (kParallelSlotsAttr, choose_depthwise_slots), one
+//   per task with a parallel-for; 0 slots: the direct kernel;
+// - an LSTM that can keep its state in its outputs (lstm_can_keep_state_in_outputs): does so,
+//   with no scratch (kStateInOutputsAttr), when its gate buffers do not fit (either policy).
+// Each such node gets a kScratchNoteAttr saying what it got and why (--report). Runs before
+// pack-weights. Returns the nodes sized.
+int fit_scratch(Graph& g, const Block& planned, const ScratchOptions& options);
+
+// ScratchPolicy::Speed takes no slower kernel to save memory instead: it fits the im2col
+// blocks in whole tile rows where they fit, else takes one row (growing the arena), and gives
+// depthwise Convs their kDepthwiseParallelSlots.
+//
+// The im2col block (columns) of a Conv with `room_bytes` free at its step: the fastest block
+// when it fits, else the widest whole number of register-tile rows that fits, else the widest
+// multiple of the narrow block (Im2colShape::narrow_cols) that fits; 0 (the direct kernel) when
+// not even that does.
+int64_t choose_im2col_cols(const Im2colShape& shape, std::size_t room_bytes);
+
+// The padded-row slots of a depthwise Conv: `wanted` (kDepthwiseParallelSlots, or 1 where no
+// thread pool is passed), or as many as the room holds; 0: the direct kernel.
 constexpr int64_t kDepthwiseParallelSlots = 4;
-int give_parallel_slots(Graph& g);
+int64_t choose_depthwise_slots(int64_t slot_bytes, std::size_t room_bytes, int64_t wanted);
 
 // pack-weights: the constant weights of every Conv that the matrix-product kernel computes are
 // rewritten into the panel layout it reads (rt::pack_weights), so nothing is packed at run time;

@@ -13,6 +13,30 @@ bool lifetimes_overlap(const BufferRequest& a, const BufferRequest& b) {
   return a.first <= b.last && b.first <= a.last;
 }
 
+// The [begin, end) byte ranges, sorted by offset, of the placed buffers whose lifetimes overlap
+// [first, last].
+std::vector<std::pair<std::size_t, std::size_t>> taken_ranges(const std::vector<BufferRequest>& bufs,
+                                                              const MemoryPlan& plan,
+                                                              const std::vector<std::size_t>& placed,
+                                                              const BufferRequest& lifetime, std::size_t alignment) {
+  std::vector<std::pair<std::size_t, std::size_t>> taken;
+  for (std::size_t p : placed)
+    if (lifetimes_overlap(lifetime, bufs[p]))
+      taken.emplace_back(plan.offsets[p], plan.offsets[p] + align_up(bufs[p].size, alignment));
+  std::sort(taken.begin(), taken.end());
+  return taken;
+}
+
+// The lowest offset where `size` bytes collide with none of the sorted `taken` ranges.
+std::size_t lowest_fit(const std::vector<std::pair<std::size_t, std::size_t>>& taken, std::size_t size) {
+  std::size_t offset = 0;
+  for (auto& [lo, hi] : taken) {
+    if (offset + size <= lo) break;
+    offset = std::max(offset, hi);
+  }
+  return offset;
+}
+
 // Places buffers in the given order, each at the lowest aligned offset that does not collide
 // with an already placed buffer whose lifetime overlaps (first fit over the gaps).
 MemoryPlan place_in_order(const std::vector<BufferRequest>& bufs, const std::vector<std::size_t>& order,
@@ -21,23 +45,18 @@ MemoryPlan place_in_order(const std::vector<BufferRequest>& bufs, const std::vec
   plan.offsets.assign(bufs.size(), 0);
   std::vector<std::size_t> placed;
   for (std::size_t idx : order) {
-    const BufferRequest& b = bufs[idx];
-    std::size_t size = align_up(b.size, alignment);
-    // Intervals taken by overlapping-lifetime buffers, sorted by offset.
-    std::vector<std::pair<std::size_t, std::size_t>> taken;
-    for (std::size_t p : placed)
-      if (lifetimes_overlap(b, bufs[p])) taken.emplace_back(plan.offsets[p], plan.offsets[p] + align_up(bufs[p].size, alignment));
-    std::sort(taken.begin(), taken.end());
-    std::size_t offset = 0;
-    for (auto& [lo, hi] : taken) {
-      if (offset + size <= lo) break;
-      offset = std::max(offset, hi);
-    }
-    plan.offsets[idx] = offset;
-    plan.arena_bytes = std::max(plan.arena_bytes, offset + size);
+    const std::size_t size = align_up(bufs[idx].size, alignment);
+    plan.offsets[idx] = lowest_fit(taken_ranges(bufs, plan, placed, bufs[idx], alignment), size);
+    plan.arena_bytes = std::max(plan.arena_bytes, plan.offsets[idx] + size);
     placed.push_back(idx);
   }
   return plan;
+}
+
+std::vector<std::size_t> all_indices(std::size_t n) {
+  std::vector<std::size_t> v(n);
+  std::iota(v.begin(), v.end(), 0);
+  return v;
 }
 
 }  // namespace
@@ -60,8 +79,7 @@ std::size_t peak_live_bytes(const std::vector<BufferRequest>& buffers, std::size
 
 MemoryPlan plan_memory(const std::vector<BufferRequest>& buffers, std::size_t alignment) {
   if (alignment == 0) alignment = 1;
-  std::vector<std::size_t> base(buffers.size());
-  std::iota(base.begin(), base.end(), 0);
+  const std::vector<std::size_t> base = all_indices(buffers.size());
   struct Strategy {
     const char* name;
     bool (*before)(const BufferRequest&, const BufferRequest&);
@@ -120,6 +138,34 @@ MemoryPlan plan_memory(const std::vector<BufferRequest>& buffers, std::size_t al
     consider(order, "largest first, equal sizes reordered");
   }
   return best;
+}
+
+std::size_t largest_gap_at(const std::vector<BufferRequest>& placed, const MemoryPlan& plan, int step,
+                           std::size_t alignment) {
+  if (alignment == 0) alignment = 1;
+  std::size_t largest = 0, free_from = 0;
+  for (auto& [lo, hi] : taken_ranges(placed, plan, all_indices(placed.size()), BufferRequest{0, step, step}, alignment)) {
+    if (lo > free_from) largest = std::max(largest, lo - free_from);
+    free_from = std::max(free_from, hi);
+  }
+  return plan.arena_bytes > free_from ? std::max(largest, plan.arena_bytes - free_from) : largest;
+}
+
+MemoryPlan place_into_gaps(const std::vector<BufferRequest>& placed, const MemoryPlan& plan,
+                           const std::vector<BufferRequest>& late, std::size_t alignment) {
+  if (alignment == 0) alignment = 1;
+  std::vector<BufferRequest> all = placed;
+  all.insert(all.end(), late.begin(), late.end());
+  MemoryPlan out = plan;
+  out.offsets.resize(all.size(), 0);
+  std::vector<std::size_t> done = all_indices(placed.size());
+  for (std::size_t i = placed.size(); i < all.size(); ++i) {
+    const std::size_t size = align_up(all[i].size, alignment);
+    out.offsets[i] = lowest_fit(taken_ranges(all, out, done, all[i], alignment), size);
+    out.arena_bytes = std::max(out.arena_bytes, out.offsets[i] + size);
+    done.push_back(i);
+  }
+  return out;
 }
 
 }  // namespace onnxc

@@ -29,4 +29,14 @@ std::size_t peak_live_bytes(const std::vector<BufferRequest>& buffers, std::size
 // Tries several packings (largest first, longest-lived first, earliest first) and keeps the smallest.
 MemoryPlan plan_memory(const std::vector<BufferRequest>& buffers, std::size_t alignment);
 
+// Kernel scratch after the tensors: `plan` places `placed`; each buffer of `late` goes to the
+// lowest aligned offset free over its lifetime, so it takes memory the tensors leave free and
+// grows the arena only when no gap holds it. Offsets: `placed`'s, then `late`'s.
+MemoryPlan place_into_gaps(const std::vector<BufferRequest>& placed, const MemoryPlan& plan,
+                           const std::vector<BufferRequest>& late, std::size_t alignment);
+// The largest contiguous bytes below plan.arena_bytes no buffer of `placed` live at `step`
+// occupies: the most scratch that step can have without growing the arena.
+std::size_t largest_gap_at(const std::vector<BufferRequest>& placed, const MemoryPlan& plan, int step,
+                           std::size_t alignment);
+
 }  // namespace onnxc

@@ -16,7 +16,7 @@
 namespace onnxc {
 
 const std::set<std::string>& optional_passes() {
-  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fuse-activation", "fuse-elementwise", "im2col-blocks", "in-place", "concat-in-place", "reorder",
+  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fuse-activation", "fuse-elementwise", "fit-scratch", "in-place", "concat-in-place", "reorder",
                                                      "lower-qdq", "simplify"};
   return names;
 }
@@ -85,13 +85,15 @@ Compilation compile_model(const std::string& path, const CompileOptions& o) {
   if (enabled(o, "fuse-activation")) c.fused_nodes += static_cast<std::size_t>(fuse_activation(g));
   if (enabled(o, "fuse-elementwise")) c.fused_nodes += static_cast<std::size_t>(fuse_elementwise(g));
   const Target* target = find_target(o.target);
-  const bool memory_first = target && target->memory_first;
-  if (!memory_first) give_parallel_slots(g);
+  ScratchOptions scratch;
+  scratch.memory_first = target && target->memory_first;
+  scratch.policy = o.scratch_policy.value_or(scratch.memory_first ? ScratchPolicy::Fit : ScratchPolicy::Speed);
   PlanOptions plan;
   plan.in_place = enabled(o, "in-place");
   plan.concat_in_place = enabled(o, "concat-in-place");
   plan.reorder = enabled(o, "reorder");
-  if (enabled(o, "im2col-blocks")) choose_im2col_blocks(g, plan_program(g, o.alignment, plan).main, memory_first);
+  // Off: every kernel its default scratch (the fastest im2col block, one depthwise slot).
+  if (enabled(o, "fit-scratch")) fit_scratch(g, plan_program(g, o.alignment, plan).main, scratch);
   pack_weights(g, target && target->int8_dot_product);  // always: the layout the kernels read, not an optimisation to compare against
   c.program = plan_program(g, o.alignment, plan);
   return c;

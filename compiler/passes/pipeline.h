@@ -2,12 +2,14 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "backend/codegen.h"
 #include "ir/ir.h"
+#include "passes/kernel_passes.h"
 #include "passes/program.h"
 
 namespace onnxc {
@@ -28,6 +30,8 @@ struct CompileOptions {
   // --string-bytes: text storage reserved per element of a string tensor whose text the model
   // writes when no bound is known at compile time (StringNormalizer's case changes), NUL included.
   std::size_t string_bytes = 64;
+  // --scratch fit|speed; none: the target's default (Fit on memory-first targets, else Speed).
+  std::optional<ScratchPolicy> scratch_policy;
 };
 
 // Names of the passes --disable-pass accepts.

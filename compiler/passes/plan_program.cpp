@@ -237,28 +237,43 @@ class Planner {
     }
   }
 
+  // Tensors first (with the arenas of nested blocks, which a step needs whole), then each
+  // kernel's scratch into the gaps they leave at its step: scratch sized to fit those gaps
+  // (fit_scratch) costs no arena. Kept unless packing everything together does better.
   void plan_arena(Block& b) {
-    std::vector<BufferRequest> requests;
+    std::vector<BufferRequest> fixed, late;
     std::vector<const Value*> owners;
     for (const Step& s : b.steps)
       for (const Value* v : s.node->outputs) {
         if (!v || T[v].storage != Storage::Arena || T[v].block != &b) continue;
-        requests.push_back(BufferRequest{v->byte_size(), T[v].first, T[v].last});
+        fixed.push_back(BufferRequest{v->byte_size(), T[v].first, T[v].last});
         owners.push_back(v);
       }
-    std::vector<std::size_t> scratch_steps;
+    std::vector<std::size_t> fixed_scratch, late_scratch;  // steps, in request order
+    for (std::size_t i = 0; i < b.steps.size(); ++i) {
+      const Step& step = b.steps[i];
+      if (!step.scratch_bytes) continue;
+      const int s = static_cast<int>(i);
+      const bool nested = step.scratch_bytes != step.op_scratch_bytes;
+      (nested ? fixed : late).push_back(BufferRequest{step.scratch_bytes, s, s});
+      (nested ? fixed_scratch : late_scratch).push_back(i);
+    }
+    const MemoryPlan tensors_first = plan_memory(fixed, prog_.alignment);
     for (std::size_t i = 0; i < b.steps.size(); ++i)
-      if (b.steps[i].scratch_bytes) {
-        int s = static_cast<int>(i);
-        requests.push_back(BufferRequest{b.steps[i].scratch_bytes, s, s});
-        scratch_steps.push_back(i);
-      }
-    b.plan = plan_memory(requests, prog_.alignment);
+      b.steps[i].room_bytes = largest_gap_at(fixed, tensors_first, static_cast<int>(i), prog_.alignment);
+    std::vector<BufferRequest> requests = fixed;
+    requests.insert(requests.end(), late.begin(), late.end());
+    MemoryPlan fitted = place_into_gaps(fixed, tensors_first, late, prog_.alignment);
+    fitted.strategy = tensors_first.strategy + ", scratch in the gaps";
+    MemoryPlan together = plan_memory(requests, prog_.alignment);
+    b.plan = together.arena_bytes < fitted.arena_bytes ? std::move(together) : std::move(fitted);
     // One step past the last: where a block's results are read by its parent.
     b.live_bytes = live_bytes_per_step(requests, prog_.alignment, static_cast<int>(b.steps.size()) + 1);
     b.peak_live_bytes = *std::max_element(b.live_bytes.begin(), b.live_bytes.end());
     b.arena_bytes = b.plan.arena_bytes;
     for (std::size_t i = 0; i < owners.size(); ++i) T[owners[i]].offset = b.plan.offsets[i];
+    std::vector<std::size_t> scratch_steps = fixed_scratch;
+    scratch_steps.insert(scratch_steps.end(), late_scratch.begin(), late_scratch.end());
     for (std::size_t i = 0; i < scratch_steps.size(); ++i)
       b.steps[scratch_steps[i]].scratch_offset = b.plan.offsets[owners.size() + i];
   }

@@ -44,6 +44,9 @@ struct Step {
   const OpDef* op = nullptr;
   std::size_t scratch_offset = 0, scratch_bytes = 0;  // includes the subgraphs' arenas
   std::size_t op_scratch_bytes = 0;                   // the part the op itself asked for
+  // The largest scratch the op could have without growing the arena: the widest gap the
+  // block's tensors (and nested arenas) leave at this step. See fit_scratch.
+  std::size_t room_bytes = 0;
   std::vector<std::unique_ptr<Block>> subgraphs;      // graph attributes, in attribute-name order
   bool elided = false;  // computes nothing: a Concat its inputs' producers wrote in place
 };

@@ -307,6 +307,42 @@ TEST_CASE("lstm matches a double-precision reference on rows with vector tails")
   for (std::size_t i = 0; i < y_h.size(); ++i) REQUIRE(y_h[i] == Approx(expected[i]).margin(1e-5));
 }
 
+TEST_CASE("lstm_in_outputs, the state in Y and Y_c, computes lstm's bits") {
+  // Bidirectional, two batch entries of lengths 5 and 3, initial states and peepholes; 21 hidden
+  // units: a 16-unit chunk and a 5-unit one, neither a multiple of every vector width.
+  namespace rt = onnxc::rt;
+  const index_t seq = 5, batch = 2, input = 19, hidden = 21, dirs = 2;
+  auto x = ramp(seq * batch * input, 0.2f), w = ramp(dirs * 4 * hidden * input, 0.05f);
+  auto r = ramp(dirs * 4 * hidden * hidden, 0.04f), bias = ramp(dirs * 8 * hidden, 0.1f);
+  auto h0 = ramp(dirs * batch * hidden, 0.1f), c0 = ramp(dirs * batch * hidden, 0.3f);
+  auto peep = ramp(dirs * 3 * hidden, 0.02f);
+  const std::int32_t lens[] = {5, 3};
+  const rt::RnnFunction sig{rt::RnnActivation::Sigmoid, 0, 0}, tanh{rt::RnnActivation::Tanh, 0, 0};
+  const rt::RnnParams p{seq, batch, input, hidden, dirs, false, false, 2.5f, false, false,
+                        {sig, sig}, {tanh, tanh}, {tanh, tanh}};
+  const std::size_t y_size = static_cast<std::size_t>(seq * dirs * batch * hidden);
+  const std::size_t state_size = static_cast<std::size_t>(dirs * batch * hidden);
+  std::vector<float> y(y_size), y_h(state_size), y_c(state_size);
+  std::vector<float> scratch(static_cast<std::size_t>(rt::lstm_scratch_elements(hidden)));
+  rt::lstm<float>(p, x.data(), w.data(), r.data(), bias.data(), lens, h0.data(), c0.data(), peep.data(), y.data(),
+                  y_h.data(), y_c.data(), scratch.data());
+  std::vector<float> y2(y_size, -1.0f), y_h2(state_size, -1.0f), y_c2(state_size, -1.0f);
+  rt::lstm_in_outputs<float>(p, x.data(), w.data(), r.data(), bias.data(), lens, h0.data(), c0.data(), peep.data(),
+                             y2.data(), y_h2.data(), y_c2.data());
+  for (std::size_t i = 0; i < y_size; ++i) REQUIRE(y2[i] == y[i]);
+  for (std::size_t i = 0; i < state_size; ++i) {
+    REQUIRE(y_h2[i] == y_h[i]);
+    REQUIRE(y_c2[i] == y_c[i]);
+  }
+  // And without initial states (zeros: the recurrence term of the first step is skipped).
+  rt::lstm<float>(p, x.data(), w.data(), r.data(), bias.data(), lens, nullptr, nullptr, nullptr, y.data(), y_h.data(),
+                  y_c.data(), scratch.data());
+  rt::lstm_in_outputs<float>(p, x.data(), w.data(), r.data(), bias.data(), lens, nullptr, nullptr, nullptr, y2.data(),
+                             y_h2.data(), y_c2.data());
+  for (std::size_t i = 0; i < y_size; ++i) REQUIRE(y2[i] == y[i]);
+  for (std::size_t i = 0; i < state_size; ++i) REQUIRE(y_c2[i] == y_c[i]);
+}
+
 TEST_CASE("float max_pool's row kernel matches the general loop") {
   namespace rt = onnxc::rt;
   // {in_h, in_w, out_h, out_w, k, stride, pad, pad_end, dilation}: squeezenet's 3x3 stride 2

@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "onnxc/base.h"
 #include "onnxc/simd.h"
@@ -324,6 +325,39 @@ template <class T> struct GruCell {
   void finish(index_t, index_t, index_t) {}
 };
 
+// The end of an LSTM step for hidden units [0, units) of an n-unit layer: from the gates'
+// pre-activations (rows input, output, forget, candidate, `stride` apart, overwritten), the new
+// cell state c (updated in place) and hidden state h. pd: the direction's peepholes (or null).
+template <class T, class C>
+inline void lstm_update(const RnnParams& p, index_t d, index_t units, index_t stride, const T* pd, C* gates, C* c,
+                        C* h) {
+  const index_t n = p.hidden_size;
+  const T* pi = pd;
+  const T* po = pd ? pd + n : nullptr;
+  const T* pf = pd ? pd + 2 * n : nullptr;
+  C *input = gates, *output = gates + stride, *forget = gates + 2 * stride, *candidate = gates + 3 * stride;
+  add_peephole(units, pi, c, input);
+  clamp_row(units, p.clip, input);
+  apply_row(p.f[d], units, input);
+  if (p.input_forget) {
+    for (index_t i = 0; i < units; ++i) forget[i] = C(1) - input[i];
+  } else {
+    add_peephole(units, pf, c, forget);
+    clamp_row(units, p.clip, forget);
+    apply_row(p.f[d], units, forget);
+  }
+  clamp_row(units, p.clip, candidate);
+  apply_row(p.g[d], units, candidate);
+  for (index_t i = 0; i < units; ++i) c[i] = forget[i] * c[i] + input[i] * candidate[i];
+  add_peephole(units, po, c, output);  // the output gate's peephole reads the updated C
+  clamp_row(units, p.clip, output);
+  apply_row(p.f[d], units, output);
+  C* cell_out = candidate;  // h(C), in the candidate row it no longer needs
+  for (index_t i = 0; i < units; ++i) cell_out[i] = clamp(c[i], p.clip);
+  apply_row(p.h[d], units, cell_out);
+  for (index_t i = 0; i < units; ++i) h[i] = output[i] * cell_out[i];
+}
+
 template <class T> struct LstmCell {
   using C = compute_t<T>;
   const RnnParams& p;
@@ -340,30 +374,8 @@ template <class T> struct LstmCell {
     set_bias(4 * n, b.wb, b.rb, gates);
     add_matvec(4 * n, p.input_size, w + d * 4 * n * p.input_size, x_t, gates);
     add_matvec(4 * n, n, r + d * 4 * n * n, h, gates);
-    const T* pi = peepholes ? peepholes + d * 3 * n : nullptr;
-    const T* po = pi ? pi + n : nullptr;
-    const T* pf = pi ? pi + 2 * n : nullptr;
-    C *input = gates, *output = gates + n, *forget = gates + 2 * n, *candidate = gates + 3 * n;
-    add_peephole(n, pi, c, input);
-    clamp_row(n, p.clip, input);
-    apply_row(p.f[d], n, input);
-    if (p.input_forget) {
-      for (index_t i = 0; i < n; ++i) forget[i] = C(1) - input[i];
-    } else {
-      add_peephole(n, pf, c, forget);
-      clamp_row(n, p.clip, forget);
-      apply_row(p.f[d], n, forget);
-    }
-    clamp_row(n, p.clip, candidate);
-    apply_row(p.g[d], n, candidate);
-    for (index_t i = 0; i < n; ++i) c[i] = forget[i] * c[i] + input[i] * candidate[i];
-    add_peephole(n, po, c, output);  // the output gate's peephole reads the updated C
-    clamp_row(n, p.clip, output);
-    apply_row(p.f[d], n, output);
-    C* cell_out = candidate;  // h(C), in the candidate row it no longer needs
-    for (index_t i = 0; i < n; ++i) cell_out[i] = clamp(c[i], p.clip);
-    apply_row(p.h[d], n, cell_out);
-    for (index_t i = 0; i < n; ++i) h[i] = output[i] * cell_out[i];
+    const T* pd = peepholes ? peepholes + d * 3 * n : nullptr;
+    lstm_update(p, d, n, n, pd, gates, c, h);
   }
   void finish(index_t d, index_t b, index_t steps) {
     if (!y_c) return;
@@ -422,6 +434,78 @@ inline void lstm(const RnnParams& p, const T* x, const T* w, const T* r, const T
   const index_t n = p.hidden_size;
   rnn_detail::LstmCell<T> cell{p, w, r, bias, initial_c, peepholes, y_c, s, s + n, s + 2 * n};
   rnn_detail::run(p, x, seq_lens, initial_h, y, y_h, cell);
+}
+
+// ---- LSTM without scratch: the state in the outputs ----
+//
+// When the element type is its own compute type (float, double) and Y and Y_c are both
+// produced, the LSTM needs no scratch: C lives in its Y_c row, each step reads the previous H
+// from the Y row the step before wrote (or initial_h) and writes the new H into its own Y row,
+// and the gates are computed a chunk of hidden units at a time in a small stack buffer.
+
+namespace rnn_detail {
+
+// Hidden units per chunk of lstm_step_in_outputs: its gates (4 x 16 values) on the stack.
+constexpr index_t kLstmChunkUnits = 16;
+
+// One time step of direction d: h = the new H from x_t and h_prev (null: zeros), c updated in
+// place, chunk by chunk of hidden units. Each gate row is the same sum as rt::lstm's, and a
+// chunk starts on a vector boundary, so the results are the same bits.
+template <class T>
+inline void lstm_step_in_outputs(const RnnParams& p, index_t d, const T* x_t, const T* w, const T* r, const T* bias,
+                                 const T* peepholes, const T* h_prev, T* c, T* h) {
+  const index_t n = p.hidden_size, in = p.input_size;
+  const Biases<T> b = biases(bias, d, 4, n);
+  const T* wd = w + d * 4 * n * in;
+  const T* rd = r + d * 4 * n * n;
+  const T* pd = peepholes ? peepholes + d * 3 * n : nullptr;
+  const T* none = nullptr;
+  for (index_t j = 0; j < n; j += kLstmChunkUnits) {
+    const index_t units = n - j < kLstmChunkUnits ? n - j : kLstmChunkUnits;
+    T gates[4 * kLstmChunkUnits];  // input, output, forget, candidate of units [j, j + units)
+    for (index_t q = 0; q < 4; ++q) {
+      const index_t row = q * n + j;
+      T* gate = gates + q * kLstmChunkUnits;
+      set_bias(units, b.wb ? b.wb + row : none, b.rb ? b.rb + row : none, gate);
+      add_matvec(units, in, wd + row * in, x_t, gate);
+      if (h_prev) add_matvec(units, n, rd + row * n, h_prev, gate);
+    }
+    lstm_update(p, d, units, kLstmChunkUnits, pd ? pd + j : none, gates, c + j, h + j);
+  }
+}
+
+}  // namespace rnn_detail
+
+template <class T>
+inline void lstm_in_outputs(const RnnParams& p, const T* x, const T* w, const T* r, const T* bias,
+                            const std::int32_t* seq_lens, const T* initial_h, const T* initial_c, const T* peepholes,
+                            T* y, T* y_h, T* y_c) {
+  static_assert(std::is_same<compute_t<T>, T>::value, "the state is kept in the outputs: T must be its compute type");
+  const rnn_detail::Rows rows{p};
+  const index_t n = p.hidden_size;
+  for (index_t d = 0; d < p.directions; ++d) {
+    const bool backwards = p.reverse || d == 1;
+    for (index_t b = 0; b < p.batch; ++b) {
+      index_t len = seq_lens ? static_cast<index_t>(seq_lens[b]) : p.seq_length;
+      if (len < 0) len = 0;
+      if (len > p.seq_length) len = p.seq_length;
+      T* c = y_c + rows.state(d, b);
+      rnn_detail::load_state(n, initial_c, rows.state(d, b), c);
+      const T* h_prev = initial_h ? initial_h + rows.state(d, b) : nullptr;
+      for (index_t s = 0; s < len; ++s) {
+        const index_t t = backwards ? len - 1 - s : s;
+        T* h = y + rows.y(t, d, b);
+        rnn_detail::lstm_step_in_outputs(p, d, x + rows.x(t, b), w, r, bias, peepholes, h_prev, c, h);
+        h_prev = h;
+      }
+      for (index_t t = len; t < p.seq_length; ++t) rnn_detail::zero_row(n, y + rows.y(t, d, b));
+      if (len == 0) rnn_detail::zero_row(n, c);
+      if (y_h) {
+        if (len == 0) rnn_detail::zero_row(n, y_h + rows.state(d, b));
+        else rnn_detail::store_row(n, h_prev, y_h + rows.state(d, b));
+      }
+    }
+  }
 }
 
 }  // namespace rt

@@ -1,0 +1,127 @@
+// fit-scratch: see kernel_passes.h.
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "ops/conv_algorithm.h"
+#include "ops/recurrent.h"
+#include "passes/kernel_passes.h"
+
+namespace onnxc {
+
+int64_t choose_im2col_cols(const Im2colShape& s, std::size_t room_bytes) {
+  const int64_t fitting = static_cast<int64_t>(room_bytes) / s.bytes_per_column;
+  if (fitting >= std::min(s.columns, s.fastest_cols)) return s.fastest_cols;
+  // Whole rows of register tiles; where not one fits, narrow blocks; else none: the direct kernel.
+  if (fitting >= s.quantum_cols) return fitting / s.quantum_cols * s.quantum_cols;
+  return fitting / s.narrow_cols * s.narrow_cols;
+}
+
+int64_t choose_depthwise_slots(int64_t slot_bytes, std::size_t room_bytes, int64_t wanted) {
+  return std::min<int64_t>(wanted, static_cast<int64_t>(room_bytes) / slot_bytes);
+}
+
+namespace {
+
+// The room (ScratchStep::room_bytes) of every step of `b` and of its nested blocks, by node.
+void index_rooms(const Block& b, std::map<const Node*, std::size_t>& room_of) {
+  for (const Step& s : b.steps) {
+    room_of[s.node] = s.room_bytes;
+    for (const auto& nested : s.subgraphs)
+      if (nested) index_rooms(*nested, room_of);
+  }
+}
+
+// Calls f on every node of g and of the graphs nested in its nodes' attributes.
+template <class F> void for_each_node(Graph& g, F& f) {
+  for (auto& node : g.nodes) {
+    f(*node);
+    for (auto& [name, a] : node->attrs) {
+      if (a.g) for_each_node(*a.g, f);
+      for (auto& sub : a.graphs) for_each_node(*sub, f);
+    }
+  }
+}
+
+bool fastest(const ScratchOptions& o) { return o.policy == ScratchPolicy::Speed; }
+
+// A Conv or QLinearConv the matrix-product kernel may compute through im2col blocks.
+void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const ScratchOptions& o) {
+  if (n.op_type == "QLinearConv" && o.memory_first) {
+    // Without dot-product instructions the integer matrix product gains little over the plane
+    // kernel, and its im2col block and stack tiles cost RAM: keep the plane kernel.
+    n.set_attr_int(kIm2colColsAttr, 0);
+    n.set_attr_string(kScratchNoteAttr, "plane kernel: memory-first target");
+    return;
+  }
+  int64_t cols = choose_im2col_cols(shape, room);
+  const int64_t smallest_fast = std::min(shape.columns, shape.quantum_cols);  // one row of whole tiles
+  if (fastest(o) && cols < smallest_fast) cols = smallest_fast;  // the arena grows a little
+  n.set_attr_int(kIm2colColsAttr, cols);
+  const int64_t narrowest_bytes = shape.narrow_cols * shape.bytes_per_column;
+  n.set_attr_string(kScratchNoteAttr,
+                    cols ? fmt::format("im2col blocks of {} of the {} columns (fastest {}), {} B free{}",
+                                       std::min(cols, shape.columns), shape.columns,
+                                       std::min(shape.fastest_cols, shape.columns), room,
+                                       fastest(o) ? ", --scratch speed" : "")
+                         : fmt::format("direct kernel: the narrowest im2col block ({} B) exceeds the {} B free",
+                                       narrowest_bytes, room));
+}
+
+// A depthwise Conv: one padded-row slot per task it splits into with a parallel-for.
+void fit_depthwise(Node& n, std::size_t room, const ScratchOptions& o) {
+  const int64_t wanted = o.memory_first ? 1 : kDepthwiseParallelSlots;
+  const int64_t slot_bytes = static_cast<int64_t>(depthwise_slot_bytes(n));
+  const int64_t slots = fastest(o) ? wanted : choose_depthwise_slots(slot_bytes, room, wanted);
+  n.set_attr_int(kParallelSlotsAttr, slots);
+  n.set_attr_string(kScratchNoteAttr,
+                    slots ? fmt::format("depthwise, {} of {} slots of {} B, {} B free{}", slots, wanted, slot_bytes, room,
+                                      fastest(o) ? ", --scratch speed" : "")
+                          : fmt::format("direct kernel: one depthwise slot ({} B) exceeds the {} B free", slot_bytes,
+                                        room));
+}
+
+// An LSTM that can keep its state in its outputs does so when its gate buffers do not fit, under
+// either policy: that kernel is as fast (lstm-2layer: 52 against 58 us).
+void fit_lstm(Node& n, std::size_t room) {
+  const std::size_t gate_bytes = find_op(n.domain, n.op_type)->scratch_bytes(n);
+  const bool fits = gate_bytes <= room;
+  n.set_attr_int(kStateInOutputsAttr, fits ? 0 : 1);
+  n.set_attr_string(kScratchNoteAttr, fits ? fmt::format("state and gates, {} B free", room)
+                                           : fmt::format("state in Y and Y_c, gates 16 units at a time on the "
+                                                         "stack: the gate buffers ({} B) exceed the {} B free",
+                                                         gate_bytes, room));
+}
+
+}  // namespace
+
+int fit_scratch(Graph& g, const Block& planned, const ScratchOptions& o) {
+  std::map<const Node*, std::size_t> room_of;
+  index_rooms(planned, room_of);
+  int fitted = 0;
+  auto fit = [&](Node& n) {
+    auto room = room_of.find(&n);
+    if (!n.domain.empty() || room == room_of.end()) return;  // a branch that never runs
+    if (n.op_type == "Conv" && conv_algorithm(n) == ConvAlgorithm::Depthwise) {
+      fit_depthwise(n, room->second, o);
+      ++fitted;
+      return;
+    }
+    if (n.op_type == "LSTM" && lstm_can_keep_state_in_outputs(n)) {
+      fit_lstm(n, room->second);
+      ++fitted;
+      return;
+    }
+    Im2colShape shape;
+    if (n.op_type == "Conv" && conv_packs_weights(n)) shape = conv_im2col_shape(n);
+    else if (n.op_type == "QLinearConv") shape = qlinear_conv_im2col_shape(n);
+    if (shape.bytes_per_column == 0) return;  // reads its input as the matrix (or cannot use it): no scratch
+    fit_im2col(n, shape, room->second, o);
+    ++fitted;
+  };
+  for_each_node(g, fit);
+  return fitted;
+}
+
+}  // namespace onnxc

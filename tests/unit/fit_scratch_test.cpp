@@ -1,0 +1,221 @@
+// fit-scratch: each kernel's scratch sized to the room the tensors leave at its step
+// (passes/fit_scratch.cpp), and the planner placing it in that room.
+#include <catch2/catch.hpp>
+
+#include "model_builder.h"
+#include "ops/recurrent.h"
+#include "passes/kernel_passes.h"
+#include "passes/pipeline.h"
+
+using testing::ModelBuilder;
+
+namespace {
+
+// A 3x3 Conv over 8 channels of 16x16: 72 floats (288 bytes) per im2col column, 256 columns.
+const onnxc::Im2colShape kConv3x3{288, 256, 864, 96, 4};
+
+std::vector<float> filled(int64_t n, float v) { return std::vector<float>(static_cast<std::size_t>(n), v); }
+
+// x -> 1x1 Conv to `wide` channels -> 1x1 Conv to 8 -> 3x3 Conv "c3" -> 1x1 Conv -> y. The wide
+// tensor makes the peak; at the 3x3 Conv only two 8-channel tensors (16 KiB) are live.
+std::string conv_chain(const std::string& name, int64_t wide) {
+  ModelBuilder b;
+  b.input("x", {1, 8, 16, 16}).output("y");
+  auto conv = [&b](const std::string& in, const std::string& out, int64_t c, int64_t m, int64_t k) {
+    b.floats(out + "_w", {m, c, k, k}, filled(m * c * k * k, 0.01f));
+    auto& n = b.node("Conv", {in, out + "_w"}, {out}, out);
+    ModelBuilder::attr_ints(n, "pads", {k / 2, k / 2, k / 2, k / 2});
+  };
+  conv("x", "a", 8, wide, 1);
+  conv("a", "b", wide, 8, 1);
+  conv("b", "c3", 8, 8, 3);
+  conv("c3", "y", 8, 8, 1);
+  return b.write(name);
+}
+
+onnxc::Compilation compile(const std::string& path, const std::string& target,
+                           std::optional<onnxc::ScratchPolicy> policy = std::nullopt) {
+  onnxc::CompileOptions o;
+  o.target = target;
+  o.scratch_policy = policy;
+  return onnxc::compile_model(path, o);
+}
+
+const onnxc::Node& node_named(const onnxc::Compilation& c, const std::string& name) {
+  for (auto& n : c.model.graph.nodes)
+    if (n->name == name) return *n;
+  FAIL("no node " << name);
+  return *c.model.graph.nodes.at(0);
+}
+
+int64_t im2col_cols(const onnxc::Compilation& c, const std::string& conv) {
+  return node_named(c, conv).attr_int(onnxc::kIm2colColsAttr, -1);
+}
+
+}  // namespace
+
+TEST_CASE("the fastest im2col block when it fits, else whole rows of register tiles, else narrow blocks") {
+  using onnxc::choose_im2col_cols;
+  CHECK(choose_im2col_cols(kConv3x3, 256 * 288) == 864);  // the whole output fits
+  CHECK(choose_im2col_cols(kConv3x3, 255 * 288) == 192);
+  CHECK(choose_im2col_cols(kConv3x3, 96 * 288) == 96);
+  CHECK(choose_im2col_cols(kConv3x3, 95 * 288) == 92);  // multiples of 4 columns
+  CHECK(choose_im2col_cols(kConv3x3, 4 * 288) == 4);
+  CHECK(choose_im2col_cols(kConv3x3, 4 * 288 - 1) == 0);  // the direct kernel
+  const onnxc::Im2colShape narrow{288, 16, 864, 96, 4};  // a 4x4 output: 16 columns in all
+  CHECK(choose_im2col_cols(narrow, 16 * 288) == 864);
+  CHECK(choose_im2col_cols(narrow, 0) == 0);
+}
+
+TEST_CASE("a depthwise Conv gets the slots that fit, up to the ones it wants") {
+  using onnxc::choose_depthwise_slots;
+  CHECK(choose_depthwise_slots(1000, 10000, 4) == 4);
+  CHECK(choose_depthwise_slots(1000, 3999, 4) == 3);
+  CHECK(choose_depthwise_slots(1000, 999, 4) == 0);  // the direct kernel
+  CHECK(choose_depthwise_slots(1000, 10000, 1) == 1);
+}
+
+TEST_CASE("a Conv's im2col block fills the room at its step and the arena does not grow") {
+  // Peak: the 48-channel tensor and b, 48 KiB + 8 KiB; at c3 16 KiB live, so 40 KiB are free:
+  // 142 columns, 96 of them in whole tile rows.
+  const std::string path = conv_chain("im2col_slack", 48);
+  for (const char* target : {"native", "cortex-m4"}) {
+    auto c = compile(path, target);
+    CHECK(im2col_cols(c, "c3") == 96);
+    CHECK(c.program.arena_bytes == 57344);
+    CHECK(c.program.peak_live_bytes == 57344);
+  }
+  onnxc::CompileOptions off;
+  off.disabled_passes.insert("fit-scratch");  // the fastest block: 256 columns of 288 bytes
+  CHECK(onnxc::compile_model(path, off).program.peak_live_bytes == 16384 + 256 * 288);
+}
+
+TEST_CASE("with room for less than a row of tiles: narrow blocks when fitting, one row for speed") {
+  // Peak 16 KiB + 8 KiB at b; at c3 16 KiB: 8 KiB free, 28 columns.
+  const std::string path = conv_chain("im2col_narrow", 16);
+  auto native = compile(path, "native");  // ScratchPolicy::Speed
+  CHECK(im2col_cols(native, "c3") == 96);
+  CHECK(native.program.arena_bytes == 16384 + 96 * 288);
+  for (const char* target : {"cortex-m4", "native"}) {
+    auto fit = compile(path, target, onnxc::ScratchPolicy::Fit);  // cortex-m4's default
+    CHECK(im2col_cols(fit, "c3") == 28);
+    CHECK(fit.program.arena_bytes == 24576);
+  }
+}
+
+TEST_CASE("with no room at all, fitting takes the direct kernel and the arena is the tensors'") {
+  // 8 channels throughout: 16 KiB live at every step but the last.
+  const std::string path = conv_chain("im2col_no_room", 8);
+  auto m4 = compile(path, "cortex-m4");
+  CHECK(im2col_cols(m4, "c3") == 0);
+  CHECK(m4.program.arena_bytes == 16384);
+  for (auto& n : m4.model.graph.nodes)  // the direct kernel reads the weights as the model has them
+    CHECK(n->attr_int(onnxc::kPackedWeightsAttr, 0) == (n->name == "c3" ? 0 : 1));
+  CHECK(node_named(m4, "c3").attr_string(onnxc::kScratchNoteAttr, "").find("direct kernel") == 0);
+  auto native = compile(path, "native");
+  CHECK(im2col_cols(native, "c3") == 96);
+  CHECK(native.program.arena_bytes == 16384 + 96 * 288);
+}
+
+TEST_CASE("a Conv in a control-flow body gets its block from the room in its own block") {
+  // y = If(cond, then: Conv3x3(x), else: Conv3x3(x)): each body's only tensor is its output, which
+  // its parent holds, so no body has room for an im2col block.
+  ModelBuilder b;
+  b.input("x", {1, 8, 16, 16}).input("cond", {}, onnx::TensorProto::BOOL).output("y");
+  auto& n = b.node("If", {"cond"}, {"y"}, "if");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* a = n.add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* g = a->mutable_g();
+    g->set_name(branch);
+    auto* w = g->add_initializer();
+    w->set_name(std::string(branch) + "_w");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : {8, 8, 3, 3}) w->add_dims(d);
+    for (int i = 0; i < 8 * 8 * 9; ++i) w->add_float_data(0.01f);
+    onnx::NodeProto* conv = g->add_node();
+    conv->set_op_type("Conv");
+    conv->set_name(std::string(branch) + "_conv");
+    conv->add_input("x");
+    conv->add_input(w->name());
+    conv->add_output(std::string(branch) + "_y");
+    ModelBuilder::attr_ints(*conv, "pads", {1, 1, 1, 1});
+    auto* out = g->add_output();
+    out->set_name(std::string(branch) + "_y");
+    out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  }
+  const std::string path = b.write("im2col_in_if");
+  auto body_conv_cols = [](const onnxc::Compilation& c) {
+    const onnxc::Attribute& then_branch = c.model.graph.nodes.at(0)->attrs.at("then_branch");
+    return then_branch.g->nodes.at(0)->attr_int(onnxc::kIm2colColsAttr, -1);
+  };
+  auto native = compile(path, "native");
+  CHECK(body_conv_cols(native) == 96);
+  CHECK(native.program.arena_bytes == 96 * 288);
+  auto m4 = compile(path, "cortex-m4");
+  CHECK(body_conv_cols(m4) == 0);
+  CHECK(m4.program.arena_bytes == 0);
+}
+
+TEST_CASE("a depthwise Conv with no room: the direct kernel when fitting, 4 slots for speed") {
+  // x -> 1x1 Conv "a" -> depthwise 3x3 "dw" -> 1x1 Conv -> y: a and dw (8 KiB each) are live
+  // together at dw, the peak.
+  ModelBuilder b;
+  b.input("x", {1, 8, 16, 16}).output("y");
+  b.floats("a_w", {8, 8, 1, 1}, filled(64, 0.1f)).floats("dw_w", {8, 1, 3, 3}, filled(72, 0.1f));
+  b.floats("y_w", {8, 8, 1, 1}, filled(64, 0.1f));
+  b.node("Conv", {"x", "a_w"}, {"a"}, "a");
+  auto& dw = b.node("Conv", {"a", "dw_w"}, {"dw"}, "dw");
+  ModelBuilder::attr_ints(dw, "pads", {1, 1, 1, 1});
+  ModelBuilder::attr_int(dw, "group", 8);
+  b.node("Conv", {"dw", "y_w"}, {"y"}, "y");
+  const std::string path = b.write("depthwise_no_room");
+  for (const char* target : {"cortex-m4", "native"}) {
+    auto fit = compile(path, target, onnxc::ScratchPolicy::Fit);
+    CHECK(node_named(fit, "dw").attr_int(onnxc::kParallelSlotsAttr, -1) == 0);
+    CHECK(onnxc::conv_algorithm(node_named(fit, "dw")) == onnxc::ConvAlgorithm::Direct);
+    CHECK(fit.program.arena_bytes == 16384);
+  }
+  auto native = compile(path, "native");
+  const onnxc::Node& fast = node_named(native, "dw");
+  CHECK(fast.attr_int(onnxc::kParallelSlotsAttr, -1) == onnxc::kDepthwiseParallelSlots);
+  CHECK(onnxc::conv_algorithm(fast) == onnxc::ConvAlgorithm::Depthwise);
+  CHECK(native.program.arena_bytes == 16384 + 4 * onnxc::depthwise_slot_bytes(fast));
+}
+
+TEST_CASE("an LSTM whose gate buffers do not fit keeps its state in Y and Y_c") {
+  // One LSTM, hidden 8, whose outputs are the graph's: the arena holds nothing else, no room.
+  auto lstm = [](const std::string& name, bool with_y_c) {
+    ModelBuilder b;
+    b.input("x", {3, 1, 4}).output("y").output("y_h");
+    if (with_y_c) b.output("y_c");
+    b.floats("w", {1, 32, 4}, filled(128, 0.1f)).floats("r", {1, 32, 8}, filled(256, 0.1f));
+    auto& n = b.node("LSTM", {"x", "w", "r"}, with_y_c ? std::vector<std::string>{"y", "y_h", "y_c"}
+                                                       : std::vector<std::string>{"y", "y_h"}, "lstm");
+    ModelBuilder::attr_int(n, "hidden_size", 8);
+    return compile(b.write(name), "native");
+  };
+  auto in_outputs = lstm("lstm_no_room", true);
+  CHECK(node_named(in_outputs, "lstm").attr_int(onnxc::kStateInOutputsAttr, -1) == 1);
+  CHECK(in_outputs.program.arena_bytes == 0);
+  auto no_y_c = lstm("lstm_no_y_c", false);  // C has nowhere to live: the gates keep their scratch
+  CHECK(node_named(no_y_c, "lstm").attr_int(onnxc::kStateInOutputsAttr, -1) == -1);
+  CHECK(no_y_c.program.arena_bytes == 6 * 8 * sizeof(float));
+}
+
+TEST_CASE("kernel scratch goes into the gaps the tensors leave at its step") {
+  using onnxc::BufferRequest;
+  // Steps 0 and 1 each hold two 32-byte tensors, the whole 64-byte arena; step 2 holds one,
+  // leaving a 32-byte gap.
+  const std::vector<BufferRequest> tensors = {{32, 0, 0}, {32, 0, 2}, {32, 1, 1}};
+  const onnxc::MemoryPlan plan = onnxc::plan_memory(tensors, 16);
+  REQUIRE(plan.arena_bytes == 64);
+  CHECK(onnxc::largest_gap_at(tensors, plan, 0, 16) == 0);
+  CHECK(onnxc::largest_gap_at(tensors, plan, 1, 16) == 0);
+  CHECK(onnxc::largest_gap_at(tensors, plan, 2, 16) == 32);
+  const onnxc::MemoryPlan with_scratch = onnxc::place_into_gaps(tensors, plan, {{32, 2, 2}, {16, 1, 1}}, 16);
+  CHECK(with_scratch.offsets[3] == (plan.offsets[1] == 0 ? 32u : 0u));  // the gap at step 2
+  CHECK(with_scratch.offsets[4] == 64);  // no gap at step 1: the arena grows
+  CHECK(with_scratch.arena_bytes == 80);
+}
