@@ -145,17 +145,23 @@ static std::string cached_precompiled_header(const std::vector<std::string>& arg
   fs::path header = fs::path(cache_dir) / fmt::format("runtime-{:016x}.h", key);
   fs::path pch = header.string() + ".gch";
   if (fs::exists(pch)) return header.string();
-  // Write under unique names and rename: parallel validate runs may race here.
+  // clang++ records the header's path in the precompiled file, so it is built from the header at its final
+  // name. The header is created once (a hard link never replaces it, so its time stamp, which clang++ also
+  // checks, never changes); the precompiled file is written under a unique name and renamed: parallel
+  // validate runs may race here.
   std::string tmp_dir = make_temp_dir();
-  fs::path tmp_header = fs::path(tmp_dir) / "runtime.h", tmp_pch = fs::path(tmp_dir) / "runtime.h.gch";
-  write_text(tmp_header, includes);
-  std::vector<std::string> cmd = argv;
-  cmd.insert(cmd.end(), {"-x", "c++-header", tmp_header.string(), "-o", tmp_pch.string()});
-  bool ok = run_process(cmd, 600).exit_code == 0;
-  if (ok) {
-    fs::rename(tmp_header, header, ec);  // the header first: a .gch is only looked for beside it
-    fs::rename(tmp_pch, pch, ec);
+  if (!fs::exists(header)) {
+    const fs::path tmp_header = fs::path(tmp_dir) / "runtime.h";
+    write_text(tmp_header, includes);
+    fs::create_hard_link(tmp_header, header, ec);
+    if (ec && !fs::exists(header)) fs::copy_file(tmp_header, header, ec);
   }
+  const fs::path tmp_pch = fs::path(cache_dir) / (fs::path(tmp_dir).filename().string() + ".gch");
+  std::vector<std::string> cmd = argv;
+  cmd.insert(cmd.end(), {"-x", "c++-header", header.string(), "-o", tmp_pch.string()});
+  bool ok = run_process(cmd, 600).exit_code == 0;
+  if (ok) fs::rename(tmp_pch, pch, ec);
+  fs::remove(tmp_pch, ec);
   fs::remove_all(tmp_dir, ec);
   return ok && fs::exists(pch) ? header.string() : "";
 }
