@@ -1,6 +1,7 @@
 // Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout (inference): the output is the
 // input's bytes under a new shape. The planner makes them aliases; when a copy is needed
 // (e.g. the output is a graph output) they copy.
+#include <limits>
 #include "onnxc/layout.h"
 #include "ops/emitter.h"
 
@@ -57,6 +58,8 @@ void infer_reshape(Node& n) {
       fail_invalid(n, fmt::format("target shape dim {} is {}", i, d));
     }
     out.push_back(d);
+    if (d != 0 && known > std::numeric_limits<int64_t>::max() / d)
+      fail_invalid(n, fmt::format("the target shape {} has more elements than fit in 64 bits", shape_str(target)));
     known *= d;
   }
   if (infer_at >= 0) {
