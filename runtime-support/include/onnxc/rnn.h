@@ -112,6 +112,12 @@ struct RnnParams {
 
 namespace rnn_detail {
 
+// Batch entry b's steps: its sequence_lens entry clamped to [0, seq_length] (all of them without one).
+inline index_t sequence_length(const RnnParams& p, const std::int32_t* seq_lens, index_t b) {
+  const index_t len = seq_lens ? static_cast<index_t>(seq_lens[b]) : p.seq_length;
+  return len < 0 ? 0 : (len > p.seq_length ? p.seq_length : len);
+}
+
 // Offsets of the rows of the recurrent tensors (X rows have input_size elements, the others
 // hidden_size), in either layout.
 struct Rows {
@@ -232,9 +238,7 @@ inline void run(const RnnParams& p, const T* x, const std::int32_t* seq_lens, co
   for (index_t d = 0; d < p.directions; ++d) {
     const bool backwards = p.reverse || d == 1;
     for (index_t b = 0; b < p.batch; ++b) {
-      index_t len = seq_lens ? static_cast<index_t>(seq_lens[b]) : p.seq_length;
-      if (len < 0) len = 0;
-      if (len > p.seq_length) len = p.seq_length;
+      const index_t len = sequence_length(p, seq_lens, b);
       load_state(hidden, initial_h, rows.state(d, b), cell.h);
       cell.start(d, b);
       for (index_t s = 0; s < len; ++s) {
@@ -486,9 +490,7 @@ inline void lstm_in_outputs(const RnnParams& p, const T* x, const T* w, const T*
   for (index_t d = 0; d < p.directions; ++d) {
     const bool backwards = p.reverse || d == 1;
     for (index_t b = 0; b < p.batch; ++b) {
-      index_t len = seq_lens ? static_cast<index_t>(seq_lens[b]) : p.seq_length;
-      if (len < 0) len = 0;
-      if (len > p.seq_length) len = p.seq_length;
+      const index_t len = rnn_detail::sequence_length(p, seq_lens, b);
       T* c = y_c + rows.state(d, b);
       rnn_detail::load_state(n, initial_c, rows.state(d, b), c);
       const T* h_prev = initial_h ? initial_h + rows.state(d, b) : nullptr;
