@@ -13,8 +13,10 @@
 #
 #   MODEL    the .onnx file (relative paths are relative to the current source directory)
 #   NAME     the C++ namespace and C prefix of the generated code (default: <target>)
-#   TARGET   the ISA the code is for, passed as `onnxc --target`: reserved, since the code is
-#            portable C++ for every target today (see `onnxc --help` for the names)
+#   TARGET   the ISA the code is for, passed as `onnxc --target` (`onnxc --help` lists them;
+#            default generic, portable C++). The library is compiled with the flags an x86 target
+#            needs (avx2: -march=x86-64-v3, native: -march=native, ...); Arm targets take theirs
+#            from the toolchain (-mcpu).
 #   WEIGHTS  `array` (default): weights as const arrays in the source; `incbin`: weights in a
 #            binary file the assembler includes, for large models (GNU as or clang, ELF targets)
 #   SHAPES   bind input shapes (onnxc --shape), DIMS symbolic dims (onnxc --dim)
@@ -73,6 +75,25 @@ function(_onnxc_host_compiler caller out_command out_depends)
   set(${out_depends} "${depends}" PARENT_SCOPE)
 endfunction()
 
+# The compiler flags code generated for an onnxc --target needs (compiler/backend/target.cpp
+# names the same ones; the generated source stops with #error when they are missing). Arm
+# targets and generic need none beyond the toolchain's own.
+function(_onnxc_target_flags isa out)
+  set(flags "")
+  if(isa STREQUAL "native")
+    set(flags -march=native)
+  elseif(isa STREQUAL "x86-64-v2")
+    set(flags -march=x86-64-v2)
+  elseif(isa MATCHES "^(x86-64-v3|avx2)$")
+    set(flags -march=x86-64-v3)
+  elseif(isa STREQUAL "avx512")
+    set(flags -march=x86-64-v4)
+  elseif(isa STREQUAL "avx512-vnni")
+    set(flags -march=x86-64-v4 -mavx512vnni)
+  endif()
+  set(${out} ${flags} PARENT_SCOPE)
+endfunction()
+
 function(onnxc_add_model target)
   set(caller "onnxc_add_model(${target})")
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "MODEL;NAME;TARGET;WEIGHTS" "SHAPES;DIMS;OPTIONS")
@@ -110,6 +131,7 @@ function(onnxc_add_model target)
   set(args "${model}" -o "${source}" --name "${ARG_NAME}" --weights-format ${ARG_WEIGHTS})
   if(ARG_TARGET)
     list(APPEND args --target "${ARG_TARGET}")
+    _onnxc_target_flags("${ARG_TARGET}" target_flags)
   endif()
   foreach(shape IN LISTS ARG_SHAPES)
     list(APPEND args --shape "${shape}")
@@ -134,6 +156,7 @@ function(onnxc_add_model target)
   target_include_directories(${target} PUBLIC "${out_dir}")
   target_link_libraries(${target} PUBLIC onnxc::runtime)
   target_compile_features(${target} PUBLIC cxx_std_17)
+  target_compile_options(${target} PRIVATE ${target_flags})
   if(weights_file)
     # The assembler reads the weights while compiling the source: tell it where they are, and
     # recompile when they change.

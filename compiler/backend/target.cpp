@@ -13,6 +13,8 @@ const std::vector<Target>& targets() {
       {"x86-64-v3", "x86-64 with AVX2 and FMA", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)", true, false},
       {"avx2", "same as x86-64-v3", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)", true, false},
       {"avx512", "x86-64 with AVX-512 F/BW/DQ/VL (x86-64-v4)", {"-march=x86-64-v4"}, "defined(__AVX512F__)", true, false},
+      {"avx512-vnni", "avx512 plus AVX-512 VNNI int8 dot products (Cascade Lake, Ice Lake, Zen 4 and later)",
+       {"-march=x86-64-v4", "-mavx512vnni"}, "defined(__AVX512F__) && defined(__AVX512VNNI__)", true, false, true},
       {"neon", "64-bit ARM with NEON (AArch64)", {}, "defined(__ARM_NEON) && defined(__aarch64__)", true, false},
       {"cortex-m4", "Arm Cortex-M4 (portable C++ kernels)", {}, "", false, true},
       {"cortex-m7", "Arm Cortex-M7 (portable C++ kernels)", {}, "", false, true},
