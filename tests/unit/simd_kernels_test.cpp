@@ -404,3 +404,66 @@ TEST_CASE("qconv_vnni (AVX-512 VNNI) equals conv_integer, with padding, strides,
   }
 }
 #endif
+
+namespace {
+
+// depthwise_integer against conv_integer (the reference the compiler folds with) on the same
+// random data: int32 accumulators, then requantized with per-channel bias and multipliers (large
+// ones, so both ends saturate).
+template <class X>
+void check_depthwise_integer(const ConvParams& p, X zx, std::mt19937& rng) {
+  std::uniform_int_distribution<int> byte(0, 255);
+  const index_t c = p.in_channels, taps = p.k_h * p.k_w;
+  std::vector<X> x(static_cast<std::size_t>(p.batch * c * p.in_h * p.in_w));
+  std::vector<std::int8_t> w(static_cast<std::size_t>(c * taps)), zw(static_cast<std::size_t>(c));
+  for (auto& v : x) v = static_cast<X>(byte(rng) + std::numeric_limits<X>::lowest());
+  for (auto& v : w) v = static_cast<std::int8_t>(byte(rng) - 128);
+  for (auto& v : zw) v = static_cast<std::int8_t>(byte(rng) - 128);  // |w - zw| up to 255
+  const onnxc::rt::QuantOperand<X> xq{x.data(), &zx, 0};
+  const onnxc::rt::QuantOperand<std::int8_t> wq{w.data(), zw.data(), 1};
+  const std::size_t outputs = static_cast<std::size_t>(p.batch * c * p.out_h * p.out_w);
+  std::vector<std::int32_t> plane(static_cast<std::size_t>(p.out_h * p.out_w));
+  std::vector<unsigned char> scratch(static_cast<std::size_t>(onnxc::rt::depthwise_integer_scratch_bytes(p)));
+
+  std::vector<std::int32_t> reference(outputs), depthwise(outputs, -1);
+  onnxc::rt::conv_integer(p, xq, wq, onnxc::rt::StoreInt32{reference.data()}, plane.data());
+  onnxc::rt::depthwise_integer(p, xq, wq, onnxc::rt::StoreInt32{depthwise.data()}, scratch.data());
+  CHECK(depthwise == reference);
+
+  std::vector<std::int32_t> bias(static_cast<std::size_t>(c));
+  std::vector<onnxc::rt::Requant> requant;
+  for (index_t i = 0; i < c; ++i) {
+    bias[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i * 997 % 4001) - 2000;
+    requant.push_back(onnxc::rt::make_requant(0.0007f * static_cast<float>(i + 1)));
+  }
+  std::vector<X> y_reference(outputs), y(outputs);
+  const std::int32_t zy = 3;
+  onnxc::rt::conv_integer(p, xq, wq, onnxc::rt::RequantizeOutput<X>{y_reference.data(), bias.data(), requant.data(), 1, zy},
+                          plane.data());
+  onnxc::rt::depthwise_integer(p, xq, wq, onnxc::rt::RequantizeOutput<X>{y.data(), bias.data(), requant.data(), 1, zy},
+                               scratch.data());
+  CHECK(y == y_reference);
+}
+
+}  // namespace
+
+TEST_CASE("depthwise_integer equals conv_integer: uint8 and int8 inputs, weight zero points, requantized") {
+  // channels, input height x width, kernel h x w, pad top/left and bottom/right (the output keeps
+  // the input's width, as the vector kernel needs, or not), batch 2; planes not a multiple of 16.
+  struct Case {
+    index_t c, h, w, kh, kw, pad_begin, pad_end;
+  };
+  const Case cases[] = {{5, 25, 5, 3, 3, 1, 1}, {3, 7, 9, 3, 5, 2, 2}, {2, 6, 6, 1, 1, 0, 0}, {1, 5, 4, 3, 3, 1, 0},
+                        {4, 11, 13, 5, 5, 2, 2}, {3, 4, 3, 3, 3, 0, 0}, {2, 9, 7, 2, 2, 1, 0}, {6, 1, 17, 1, 3, 0, 1}};
+  std::mt19937 rng(9);
+  for (const Case& k : cases) {
+    const index_t oh = k.h + k.pad_begin + k.pad_end - k.kh + 1, ow = k.w + k.pad_begin + k.pad_end - k.kw + 1;
+    const ConvParams p = {2, k.c, k.c, k.c, 1, k.h, k.w, 1, oh, ow, 1, k.kh, k.kw, 1, 1, 1,
+                          1, 1, 1, 0, k.pad_begin, k.pad_begin};
+    INFO("channels " << k.c << ", plane " << k.h << "x" << k.w << ", kernel " << k.kh << "x" << k.kw << ", pads "
+                     << k.pad_begin << "/" << k.pad_end);
+    REQUIRE(onnxc::rt::depthwise_integer_applies(p));
+    check_depthwise_integer<std::uint8_t>(p, 131, rng);
+    check_depthwise_integer<std::int8_t>(p, -7, rng);
+  }
+}

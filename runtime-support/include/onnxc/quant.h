@@ -294,16 +294,55 @@ inline void store_row(const Out& out, index_t channel, index_t i, const std::int
 
 // The same for requantized outputs, with the channel's bias and multiplier read once, so the
 // loop vectorises (a per-element call left it scalar: most of an int8 convolution's time).
+// What store_row adds to each of a channel's accumulators: its bias less `offset`, wrapping as
+// the accumulation does.
+template <class Q, class R>
+inline std::uint32_t requant_addend(const RequantizeOutput<Q, R>& out, index_t channel, std::int32_t offset) {
+  return (out.bias ? static_cast<std::uint32_t>(out.bias[channel]) : 0u) - static_cast<std::uint32_t>(offset);
+}
+
 template <class Q, class R>
 inline void store_row(const RequantizeOutput<Q, R>& out, index_t channel, index_t i, const std::int32_t* acc, index_t n,
                       std::int32_t offset) {
-  const std::uint32_t add = (out.bias ? static_cast<std::uint32_t>(out.bias[channel]) : 0u) -
-                            static_cast<std::uint32_t>(offset);  // wrapping, as the accumulation
+  const std::uint32_t add = requant_addend(out, channel, offset);
   const R r = out.requant[channel * out.requant_stride];
   Q* y = out.y + i;
   for (index_t j = 0; j < n; ++j)
     y[j] = requantize<Q>(static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[j]) + add), r, out.zero_point);
 }
+
+#if defined(__AVX512F__)
+// store_row of the n <= 16 lanes of a vector of accumulators.
+template <class Out>
+inline void store_vector(const Out& out, index_t channel, index_t i, __m512i acc, index_t n, std::int32_t offset) {
+  alignas(64) std::int32_t lanes[16];
+  _mm512_store_si512(lanes, acc);
+  store_row(out, channel, i, lanes, n, offset);
+}
+
+#if !defined(ONNXC_REQUANTIZE_IN_INTEGERS)
+// The requantization in the vector, bit for bit quantize_value's: float(acc) * multiplier,
+// clamped to Q's range less the zero point, converted rounding to nearest even (the default
+// rounding mode, which quantize_value's rounding assumes too), plus the zero point. (GCC
+// vectorises store_row's loop with 4-lane vectors and mask juggling: as slow as the products.)
+template <class Q, class R>
+inline void store_vector(const RequantizeOutput<Q, R>& out, index_t channel, index_t i, __m512i acc, index_t n,
+                         std::int32_t offset) {
+  const __mmask16 all = 0xFFFF;  // (the zero-masked forms: the unmasked ones trip GCC 12's -Wuninitialized)
+  const std::int32_t zp = out.zero_point;
+  const std::int32_t add = static_cast<std::int32_t>(requant_addend(out, channel, offset));
+  const float multiplier = out.requant[channel * out.requant_stride].multiplier;
+  const float lo = static_cast<float>(static_cast<std::int32_t>(std::numeric_limits<Q>::lowest()) - zp);
+  const float hi = static_cast<float>(static_cast<std::int32_t>(std::numeric_limits<Q>::max()) - zp);
+  const __m512i biased = _mm512_add_epi32(acc, _mm512_set1_epi32(add));
+  __m512 v = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, biased), _mm512_set1_ps(multiplier));
+  v = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, v, _mm512_set1_ps(lo)), _mm512_set1_ps(hi));
+  const __m512i q = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(all, v), _mm512_set1_epi32(zp));
+  const __mmask16 mask = n >= 16 ? all : static_cast<__mmask16>((1u << n) - 1u);
+  _mm512_mask_cvtepi32_storeu_epi8(out.y + i, mask, q);  // in Q's range: truncation keeps it
+}
+#endif
+#endif
 
 // A quantized operand: data with its zero point (null: 0), one per tensor (zero_point_stride 0)
 // or one per row/channel (1).
@@ -436,9 +475,15 @@ inline void conv_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W>
 }
 
 // Depthwise integer convolution (one input and one output channel per group), 2-d, stride 1,
-// dilation 1: each plane is copied with its padding (x's zero point) into scratch, so every tap
-// is one flat multiply-add over the padded width (contiguous, vectorised), the columns past the
-// output width discarded. Scratch: depthwise_integer_scratch_bytes(p).
+// dilation 1. Each plane is copied with its padding (x's zero point) into scratch, so every tap
+// is one flat multiply-add over the padded width (contiguous, vectorised); the columns past the
+// output width are computed and dropped. The zero points leave the inner loop:
+//   sum_t (x_t - zx) * (w_t - zw) = sum_t x_t * (w_t - zw) - zx * sum_t (w_t - zw),
+// the second term one constant per channel that store_row subtracts, so the inner loop multiplies
+// the raw 8-bit inputs by the offset weights (|w - zw| <= 255: 16 bits). The plane's accumulators
+// are moved together (dropping the padded columns) and requantized by one store_row, whose loop
+// vectorises even where output rows are narrower than a vector.
+// Scratch: depthwise_integer_scratch_bytes(p).
 inline bool depthwise_integer_applies(const ConvParams& p) {
   return p.group == p.in_channels && p.group == p.out_channels && p.in_d == 1 && p.k_d == 1 && p.stride_h == 1 &&
          p.stride_w == 1 && p.dilation_h == 1 && p.dilation_w == 1;
@@ -455,38 +500,152 @@ inline index_t depthwise_integer_scratch_bytes(const ConvParams& p) {
   return acc + (hp * wp + p.k_w - 1 + 3) / 4 * 4;  // the last taps read k_w - 1 bytes past the plane
 }
 
+namespace detail {
+
+// Channel plane xc copied into `padded` (padded_height x padded_width, then the k_w - 1 bytes
+// the last taps read), x's zero point around it.
+template <class X>
+inline void depthwise_pad_plane(const ConvParams& p, const X* xc, X zx, X* padded) {
+  const index_t wp = padded_width(p), hp = padded_height(p);
+  // Padded columns [lo, hi) hold input columns [lo - pad_w, hi - pad_w).
+  const index_t lo = p.pad_w < wp ? p.pad_w : wp;
+  const index_t hi = p.pad_w + p.in_w < wp ? p.pad_w + p.in_w : wp;
+  for (index_t r = 0; r < hp; ++r) {
+    X* row = padded + r * wp;
+    const index_t ih = r - p.pad_h;
+    if (ih < 0 || ih >= p.in_h) {
+      for (index_t j = 0; j < wp; ++j) row[j] = zx;
+      continue;
+    }
+    for (index_t j = 0; j < lo; ++j) row[j] = zx;
+    std::memcpy(row + lo, xc + ih * p.in_w + lo - p.pad_w, static_cast<std::size_t>(hi - lo) * sizeof(X));
+    for (index_t j = hi; j < wp; ++j) row[j] = zx;
+  }
+  for (index_t j = 0; j < p.k_w - 1; ++j) padded[hp * wp + j] = zx;
+}
+
+constexpr index_t kDepthwiseBlock = 64;  // flat outputs per pass over the taps
+
+// acc[j] = sum over the taps (kh, kw) of src[kh * wp + kw + j] * (wc[kh * k_w + kw] - zw), for
+// j < n <= kDepthwiseBlock. Portable: the loop along j vectorises.
+template <class X, class W>
+inline void depthwise_integer_block_portable(const X* src, index_t wp, index_t k_h, index_t k_w, const W* wc,
+                                             std::int32_t zw, index_t n, std::int32_t* acc) {
+  for (index_t j = 0; j < n; ++j) acc[j] = 0;
+  for (index_t kh = 0; kh < k_h; ++kh)
+    for (index_t kw = 0; kw < k_w; ++kw) {
+      const X* s = src + kh * wp + kw;
+      const std::int32_t wv = static_cast<std::int32_t>(wc[kh * k_w + kw]) - zw;
+      for (index_t j = 0; j < n; ++j) acc[j] += static_cast<std::int32_t>(s[j]) * wv;
+    }
+}
+
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+#define ONNXC_DEPTHWISE_INTEGER_AVX512 1
+
+// Sixteen 8-bit values widened to 32-bit lanes: the value in the low 16 bits, the high 16 bits 0
+// (or all ones for a negative int8). (The zero-masked widening: the unmasked form trips GCC 12's
+// -Wmaybe-uninitialized.)
+inline __m512i widen_to_epi32(__m128i v, std::uint8_t) { return _mm512_maskz_cvtepu8_epi32(0xFFFF, v); }
+inline __m512i widen_to_epi32(__m128i v, std::int8_t) { return _mm512_maskz_cvtepi8_epi32(0xFFFF, v); }
+
+constexpr index_t kDepthwiseMaxTaps = 64;  // taps of the kernels depthwise_integer_same_width computes
+
+// Whether depthwise_integer_same_width computes this depthwise convolution: output rows as wide
+// as the input rows (as in every "same" convolution), so an output's flat index plus one shift
+// per tap is the input's flat index.
+inline bool depthwise_integer_same_width_applies(const ConvParams& p) {
+  return p.out_w == p.in_w && p.k_h * p.k_w <= kDepthwiseMaxTaps;
+}
+
+// For the `lanes` outputs from flat index f0 on: masks[kh * k_w + kw] has bit j set where output
+// f0 + j reads inside the input under the tap (not in the padding).
+inline void depthwise_lane_masks(const ConvParams& p, index_t f0, index_t lanes, __mmask16* masks) {
+  for (index_t t = 0; t < p.k_h * p.k_w; ++t) masks[t] = 0;
+  index_t oh = f0 / p.out_w, ow = f0 % p.out_w;
+  for (index_t j = 0; j < lanes; ++j) {
+    for (index_t kh = 0; kh < p.k_h; ++kh) {
+      const index_t ih = oh + kh - p.pad_h;
+      if (ih < 0 || ih >= p.in_h) continue;
+      for (index_t kw = 0; kw < p.k_w; ++kw) {
+        const index_t iw = ow + kw - p.pad_w;
+        __mmask16& m = masks[kh * p.k_w + kw];
+        if (iw >= 0 && iw < p.in_w) m = static_cast<__mmask16>(m | (1u << j));
+      }
+    }
+    if (++ow == p.out_w) ow = 0, ++oh;
+  }
+}
+
+// AVX-512, without the padded copy: sixteen outputs of the plane (flat, across output rows) are
+// one vector of int32 accumulators; each tap is one masked load of the input shifted by the tap's
+// flat offset, x's zero point in the lanes whose tap falls in the padding, widened to 32-bit
+// lanes and multiplied by the weight broadcast as 16-bit pairs (w - zw, 0) with a 16-bit
+// multiply-add, which gives exactly x * (w - zw) in each lane. The masks depend on the position
+// only, so they are computed once for all channels.
+template <class X, class W, class Out>
+inline void depthwise_integer_same_width(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
+  const X zx = static_cast<X>(x.zero_point_at(0));
+  const __m128i zx_bytes = _mm_set1_epi8(static_cast<char>(zx));
+  const index_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w, taps = p.k_h * p.k_w;
+  __mmask16 masks[kDepthwiseMaxTaps];
+  for (index_t n = 0; n < p.batch; ++n)
+    for (index_t f0 = 0; f0 < out_plane; f0 += 16) {
+      const index_t lanes = out_plane - f0 < 16 ? out_plane - f0 : 16;
+      depthwise_lane_masks(p, f0, lanes, masks);
+      for (index_t c = 0; c < p.out_channels; ++c) {
+        // x + tap_origin + kh * in_w + kw: the input under tap (kh, kw) of output f0.
+        const X* tap_origin = x.data + (n * p.in_channels + c) * in_plane + f0 - p.pad_h * p.in_w - p.pad_w;
+        const W* wc = w.data + c * taps;
+        const std::int32_t zw = w.zero_point_at(c);
+        std::int32_t weight_sum = 0;
+        __m512i sum = _mm512_setzero_si512();
+        for (index_t kh = 0; kh < p.k_h; ++kh)
+          for (index_t kw = 0; kw < p.k_w; ++kw) {
+            const std::int32_t weight = static_cast<std::int32_t>(wc[kh * p.k_w + kw]) - zw;
+            weight_sum += weight;
+            const __m128i bytes = _mm_mask_loadu_epi8(zx_bytes, masks[kh * p.k_w + kw], tap_origin + kh * p.in_w + kw);
+            const __m512i wv = _mm512_set1_epi32(weight & 0xFFFF);
+#if defined(__AVX512VNNI__)
+            sum = _mm512_dpwssd_epi32(sum, widen_to_epi32(bytes, X{}), wv);
+#else
+            sum = _mm512_add_epi32(sum, _mm512_madd_epi16(widen_to_epi32(bytes, X{}), wv));
+#endif
+          }
+        store_vector(out, c, (n * p.out_channels + c) * out_plane + f0, sum, lanes,
+                     static_cast<std::int32_t>(zx) * weight_sum);
+      }
+    }
+}
+#endif
+
+}  // namespace detail
+
 template <class X, class W, class Out>
 inline void depthwise_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out, unsigned char* scratch) {
-  const index_t wp = detail::padded_width(p), hp = detail::padded_height(p);
+#if defined(ONNXC_DEPTHWISE_INTEGER_AVX512)
+  if (detail::depthwise_integer_same_width_applies(p)) return detail::depthwise_integer_same_width(p, x, w, out);
+#endif
+  const index_t wp = detail::padded_width(p);
   const index_t flat = p.out_h * wp;  // outputs computed per plane, on the padded width
   std::int32_t* acc = reinterpret_cast<std::int32_t*>(scratch);
   X* padded = reinterpret_cast<X*>(scratch + flat * static_cast<index_t>(sizeof(std::int32_t)));
   const X zx = static_cast<X>(x.zero_point_at(0));
-  const std::int32_t zxi = zx;
   const index_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w, taps = p.k_h * p.k_w;
   for (index_t n = 0; n < p.batch; ++n)
     for (index_t c = 0; c < p.out_channels; ++c) {
-      const X* xc = x.data + (n * p.in_channels + c) * in_plane;
-      for (index_t r = 0; r < hp; ++r) {  // padded row r holds input row r - pad_h
-        X* row = padded + r * wp;
-        const index_t ih = r - p.pad_h;
-        for (index_t j = 0; j < wp; ++j) {
-          const index_t iw = j - p.pad_w;
-          row[j] = ih >= 0 && ih < p.in_h && iw >= 0 && iw < p.in_w ? xc[ih * p.in_w + iw] : zx;
-        }
-      }
-      for (index_t j = 0; j < p.k_w - 1; ++j) padded[hp * wp + j] = zx;
-      for (index_t i = 0; i < flat; ++i) acc[i] = 0;
+      detail::depthwise_pad_plane(p, x.data + (n * p.in_channels + c) * in_plane, zx, padded);
+      const W* wc = w.data + c * taps;
       const std::int32_t zw = w.zero_point_at(c);
-      for (index_t kh = 0; kh < p.k_h; ++kh)
-        for (index_t kw = 0; kw < p.k_w; ++kw) {
-          const std::int32_t wv = static_cast<std::int32_t>(w.data[c * taps + kh * p.k_w + kw]) - zw;
-          const X* src = padded + kh * wp + kw;
-          for (index_t i = 0; i < flat; ++i) acc[i] += (static_cast<std::int32_t>(src[i]) - zxi) * wv;
-        }
-      const index_t y_plane = (n * p.out_channels + c) * out_plane;
-      for (index_t oh = 0; oh < p.out_h; ++oh)
-        for (index_t ow = 0; ow < p.out_w; ++ow) out(c, y_plane + oh * p.out_w + ow, acc[oh * wp + ow]);
+      std::int32_t weight_sum = 0;
+      for (index_t t = 0; t < taps; ++t) weight_sum += static_cast<std::int32_t>(wc[t]) - zw;
+      for (index_t j0 = 0; j0 < flat; j0 += detail::kDepthwiseBlock) {
+        const index_t n_block = flat - j0 < detail::kDepthwiseBlock ? flat - j0 : detail::kDepthwiseBlock;
+        detail::depthwise_integer_block_portable(padded + j0, wp, p.k_h, p.k_w, wc, zw, n_block, acc + j0);
+      }
+      for (index_t oh = 1; oh < p.out_h; ++oh)  // row oh's outputs from acc[oh * wp] to acc[oh * out_w]
+        std::memmove(acc + oh * p.out_w, acc + oh * wp, static_cast<std::size_t>(p.out_w) * sizeof(std::int32_t));
+      store_row(out, c, (n * p.out_channels + c) * out_plane, acc, out_plane, static_cast<std::int32_t>(zx) * weight_sum);
     }
 }
 
@@ -983,12 +1142,13 @@ inline void qconv_vnni(const ConvParams& conv, const std::uint8_t* x, std::uint8
             }
           }
           const index_t rows = p.out_channels - m0 < kQConvVnniChannels ? p.out_channels - m0 : kQConvVnniChannels;
+          // (Through memory: indexing acc by the run-time r would keep it in memory in the loop above.)
           ONNXC_UNROLL for (int r = 0; r < kQConvVnniChannels; ++r) _mm512_store_si512(acc_out[r], acc[r]);
           for (index_t r = 0; r < rows; ++r) {
             const std::int32_t correction = static_cast<std::int32_t>(x_zero_point) *
                                             static_cast<std::int32_t>(row_sums[m0 + r]);
-            store_row(out, m0 + r, (b * p.out_channels + m0 + r) * out_plane + oh * p.out_w + ow0, acc_out[r], cols,
-                      correction);
+            store_vector(out, m0 + r, (b * p.out_channels + m0 + r) * out_plane + oh * p.out_w + ow0,
+                         _mm512_load_si512(acc_out[r]), cols, correction);
           }
         }
       }
