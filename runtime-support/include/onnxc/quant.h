@@ -27,6 +27,11 @@
 #include <immintrin.h>
 #endif
 
+#if defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32)  // Cortex-M4, M7, M33, M55
+#include <arm_acle.h>
+#define ONNXC_QUANT_DUAL_MAC 1  // dual 16-bit multiply-accumulate (SMLAD)
+#endif
+
 #include "onnxc/base.h"
 #include "onnxc/conv.h"
 
@@ -405,6 +410,49 @@ inline void valid_outputs(index_t out, index_t in, index_t stride, index_t offse
   *last = hi;
 }
 
+#if defined(ONNXC_QUANT_DUAL_MAC)
+inline std::uint32_t rotate_right_8(std::uint32_t v) { return (v >> 8) | (v << 24); }  // UXTB16 takes the rotation
+
+// Bytes 0 and 2 of v, then bytes 1 and 3, as the two 16-bit halves of a word (sign-extended for
+// int8, zero-extended for uint8).
+inline std::uint32_t even_bytes(std::uint32_t v, std::uint8_t) { return __uxtb16(v); }
+inline std::uint32_t odd_bytes(std::uint32_t v, std::uint8_t) { return __uxtb16(rotate_right_8(v)); }
+inline std::uint32_t even_bytes(std::uint32_t v, std::int8_t) { return static_cast<std::uint32_t>(__sxtb16(v)); }
+inline std::uint32_t odd_bytes(std::uint32_t v, std::int8_t) { return static_cast<std::uint32_t>(__sxtb16(rotate_right_8(v))); }
+
+// The low halves of a and b as one word (a's low), and the high halves.
+inline std::uint32_t low_halves(std::uint32_t a, std::uint32_t b) { return (a & 0xFFFFu) | (b << 16); }
+inline std::uint32_t high_halves(std::uint32_t a, std::uint32_t b) { return (a >> 16) | (b & 0xFFFF0000u); }
+#endif
+
+// acc[i] += (x0[i] - zx) * w0 + (x1[i] - zx) * w1 for i < n: two input channels under one tap
+// (x1 may be x0 with w1 0). With the DSP extension, four outputs at a time: one word of each
+// channel, its bytes paired across the channels as 16-bit halves, x's zero point taken off both
+// halves by one SSUB16, and each output's two products summed by one SMLAD (exact: the offset
+// inputs and weights fit 16 bits, |w - zw| <= 255).
+template <class X>
+inline void accumulate_two_channels(std::int32_t* acc, const X* x0, const X* x1, index_t n, std::int32_t zx,
+                                    std::int32_t w0, std::int32_t w1) {
+  index_t i = 0;
+#if defined(ONNXC_QUANT_DUAL_MAC)
+  const std::uint32_t weights = low_halves(static_cast<std::uint32_t>(w0), static_cast<std::uint32_t>(w1));
+  const std::uint32_t zx_pair = low_halves(static_cast<std::uint32_t>(zx), static_cast<std::uint32_t>(zx));
+  for (; i + 4 <= n; i += 4) {
+    std::uint32_t a, b;
+    std::memcpy(&a, x0 + i, 4);
+    std::memcpy(&b, x1 + i, 4);
+    const std::uint32_t a02 = even_bytes(a, X{}), a13 = odd_bytes(a, X{});
+    const std::uint32_t b02 = even_bytes(b, X{}), b13 = odd_bytes(b, X{});
+    acc[i] = __smlad(__ssub16(low_halves(a02, b02), zx_pair), weights, acc[i]);
+    acc[i + 1] = __smlad(__ssub16(low_halves(a13, b13), zx_pair), weights, acc[i + 1]);
+    acc[i + 2] = __smlad(__ssub16(high_halves(a02, b02), zx_pair), weights, acc[i + 2]);
+    acc[i + 3] = __smlad(__ssub16(high_halves(a13, b13), zx_pair), weights, acc[i + 3]);
+  }
+#endif
+  for (; i < n; ++i)
+    acc[i] += (static_cast<std::int32_t>(x0[i]) - zx) * w0 + (static_cast<std::int32_t>(x1[i]) - zx) * w1;
+}
+
 }  // namespace detail
 
 // ConvInteger / QLinearConv geometry as for Conv (conv.h). x's zero point is per tensor, w's per
@@ -423,9 +471,14 @@ inline void conv_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W>
       const index_t g = m / ocg;
       const std::int32_t zw = w.zero_point_at(m);
       for (index_t i = 0; i < out_plane; ++i) acc[i] = 0;
-      for (index_t ic = 0; ic < icg; ++ic) {
-        const X* xp = x.data + (n * p.in_channels + g * icg + ic) * in_plane;
-        const W* wp = w.data + (m * icg + ic) * ksize;
+      // Input channels two at a time (each accumulator loaded and stored once per pair); an odd
+      // last channel is paired with itself and a weight of 0.
+      for (index_t ic = 0; ic < icg; ic += 2) {
+        const index_t ic1 = ic + 1 < icg ? ic + 1 : ic;
+        const X* xp0 = x.data + (n * p.in_channels + g * icg + ic) * in_plane;
+        const X* xp1 = x.data + (n * p.in_channels + g * icg + ic1) * in_plane;
+        const W* wp0 = w.data + (m * icg + ic) * ksize;
+        const W* wp1 = w.data + (m * icg + ic1) * ksize;
         for (index_t kd = 0; kd < p.k_d; ++kd) {
           index_t od0, od1;
           detail::valid_outputs(p.out_d, p.in_d, p.stride_d, kd * p.dilation_d - p.pad_d, &od0, &od1);
@@ -433,8 +486,10 @@ inline void conv_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W>
             index_t oh0, oh1;
             detail::valid_outputs(p.out_h, p.in_h, p.stride_h, kh * p.dilation_h - p.pad_h, &oh0, &oh1);
             for (index_t kw = 0; kw < p.k_w; ++kw) {
-              const std::int32_t wv = static_cast<std::int32_t>(wp[(kd * p.k_h + kh) * p.k_w + kw]) - zw;
-              if (wv == 0) continue;
+              const index_t tap = (kd * p.k_h + kh) * p.k_w + kw;
+              const std::int32_t wv0 = static_cast<std::int32_t>(wp0[tap]) - zw;
+              const std::int32_t wv1 = ic1 != ic ? static_cast<std::int32_t>(wp1[tap]) - zw : 0;
+              if (wv0 == 0 && wv1 == 0) continue;
               const index_t w_offset = kw * p.dilation_w - p.pad_w;
               index_t ow0, ow1;
               detail::valid_outputs(p.out_w, p.in_w, p.stride_w, w_offset, &ow0, &ow1);
@@ -444,23 +499,24 @@ inline void conv_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W>
               for (index_t od = od0; od < od1; ++od) {
                 const index_t id = od * p.stride_d + kd * p.dilation_d - p.pad_d;
                 if (rows_contiguous && p.stride_h == 1) {
-                  const index_t ih0 = oh0 + kh * p.dilation_h - p.pad_h;
-                  const X* xs = xp + (id * p.in_h + ih0) * p.in_w;
-                  std::int32_t* as = acc + (od * p.out_h + oh0) * p.out_w;
-                  const index_t count = (oh1 - oh0) * p.out_w;
-                  for (index_t i = 0; i < count; ++i) as[i] += (static_cast<std::int32_t>(xs[i]) - zx) * wv;
+                  const index_t first = (id * p.in_h + oh0 + kh * p.dilation_h - p.pad_h) * p.in_w;
+                  detail::accumulate_two_channels(acc + (od * p.out_h + oh0) * p.out_w, xp0 + first, xp1 + first,
+                                                  (oh1 - oh0) * p.out_w, zx, wv0, wv1);
                   continue;
                 }
                 for (index_t oh = oh0; oh < oh1; ++oh) {
                   const index_t ih = oh * p.stride_h + kh * p.dilation_h - p.pad_h;
-                  const X* xrow = xp + (id * p.in_h + ih) * p.in_w;
+                  const index_t row = (id * p.in_h + ih) * p.in_w;
                   std::int32_t* arow = acc + (od * p.out_h + oh) * p.out_w;
-                  if (p.stride_w == 1) {  // contiguous x: compilers vectorise this loop
-                    const X* xs = xrow + w_offset;
-                    for (index_t ow = ow0; ow < ow1; ++ow) arow[ow] += (static_cast<std::int32_t>(xs[ow]) - zx) * wv;
-                  } else {
-                    for (index_t ow = ow0; ow < ow1; ++ow)
-                      arow[ow] += (static_cast<std::int32_t>(xrow[ow * p.stride_w + w_offset]) - zx) * wv;
+                  if (p.stride_w == 1) {  // contiguous x
+                    detail::accumulate_two_channels(arow + ow0, xp0 + row + w_offset + ow0, xp1 + row + w_offset + ow0,
+                                                    ow1 - ow0, zx, wv0, wv1);
+                    continue;
+                  }
+                  for (index_t ow = ow0; ow < ow1; ++ow) {
+                    const index_t ix = row + ow * p.stride_w + w_offset;
+                    arow[ow] += (static_cast<std::int32_t>(xp0[ix]) - zx) * wv0 +
+                                (static_cast<std::int32_t>(xp1[ix]) - zx) * wv1;
                   }
                 }
               }
