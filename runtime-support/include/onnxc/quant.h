@@ -425,13 +425,13 @@ inline std::uint32_t low_halves(std::uint32_t a, std::uint32_t b) { return (a & 
 inline std::uint32_t high_halves(std::uint32_t a, std::uint32_t b) { return (a >> 16) | (b & 0xFFFF0000u); }
 #endif
 
-// acc[i] += (x0[i] - zx) * w0 + (x1[i] - zx) * w1 for i < n: two input channels under one tap
-// (x1 may be x0 with w1 0). With the DSP extension, four outputs at a time: one word of each
-// channel, its bytes paired across the channels as 16-bit halves, x's zero point taken off both
-// halves by one SSUB16, and each output's two products summed by one SMLAD (exact: the offset
-// inputs and weights fit 16 bits, |w - zw| <= 255).
+// acc[i] += (x0[i] - zx) * w0 + (x1[i] - zx) * w1 for i < n: two input channels under one tap,
+// or two taps of one channel (x1 may be x0 with w1 0). With the DSP extension, four outputs at a
+// time: one word of each of x0 and x1, their bytes paired as 16-bit halves, x's zero point taken
+// off both halves by one SSUB16, and each output's two products summed by one SMLAD (exact: the
+// offset inputs and weights fit 16 bits, |w - zw| <= 255).
 template <class X>
-inline void accumulate_two_channels(std::int32_t* acc, const X* x0, const X* x1, index_t n, std::int32_t zx,
+inline void accumulate_pair(std::int32_t* acc, const X* x0, const X* x1, index_t n, std::int32_t zx,
                                     std::int32_t w0, std::int32_t w1) {
   index_t i = 0;
 #if defined(ONNXC_QUANT_DUAL_MAC)
@@ -500,7 +500,7 @@ inline void conv_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W>
                 const index_t id = od * p.stride_d + kd * p.dilation_d - p.pad_d;
                 if (rows_contiguous && p.stride_h == 1) {
                   const index_t first = (id * p.in_h + oh0 + kh * p.dilation_h - p.pad_h) * p.in_w;
-                  detail::accumulate_two_channels(acc + (od * p.out_h + oh0) * p.out_w, xp0 + first, xp1 + first,
+                  detail::accumulate_pair(acc + (od * p.out_h + oh0) * p.out_w, xp0 + first, xp1 + first,
                                                   (oh1 - oh0) * p.out_w, zx, wv0, wv1);
                   continue;
                 }
@@ -509,7 +509,7 @@ inline void conv_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W>
                   const index_t row = (id * p.in_h + ih) * p.in_w;
                   std::int32_t* arow = acc + (od * p.out_h + oh) * p.out_w;
                   if (p.stride_w == 1) {  // contiguous x
-                    detail::accumulate_two_channels(arow + ow0, xp0 + row + w_offset + ow0, xp1 + row + w_offset + ow0,
+                    detail::accumulate_pair(arow + ow0, xp0 + row + w_offset + ow0, xp1 + row + w_offset + ow0,
                                                     ow1 - ow0, zx, wv0, wv1);
                     continue;
                   }
@@ -583,17 +583,19 @@ inline void depthwise_pad_plane(const ConvParams& p, const X* xc, X zx, X* padde
 constexpr index_t kDepthwiseBlock = 64;  // flat outputs per pass over the taps
 
 // acc[j] = sum over the taps (kh, kw) of src[kh * wp + kw + j] * (wc[kh * k_w + kw] - zw), for
-// j < n <= kDepthwiseBlock. Portable: the loop along j vectorises.
+// j < n <= kDepthwiseBlock: two taps at a time (accumulate_pair, SMLAD on DSP cores; the odd last
+// tap paired with itself and a weight of 0).
 template <class X, class W>
 inline void depthwise_integer_block_portable(const X* src, index_t wp, index_t k_h, index_t k_w, const W* wc,
                                              std::int32_t zw, index_t n, std::int32_t* acc) {
   for (index_t j = 0; j < n; ++j) acc[j] = 0;
-  for (index_t kh = 0; kh < k_h; ++kh)
-    for (index_t kw = 0; kw < k_w; ++kw) {
-      const X* s = src + kh * wp + kw;
-      const std::int32_t wv = static_cast<std::int32_t>(wc[kh * k_w + kw]) - zw;
-      for (index_t j = 0; j < n; ++j) acc[j] += static_cast<std::int32_t>(s[j]) * wv;
-    }
+  const index_t taps = k_h * k_w;
+  for (index_t t = 0; t < taps; t += 2) {
+    const index_t t1 = t + 1 < taps ? t + 1 : t;
+    const std::int32_t w0 = static_cast<std::int32_t>(wc[t]) - zw;
+    const std::int32_t w1 = t1 != t ? static_cast<std::int32_t>(wc[t1]) - zw : 0;
+    accumulate_pair(acc, src + t / k_w * wp + t % k_w, src + t1 / k_w * wp + t1 % k_w, n, 0, w0, w1);
+  }
 }
 
 #if defined(__AVX512BW__) && defined(__AVX512VL__)
