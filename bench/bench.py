@@ -3,8 +3,12 @@
 
 Not a test: numbers depend on the machine and its load. For each model it alternates, ROUNDS
 times, one `onnxc bench` (RUNS timed runs, median) and one ONNX Runtime bench (the same), so
-both see the same machine load, and reports the median of the per-round medians. Writes
-docs/performance.md (or --out) with the exact command and the machine.
+both see the same machine load, and reports the median of the per-round medians. Both run on
+the same values: the model's first test_data_set (ort-run.mjs's --bench reads it; onnxc bench
+gets it through --inputs), because timing can depend on them (subnormal floats are many times
+slower on some cores). Writes docs/performance.md (or --out) with the exact command, the commit
+and the machine; text after the END_OF_TABLES line of an existing file (hand-written analysis)
+is kept.
 
   bench/bench.py --onnxc build/onnxc --ort DIR_WITH_ort-run.mjs [--models /work/shared/models]
                  [--rounds 5] [--runs 50] [--gemm-bench build/gemm_bench] [--out docs/performance.md]
@@ -24,6 +28,33 @@ import sys
 # silero-vad-v5's If has one branch per sample rate and only one fits a chunk size: the test
 # data's 16 kHz is bound at compile time, as its ctest does.
 MODEL_FLAGS = {"mnist-cnn-batchN": ["--dim", "N=2"], "silero-vad-v5": ["--constant", "sr=16000"]}
+
+
+# The line after which docs/performance.md is written by hand; bench.py keeps what follows it.
+END_OF_TABLES = "<!-- bench.py writes the text above this line; what follows is kept -->"
+
+
+def first_data_set(model_dir):
+    """The test data set ort-run.mjs --bench times: the first in name order."""
+    sets = sorted(d for d in os.listdir(model_dir) if d.startswith("test_data_set_"))
+    return os.path.join(model_dir, sets[0])
+
+
+def commit():
+    """The commit of the onnxc sources bench.py belongs to, marked when the tree has changes."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    head = run(["git", "rev-parse", "--short", "HEAD"], cwd=here).strip()
+    dirty = run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here).strip()
+    return head + (" with uncommitted changes" if dirty else "")
+
+
+def kept_text(path):
+    """What follows END_OF_TABLES in an existing file at path (empty when there is none)."""
+    if not os.path.exists(path):
+        return ""
+    text = open(path).read()
+    at = text.find(END_OF_TABLES)
+    return text[at + len(END_OF_TABLES):] if at >= 0 else ""
 
 
 def model_flags(model_dir):
@@ -104,12 +135,18 @@ def main():
             continue
         # `onnxc bench --keep` builds once; the later rounds rerun the same program.
         keep = os.path.join("/tmp", f"onnxc-bench-{name}")
-        first = run([a.onnxc, "bench", os.path.join(d, "model.onnx"), "--runs", str(a.runs), "--keep", keep] + flags)
+        inputs = first_data_set(d)
+        first = run([a.onnxc, "bench", os.path.join(d, "model.onnx"), "--runs", str(a.runs), "--keep", keep,
+                     "--inputs", inputs] + flags)
+        # The input files onnxc bench wrote into keep for its harness (in_0_<input>.bin).
+        input_files = sorted((f for f in os.listdir(keep) if re.fullmatch(r"in_0_\d+\.bin", f)),
+                             key=lambda f: int(f[len("in_0_"):-len(".bin")]))
+        harness = [os.path.join(keep, "harness"), "bench", str(a.runs)] + [os.path.join(keep, f) for f in input_files]
         ours, theirs = [median_us(first)], []
         for i in range(a.rounds):
             theirs.append(median_us(run(["node", "ort-run.mjs", d, "--bench", str(a.runs), "--threads", "1"], cwd=a.ort)))
             if i > 0:
-                ours.append(median_us(run([os.path.join(keep, "harness"), "bench", str(a.runs)])))
+                ours.append(median_us(run(harness)))
         us, ort_us = statistics.median(ours), statistics.median(theirs)
         gflops = 2 * macs / us / 1e3 if us > 0 else 0
         rows.append((name, macs, us, ort_us, us / ort_us, gflops))
@@ -121,14 +158,15 @@ def main():
         "# Performance",
         "",
         "Latency of the generated code (`onnxc bench`: `--target native`, `-O3 -march=native`) against ONNX",
-        "Runtime 1.30 (CPU, one intra-op thread) on the model corpus, batch as in the test data. Each model",
+        "Runtime 1.30 (CPU, one intra-op thread) on the model corpus, batch as in the test data, both on the",
+        "inputs of the model's test_data_set_0. Each model",
         f"alternates {a.rounds} rounds of both, each round the median of {a.runs} timed runs; the table shows",
         "the median of the rounds. Ratio = onnxc / ORT (below 1: onnxc is faster). GFLOP/s counts 2 flops per",
         "multiply-accumulate of the model (`onnxc --report`); % of peak is against the measured FMA peak below.",
         "",
         f"Machine: {machine()}. The machine is shared with other jobs: expect noise of 10-20 %.",
         "",
-        f"Command: `{cmd}`",
+        f"Command: `{cmd}` (onnxc at commit {commit()}).",
         "",
         "| model | MACs | onnxc us | ORT us (1 thread) | ratio | GFLOP/s | % of peak |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -153,8 +191,10 @@ def main():
             f"| {gemm[0]:.1f} GFLOP/s | {gemm[1]:.1f} GFLOP/s | {100 * gemm[1] / gemm[0]:.1f} |",
             "",
         ]
+    kept = kept_text(a.out)
+    lines.append(END_OF_TABLES)
     with open(a.out, "w") as f:
-        f.write("\n".join(lines))
+        f.write("\n".join(lines) + (kept if kept else "\n"))
     print(f"wrote {a.out}", file=sys.stderr)
 
 

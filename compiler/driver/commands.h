@@ -36,6 +36,7 @@ struct BenchOptions {
   std::vector<std::string> cxxflags;
   std::string keep_dir;
   int threads = 0;  // --threads N, as in ValidateOptions
+  std::string inputs_dir;  // --inputs DIR: time the model on this data set's inputs
 };
 
 int run_validate(const ValidateOptions& v, const CompileOptions& c);

@@ -572,7 +572,8 @@ int main(int argc, char** argv) {
       "print the median latency as 'median_us: N'.\n\n"
       "Examples:\n"
       "  onnxc bench model.onnx --runs 200\n"
-      "  onnxc bench model.onnx --dim N=1 --cxx clang++");
+      "  onnxc bench model.onnx --dim N=1 --cxx clang++\n"
+      "  onnxc bench model.onnx --inputs test_data_set_0");
   bench->add_option("model", bopt.model, "The ONNX model file.")->required()->type_name("MODEL.onnx");
   bench->add_option("--runs", bopt.runs, "Timed runs after 3 warm-up runs (default 100).");
   bench->add_option("--cxx", bopt.cxx, "Host C++ compiler (default: $CXX or c++).");
@@ -582,6 +583,11 @@ int main(int argc, char** argv) {
                     "Time run_parallel with a pool of N threads (the harness's example pool) instead of run().")
       ->type_name("N")
       ->check(CLI::Range(1, 256));
+  bench->add_option("--inputs", bopt.inputs_dir,
+                    "Time the model on the inputs of this data set (input_N.pb files, as validate reads them) "
+                    "instead of generated values: to compare with another runtime on the same values.")
+      ->type_name("DIR")
+      ->check(CLI::ExistingDirectory);
   bench->add_option("--target", bcommon.target, target_help(" Default: native."))->type_name("ISA");
   bcommon.target = "native";  // bench measures this machine at its best
   add_common(bench, bcommon);

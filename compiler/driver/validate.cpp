@@ -339,6 +339,25 @@ std::vector<std::string> harness_command(const std::string& program, int threads
   return {program, mode};
 }
 
+// Writes data set `si`'s inputs as the raw files the harness reads (in dir) and appends their
+// paths to argv; false (after saying why) when one does not match the model's input.
+bool append_input_files(const Graph& g, const DataSet& set, std::size_t si, const std::string& dir,
+                        std::vector<std::string>& argv) {
+  for (std::size_t i = 0; i < set.inputs.size(); ++i) {
+    const Value* in = g.inputs[i];
+    Tensor t = load_test_tensor(set.inputs[i], *in);
+    if (t.dtype != in->dtype || t.shape != in->shape) {
+      fmt::print(stderr, "error: {}: input '{}' is {} {}; the model expects {} {}\n", set.inputs[i], in->name,
+                 dtype_name(t.dtype), shape_str(t.shape), dtype_name(in->dtype), shape_str(in->shape));
+      return false;
+    }
+    std::string raw = (fs::path(dir) / fmt::format("in_{}_{}.bin", si, i)).string();
+    write_raw(raw, t.dtype == DType::String ? string_file_bytes(t) : t.bytes);
+    argv.push_back(raw);
+  }
+  return true;
+}
+
 // Runs the built program on one data set and compares its outputs; returns 0 when all match.
 int run_data_set(const Graph& g, const HostBuild& build, const DataSet& set, std::size_t si, const std::string& dir,
                  const ValidateOptions& v) {
@@ -348,18 +367,7 @@ int run_data_set(const Graph& g, const HostBuild& build, const DataSet& set, std
     return 1;
   }
   std::vector<std::string> argv = harness_command(build.program, v.threads, "run");
-  for (std::size_t i = 0; i < set.inputs.size(); ++i) {
-    const Value* in = g.inputs[i];
-    Tensor t = load_test_tensor(set.inputs[i], *in);
-    if (t.dtype != in->dtype || t.shape != in->shape) {
-      fmt::print(stderr, "error: {}: input '{}' is {} {}; the model expects {} {}\n", set.inputs[i], in->name,
-                 dtype_name(t.dtype), shape_str(t.shape), dtype_name(in->dtype), shape_str(in->shape));
-      return 1;
-    }
-    std::string raw = (fs::path(dir) / fmt::format("in_{}_{}.bin", si, i)).string();
-    write_raw(raw, t.dtype == DType::String ? string_file_bytes(t) : t.bytes);
-    argv.push_back(raw);
-  }
+  if (!append_input_files(g, set, si, dir, argv)) return 1;
   argv.push_back("--");
   std::vector<std::string> outs;
   for (std::size_t i = 0; i < g.outputs.size(); ++i) {
@@ -398,6 +406,20 @@ int run_data_set(const Graph& g, const HostBuild& build, const DataSet& set, std
     if (!cmp.ok) status = 1;
   }
   return status;
+}
+
+// bench --inputs DIR: the data set's input files for the harness's bench mode, which times the
+// model on them instead of its generated values (a comparison with another runtime must feed
+// both the same values: timing can depend on them, e.g. through subnormal floats).
+bool append_bench_inputs(const Graph& g, const std::string& set_dir, const std::string& dir,
+                         std::vector<std::string>& argv) {
+  const DataSet set = read_data_set(set_dir);
+  if (set.inputs.size() != g.inputs.size()) {
+    fmt::print(stderr, "error: {}: has {} inputs; the model has {}\n  fix: pass a test_data_set_* directory of this model\n",
+               set.dir, set.inputs.size(), g.inputs.size());
+    return false;
+  }
+  return append_input_files(g, set, 0, dir, argv);
 }
 
 bool has_string_io(const Graph& g) {
@@ -498,9 +520,13 @@ int run_bench(const BenchOptions& b, const CompileOptions& co) {
     } else {
       std::vector<std::string> argv = harness_command(build.program, b.threads, "bench");
       argv.push_back(std::to_string(b.runs));
-      ProcessResult r = run_process(argv);
-      fmt::print("{}", r.output);
-      if (r.exit_code != 0) status = 1;
+      if (!b.inputs_dir.empty() && !append_bench_inputs(comp.model.graph, b.inputs_dir, dir, argv)) {
+        status = 1;
+      } else {
+        ProcessResult r = run_process(argv);
+        fmt::print("{}", r.output);
+        if (r.exit_code != 0) status = 1;
+      }
     }
   } catch (const CompileError& e) {
     print_error(b.model, e);
