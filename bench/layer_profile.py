@@ -3,10 +3,12 @@
 
 Copies DIR/model.cpp with a clock read before each node's block of run_parallel (the
 `// N. 'name' Op` comments codegen writes) and at its end, builds it with a small driver
-(-O3 -march=native, like `onnxc bench`), runs the model RUNS times on pseudo-random inputs and
-prints, per node, the median of its time over the runs, its share of the whole, and the
+(-O3 -march=native, like `onnxc bench`), runs the model RUNS times on the inputs `onnxc bench
+--inputs` left in DIR (in_0_N.bin; pseudo-random values in [-0.5, 0.5) without them, which can
+differ a lot: subnormal floats are slow) and prints, per node, the median of its time over the runs, its share of the whole, and the
 op's text from the comment; the slowest first. Nodes without code (views) are left out.
 
+  onnxc bench model.onnx --inputs DIR/test_data_set_0 --keep /tmp/onnxc-bench-mobilenet_v2
   bench/layer_profile.py /tmp/onnxc-bench-mobilenet_v2 [--runs 50] [--top 25]
 
 The clock reads add about 20 ns per node; on layers of a few microseconds that is noise.
@@ -72,6 +74,11 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> shapes(8 * (no + 1));
   std::vector<std::int64_t*> shape_ptrs;
   for (int i = 0; i < ni; ++i) inputs.push_back(buffer(in[i].bytes, 64));
+  for (int i = 0; i < ni && argc == 2 + ni; ++i) {  // the input files, when given
+    std::FILE* f = std::fopen(argv[2 + i], "rb");
+    if (!f || std::fread(inputs[i], 1, in[i].bytes, f) != in[i].bytes) return std::fprintf(stderr, "cannot read %s\n", argv[2 + i]), 2;
+    std::fclose(f);
+  }
   for (int i = 0; i < no; ++i) outputs.push_back(buffer(out[i].bytes, 64)), shape_ptrs.push_back(&shapes[8 * i]);
   void* arena = buffer(onnxc_harness_arena_bytes(), std::max<std::size_t>(64, onnxc_harness_arena_alignment()));
   for (int r = 0; r < 3 + runs; ++r) {
@@ -126,7 +133,9 @@ def main():
     subprocess.run([a.cxx, "-std=c++17", "-O3", "-march=native", "-w", "-I", a.include, "-I", a.dir,
                     os.path.join(work, "model.cpp"), os.path.join(a.dir, "glue.cpp"), os.path.join(work, "driver.cpp"),
                     "-o", program], check=True)
-    rows = subprocess.run([program, str(a.runs)], check=True, stdout=subprocess.PIPE, text=True).stdout.split("\n")
+    # The inputs `onnxc bench --inputs` left in DIR (in_0_N.bin), else pseudo-random values.
+    files = sorted((f for f in os.listdir(a.dir) if re.fullmatch(r"in_0_\d+\.bin", f)), key=lambda f: int(f[5:-4]))
+    rows = subprocess.run([program, str(a.runs)] + [os.path.join(a.dir, f) for f in files], check=True, stdout=subprocess.PIPE, text=True).stdout.split("\n")
     samples = [list(map(int, r.split())) for r in rows if r.strip()]
     medians = {n: statistics.median(s[n] for s in samples) / 1e3 for n in labels}
     total = sum(medians.values())
