@@ -39,7 +39,10 @@ TEST_CASE("conv_gemm matches the reference convolution, with padding, stride and
   for (ConvParams p : {conv2d(3, 10, 1, 7, 3, 1, 1, 1), conv2d(3, 17, 1, 9, 3, 2, 1, 1), conv2d(5, 9, 1, 8, 3, 1, 2, 2),
                        conv2d(16, 12, 1, 5, 1, 1, 0, 1),
                        // several im2col blocks, the later ones starting inside an output row
-                       conv2d(3, 5, 1, 50, 3, 1, 1, 1), conv2d(80, 9, 1, 13, 3, 1, 1, 1)}) {
+                       conv2d(3, 5, 1, 50, 3, 1, 1, 1), conv2d(80, 9, 1, 13, 3, 1, 1, 1),
+                       // stride 2: output rows of 16, 17 and 33 columns (whole vectors of even lanes
+                       // and the tails), with and without padding
+                       conv2d(2, 9, 1, 32, 3, 2, 1, 1), conv2d(2, 9, 1, 35, 3, 2, 0, 1), conv2d(3, 8, 1, 66, 3, 2, 1, 1)}) {
     const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
     auto x = ramp(p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
     auto bias = ramp(p.out_channels, 1.0f);
@@ -53,6 +56,16 @@ TEST_CASE("conv_gemm matches the reference convolution, with padding, stride and
                            {onnxc::rt::Activation::Relu, 0, 0});
       for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i] > 0 ? expected[i] : 0.0f));
     }
+  }
+}
+
+TEST_CASE("copy_even_floats copies every other float, for every length around the vector width") {
+  for (index_t n = 0; n <= 3 * 16 + 1; ++n) {
+    std::vector<float> src(static_cast<std::size_t>(n > 0 ? 2 * n - 1 : 0)), dst(static_cast<std::size_t>(n) + 1, -1.0f);
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i);
+    onnxc::rt::copy_even_floats(src.data(), n, dst.data());
+    for (index_t i = 0; i < n; ++i) REQUIRE(dst[static_cast<std::size_t>(i)] == static_cast<float>(2 * i));
+    REQUIRE(dst[static_cast<std::size_t>(n)] == -1.0f);  // nothing written past the n-th
   }
 }
 

@@ -112,6 +112,20 @@ inline OutputPosition output_position(const ConvParams& p, index_t flat) {
   return {flat / (p.out_h * p.out_w), (flat / p.out_w) % p.out_h, flat % p.out_w};
 }
 
+// dst[i] = src[2 * i] for i < n (im2col's rows under stride 2: half of MobileNet's and SqueezeNet's
+// first layers, a scalar loop otherwise). Reads no float past src[2 * (n - 1)]: a whole vector of
+// even lanes loads the odd float after its last lane, so the last vector takes at most L - 1 lanes.
+inline void copy_even_floats(const float* src, index_t n, float* dst) {
+  index_t i = 0;
+#if defined(ONNXC_SIMD)
+  for (; i + kFloatLanes < n; i += kFloatLanes) load_strided<2>(src + 2 * i, 2, kFloatLanes).store_unaligned(dst + i);
+  const index_t last = n - i < kFloatLanes ? n - i : kFloatLanes - 1;
+  if (last > 0) store_partial(load_strided<2>(src + 2 * i, 2, last), dst + i, last);
+  i += last;
+#endif
+  for (; i < n; ++i) dst[i] = src[2 * i];
+}
+
 // One row of im2col: the input under tap (kd, kh, kw) of channel plane xc for the `cols` output
 // positions from `from` on, zero where the tap falls in the padding. Output rows are copied as
 // segments: zeros, a strided run of the input row, zeros.
@@ -132,6 +146,8 @@ inline void im2col_row(const ConvParams& p, const float* xc, index_t kd, index_t
     for (index_t ow = ow0; ow < lo; ++ow) out[ow - ow0] = 0.0f;
     if (p.stride_w == 1) {
       copy_floats(xc + row + lo, hi - lo, out + (lo - ow0));
+    } else if (p.stride_w == 2) {
+      copy_even_floats(xc + row + 2 * lo, hi - lo, out + (lo - ow0));
     } else {
       for (index_t ow = lo; ow < hi; ++ow) out[ow - ow0] = xc[row + ow * p.stride_w];
     }
