@@ -17,8 +17,7 @@ ConvAlgorithm conv_algorithm(const Node& n) {
   const Shape& w = n.inputs[1]->shape;
   bool one_channel_per_group = n.attr_int("group", 1) == x[1] && w[0] == x[1] && w[1] == 1;
   const bool kernel_rows_fit = x.size() < 4 || w[2] <= rt::depthwise_detail::kMaxKernelRows;
-  const bool has_slots = n.attr_int(kParallelSlotsAttr, 1) != 0;
-  if (n.inputs[0]->dtype == DType::Float && one_channel_per_group && x.size() <= 4 && kernel_rows_fit && has_slots)
+  if (n.inputs[0]->dtype == DType::Float && one_channel_per_group && x.size() <= 4 && kernel_rows_fit)
     return ConvAlgorithm::Depthwise;
   return ConvAlgorithm::Direct;
 }
@@ -125,8 +124,12 @@ void emit_conv(const Node& n, Emitter& e) {
               conv_im2col_cols(n), epilogue_code(n), e.parallel());
       return;
     case ConvAlgorithm::Depthwise:
-      e.linef("rt::conv_depthwise(p, {}, {}, {}, {}, reinterpret_cast<float*>({}), {}, {}, {});", e.in(0), e.in(1),
-              bias, e.out(0), e.scratch(), epilogue_code(n), e.parallel(), depthwise_slots(n));
+      if (depthwise_slots(n) == 0)  // no room for the padded rows: the kernel that needs none
+        e.linef("rt::conv_depthwise_in_place(p, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0),
+                epilogue_code(n), e.parallel());
+      else
+        e.linef("rt::conv_depthwise(p, {}, {}, {}, {}, reinterpret_cast<float*>({}), {}, {}, {});", e.in(0),
+                e.in(1), bias, e.out(0), e.scratch(), epilogue_code(n), e.parallel(), depthwise_slots(n));
       return;
     case ConvAlgorithm::Direct:
       e.linef("rt::{}(p, {}, {}, {}, {});", x.dtype == DType::Float && x.shape.size() <= 4 ? "conv_direct" : "conv",

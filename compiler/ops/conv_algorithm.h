@@ -12,7 +12,8 @@ namespace onnxc {
 
 enum class ConvAlgorithm {
   Gemm,       // float, one group, constant weights: packed-weight matrix product (rt::conv_gemm)
-  Depthwise,  // float 2-d, one channel per group: rt::conv_depthwise
+  Depthwise,  // float 1-d/2-d, one channel per group: rt::conv_depthwise, or without scratch
+              // rt::conv_depthwise_in_place
   Direct,     // anything else: float 1-d/2-d by register-blocked direct loops (rt::conv_direct),
               // other types and 3-d by the reference loop nest (rt::conv)
 };
@@ -57,8 +58,8 @@ constexpr const char* kIm2colColsAttr = "onnxc.im2col_cols";
 // QLinearConv's weights in rt::qconv_vnni's layout, after its nine ONNX inputs (pack-weights).
 constexpr std::size_t kVnniWeightsInput = 9;
 // int: scratch copies a depthwise Conv has, one per task it splits into when run() is given a
-// parallel-for (absent: 1, the kernel runs serially); 0: compute it with the direct kernel
-// instead (no scratch). Set by fit-scratch.
+// parallel-for (absent: 1, the kernel runs serially); 0: compute it with
+// rt::conv_depthwise_in_place instead (no scratch). Set by fit-scratch.
 constexpr const char* kParallelSlotsAttr = "onnxc.parallel_slots";
 
 }  // namespace onnxc

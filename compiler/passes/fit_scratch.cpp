@@ -78,8 +78,8 @@ void fit_depthwise(Node& n, std::size_t room, const ScratchOptions& o) {
   n.set_attr_string(kScratchNoteAttr,
                     slots ? fmt::format("depthwise, {} of {} slots of {} B, {} B free{}", slots, wanted, slot_bytes, room,
                                       fastest(o) ? ", --scratch speed" : "")
-                          : fmt::format("direct kernel: one depthwise slot ({} B) exceeds the {} B free", slot_bytes,
-                                        room));
+                          : fmt::format("in-place depthwise kernel: one padded-row slot ({} B) exceeds the {} B free",
+                                        slot_bytes, room));
 }
 
 // An LSTM that can keep its state in its outputs does so when its gate buffers do not fit, under

@@ -35,7 +35,7 @@ struct ScratchOptions {
 //   the integer one: the im2col block (kIm2colColsAttr, choose_im2col_cols); 0 columns: the
 //   direct kernel (no scratch; pack-weights leaves its weights unpacked);
 // - a depthwise Conv: its padded-row slots (kParallelSlotsAttr, choose_depthwise_slots), one
-//   per task with a parallel-for; 0 slots: the direct kernel;
+//   per task with a parallel-for; 0 slots: the in-place kernel (no scratch);
 // - an LSTM that can keep its state in its outputs (lstm_can_keep_state_in_outputs): does so,
 //   with no scratch (kStateInOutputsAttr), when its gate buffers do not fit (either policy).
 // Each such node gets a kScratchNoteAttr saying what it got and why (--report). Runs before
@@ -53,7 +53,7 @@ int fit_scratch(Graph& g, const Block& planned, const ScratchOptions& options);
 int64_t choose_im2col_cols(const Im2colShape& shape, std::size_t room_bytes);
 
 // The padded-row slots of a depthwise Conv: `wanted` (kDepthwiseParallelSlots, or 1 where no
-// thread pool is passed), or as many as the room holds; 0: the direct kernel.
+// thread pool is passed), or as many as the room holds; 0: the in-place kernel.
 constexpr int64_t kDepthwiseParallelSlots = 4;
 int64_t choose_depthwise_slots(int64_t slot_bytes, std::size_t room_bytes, int64_t wanted);
 

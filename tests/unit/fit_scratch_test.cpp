@@ -71,7 +71,7 @@ TEST_CASE("a depthwise Conv gets the slots that fit, up to the ones it wants") {
   using onnxc::choose_depthwise_slots;
   CHECK(choose_depthwise_slots(1000, 10000, 4) == 4);
   CHECK(choose_depthwise_slots(1000, 3999, 4) == 3);
-  CHECK(choose_depthwise_slots(1000, 999, 4) == 0);  // the direct kernel
+  CHECK(choose_depthwise_slots(1000, 999, 4) == 0);  // the in-place kernel
   CHECK(choose_depthwise_slots(1000, 10000, 1) == 1);
 }
 
@@ -158,7 +158,7 @@ TEST_CASE("a Conv in a control-flow body gets its block from the room in its own
   CHECK(m4.program.arena_bytes == 0);
 }
 
-TEST_CASE("a depthwise Conv with no room: the direct kernel when fitting, 4 slots for speed") {
+TEST_CASE("a depthwise Conv with no room: the in-place kernel when fitting, 4 slots for speed") {
   // x -> 1x1 Conv "a" -> depthwise 3x3 "dw" -> 1x1 Conv -> y: a and dw (8 KiB each) are live
   // together at dw, the peak.
   ModelBuilder b;
@@ -174,7 +174,7 @@ TEST_CASE("a depthwise Conv with no room: the direct kernel when fitting, 4 slot
   for (const char* target : {"cortex-m4", "native"}) {
     auto fit = compile(path, target, onnxc::ScratchPolicy::Fit);
     CHECK(node_named(fit, "dw").attr_int(onnxc::kParallelSlotsAttr, -1) == 0);
-    CHECK(onnxc::conv_algorithm(node_named(fit, "dw")) == onnxc::ConvAlgorithm::Direct);
+    CHECK(onnxc::conv_algorithm(node_named(fit, "dw")) == onnxc::ConvAlgorithm::Depthwise);
     CHECK(fit.program.arena_bytes == 16384);
   }
   auto native = compile(path, "native");

@@ -201,6 +201,54 @@ TEST_CASE("conv_depthwise matches the reference convolution") {
   }
 }
 
+TEST_CASE("conv_depthwise_in_place matches the reference convolution") {
+  // conv_depthwise's shapes and more, two images, activation in registers (Clip) and over the
+  // stored rows (LeakyRelu). Rows narrower and wider than a vector with tails, rows of several
+  // groups of four vectors, stride 2 (the even-lane loads; odd widths whose last column's
+  // whole-vector load would read past the row), strides and kernels with no fixed-size path,
+  // dilation, a 1-d plane and a tall narrow one; rows of at most two vectors computed in pairs.
+  // Border cases: no padding, padding wider than the kernel's overhang (border rows and columns
+  // of padding only), a kernel wider than the input (no interior column), and "same" planes the
+  // flat path takes: symmetric, all padding after or before, an even kernel, dilated, 5x5.
+  ConvParams wide_1d = conv2d(3, 3, 3, 1, 3, 1, 1, 1);
+  wide_1d.in_w = 37, wide_1d.out_w = 37, wide_1d.in_h = wide_1d.out_h = 1, wide_1d.k_h = 1, wide_1d.pad_h = 0;
+  ConvParams tall = conv2d(2, 2, 2, 5, 3, 1, 1, 1);
+  tall.in_h = tall.out_h = 25;  // kws-dscnn's 25 x 5 planes
+  ConvParams pad_after = conv2d(2, 2, 2, 6, 3, 1, 0, 1);
+  pad_after.out_h = pad_after.out_w = 6;  // pads 0 before, 2 after
+  ConvParams pad_before = conv2d(2, 2, 2, 9, 3, 1, 2, 1);
+  pad_before.out_h = pad_before.out_w = 9;  // pads 2 before, 0 after
+  ConvParams even_kernel = conv2d(2, 2, 2, 7, 4, 1, 1, 1);
+  even_kernel.out_h = even_kernel.out_w = 7;  // 4x4, pads 1 before and 2 after
+  ConvParams tiny = conv2d(2, 2, 2, 2, 5, 1, 2, 1);  // 5x5 over 2x2: every tap of every output checked
+  ConvParams wide_pad = conv2d(2, 2, 2, 20, 3, 2, 4, 1);  // pads past the kernel's reach
+  for (ConvParams p : {conv2d(4, 4, 4, 7, 3, 1, 1, 1), conv2d(3, 3, 3, 8, 3, 2, 1, 1), conv2d(2, 2, 2, 9, 5, 2, 2, 1),
+                       conv2d(2, 2, 2, 9, 3, 1, 2, 2), conv2d(3, 3, 3, 35, 3, 1, 1, 1), conv2d(3, 3, 3, 45, 3, 2, 1, 1),
+                       conv2d(2, 2, 2, 40, 3, 2, 0, 1), conv2d(2, 2, 2, 50, 5, 3, 2, 1), conv2d(2, 2, 2, 19, 3, 2, 2, 3),
+                       conv2d(2, 2, 2, 6, 1, 1, 0, 1), conv2d(2, 2, 2, 70, 3, 1, 1, 1), conv2d(1, 1, 1, 140, 3, 2, 1, 1),
+                       conv2d(2, 2, 2, 28, 3, 1, 1, 1), conv2d(2, 2, 2, 29, 3, 1, 1, 1), conv2d(2, 2, 2, 46, 3, 2, 1, 1),
+                       conv2d(2, 2, 2, 30, 3, 1, 2, 2), conv2d(2, 2, 2, 33, 5, 2, 2, 1), conv2d(2, 2, 2, 33, 3, 2, 0, 1),
+                       conv2d(2, 2, 2, 35, 5, 2, 0, 1), conv2d(2, 2, 2, 34, 5, 1, 0, 1), conv2d(2, 2, 2, 12, 5, 1, 2, 1),
+                       conv2d(2, 2, 2, 3, 3, 1, 1, 1), wide_1d, tall, pad_after, pad_before, even_kernel, tiny,
+                       wide_pad}) {
+    for (onnxc::rt::Epilogue e : {onnxc::rt::Epilogue{onnxc::rt::Activation::Clip, -1.0f, 6.0f},
+                                  onnxc::rt::Epilogue{onnxc::rt::Activation::LeakyRelu, 0.5f, 0.0f}}) {
+      p.batch = 2;
+      auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * p.k_h * p.k_w, 0.25f);
+      auto bias = ramp(p.out_channels, 1.0f);
+      std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * p.out_h * p.out_w));
+      std::vector<float> y(expected.size());
+      onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+      onnxc::rt::activate_row(e, expected.data(), static_cast<std::ptrdiff_t>(expected.size()));
+      onnxc::rt::conv_depthwise_in_place(p, x.data(), w.data(), bias.data(), y.data(), e);
+      INFO("plane " << p.in_h << "x" << p.in_w << " -> " << p.out_h << "x" << p.out_w << ", kernel " << p.k_h << "x"
+                    << p.k_w << ", stride " << p.stride_w << ", pad " << p.pad_w << ", dilation " << p.dilation_w
+                    << ", activation " << static_cast<int>(e.activation));
+      for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i]).margin(1e-5));
+    }
+  }
+}
+
 namespace {
 
 // A parallel-for that runs the tasks on the calling thread, last first, and records how often
@@ -225,7 +273,7 @@ struct ReversedParallelFor {
 
 }  // namespace
 
-TEST_CASE("conv_gemm, conv_depthwise and max_pool split into tasks compute the serial kernels' bits") {
+TEST_CASE("conv_gemm, conv_depthwise(_in_place) and max_pool split into tasks compute the serial kernels' bits") {
   ReversedParallelFor pool;
   const onnxc_parallel_for parallel = pool.as_parallel_for();
   // 1x1 (every block and panel a task), and im2col with several blocks (channel tasks, then
@@ -259,6 +307,19 @@ TEST_CASE("conv_gemm, conv_depthwise and max_pool split into tasks compute the s
     onnxc::rt::conv_depthwise(p, x.data(), w.data(), nullptr, split.data(), scratch.data(), onnxc::rt::kNoActivation,
                               &parallel, slots);
     CHECK(pool.runs.size() == static_cast<std::size_t>(slots));
+    CHECK(pool.each_task_ran_once());
+    CHECK(split == serial);
+  }
+  // In place: 2 images x 5 channels cut into kDepthwiseTasks ranges (of 2 or 3 planes), with
+  // the row path and the flat-plane path.
+  for (ConvParams p : {conv2d(5, 5, 5, 40, 3, 2, 1, 1), conv2d(5, 5, 5, 7, 3, 1, 1, 1)}) {
+    p.batch = 2;
+    auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * p.k_h * p.k_w, 0.25f);
+    std::vector<float> serial(static_cast<std::size_t>(p.batch * p.out_channels * p.out_h * p.out_w));
+    std::vector<float> split(serial.size());
+    onnxc::rt::conv_depthwise_in_place(p, x.data(), w.data(), nullptr, serial.data(), onnxc::rt::kNoActivation);
+    onnxc::rt::conv_depthwise_in_place(p, x.data(), w.data(), nullptr, split.data(), onnxc::rt::kNoActivation, &parallel);
+    CHECK(pool.runs.size() == static_cast<std::size_t>(onnxc::rt::kDepthwiseTasks));
     CHECK(pool.each_task_ran_once());
     CHECK(split == serial);
   }

@@ -7,6 +7,8 @@
 //   by block in the node's scratch memory;
 // - conv_depthwise (float, one input and one output channel per group): a direct kernel
 //   over zero-padded copies of the input rows, vectorised along the output row;
+// - conv_depthwise_in_place: the same without scratch, reading the input where it is, for
+//   layers whose arena has no room for conv_depthwise's;
 // - conv_direct (float, 1-d and 2-d): register-blocked direct loops, no scratch and weights as
 //   they are, for convolutions without room for im2col or with grouped or run-time weights;
 // - conv: the direct reference for every other case and type.
@@ -365,6 +367,30 @@ inline void conv_gemm(const ConvParams& p, const float* x, const float* w_packed
   }
 }
 
+// ---- the parts of a window inside the input (the direct and depthwise kernels) ----
+
+// The kernel rows of output row oh that read a row of the input, [lo, hi); the others read padding.
+struct KernelRowRange {
+  index_t lo, hi;
+  bool operator==(const KernelRowRange& o) const { return lo == o.lo && hi == o.hi; }
+};
+
+inline KernelRowRange kernel_rows_inside(const ConvParams& p, index_t oh) {
+  const index_t ih0 = oh * p.stride_h - p.pad_h;
+  index_t lo = 0, hi = p.k_h;
+  while (lo < hi && ih0 + lo * p.dilation_h < 0) ++lo;
+  while (hi > lo && ih0 + (hi - 1) * p.dilation_h >= p.in_h) --hi;
+  return {lo, hi};
+}
+
+// The output columns whose whole window lies inside the input row: no bounds checks.
+inline ColumnRange interior_columns(const ConvParams& p) {
+  const ColumnRange first_tap = columns_inside(-p.pad_w, p.stride_w, p.in_w, p.out_w);
+  const ColumnRange last_tap = columns_inside((p.k_w - 1) * p.dilation_w - p.pad_w, p.stride_w, p.in_w, p.out_w);
+  const index_t lo = first_tap.lo < p.out_w ? first_tap.lo : p.out_w;
+  return {lo, last_tap.hi > lo ? last_tap.hi : lo};
+}
+
 // ---- direct, register-blocked ----
 //
 // The convolution with no scratch memory and no packed weights: what memory-first targets run
@@ -428,16 +454,11 @@ inline void output_block(const ConvParams& p, const float* xg, const float* wm, 
 template <int MB>
 inline void channel_block(const ConvParams& p, const float* xg, const float* wm, const float* bias, index_t icg,
                           float* ym) {
-  // Output columns whose whole window lies inside the input row: no bounds checks.
-  const ColumnRange first_tap = columns_inside(-p.pad_w, p.stride_w, p.in_w, p.out_w);
-  const ColumnRange last_tap = columns_inside((p.k_w - 1) * p.dilation_w - p.pad_w, p.stride_w, p.in_w, p.out_w);
-  const index_t lo = first_tap.lo < p.out_w ? first_tap.lo : p.out_w, hi = last_tap.hi > lo ? last_tap.hi : lo;
+  const ColumnRange interior = interior_columns(p);
+  const index_t lo = interior.lo, hi = interior.hi;
   for (index_t oh = 0; oh < p.out_h; ++oh) {
-    // Kernel rows that read a row of the input (the others read padding).
-    const index_t ih0 = oh * p.stride_h - p.pad_h;
-    index_t kh_lo = 0, kh_hi = p.k_h;
-    while (kh_lo < kh_hi && ih0 + kh_lo * p.dilation_h < 0) ++kh_lo;
-    while (kh_hi > kh_lo && ih0 + (kh_hi - 1) * p.dilation_h >= p.in_h) --kh_hi;
+    const KernelRowRange kr = kernel_rows_inside(p, oh);
+    const index_t kh_lo = kr.lo, kh_hi = kr.hi;
     index_t ow = 0;
     for (; ow < lo; ++ow) output_block<MB, 1, true>(p, xg, wm, bias, icg, oh, kh_lo, kh_hi, ow, ym);
     for (; ow + kDirectColumns <= hi; ow += kDirectColumns)
@@ -760,6 +781,314 @@ inline void conv_depthwise(const ConvParams& p, const float* x, const float* w, 
   };
   if (!parallel || slots < 2) return compute({0, planes}, scratch);
   parallel_for(parallel, slots, [&](index_t s) { compute(part_of(planes, slots, s), scratch + s * slot_floats); });
+}
+
+// ---- depthwise, in place ----
+//
+// conv_depthwise without scratch, for layers the arena leaves no room for its padded rows
+// (--scratch fit): the kernel reads the input where it is. Each output row splits into its interior
+// columns, whose whole window lies inside the input row, computed a vector of columns at a time
+// straight from the input rows, and the few border columns on either side, whose window overhangs
+// the padding, computed one at a time without the taps that fall outside the row. Kernel rows that
+// fall in the vertical padding are skipped. The vectors of output columns stay in registers
+// across every tap (no read-modify-write of the output row per tap).
+
+namespace depthwise_in_place_detail {
+
+using depthwise_detail::computes_row_pairs;
+using depthwise_detail::KernelRows;
+
+// rows[kh]: input column 0 of the row kernel row kh of output row oh reads (set for the rows of
+// its KernelRowRange only).
+inline void point_kernel_rows(const ConvParams& p, const float* xc, index_t oh, KernelRowRange kr, KernelRows& rows) {
+  const index_t ih0 = oh * p.stride_h - p.pad_h;
+  for (index_t kh = kr.lo; kh < kr.hi; ++kh) rows[kh] = xc + (ih0 + kh * p.dilation_h) * p.in_w;
+}
+
+// Output column ow of output row oh, one tap at a time, skipping those outside the input.
+inline float border_output(const ConvParams& p, const KernelRows& rows, KernelRowRange kr, const float* wc, float bias,
+                           index_t ow) {
+  const index_t iw0 = ow * p.stride_w - p.pad_w;
+  float acc = bias;
+  for (index_t kh = kr.lo; kh < kr.hi; ++kh)
+    for (index_t kw = 0; kw < p.k_w; ++kw) {
+      const index_t iw = iw0 + kw * p.dilation_w;
+      if (iw >= 0 && iw < p.in_w) acc += wc[kh * p.k_w + kw] * rows[kh][iw];
+    }
+  return acc;
+}
+
+#if defined(ONNXC_SIMD)
+
+// kDepthwiseVectors independent vectors of output at a time, as conv_depthwise.
+using depthwise_detail::kDepthwiseVectors;
+// A clamp activation (Relu, Clip) is applied in registers, the others over the stored rows.
+inline bool activates_in_registers(const Epilogue& e) { return packed_gemm_detail::is_clamp(e); }
+
+// The end of the columns the vector loop computes: the interior, but for a stride-2 row's last
+// column when load_strided's whole-vector load of it would read one float past the input row.
+template <int S>
+inline index_t vector_columns_end(const ConvParams& p, ColumnRange interior) {
+  if (S != 2) return interior.hi;
+  const index_t last_tap = (p.k_w - 1) * p.dilation_w - p.pad_w;
+  const index_t end = columns_inside(last_tap + 1, p.stride_w, p.in_w, p.out_w).hi;
+  return end < interior.lo ? interior.lo : end;
+}
+
+// Output columns [ow, ow + V * L) of R adjacent output rows, every tap accumulated in registers,
+// clamped and stored (y: columns from ow of the first row); `cols` is the number of columns a
+// lane of the last vector reads and stores (L but in the row's tail).
+template <int S, int K, int R, int V>
+inline void output_group(const ConvParams& p, const KernelRows* rows, KernelRowRange kr, const float* wc, float bias,
+                         index_t ow, index_t cols, float* y, const packed_gemm_detail::Clamp& c) {
+  using packed_gemm_detail::clamp;
+  const index_t k_w = K ? K : p.k_w;
+  const index_t stride = S ? S : p.stride_w;
+  vfloat acc[R][V];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) acc[r][v] = vfloat(bias);
+  const index_t iw0 = ow * stride - p.pad_w;
+  for (index_t kh = kr.lo; kh < kr.hi; ++kh)
+    for (index_t kw = 0; kw < k_w; ++kw) {
+      const vfloat wv(wc[kh * k_w + kw]);
+      for (int r = 0; r < R; ++r) {
+        const float* first = rows[r][kh] + iw0 + kw * p.dilation_w;
+        for (int v = 0; v < V; ++v)
+          acc[r][v] = xsimd::fma(
+              wv, load_strided<S>(first + v * kFloatLanes * stride, stride, v + 1 < V ? kFloatLanes : cols), acc[r][v]);
+      }
+    }
+  for (int r = 0; r < R; ++r) {
+    float* yr = y + r * p.out_w + ow;
+    for (int v = 0; v + 1 < V; ++v) clamp(c, acc[r][v]).store_unaligned(yr + v * kFloatLanes);
+    if (cols == kFloatLanes) clamp(c, acc[r][V - 1]).store_unaligned(yr + (V - 1) * kFloatLanes);
+    else store_partial(clamp(c, acc[r][V - 1]), yr + (V - 1) * kFloatLanes, cols);
+  }
+}
+
+// Columns [from, to) of R adjacent output rows (y: the first row), in groups of
+// kDepthwiseVectors / R vectors per row; the last group has the vectors left, the last of them
+// partial (its loads read only the lanes it stores).
+template <int S, int K, int R>
+inline void vector_columns(const ConvParams& p, const KernelRows* rows, KernelRowRange kr, const float* wc, float bias,
+                           index_t from, index_t to, float* y, const Epilogue& e) {
+  constexpr int V = kDepthwiseVectors / R;
+  const packed_gemm_detail::Clamp c = packed_gemm_detail::clamp_of(e);
+  index_t ow = from;
+  for (; ow + V * kFloatLanes <= to; ow += V * kFloatLanes)
+    output_group<S, K, R, V>(p, rows, kr, wc, bias, ow, kFloatLanes, y, c);
+  if (ow < to) {
+    const index_t vectors = (to - ow + kFloatLanes - 1) / kFloatLanes;
+    const index_t cols = to - ow - (vectors - 1) * kFloatLanes;
+    if (vectors == 1) output_group<S, K, R, 1>(p, rows, kr, wc, bias, ow, cols, y, c);
+    else if (vectors == 2) output_group<S, K, R, 2>(p, rows, kr, wc, bias, ow, cols, y, c);
+    else output_group<S, K, R, 3>(p, rows, kr, wc, bias, ow, cols, y, c);
+  }
+}
+
+#else
+
+// Without SIMD: kDepthwiseColumns adjacent outputs accumulate in registers across every tap, as
+// conv_depthwise; the interior's last columns that do not fill a block go with the border ones.
+using depthwise_detail::kDepthwiseColumns;
+inline bool activates_in_registers(const Epilogue&) { return false; }
+
+template <int S>
+inline index_t vector_columns_end(const ConvParams&, ColumnRange interior) {
+  return interior.lo + (interior.hi - interior.lo) / kDepthwiseColumns * kDepthwiseColumns;
+}
+
+template <int S, int K, int R>
+inline void vector_columns(const ConvParams& p, const KernelRows* rows, KernelRowRange kr, const float* wc, float bias,
+                           index_t from, index_t to, float* y, const Epilogue&) {
+  constexpr int C = kDepthwiseColumns;
+  const index_t k_w = K ? K : p.k_w;
+  const index_t stride = S ? S : p.stride_w;
+  for (int r = 0; r < R; ++r)
+    for (index_t ow = from; ow < to; ow += C) {
+      float acc[C];
+      ONNXC_UNROLL for (int c = 0; c < C; ++c) acc[c] = bias;
+      for (index_t kh = kr.lo; kh < kr.hi; ++kh) {
+        const float* first = rows[r][kh] + ow * stride - p.pad_w;
+        for (index_t kw = 0; kw < k_w; ++kw) {
+          const float wv = wc[kh * k_w + kw];
+          const float* at = first + kw * p.dilation_w;
+          ONNXC_UNROLL for (int c = 0; c < C; ++c) acc[c] += wv * at[c * stride];
+        }
+      }
+      ONNXC_UNROLL for (int c = 0; c < C; ++c) y[r * p.out_w + ow + c] = acc[c];
+    }
+}
+
+#endif
+
+// The border columns of one output row (yrow): [0, from) and [to, out_w), activated here when
+// the vector columns were activated in registers.
+inline void border_columns(const ConvParams& p, const KernelRows& rows, KernelRowRange kr, const float* wc, float bias,
+                           index_t from, index_t to, float* yrow, const Epilogue& e) {
+  auto one = [&](index_t ow) {
+    yrow[ow] = border_output(p, rows, kr, wc, bias, ow);
+    if (activates_in_registers(e)) activate_row(e, yrow + ow, 1);
+  };
+  for (index_t ow = 0; ow < from; ++ow) one(ow);
+  for (index_t ow = to; ow < p.out_w; ++ow) one(ow);
+}
+
+// One channel plane; S is the horizontal stride and K x K the kernel when fixed at compile time
+// (0: read from p), so the common 3x3 layers get fully unrolled taps.
+template <int S, int K>
+inline void plane(const ConvParams& p, const float* xc, const float* wc, float bias, float* yc, const Epilogue& e) {
+  const ColumnRange interior = interior_columns(p);
+  const index_t vector_end = vector_columns_end<S>(p, interior);
+  const bool pairs = computes_row_pairs(p);
+  KernelRows rows[2];
+  for (index_t oh = 0; oh < p.out_h;) {
+    const KernelRowRange kr = kernel_rows_inside(p, oh);
+    point_kernel_rows(p, xc, oh, kr, rows[0]);
+    float* y = yc + oh * p.out_w;
+    index_t row_count = 1;
+    if (pairs && oh + 1 < p.out_h && kernel_rows_inside(p, oh + 1) == kr) {
+      point_kernel_rows(p, xc, oh + 1, kr, rows[1]);
+      vector_columns<S, K, 2>(p, rows, kr, wc, bias, interior.lo, vector_end, y, e);
+      row_count = 2;
+    } else {
+      vector_columns<S, K, 1>(p, rows, kr, wc, bias, interior.lo, vector_end, y, e);
+    }
+    for (index_t r = 0; r < row_count; ++r)
+      border_columns(p, rows[r], kr, wc, bias, interior.lo, vector_end, y + r * p.out_w, e);
+    if (!activates_in_registers(e)) activate_row(e, y, row_count * p.out_w);
+    oh += row_count;
+  }
+}
+
+#if defined(ONNXC_SIMD)
+
+// Narrow stride-1 planes whose output has the input's size ("same" padding: kws-dscnn's 25 x 5,
+// MobileNet's 7 x 7) fill few vector lanes per output row. As in conv_depthwise, they run as one
+// flat array, here without padding: under
+// tap (kh, kw), output i reads input i + (kh * dilation_h - pad_h) * w + kw * dilation_w - pad_w,
+// so one load serves a vector of outputs spanning several rows. A lane whose tap column lies
+// outside its row (the load gave it the neighbouring row's end) is masked off; one whose tap
+// row lies outside the plane reads outside [0, h * w) and is loaded as zero.
+inline bool uses_flat_plane(const ConvParams& p) {
+  return p.stride_h == 1 && p.stride_w == 1 && p.in_w == p.out_w && p.in_h == p.out_h &&
+         p.out_w <= kFlatMaxWidth;
+}
+
+// The vector of plane[at + l], zero for the lanes outside [0, count) (at may be negative): a
+// masked load on AVX-512, elsewhere through a buffer (the few vectors at the plane's ends).
+inline vfloat load_in_plane(const float* plane, index_t at, index_t count) {
+  if (at >= 0 && at + kFloatLanes <= count) return vfloat::load_unaligned(plane + at);
+  const index_t lo = at < 0 ? -at : 0, hi = count - at < kFloatLanes ? count - at : kFloatLanes;
+  if (hi <= lo) return vfloat(0.0f);
+#if defined(__AVX512F__)
+  const unsigned lanes = ((1u << hi) - 1u) & ~((1u << lo) - 1u);
+  return _mm512_maskz_loadu_ps(static_cast<__mmask16>(lanes), plane + at);
+#else
+  alignas(64) float buf[kFloatLanes] = {};
+  for (index_t l = lo; l < hi; ++l) buf[l] = plane[at + l];
+  return vfloat::load_aligned(buf);
+#endif
+}
+
+// Vectors of outputs the flat path computes together: independent FMA chains.
+constexpr int kFlatVectors = 2;
+
+// Outputs [i, i + V * L) of the flat plane (lanes past `count` computed but not stored); column:
+// each lane's output column.
+// Inside: every load of the group lies in the plane (no lane to zero).
+template <int V, bool Inside>
+inline void flat_group(const ConvParams& p, const float* xc, const float* wc, float bias, index_t i, index_t count,
+                       const vfloat (&column)[V], float* yc, const packed_gemm_detail::Clamp& c) {
+  using packed_gemm_detail::clamp;
+  const index_t width = p.in_w;
+  vfloat acc[V];
+  for (int v = 0; v < V; ++v) acc[v] = vfloat(bias);
+  for (index_t kw = 0; kw < p.k_w; ++kw) {
+    const index_t dw = kw * p.dilation_w - p.pad_w;
+    vfloat taps[V];  // the kernel column's taps; its lanes whose tap column is off the row are dropped below
+    for (int v = 0; v < V; ++v) taps[v] = vfloat(0.0f);
+    for (index_t kh = 0; kh < p.k_h; ++kh) {
+      const vfloat wv(wc[kh * p.k_w + kw]);
+      const index_t at = i + (kh * p.dilation_h - p.pad_h) * width + dw;
+      for (int v = 0; v < V; ++v) {
+        const index_t from = at + v * kFloatLanes;
+        taps[v] = xsimd::fma(wv, Inside ? vfloat::load_unaligned(xc + from) : load_in_plane(xc, from, count), taps[v]);
+      }
+    }
+    const vfloat lo(static_cast<float>(-dw)), hi(static_cast<float>(width - dw));
+    for (int v = 0; v < V; ++v) acc[v] += xsimd::select((column[v] >= lo) & (column[v] < hi), taps[v], vfloat(0.0f));
+  }
+  for (int v = 0; v < V; ++v) {
+    const index_t at = i + v * kFloatLanes;
+    if (count - at >= kFloatLanes) clamp(c, acc[v]).store_unaligned(yc + at);
+    else if (count > at) store_partial(clamp(c, acc[v]), yc + at, count - at);
+  }
+}
+
+inline void flat_plane(const ConvParams& p, const float* xc, const float* wc, float bias, float* yc, const Epilogue& e) {
+  constexpr int V = kFlatVectors;
+  const packed_gemm_detail::Clamp c = packed_gemm_detail::clamp_of(e);
+  const index_t width = p.in_w, count = p.in_h * p.in_w;
+  // Each lane's output column, stepped along from group to group.
+  alignas(64) float first_columns[V * kFloatLanes];
+  for (index_t l = 0; l < V * kFloatLanes; ++l) first_columns[l] = static_cast<float>(l % width);
+  vfloat column[V];
+  for (int v = 0; v < V; ++v) column[v] = vfloat::load_aligned(first_columns + v * kFloatLanes);
+  const vfloat step(static_cast<float>(V * kFloatLanes % width)), row_width(static_cast<float>(width));
+  // The taps' offsets from an output's index: groups from `inside_from` to `inside_to` load
+  // only inside the plane.
+  const index_t first_tap = -p.pad_h * width - p.pad_w;
+  const index_t last_tap = ((p.k_h - 1) * p.dilation_h - p.pad_h) * width + (p.k_w - 1) * p.dilation_w - p.pad_w;
+  const index_t inside_from = -first_tap, inside_to = count - last_tap - V * kFloatLanes;
+  for (index_t i = 0; i < count; i += V * kFloatLanes) {
+    if (i >= inside_from && i <= inside_to) flat_group<V, true>(p, xc, wc, bias, i, count, column, yc, c);
+    else flat_group<V, false>(p, xc, wc, bias, i, count, column, yc, c);
+    for (int v = 0; v < V; ++v) {
+      column[v] += step;
+      column[v] = xsimd::select(column[v] >= row_width, column[v] - row_width, column[v]);
+    }
+  }
+  if (!activates_in_registers(e)) activate_row(e, yc, count);
+}
+
+#else
+
+inline bool uses_flat_plane(const ConvParams&) { return false; }
+inline void flat_plane(const ConvParams&, const float*, const float*, float, float*, const Epilogue&) {}
+
+#endif
+
+}  // namespace depthwise_in_place_detail
+
+// Tasks conv_depthwise_in_place splits into when run() is given a parallel-for: ranges of planes.
+constexpr index_t kDepthwiseTasks = 4;
+
+// conv_depthwise's convolution (same shapes and results up to rounding) with no scratch. With a
+// parallel-for, the planes (images x channels) are cut into kDepthwiseTasks ranges, one task each.
+inline void conv_depthwise_in_place(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
+                           const Epilogue& e, Parallel parallel = nullptr) {
+  const index_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w, taps = p.k_h * p.k_w;
+  const index_t planes = p.batch * p.out_channels;
+  const bool flat = depthwise_in_place_detail::uses_flat_plane(p);
+  const bool dense3 = p.k_h == 3 && p.k_w == 3 && p.dilation_w == 1;
+  auto compute = [&](Range range) {
+    for (index_t plane = range.begin; plane < range.end; ++plane) {
+      const index_t c = plane % p.out_channels;
+      const float* xc = x + plane * in_plane;
+      const float* wc = w + c * taps;
+      float* yc = y + plane * out_plane;
+      const float bv = bias ? bias[c] : 0.0f;
+      if (flat) depthwise_in_place_detail::flat_plane(p, xc, wc, bv, yc, e);
+      else if (dense3 && p.stride_w == 1) depthwise_in_place_detail::plane<1, 3>(p, xc, wc, bv, yc, e);
+      else if (dense3 && p.stride_w == 2) depthwise_in_place_detail::plane<2, 3>(p, xc, wc, bv, yc, e);
+      else if (p.stride_w == 1) depthwise_in_place_detail::plane<1, 0>(p, xc, wc, bv, yc, e);
+      else if (p.stride_w == 2) depthwise_in_place_detail::plane<2, 0>(p, xc, wc, bv, yc, e);
+      else depthwise_in_place_detail::plane<0, 0>(p, xc, wc, bv, yc, e);
+    }
+  };
+  if (!parallel) return compute({0, planes});
+  parallel_for(parallel, kDepthwiseTasks, [&](index_t t) { compute(part_of(planes, kDepthwiseTasks, t)); });
 }
 
 }  // namespace rt
