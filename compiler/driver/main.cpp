@@ -205,8 +205,9 @@ void add_common(CLI::App* app, Common& c) {
   app->add_option("--scratch", c.scratch,
                   "How much arena the kernels' scratch may take. 'fit' (the default on memory-first targets, "
                   "cortex-m*): only the memory the tensors leave free at the kernel's step, so the arena is the "
-                  "tensors' alone (im2col blocks narrow, depthwise Convs split into fewer parallel tasks, down to the "
-                  "direct kernel, which needs none; 2-5x slower on some models, docs/memory.md). 'speed' (the "
+                  "tensors' alone (im2col blocks narrow down to the direct kernel, which needs none; depthwise Convs "
+                  "split into fewer parallel tasks, down to a kernel that reads the input in place, as fast on "
+                  "kws-dscnn; up to 3x slower where a Conv gets no im2col room, docs/memory.md). 'speed' (the "
                   "default elsewhere): no slower kernel to save memory (at least one row of register tiles per im2col "
                   "block, 4 depthwise slots), even where the arena grows. --report shows each step's choice.")
       ->type_name("fit|speed");
