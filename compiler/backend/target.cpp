@@ -16,9 +16,9 @@ const std::vector<Target>& targets() {
       {"avx512-vnni", "avx512 plus AVX-512 VNNI int8 dot products (Cascade Lake, Ice Lake, Zen 4 and later)",
        {"-march=x86-64-v4", "-mavx512vnni"}, "defined(__AVX512F__) && defined(__AVX512VNNI__)", true, false, true},
       {"neon", "64-bit ARM with NEON (AArch64)", {}, "defined(__ARM_NEON) && defined(__aarch64__)", true, false},
-      {"cortex-m4", "Arm Cortex-M4 (portable C++ kernels)", {}, "", false, true},
-      {"cortex-m7", "Arm Cortex-M7 (portable C++ kernels)", {}, "", false, true},
-      {"cortex-m55", "Arm Cortex-M55 (portable C++ kernels)", {}, "", false, true},
+      {"cortex-m4", "Arm Cortex-M4 (portable C++ kernels)", {}, "", false, true, false, true},
+      {"cortex-m7", "Arm Cortex-M7 (portable C++ kernels)", {}, "", false, true, false, true},
+      {"cortex-m55", "Arm Cortex-M55 (portable C++ kernels)", {}, "", false, true, false, true},
   };
   return all;
 }

@@ -30,6 +30,10 @@ struct Target {
   // convolutions also carry their weights in rt::qconv_vnni's layout and take that kernel when the
   // compiler of the generated code enables VNNI (ONNXC_QCONV_VNNI), the im2col product otherwise.
   bool int8_dot_product = false;
+  // The core has the Arm DSP extension (SMLAD: two 16-bit multiply-adds per instruction): the
+  // integer matrix product's tiles beat the plane kernel, so memory-first plans give integer
+  // convolutions im2col blocks where the arena has room (rt::qconv_tile, ONNXC_QUANT_DUAL_MAC).
+  bool int8_dual_mac = false;
 };
 
 // Every target, the default ("generic") first.

@@ -48,7 +48,7 @@ bool fastest(const ScratchOptions& o) { return o.policy == ScratchPolicy::Speed;
 
 // A Conv or QLinearConv the matrix-product kernel may compute through im2col blocks.
 void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const ScratchOptions& o) {
-  if (n.op_type == "QLinearConv" && o.memory_first) {
+  if (n.op_type == "QLinearConv" && o.memory_first && !o.int8_dual_mac) {
     // Without dot-product instructions the integer matrix product gains little over the plane
     // kernel, and its im2col block and stack tiles cost RAM: keep the plane kernel.
     n.set_attr_int(kIm2colColsAttr, 0);

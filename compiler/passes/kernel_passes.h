@@ -25,6 +25,7 @@ enum class ScratchPolicy {
 struct ScratchOptions {
   ScratchPolicy policy = ScratchPolicy::Fit;
   bool memory_first = false;  // the target's RAM is scarce and no thread pool is passed
+  bool int8_dual_mac = false;  // Target::int8_dual_mac
 };
 
 // fit-scratch: sizes the scratch of every kernel whose scratch is the compiler's choice, per

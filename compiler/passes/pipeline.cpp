@@ -87,6 +87,7 @@ Compilation compile_model(const std::string& path, const CompileOptions& o) {
   const Target* target = find_target(o.target);
   ScratchOptions scratch;
   scratch.memory_first = target && target->memory_first;
+  scratch.int8_dual_mac = target && target->int8_dual_mac;
   scratch.policy = o.scratch_policy.value_or(scratch.memory_first ? ScratchPolicy::Fit : ScratchPolicy::Speed);
   PlanOptions plan;
   plan.in_place = enabled(o, "in-place");
