@@ -553,6 +553,20 @@ using KernelRows = const float* [kMaxKernelRows];
 constexpr int kDepthwiseVectors = 4;
 inline bool computes_row_pairs(const ConvParams& p) { return p.out_w <= 2 * kFloatLanes; }
 
+// Clamps and stores R rows of V accumulated vectors at y (row r at y + r * out_w); the last
+// vector of a row stores its first `cols` lanes.
+template <int R, int V>
+inline void store_group(const vfloat (&acc)[R][V], index_t out_w, index_t cols, float* y,
+                        const packed_gemm_detail::Clamp& c) {
+  using packed_gemm_detail::clamp;
+  for (int r = 0; r < R; ++r) {
+    float* yr = y + r * out_w;
+    for (int v = 0; v + 1 < V; ++v) clamp(c, acc[r][v]).store_unaligned(yr + v * kFloatLanes);
+    if (cols == kFloatLanes) clamp(c, acc[r][V - 1]).store_unaligned(yr + (V - 1) * kFloatLanes);
+    else store_partial(clamp(c, acc[r][V - 1]), yr + (V - 1) * kFloatLanes, cols);
+  }
+}
+
 // Output columns [ow, ow + V * L) of R adjacent output rows (rows[r]: the padded input rows of
 // row r), every tap accumulated in registers, clamped and stored (y: columns from ow of the
 // first row); `cols` is the number of columns a lane of the last vector reads and stores (L but
@@ -560,7 +574,6 @@ inline bool computes_row_pairs(const ConvParams& p) { return p.out_w <= 2 * kFlo
 template <int S, int K, int R, int V>
 inline void output_group(const ConvParams& p, const KernelRows* rows, const float* wc, float bias, index_t ow,
                          index_t cols, float* y, const packed_gemm_detail::Clamp& c) {
-  using packed_gemm_detail::clamp;
   const index_t k_h = K ? K : p.k_h, k_w = K ? K : p.k_w;
   const index_t stride = S ? S : p.stride_w;
   vfloat acc[R][V];
@@ -576,12 +589,7 @@ inline void output_group(const ConvParams& p, const KernelRows* rows, const floa
               wv, load_strided<S>(first + v * kFloatLanes * stride, stride, v + 1 < V ? kFloatLanes : cols), acc[r][v]);
       }
     }
-  for (int r = 0; r < R; ++r) {
-    float* yr = y + r * p.out_w + ow;
-    for (int v = 0; v + 1 < V; ++v) clamp(c, acc[r][v]).store_unaligned(yr + v * kFloatLanes);
-    if (cols == kFloatLanes) clamp(c, acc[r][V - 1]).store_unaligned(yr + (V - 1) * kFloatLanes);
-    else store_partial(clamp(c, acc[r][V - 1]), yr + (V - 1) * kFloatLanes, cols);
-  }
+  store_group<R, V>(acc, p.out_w, cols, y + ow, c);
 }
 
 // R adjacent output rows (y: the first), in groups of kDepthwiseVectors / R vectors per row; the
@@ -841,7 +849,6 @@ inline index_t vector_columns_end(const ConvParams& p, ColumnRange interior) {
 template <int S, int K, int R, int V>
 inline void output_group(const ConvParams& p, const KernelRows* rows, KernelRowRange kr, const float* wc, float bias,
                          index_t ow, index_t cols, float* y, const packed_gemm_detail::Clamp& c) {
-  using packed_gemm_detail::clamp;
   const index_t k_w = K ? K : p.k_w;
   const index_t stride = S ? S : p.stride_w;
   vfloat acc[R][V];
@@ -858,12 +865,7 @@ inline void output_group(const ConvParams& p, const KernelRows* rows, KernelRowR
               wv, load_strided<S>(first + v * kFloatLanes * stride, stride, v + 1 < V ? kFloatLanes : cols), acc[r][v]);
       }
     }
-  for (int r = 0; r < R; ++r) {
-    float* yr = y + r * p.out_w + ow;
-    for (int v = 0; v + 1 < V; ++v) clamp(c, acc[r][v]).store_unaligned(yr + v * kFloatLanes);
-    if (cols == kFloatLanes) clamp(c, acc[r][V - 1]).store_unaligned(yr + (V - 1) * kFloatLanes);
-    else store_partial(clamp(c, acc[r][V - 1]), yr + (V - 1) * kFloatLanes, cols);
-  }
+  depthwise_detail::store_group<R, V>(acc, p.out_w, cols, y + ow, c);
 }
 
 // Columns [from, to) of R adjacent output rows (y: the first row), in groups of
