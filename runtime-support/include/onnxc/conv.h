@@ -761,13 +761,26 @@ inline void flat_plane(const ConvParams& p, const float* xc, const float* wc, fl
 
 }  // namespace depthwise_detail
 
+// One plane (image x channel) of a depthwise Conv: its input, its channel's weights and bias,
+// its output.
+struct DepthwisePlane {
+  const float* x;
+  const float* w;
+  float bias;
+  float* y;
+};
+inline DepthwisePlane depthwise_plane(const ConvParams& p, index_t plane, const float* x, const float* w,
+                                      const float* bias, float* y) {
+  const index_t c = plane % p.out_channels;
+  return {x + plane * p.in_h * p.in_w, w + c * p.k_h * p.k_w, bias ? bias[c] : 0.0f, y + plane * p.out_h * p.out_w};
+}
+
 // Depthwise convolution (group == in_channels == out_channels), 1-d or 2-d (in_d == k_d == 1),
 // k_h <= 16; scratch holds `slots` times conv_depthwise_scratch_floats(p) floats. With a
 // parallel-for, the planes (images x channels) are cut into `slots` ranges, one task each with
 // its own scratch; without one, slot 0 computes every plane.
 inline void conv_depthwise(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
                            float* scratch, const Epilogue& e, Parallel parallel = nullptr, index_t slots = 1) {
-  const index_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w, taps = p.k_h * p.k_w;
   const index_t planes = p.batch * p.out_channels, slot_floats = conv_depthwise_scratch_floats(p);
   const bool flat = depthwise_uses_flat_plane(p);
   const bool dense3 = p.k_h == 3 && p.k_w == 3 && p.dilation_w == 1;
@@ -776,15 +789,11 @@ inline void conv_depthwise(const ConvParams& p, const float* x, const float* w, 
     // rectangle, or the inside of the padded rows, is rewritten per channel.
     for (index_t i = 0; i < slot_floats; ++i) slot[i] = 0.0f;
     for (index_t plane = range.begin; plane < range.end; ++plane) {
-      const index_t c = plane % p.out_channels;
-      const float* xc = x + plane * in_plane;
-      const float* wc = w + c * taps;
-      float* yc = y + plane * out_plane;
-      const float bv = bias ? bias[c] : 0.0f;
-      if (flat) depthwise_detail::flat_plane(p, xc, wc, bv, yc, slot, e);
-      else if (dense3 && p.stride_w == 1) depthwise_detail::plane<1, 3>(p, xc, wc, bv, yc, slot, e);
-      else if (dense3 && p.stride_w == 2) depthwise_detail::plane<2, 3>(p, xc, wc, bv, yc, slot, e);
-      else depthwise_detail::plane<0, 0>(p, xc, wc, bv, yc, slot, e);
+      const DepthwisePlane d = depthwise_plane(p, plane, x, w, bias, y);
+      if (flat) depthwise_detail::flat_plane(p, d.x, d.w, d.bias, d.y, slot, e);
+      else if (dense3 && p.stride_w == 1) depthwise_detail::plane<1, 3>(p, d.x, d.w, d.bias, d.y, slot, e);
+      else if (dense3 && p.stride_w == 2) depthwise_detail::plane<2, 3>(p, d.x, d.w, d.bias, d.y, slot, e);
+      else depthwise_detail::plane<0, 0>(p, d.x, d.w, d.bias, d.y, slot, e);
     }
   };
   if (!parallel || slots < 2) return compute({0, planes}, scratch);
@@ -1070,23 +1079,18 @@ constexpr index_t kDepthwiseTasks = 4;
 // parallel-for, the planes (images x channels) are cut into kDepthwiseTasks ranges, one task each.
 inline void conv_depthwise_in_place(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
                            const Epilogue& e, Parallel parallel = nullptr) {
-  const index_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w, taps = p.k_h * p.k_w;
   const index_t planes = p.batch * p.out_channels;
   const bool flat = depthwise_in_place_detail::uses_flat_plane(p);
   const bool dense3 = p.k_h == 3 && p.k_w == 3 && p.dilation_w == 1;
   auto compute = [&](Range range) {
     for (index_t plane = range.begin; plane < range.end; ++plane) {
-      const index_t c = plane % p.out_channels;
-      const float* xc = x + plane * in_plane;
-      const float* wc = w + c * taps;
-      float* yc = y + plane * out_plane;
-      const float bv = bias ? bias[c] : 0.0f;
-      if (flat) depthwise_in_place_detail::flat_plane(p, xc, wc, bv, yc, e);
-      else if (dense3 && p.stride_w == 1) depthwise_in_place_detail::plane<1, 3>(p, xc, wc, bv, yc, e);
-      else if (dense3 && p.stride_w == 2) depthwise_in_place_detail::plane<2, 3>(p, xc, wc, bv, yc, e);
-      else if (p.stride_w == 1) depthwise_in_place_detail::plane<1, 0>(p, xc, wc, bv, yc, e);
-      else if (p.stride_w == 2) depthwise_in_place_detail::plane<2, 0>(p, xc, wc, bv, yc, e);
-      else depthwise_in_place_detail::plane<0, 0>(p, xc, wc, bv, yc, e);
+      const DepthwisePlane d = depthwise_plane(p, plane, x, w, bias, y);
+      if (flat) depthwise_in_place_detail::flat_plane(p, d.x, d.w, d.bias, d.y, e);
+      else if (dense3 && p.stride_w == 1) depthwise_in_place_detail::plane<1, 3>(p, d.x, d.w, d.bias, d.y, e);
+      else if (dense3 && p.stride_w == 2) depthwise_in_place_detail::plane<2, 3>(p, d.x, d.w, d.bias, d.y, e);
+      else if (p.stride_w == 1) depthwise_in_place_detail::plane<1, 0>(p, d.x, d.w, d.bias, d.y, e);
+      else if (p.stride_w == 2) depthwise_in_place_detail::plane<2, 0>(p, d.x, d.w, d.bias, d.y, e);
+      else depthwise_in_place_detail::plane<0, 0>(p, d.x, d.w, d.bias, d.y, e);
     }
   };
   if (!parallel) return compute({0, planes});
