@@ -2,23 +2,56 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace onnxc {
+
+namespace {
+
+// What a target has beyond its flags, named at each row of the table below.
+enum Trait : unsigned {
+  kPortable = 0,
+  kSimd = 1u << 0,            // Target::simd
+  kMemoryFirst = 1u << 1,     // Target::memory_first
+  kInt8DotProduct = 1u << 2,  // Target::int8_dot_product
+  kInt8DualMac = 1u << 3,     // Target::int8_dual_mac
+};
+
+Target target(std::string name, std::string description, std::vector<std::string> cxx_flags,
+              std::string required_macros, unsigned traits) {
+  Target t;
+  t.name = std::move(name);
+  t.description = std::move(description);
+  t.cxx_flags = std::move(cxx_flags);
+  t.required_macros = std::move(required_macros);
+  t.simd = traits & kSimd;
+  t.memory_first = traits & kMemoryFirst;
+  t.int8_dot_product = traits & kInt8DotProduct;
+  t.int8_dual_mac = traits & kInt8DualMac;
+  return t;
+}
+
+}  // namespace
 
 const std::vector<Target>& targets() {
   static const std::vector<Target> all = {
-      {"generic", "portable C++, no SIMD intrinsics (any C++17 compiler, bare metal included)", {}, "", false, false},
-      {"native", "SIMD for whatever the compiler's flags enable (validate and bench use -march=native)",
-       {"-march=native"}, "", true, false, true},
-      {"x86-64-v2", "x86-64 with SSE4.2", {"-march=x86-64-v2"}, "defined(__SSE4_2__)", true, false},
-      {"x86-64-v3", "x86-64 with AVX2 and FMA", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)", true, false},
-      {"avx2", "same as x86-64-v3", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)", true, false},
-      {"avx512", "x86-64 with AVX-512 F/BW/DQ/VL (x86-64-v4)", {"-march=x86-64-v4"}, "defined(__AVX512F__)", true, false},
-      {"avx512-vnni", "avx512 plus AVX-512 VNNI int8 dot products (Cascade Lake, Ice Lake, Zen 4 and later)",
-       {"-march=x86-64-v4", "-mavx512vnni"}, "defined(__AVX512F__) && defined(__AVX512VNNI__)", true, false, true},
-      {"neon", "64-bit ARM with NEON (AArch64)", {}, "defined(__ARM_NEON) && defined(__aarch64__)", true, false},
-      {"cortex-m4", "Arm Cortex-M4 (portable C++ kernels)", {}, "", false, true, false, true},
-      {"cortex-m7", "Arm Cortex-M7 (portable C++ kernels)", {}, "", false, true, false, true},
-      {"cortex-m55", "Arm Cortex-M55 (portable C++ kernels)", {}, "", false, true, false, true},
+      target("generic", "portable C++, no SIMD intrinsics (any C++17 compiler, bare metal included)", {}, "",
+             kPortable),
+      target("native", "SIMD for whatever the compiler's flags enable (validate and bench use -march=native)",
+             {"-march=native"}, "", kSimd | kInt8DotProduct),
+      target("x86-64-v2", "x86-64 with SSE4.2", {"-march=x86-64-v2"}, "defined(__SSE4_2__)", kSimd),
+      target("x86-64-v3", "x86-64 with AVX2 and FMA", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)",
+             kSimd),
+      target("avx2", "same as x86-64-v3", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)", kSimd),
+      target("avx512", "x86-64 with AVX-512 F/BW/DQ/VL (x86-64-v4)", {"-march=x86-64-v4"}, "defined(__AVX512F__)",
+             kSimd),
+      target("avx512-vnni", "avx512 plus AVX-512 VNNI int8 dot products (Cascade Lake, Ice Lake, Zen 4 and later)",
+             {"-march=x86-64-v4", "-mavx512vnni"}, "defined(__AVX512F__) && defined(__AVX512VNNI__)",
+             kSimd | kInt8DotProduct),
+      target("neon", "64-bit ARM with NEON (AArch64)", {}, "defined(__ARM_NEON) && defined(__aarch64__)", kSimd),
+      target("cortex-m4", "Arm Cortex-M4 with the DSP extension: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac),
+      target("cortex-m7", "Arm Cortex-M7: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac),
+      target("cortex-m55", "Arm Cortex-M55: portable C++ kernels (no Helium yet), SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac),
   };
   return all;
 }

@@ -313,6 +313,13 @@ std::string target_help(const std::string& more) {
                      fmt::join(target_names(), ", "), more);
 }
 
+// The --help footer: one line per target with what it is for.
+std::string targets_footer() {
+  std::string s = "Targets (--target):\n";
+  for (const Target& t : targets()) s += fmt::format("  {:<13}{}\n", t.name, t.description);
+  return s;
+}
+
 struct CompileCommand {
   Common common;
   std::string model;
@@ -476,6 +483,7 @@ int main(int argc, char** argv) {
       "  onnxc bench model.onnx --runs 200          build with -O3 -march=native and time it\n\n"
       "Results go to stdout, messages to stderr. Exit status: 0 ok, 1 the model cannot be compiled, 2 bad usage.\n"};
   app.set_version_flag("--version", std::string("onnxc ") + kOnnxcVersion);
+  app.footer(targets_footer());
   app.require_subcommand(0, 1);
 
   CompileCommand cmd;

@@ -1,0 +1,45 @@
+// The target table: each row's traits reach the fields the passes and the code generator read.
+#include <catch2/catch.hpp>
+
+#include "backend/target.h"
+
+using namespace onnxc;
+
+TEST_CASE("generic is the first target and has no SIMD and no special traits") {
+  const Target& generic = targets().front();
+  CHECK(generic.name == "generic");
+  CHECK_FALSE(generic.simd);
+  CHECK_FALSE(generic.memory_first);
+  CHECK(generic.cxx_flags.empty());
+  CHECK(target_preamble(generic).empty());
+}
+
+TEST_CASE("microcontroller targets plan memory first and have the SMLAD dual multiply-add") {
+  for (const char* name : {"cortex-m4", "cortex-m7", "cortex-m55"}) {
+    const Target* t = find_target(name);
+    REQUIRE(t);
+    CHECK(t->memory_first);
+    CHECK(t->int8_dual_mac);
+    CHECK_FALSE(t->simd);
+    CHECK_FALSE(t->int8_dot_product);
+  }
+}
+
+TEST_CASE("x86 SIMD targets check their compiler flags in the generated source") {
+  const Target* avx512 = find_target("avx512");
+  REQUIRE(avx512);
+  CHECK(avx512->simd);
+  CHECK_FALSE(avx512->memory_first);
+  CHECK_FALSE(avx512->int8_dot_product);
+  const std::string preamble = target_preamble(*avx512);
+  CHECK(preamble.find("#define ONNXC_SIMD 1") != std::string::npos);
+  CHECK(preamble.find("#if !(defined(__AVX512F__))") != std::string::npos);
+  CHECK(preamble.find("-march=x86-64-v4") != std::string::npos);
+
+  const Target* vnni = find_target("avx512-vnni");
+  REQUIRE(vnni);
+  CHECK(vnni->int8_dot_product);
+  CHECK(vnni->cxx_flags == std::vector<std::string>{"-march=x86-64-v4", "-mavx512vnni"});
+  CHECK(find_target("native")->int8_dot_product);
+  CHECK(find_target("no-such-isa") == nullptr);
+}
