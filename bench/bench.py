@@ -11,7 +11,11 @@ and the machine; text after the END_OF_TABLES line of an existing file (hand-wri
 is kept.
 
   bench/bench.py --onnxc build/onnxc --ort DIR_WITH_ort-run.mjs [--models /work/shared/models]
-                 [--rounds 5] [--runs 50] [--gemm-bench build/gemm_bench] [--out docs/performance.md]
+                 [--rounds 5] [--runs 50] [--threads 2] [--gemm-bench build/gemm_bench] [--out docs/performance.md]
+
+With --threads T, every round also times both with T threads (onnxc's run_parallel on the
+harness's example pool, ORT with T intra-op threads) and a second table gives each runtime's
+T-thread latency against its own single thread. Those numbers need T idle cores.
 
 The ORT runner is shared/tools/ort/ort-run.mjs, set up with `npm ci` in a copy of its folder.
 """
@@ -114,6 +118,8 @@ def main():
     ap.add_argument("--only", nargs="*", help="model names (default: every model)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--threads", type=int, default=0,
+                    help="also time both runtimes with this many threads (default: single thread only)")
     ap.add_argument("--gemm-bench", help="the gemm_bench program (bench/gemm_bench.cpp)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "docs", "performance.md"))
     a = ap.parse_args()
@@ -123,7 +129,7 @@ def main():
     models = sorted(d for d in os.listdir(a.models) if os.path.exists(os.path.join(a.models, d, "model.onnx")))
     if a.only:
         models = [m for m in models if m in a.only]
-    rows, skipped = [], []
+    rows, skipped, mt_rows = [], [], []
     for name in models:
         d = os.path.join(a.models, name)
         flags = model_flags(d)
@@ -141,16 +147,26 @@ def main():
         # The input files onnxc bench wrote into keep for its harness (in_0_<input>.bin).
         input_files = sorted((f for f in os.listdir(keep) if re.fullmatch(r"in_0_\d+\.bin", f)),
                              key=lambda f: int(f[len("in_0_"):-len(".bin")]))
-        harness = [os.path.join(keep, "harness"), "bench", str(a.runs)] + [os.path.join(keep, f) for f in input_files]
+        bench_args = ["bench", str(a.runs)] + [os.path.join(keep, f) for f in input_files]
+        harness = [os.path.join(keep, "harness")]
+        ort = ["node", "ort-run.mjs", d, "--bench", str(a.runs), "--threads"]
         ours, theirs = [median_us(first)], []
+        ours_mt, theirs_mt = [], []
         for i in range(a.rounds):
-            theirs.append(median_us(run(["node", "ort-run.mjs", d, "--bench", str(a.runs), "--threads", "1"], cwd=a.ort)))
+            theirs.append(median_us(run(ort + ["1"], cwd=a.ort)))
             if i > 0:
-                ours.append(median_us(run(harness)))
+                ours.append(median_us(run(harness + bench_args)))
+            if a.threads > 1:
+                ours_mt.append(median_us(run(harness + ["--threads", str(a.threads)] + bench_args)))
+                theirs_mt.append(median_us(run(ort + [str(a.threads)], cwd=a.ort)))
         us, ort_us = statistics.median(ours), statistics.median(theirs)
         gflops = 2 * macs / us / 1e3 if us > 0 else 0
         rows.append((name, macs, us, ort_us, us / ort_us, gflops))
         print(f"{name}: onnxc {us:.1f} us, ORT {ort_us:.1f} us, ratio {us / ort_us:.2f}", file=sys.stderr)
+        if a.threads > 1:
+            mt_rows.append((name, us, statistics.median(ours_mt), ort_us, statistics.median(theirs_mt)))
+            print(f"{name}: {a.threads} threads: onnxc {mt_rows[-1][2]:.1f} us, ORT {mt_rows[-1][4]:.1f} us",
+                  file=sys.stderr)
 
     geomean = statistics.geometric_mean([r[4] for r in rows]) if rows else 0
     cmd = " ".join(["bench/bench.py"] + sys.argv[1:])
@@ -175,6 +191,24 @@ def main():
         pct = f"{100 * gflops / peak:.1f}" if peak else "-"
         lines.append(f"| {name} | {macs:,} | {us:.1f} | {ort_us:.1f} | {ratio:.2f} | {gflops:.1f} | {pct} |")
     lines += ["", f"Geometric mean of the ratios: **{geomean:.2f}**.", ""]
+    if mt_rows:
+        t = a.threads
+        lines += [
+            f"## {t} threads",
+            "",
+            f"The same rounds also timed each model with {t} threads: onnxc's `run_parallel` on the harness's",
+            f"example pool (`onnxc bench --threads {t}`), ORT with {t} intra-op threads. Scaling = {t}-thread",
+            "latency / the same runtime's single-thread latency (issue #6 asks onnxc for at most 0.6 on the",
+            "largest models).",
+            "",
+            f"| model | onnxc 1 thread us | onnxc {t} threads us | onnxc scaling | ORT 1 thread us "
+            f"| ORT {t} threads us | ORT scaling | ratio at {t} threads |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for name, us, us_mt, ort_us, ort_mt in mt_rows:
+            lines.append(f"| {name} | {us:.1f} | {us_mt:.1f} | {us_mt / us:.2f} | {ort_us:.1f} | {ort_mt:.1f} "
+                         f"| {ort_mt / ort_us:.2f} | {us_mt / ort_mt:.2f} |")
+        lines.append("")
     for name, why in skipped:
         lines += [f"Not measured: {name} (onnxc could not compile it: `{why}`).", ""]
     if gemm:
