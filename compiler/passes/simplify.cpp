@@ -1,6 +1,8 @@
 // simplify: removes nodes that compute nothing, after inference has given every value its type.
 //   Identity, inference Dropout, Cast/CastLike to the input's own type, Transpose with the
 //   identity permutation:                   readers read the input instead;
+//   Pad by zero on every side, Slice of everything (steps 1), Expand or Tile to the input's
+//   own shape, Concat of one input:          readers read the input instead;
 //   Transpose of a Transpose:               one Transpose with the composed permutation, or
 //                                           none when the two cancel.
 // A node the rewrite leaves without readers is then dead and removed.
@@ -52,6 +54,37 @@ bool is_inference_dropout(const Graph& g, const Node& n) {
   return !n.has_output(1) || !has_readers(g, n.outputs[1]);
 }
 
+// Every element of a constant integer tensor equals `value` (an absent input counts as all).
+bool all_elements_are(const Node& n, std::size_t input, int64_t value) {
+  if (!n.has_input(input)) return true;
+  const Value* v = n.inputs[input];
+  if (!v->constant) return false;
+  for (int64_t i = 0; i < v->constant->numel(); ++i)
+    if (v->constant->int_at(i) != value) return false;
+  return true;
+}
+
+// A Pad by zero on every side (pads from the attribute before opset 11, the input after), in
+// any mode: nothing to add, whatever the mode would add.
+bool is_zero_pad(const Node& n) {
+  if (!is_op(&n, "Pad")) return false;
+  if (n.attrs.count("pads")) {
+    for (int64_t p : n.attr_ints("pads"))
+      if (p != 0) return false;
+    return true;
+  }
+  return n.has_input(1) && all_elements_are(n, 1, 0);
+}
+
+// Ops that only rearrange or repeat elements, and so copy their input when the output keeps
+// its shape: Slice with unit steps (it can then only take every element), Expand and Tile (nothing
+// to broadcast or repeat), and a Concat of a single input.
+bool keeps_input_when_shape_is_kept(const Node& n) {
+  if (is_op(&n, "Slice")) return all_elements_are(n, 4, 1);  // Slice-1 has no steps: they are 1
+  if (is_op(&n, "Concat")) return n.inputs.size() == 1;
+  return is_op(&n, "Expand") || is_op(&n, "Tile");
+}
+
 // The value a node's output equals, when the node computes nothing; else nullptr.
 Value* passthrough_source(const Graph& g, const Node& n) {
   if (!n.has_input(0) || !n.has_output(0)) return nullptr;
@@ -61,6 +94,8 @@ Value* passthrough_source(const Graph& g, const Node& n) {
   if (is_op(&n, "Identity") || is_inference_dropout(g, n)) return in;
   if ((is_op(&n, "Cast") || is_op(&n, "CastLike")) && in->dtype == out->dtype) return in;
   if (is_op(&n, "Transpose") && is_identity(permutation(n))) return in;
+  if (in->dtype != out->dtype || in->shape != out->shape) return nullptr;
+  if (is_zero_pad(n) || keeps_input_when_shape_is_kept(n)) return in;
   return nullptr;
 }
 

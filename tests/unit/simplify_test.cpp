@@ -64,3 +64,36 @@ TEST_CASE("simplify: a node writing a graph output is kept", "[simplify]") {
   b.node("Identity", {"x"}, {"y"});
   CHECK(step_ops(onnxc::compile_model(b.write("simplify_output"), {})) == std::vector<std::string>{"Identity"});
 }
+
+TEST_CASE("simplify: zero Pad, whole Slice, same-shape Expand and Tile, one-input Concat are bypassed", "[simplify]") {
+  ModelBuilder b;
+  b.input("x", {2, 3}).output("y", {2, 3});
+  b.ints("pads", {4}, {0, 0, 0, 0});
+  b.ints("starts", {2}, {0, 0}).ints("ends", {2}, {2, 100}).ints("axes", {2}, {0, 1}).ints("steps", {2}, {1, 1});
+  b.ints("shape", {2}, {2, 3}).ints("repeats", {2}, {1, 1});
+  b.node("Pad", {"x", "pads"}, {"p"});
+  b.node("Slice", {"p", "starts", "ends", "axes", "steps"}, {"s"});
+  b.node("Expand", {"s", "shape"}, {"e"});
+  b.node("Tile", {"e", "repeats"}, {"t"});
+  ModelBuilder::attr_int(b.node("Concat", {"t"}, {"c"}), "axis", 1);
+  b.node("Relu", {"c"}, {"y"});
+  std::string path = b.write("simplify_shape_keeping");
+  auto c = onnxc::compile_model(path, {});
+  REQUIRE(step_ops(c) == std::vector<std::string>{"Relu"});
+  CHECK(c.program.main.steps[0].node->inputs[0]->name == "x");
+  CHECK(step_ops(onnxc::compile_model(path, without("simplify"))) ==
+        std::vector<std::string>{"Pad", "Slice", "Expand", "Tile", "Concat", "Relu"});
+}
+
+TEST_CASE("simplify: a Pad that crops one side and pads the other, and a reversing Slice, are kept", "[simplify]") {
+  // Both keep the shape but move the elements.
+  ModelBuilder b;
+  b.input("x", {4}).output("y", {4});
+  b.ints("pads", {2}, {-1, 1});
+  b.ints("starts", {1}, {-1}).ints("ends", {1}, {-100}).ints("axes", {1}, {0}).ints("steps", {1}, {-1});
+  b.node("Pad", {"x", "pads"}, {"p"});
+  b.node("Slice", {"p", "starts", "ends", "axes", "steps"}, {"s"});
+  b.node("Relu", {"s"}, {"y"});
+  CHECK(step_ops(onnxc::compile_model(b.write("simplify_moves"), {})) ==
+        std::vector<std::string>{"Pad", "Slice", "Relu"});
+}
