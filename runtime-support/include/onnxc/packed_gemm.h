@@ -218,7 +218,9 @@ inline void tail_tile(index_t cols, index_t k, const float* a, index_t a_step, c
     const vfloat bv = load_partial(b.row(l), cols);
     for (int r = 0; r < Rows; ++r) acc[r] = xsimd::fma(vfloat(a[l * a_step + r]), bv, acc[r]);
   }
-  for (int r = 0; r < Rows; ++r) store_partial(activate(e, acc[r]), y + r * ldy, cols);
+  // Unrolled, so acc[] stays in registers: a loop over it after the K loop would make GCC keep the
+  // accumulators in memory and store all of them on every k step (4x slower).
+  ONNXC_UNROLL for (int r = 0; r < Rows; ++r) store_partial(activate(e, acc[r]), y + r * ldy, cols);
 }
 
 template <class B>
