@@ -73,8 +73,13 @@ Model check_model(const std::string& path, const CompileOptions& o) {
 }
 
 Compilation compile_model(const std::string& path, const CompileOptions& o) {
+  return compile_loaded_model(load_model(path), o);
+}
+
+Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   Compilation c;
-  c.model = check_model(path, o);
+  c.model = std::move(model);
+  check_loaded_model(c.model, o);
   Graph& g = c.model.graph;
   c.file_nodes = g.nodes.size();
   if (enabled(o, "lower-qdq")) lower_qdq_pools(g);

@@ -47,6 +47,9 @@ struct Compilation {
 
 // Loads, validates, infers shapes, folds, plans. Throws CompileError.
 Compilation compile_model(const std::string& path, const CompileOptions& options);
+// The same on a model already loaded (e.g. with load_model_from_bytes).
+Compilation compile_loaded_model(Model model, const CompileOptions& options);
+
 // Loads, validates and infers shapes only (onnxc --check).
 Model check_model(const std::string& path, const CompileOptions& options);
 // The same on a model already loaded (e.g. with load_model_from_bytes).

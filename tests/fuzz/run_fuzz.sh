@@ -1,8 +1,8 @@
 #!/bin/bash
-# Builds the front-end fuzzer with clang in its own build directory and runs it for a bounded
+# Builds the compiler fuzzer with clang in its own build directory and runs it for a bounded
 # time, seeded with the test models and the malformed-model corpus. Exits non-zero on any
 # crash, sanitizer report, leak, timeout or out-of-memory; the input that caused it is kept in
-# $BUILD/fuzz-artifacts/ (replay: $BUILD/tests/fuzz/fuzz_frontend FILE).
+# $BUILD/fuzz-artifacts/ (replay: $BUILD/tests/fuzz/fuzz_compiler FILE).
 #
 #   tests/fuzz/run_fuzz.sh SECONDS [BUILD_DIR]      (default BUILD_DIR: build-fuzz)
 set -eu
@@ -13,7 +13,7 @@ build=${2:-$root/build-fuzz}
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DONNXC_FUZZ=ON -DONNXC_BUILD_TESTS=OFF -DONNXC_BUILD_EXAMPLES=OFF >/dev/null
-ninja -C "$build" -j2 fuzz_frontend
+ninja -C "$build" -j2 fuzz_compiler
 
 corpus=$build/fuzz-corpus     # grows across runs
 seeds=$build/fuzz-seeds
@@ -25,6 +25,6 @@ done
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-"$build/tests/fuzz/fuzz_frontend" "$corpus" "$seeds" \
+"$build/tests/fuzz/fuzz_compiler" "$corpus" "$seeds" \
   -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2560 -max_len=131072 \
   -artifact_prefix="$artifacts" -print_final_stats=1

@@ -1,9 +1,9 @@
 #!/bin/bash
 # The compiler under AddressSanitizer and UndefinedBehaviorSanitizer (ctest label `sanitize`).
 #
-# Builds onnxc and the front-end fuzzer with clang, -fsanitize=address,undefined and
+# Builds onnxc and the compiler fuzzer with clang, -fsanitize=address,undefined and
 # -fno-sanitize-recover (the first report aborts), in their own build directory, then:
-#   1. fuzzes the front end for a bounded time (tests/fuzz/run_fuzz.sh), seeded with the test models;
+#   1. fuzzes the whole compiler for a bounded time (tests/fuzz/run_fuzz.sh), seeded with the test models;
 #   2. runs the malformed-model corpus (tests/bad_models) with the sanitized onnxc;
 #   3. compiles every model of the test suite with the sanitized onnxc, with --report and
 #      --report-json (the bundled test models,

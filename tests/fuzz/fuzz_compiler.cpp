@@ -1,12 +1,16 @@
-// libFuzzer target: arbitrary bytes through the loader and every front-end pass, exactly what
-// `onnxc --check` runs (load, validate, resolve, bind shapes, infer and fold).
+// libFuzzer target: arbitrary bytes through the whole compiler, what `onnxc model.onnx -o m.cpp`
+// runs: load, validate, resolve, bind shapes, infer and fold, then every middle-end pass
+// (simplify, fusion, scratch fitting, weight packing, memory planning) and the code generator.
+// A model that gets through the front end (a mutated seed model, mostly) thereby also exercises
+// the passes that assume a valid, fully inferred graph.
 //
-// The front end may refuse an input only with a CompileError; anything else (a crash, a
+// The compiler may refuse an input only with a CompileError; anything else (a crash, a
 // sanitizer report, another exception escaping, an absurd allocation) is a finding.
 // Built by -DONNXC_FUZZ=ON with clang; tests/fuzz/run_fuzz.sh builds and runs it.
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "frontend/load.h"
 #include "passes/pipeline.h"
@@ -28,7 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   options.dims = {{"N", 1}, {"batch", 1}, {"batch_size", 1}};
   try {
     onnxc::Model m = onnxc::load_model_from_bytes(bytes, "fuzz.onnx", kNoDataDir, load_options);
-    onnxc::check_loaded_model(m, options);
+    onnxc::Compilation c = onnxc::compile_loaded_model(std::move(m), options);
+    onnxc::emit_code(c, options, "fuzz.h", "fuzz.cpp");
   } catch (const onnxc::CompileError&) {
     // a refusal with a message: the expected outcome for almost every input
   }
