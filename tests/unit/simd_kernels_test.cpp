@@ -439,6 +439,23 @@ TEST_CASE("float max_pool's row kernel matches the general loop") {
   }
 }
 
+TEST_CASE("float global_average_pool's vector sums match a double-precision mean") {
+  // Planes shorter than a vector, every remainder around one and two vectors (16 lanes on
+  // AVX-512, 8 on AVX2), and squeezenet1_1's 13 x 13.
+  for (index_t size : {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 169}) {
+    const index_t planes = 3;
+    auto x = ramp(planes * size, 0.37f);
+    std::vector<float> y(static_cast<std::size_t>(planes));
+    onnxc::rt::global_average_pool(planes, size, x.data(), y.data());
+    for (index_t c = 0; c < planes; ++c) {
+      double sum = 0;
+      for (index_t i = 0; i < size; ++i) sum += x[static_cast<std::size_t>(c * size + i)];
+      INFO("plane size " << size << ", plane " << c);
+      REQUIRE(y[static_cast<std::size_t>(c)] == Approx(sum / static_cast<double>(size)).margin(1e-6));
+    }
+  }
+}
+
 #if defined(ONNXC_QCONV_VNNI)
 TEST_CASE("qconv_vnni (AVX-512 VNNI) equals conv_integer, with padding, strides, dilation and partial tiles") {
   // in channels (not a multiple of 4), out channels (not a multiple of the 16-channel tile),
