@@ -41,6 +41,11 @@ int64_t conv_im2col_cols(const Node& conv);
 Im2colShape qlinear_conv_im2col_shape(const Node& qlinear_conv);
 // QLinearConv's weights in rt::qconv_vnni's layout, when that kernel can compute it.
 std::optional<Tensor> qlinear_conv_vnni_weights(const Node& qlinear_conv);
+// QLinearConv's weights in rt::qconv_pointwise's layout (int16 pairs for cores with dual 16-bit
+// multiply-accumulate, Target::int8_dual_mac), when that kernel can compute it.
+std::optional<Tensor> qlinear_conv_dual_mac_weights(const Node& qlinear_conv);
+// Whether rt::depthwise_3x3 (no scratch, for the same cores) can compute the QLinearConv.
+bool qlinear_conv_depthwise_3x3_applies(const Node& qlinear_conv);
 // The scratch one task of a depthwise Conv needs (padded input rows, or a padded plane).
 std::size_t depthwise_slot_bytes(const Node& conv);
 
@@ -57,6 +62,11 @@ constexpr const char* kActivationBetaAttr = "onnxc.activation_beta";
 constexpr const char* kIm2colColsAttr = "onnxc.im2col_cols";
 // QLinearConv's weights in rt::qconv_vnni's layout, after its nine ONNX inputs (pack-weights).
 constexpr std::size_t kVnniWeightsInput = 9;
+// QLinearConv's weights in rt::qconv_pointwise's layout (pack-dual-mac-weights): the node takes
+// that kernel, which needs no scratch.
+constexpr std::size_t kDualMacWeightsInput = 10;
+// int 1: a depthwise QLinearConv computed by rt::depthwise_3x3 (pack-dual-mac-weights), no scratch.
+constexpr const char* kDepthwise3x3Attr = "onnxc.depthwise_3x3";
 // int: scratch copies a depthwise Conv has, one per task it splits into when run() is given a
 // parallel-for (absent: 1, the kernel runs serially); 0: compute it with
 // rt::conv_depthwise_in_place instead (no scratch). Set by fit-scratch.

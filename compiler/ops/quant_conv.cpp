@@ -67,9 +67,10 @@ std::size_t plane_scratch_bytes(const Node& n) {
   return static_cast<std::size_t>(shape_numel(Shape(y.begin() + 2, y.end()))) * sizeof(int32_t);
 }
 
-// The scratch of the kernel emit_conv_call picks: depthwise_integer's (a padded plane and its
-// accumulators) or conv_integer's plane.
+// The scratch of the kernel emit_conv_call picks: none for depthwise_3x3, depthwise_integer's (a
+// padded plane and its accumulators) or conv_integer's plane.
 std::size_t direct_scratch_bytes(const Node& n, ConvInputs in) {
+  if (n.has_attr(kDepthwise3x3Attr)) return 0;
   const rt::ConvParams p = integer_conv_params(n, in);
   if (rt::depthwise_integer_applies(p)) return static_cast<std::size_t>(rt::depthwise_integer_scratch_bytes(p));
   return plane_scratch_bytes(n);
@@ -80,7 +81,9 @@ void emit_conv_call(const Node& n, Emitter& e, ConvInputs in, const std::string&
   e.line(conv_params_code(p));
   const std::string x = quant_operand_code(n, e, in.x, in.x_zero_point);
   const std::string w = quant_operand_code(n, e, in.w, in.w_zero_point);
-  if (rt::depthwise_integer_applies(p))
+  if (n.has_attr(kDepthwise3x3Attr))
+    e.linef("rt::depthwise_3x3(p, {}, {}, {});", x, w, output);
+  else if (rt::depthwise_integer_applies(p))
     e.linef("rt::depthwise_integer(p, {}, {}, {}, {});", x, w, output, e.scratch());
   else
     e.linef("rt::conv_integer(p, {}, {}, {}, reinterpret_cast<std::int32_t*>({}));", x, w, output, e.scratch());
@@ -152,12 +155,15 @@ bool qconv_gemm_applies(const Node& n) {
   return true;
 }
 
+// Whether the node takes rt::qconv_pointwise (pack-dual-mac-weights gave it that kernel's weights).
+bool takes_dual_mac_kernel(const Node& n) { return n.has_input(kDualMacWeightsInput); }
+
 // Columns per im2col block of the matrix product, or 0 for the plane kernel (rt::conv_integer).
 // The memory planner's choice (kIm2colColsAttr) wins; before it chooses, the widest block that
 // fits in the memory the plane kernel would take, so that the plan it starts from is the
 // plane kernel's.
 int64_t qconv_gemm_cols(const Node& n) {
-  if (!qconv_gemm_applies(n)) return 0;
+  if (!qconv_gemm_applies(n) || takes_dual_mac_kernel(n)) return 0;
   if (n.has_attr(kIm2colColsAttr)) return n.attr_int(kIm2colColsAttr, 0);
   const Im2colShape shape = qlinear_conv_im2col_shape(n);
   const int64_t fitting = static_cast<int64_t>(plane_scratch_bytes(n)) / shape.bytes_per_column /
@@ -166,6 +172,7 @@ int64_t qconv_gemm_cols(const Node& n) {
 }
 
 std::size_t qlinear_conv_kernel_scratch(const Node& n) {
+  if (takes_dual_mac_kernel(n)) return 0;
   const int64_t cols = qconv_gemm_cols(n);
   if (cols <= 0) return direct_scratch_bytes(n, kQLinearConvInputs);
   return static_cast<std::size_t>(rt::qconv_gemm_scratch_bytes(integer_conv_params(n, kQLinearConvInputs), cols));
@@ -220,13 +227,17 @@ const OpRegistrar qlinear_conv_op([] {
     const std::string requant_scratch = fmt::format("({} + {})", e.scratch(), qlinear_conv_kernel_scratch(n));
     const std::string output = emit_requantize_output(n, e, kRequantInputs, m, 7, kBias, requant_scratch);
     const int64_t cols = qconv_gemm_cols(n);
-    if (cols <= 0) return emit_conv_call(n, e, in, output);
+    const bool dual_mac = takes_dual_mac_kernel(n);
+    if (cols <= 0 && !dual_mac) return emit_conv_call(n, e, in, output);
     const rt::ConvParams p = integer_conv_params(n, in);
     std::vector<rt::index_t> sums(static_cast<std::size_t>(p.out_channels));
     rt::qconv_weight_row_sums(p, n.inputs[in.w]->constant->data<int8_t>(), sums.data());
     const std::string row_sums = e.index_array("row_sums", std::vector<int64_t>(sums.begin(), sums.end()));
     e.line(conv_params_code(p));
     const std::string x_zero_point = n.has_input(in.x_zero_point) ? e.in(in.x_zero_point) + "[0]" : "0";
+    if (dual_mac)
+      return e.linef("rt::qconv_pointwise(p, {}, {}, {}, {}, {});", e.in(in.x), x_zero_point,
+                     e.in(kDualMacWeightsInput), row_sums, output);
     const bool vnni = n.has_input(kVnniWeightsInput);
     if (vnni) e.line("#if defined(ONNXC_QCONV_VNNI)");
     if (vnni)
@@ -256,8 +267,22 @@ std::optional<Tensor> qlinear_conv_vnni_weights(const Node& n) {
   return packed;
 }
 
+std::optional<Tensor> qlinear_conv_dual_mac_weights(const Node& n) {
+  if (!qconv_gemm_applies(n)) return std::nullopt;
+  const rt::ConvParams p = integer_conv_params(n, kQLinearConvInputs);
+  if (!rt::qconv_pointwise_applies(p)) return std::nullopt;
+  Tensor packed(DType::Int32, {static_cast<int64_t>(rt::qconv_pointwise_weight_words(p))});
+  rt::qconv_pointwise_pack_weights(p, n.inputs[kQLinearConvInputs.w]->constant->data<int8_t>(),
+                                   packed.data<int32_t>());
+  return packed;
+}
+
+bool qlinear_conv_depthwise_3x3_applies(const Node& n) {
+  return rt::depthwise_3x3_applies(integer_conv_params(n, kQLinearConvInputs));
+}
+
 Im2colShape qlinear_conv_im2col_shape(const Node& n) {
-  if (!qconv_gemm_applies(n)) return {};
+  if (!qconv_gemm_applies(n) || takes_dual_mac_kernel(n)) return {};
   const rt::ConvParams p = integer_conv_params(n, kQLinearConvInputs);
   const int64_t quantum = rt::kQConvColumnQuantum;
   const int64_t columns = p.out_d * p.out_h * p.out_w;

@@ -66,4 +66,11 @@ int64_t choose_depthwise_slots(int64_t slot_bytes, std::size_t room_bytes, int64
 // Returns the nodes rewritten.
 int pack_weights(Graph& g, bool vnni_layout);
 
+// On cores with dual 16-bit multiply-accumulate (Target::int8_dual_mac): every QLinearConv that
+// rt::qconv_pointwise computes gets its weights in that kernel's layout as the extra input
+// kDualMacWeightsInput, and takes that kernel (no scratch); a 3x3 depthwise one is marked for
+// rt::depthwise_3x3 (kDepthwise3x3Attr, no scratch either). Runs before fit-scratch, so the plan
+// sees no scratch for them. Returns the nodes rewritten.
+int pack_dual_mac_weights(Graph& g);
+
 }  // namespace onnxc

@@ -46,30 +46,55 @@ bool untranspose_gemm_weight(Graph& g, Node& gemm) {
   return true;
 }
 
-}  // namespace
+// QLinearConv through rt::qconv_pointwise: its weights in that kernel's layout as one more input.
+bool add_dual_mac_weights(Graph& g, Node& conv) {
+  if (conv.has_input(kDualMacWeightsInput)) return false;
+  std::optional<Tensor> packed = qlinear_conv_dual_mac_weights(conv);
+  if (!packed) return false;
+  conv.inputs.resize(kDualMacWeightsInput, nullptr);  // absent inputs stay absent
+  conv.inputs.push_back(add_constant(g, conv.inputs[3]->name + "_pairs", std::move(*packed)));
+  return true;
+}
 
-int pack_weights(Graph& g, bool vnni_layout) {
-  int packed = 0;
-  for (auto& node : g.nodes) {
-    Node& n = *node;
-    if (!n.domain.empty() || n.has_attr(kPackedWeightsAttr)) continue;
-    if (n.op_type == "Conv" && conv_packs_weights(n)) {
-      pack_conv(g, n);
-      ++packed;
-    } else if (n.op_type == "Gemm" && untranspose_gemm_weight(g, n)) {
-      ++packed;
-    } else if (vnni_layout && n.op_type == "QLinearConv" && add_vnni_weights(g, n)) {
-      ++packed;
-    }
-  }
+// Calls rewrite(g, node) on every node of g and of the graphs nested in its nodes' attributes
+// (the kernels of If branches, Loop and Scan bodies read the same layouts); returns the number
+// of rewrites that returned true.
+template <class Rewrite>
+int rewrite_nodes(Graph& g, Rewrite rewrite) {
+  int rewritten = 0;
+  for (auto& node : g.nodes) rewritten += rewrite(g, *node) ? 1 : 0;
   g.relink();
-  // The kernels of control-flow bodies (If branches, Loop and Scan bodies) read the same layout.
   for (auto& node : g.nodes)
     for (auto& [name, a] : node->attrs) {
-      if (a.kind == Attribute::Kind::Graph && a.g) packed += pack_weights(*a.g, vnni_layout);
-      for (auto& sub : a.graphs) packed += pack_weights(*sub, vnni_layout);
+      if (a.kind == Attribute::Kind::Graph && a.g) rewritten += rewrite_nodes(*a.g, rewrite);
+      for (auto& sub : a.graphs) rewritten += rewrite_nodes(*sub, rewrite);
     }
-  return packed;
+  return rewritten;
+}
+
+}  // namespace
+
+int pack_dual_mac_weights(Graph& g) {
+  return rewrite_nodes(g, [](Graph& graph, Node& n) {
+    if (!n.domain.empty() || n.op_type != "QLinearConv") return false;
+    if (!n.has_attr(kDepthwise3x3Attr) && qlinear_conv_depthwise_3x3_applies(n)) {
+      n.set_attr_int(kDepthwise3x3Attr, 1);
+      return true;
+    }
+    return add_dual_mac_weights(graph, n);
+  });
+}
+
+int pack_weights(Graph& g, bool vnni_layout) {
+  return rewrite_nodes(g, [vnni_layout](Graph& graph, Node& n) {
+    if (!n.domain.empty() || n.has_attr(kPackedWeightsAttr)) return false;
+    if (n.op_type == "Conv" && conv_packs_weights(n)) {
+      pack_conv(graph, n);
+      return true;
+    }
+    if (n.op_type == "Gemm") return untranspose_gemm_weight(graph, n);
+    return vnni_layout && n.op_type == "QLinearConv" && add_vnni_weights(graph, n);
+  });
 }
 
 }  // namespace onnxc

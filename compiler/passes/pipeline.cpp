@@ -98,6 +98,8 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   plan.in_place = enabled(o, "in-place");
   plan.concat_in_place = enabled(o, "concat-in-place");
   plan.reorder = enabled(o, "reorder");
+  // Before the scratch is fitted: these kernels need none. The layout their kernel reads, as below.
+  if (scratch.int8_dual_mac) pack_dual_mac_weights(g);
   // Off: every kernel its default scratch (the fastest im2col block, one depthwise slot).
   if (enabled(o, "fit-scratch")) fit_scratch(g, plan_program(g, o.alignment, plan).main, scratch);
   pack_weights(g, target && target->int8_dot_product);  // always: the layout the kernels read, not an optimisation to compare against

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <type_traits>
 
 #include "onnxc/quant.h"
 #include "passes/pipeline.h"
@@ -210,6 +211,51 @@ TEST_CASE("qconv_gemm equals conv_integer (the direct kernel) on odd shapes", "[
   }
 }
 
+TEST_CASE("qconv_pointwise equals conv_integer on 1x1 shapes, raw and requantized", "[quant]") {
+  // Odd input channels (the last pairs with itself), output channels not a multiple of the
+  // 4-channel tile, odd planes (the last position alone), two images; extreme bytes included.
+  struct Case {
+    int64_t ic, oc, h, w;
+  };
+  const Case cases[] = {{64, 64, 25, 5}, {5, 7, 3, 3}, {1, 1, 1, 1}, {2, 4, 2, 3}, {7, 9, 1, 7}, {3, 2, 4, 4}};
+  std::mt19937 rng(23);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const Case& c : cases) {
+    const rt::ConvParams p = {2, c.ic, c.oc, 1, 1, c.h, c.w, 1, c.h, c.w, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0};
+    REQUIRE(rt::qconv_pointwise_applies(p));
+    std::vector<uint8_t> x(static_cast<std::size_t>(2 * c.ic * c.h * c.w));
+    std::vector<int8_t> w(static_cast<std::size_t>(c.oc * c.ic));
+    for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
+    for (auto& v : w) v = static_cast<int8_t>(byte(rng) - 128);
+    x[0] = 255, w[0] = -128;
+    const uint8_t zx = 131;
+    std::vector<int32_t> packed(static_cast<std::size_t>(rt::qconv_pointwise_weight_words(p)));
+    rt::qconv_pointwise_pack_weights(p, w.data(), packed.data());
+    std::vector<rt::index_t> row_sums(static_cast<std::size_t>(c.oc));
+    rt::qconv_weight_row_sums(p, w.data(), row_sums.data());
+    const std::size_t outputs = static_cast<std::size_t>(2 * c.oc * c.h * c.w);
+    const rt::QuantOperand<uint8_t> xq{x.data(), &zx, 0};
+    const rt::QuantOperand<int8_t> wq{w.data(), nullptr, 0};
+    std::vector<int32_t> direct(outputs), tiled(outputs), plane(static_cast<std::size_t>(c.h * c.w));
+    rt::conv_integer(p, xq, wq, rt::StoreInt32{direct.data()}, plane.data());
+    rt::qconv_pointwise(p, x.data(), zx, packed.data(), row_sums.data(), rt::StoreInt32{tiled.data()});
+    CHECK(tiled == direct);
+    // Per-channel multipliers and bias, as QLinearConv gives them.
+    std::vector<int32_t> bias(static_cast<std::size_t>(c.oc));
+    std::vector<rt::Requant> requant(static_cast<std::size_t>(c.oc));
+    for (std::size_t m = 0; m < bias.size(); ++m) {
+      bias[m] = static_cast<int32_t>(m * 977) - 3000;
+      requant[m] = rt::make_requant(0.0007f * static_cast<float>(m + 1));
+    }
+    std::vector<uint8_t> y_direct(outputs), y_tiled(outputs);
+    rt::conv_integer(p, xq, wq, rt::RequantizeOutput<uint8_t>{y_direct.data(), bias.data(), requant.data(), 1, 7},
+                     plane.data());
+    rt::qconv_pointwise(p, x.data(), zx, packed.data(), row_sums.data(),
+                        rt::RequantizeOutput<uint8_t>{y_tiled.data(), bias.data(), requant.data(), 1, 7});
+    CHECK(y_tiled == y_direct);
+  }
+}
+
 TEST_CASE("depthwise_integer equals conv_integer on depthwise shapes", "[quant]") {
   // channels, height, width, kernel h x w, pad (top/left), padded output size, per-channel w zero points
   struct Case {
@@ -237,6 +283,40 @@ TEST_CASE("depthwise_integer equals conv_integer on depthwise shapes", "[quant]"
     std::vector<unsigned char> scratch(static_cast<std::size_t>(rt::depthwise_integer_scratch_bytes(p)));
     rt::depthwise_integer(p, xq, wq, rt::StoreInt32{depthwise.data()}, scratch.data());
     CHECK(depthwise == direct);
+  }
+}
+
+TEST_CASE("depthwise_3x3 equals conv_integer on same 3x3 planes", "[quant]") {
+  // Odd and even widths (an odd width's last output alone), one row, one column, the widest
+  // ring row; per-channel weight zero points; uint8 and int8 inputs; extreme bytes.
+  struct Case {
+    int64_t c, h, w;
+  };
+  const Case cases[] = {{3, 25, 5}, {2, 4, 6}, {2, 1, 7}, {3, 6, 1}, {1, 3, 64}};
+  std::mt19937 rng(31);
+  std::uniform_int_distribution<int> byte(0, 255);
+  auto check = [&](const Case& c, auto x_type) {
+    using X = decltype(x_type);
+    const rt::ConvParams p = {2, c.c, c.c, c.c, 1, c.h, c.w, 1, c.h, c.w, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0, 1, 1};
+    REQUIRE(rt::depthwise_3x3_applies(p));
+    std::vector<X> x(static_cast<std::size_t>(2 * c.c * c.h * c.w));
+    std::vector<int8_t> w(static_cast<std::size_t>(c.c * 9)), zw(static_cast<std::size_t>(c.c));
+    for (auto& v : x) v = static_cast<X>(byte(rng));
+    for (auto& v : w) v = static_cast<int8_t>(byte(rng) - 128);
+    for (auto& v : zw) v = static_cast<int8_t>(byte(rng) % 7 - 3);
+    x[0] = static_cast<X>(std::is_signed<X>::value ? -128 : 255), w[4] = -128;
+    const X zx = static_cast<X>(std::is_signed<X>::value ? -9 : 99);
+    const std::size_t outputs = x.size();
+    std::vector<int32_t> direct(outputs), ring(outputs), plane(static_cast<std::size_t>(c.h * c.w));
+    const rt::QuantOperand<X> xq{x.data(), &zx, 0};
+    const rt::QuantOperand<int8_t> wq{w.data(), zw.data(), 1};
+    rt::conv_integer(p, xq, wq, rt::StoreInt32{direct.data()}, plane.data());
+    rt::depthwise_3x3(p, xq, wq, rt::StoreInt32{ring.data()});
+    CHECK(ring == direct);
+  };
+  for (const Case& c : cases) {
+    check(c, uint8_t{});
+    check(c, int8_t{});
   }
 }
 

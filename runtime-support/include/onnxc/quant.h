@@ -67,8 +67,28 @@ inline Q saturate_to(float v) {
 // below 2^22 to the nearest integer, ties to even. Branch-free and free of floor (which GCC does
 // not vectorise under -ftrapping-math), so loops over it vectorise. Needs the default rounding
 // mode and no -ffast-math, like the rest of the float kernels.
+#if defined(ONNXC_QUANT_DUAL_MAC) && defined(__ARM_FP) && (__ARM_FP & 4)  // and a single-precision FPU
+#define ONNXC_QUANTIZE_BYTE_VCVTR 1
+// quantize_value for 8-bit Q in five instructions: VCVTR rounds to the nearest integer, ties to
+// even (the default rounding mode, which quantize_value assumes too), saturating to int32 (NaN
+// gives 0); QADD adds the zero point saturating; USAT/SSAT clamp to Q's range. The same bits as
+// clamping first: the bounds are integers.
+template <class Q>
+inline Q quantize_byte(float v, std::int32_t zero_point) {
+  float rounded;
+  __asm__("vcvtr.s32.f32 %0, %1" : "=t"(rounded) : "t"(v));
+  std::int32_t q;
+  std::memcpy(&q, &rounded, 4);
+  q = __qadd(q, zero_point);
+  return static_cast<Q>(std::numeric_limits<Q>::is_signed ? __ssat(q, 8) : static_cast<std::int32_t>(__usat(q, 8)));
+}
+#endif
+
 template <class Q>
 inline Q quantize_value(float v, std::int32_t zero_point) {
+#if defined(ONNXC_QUANTIZE_BYTE_VCVTR)
+  if (sizeof(Q) == 1) return quantize_byte<Q>(v, zero_point);
+#endif
   const float lo = static_cast<float>(static_cast<std::int32_t>(std::numeric_limits<Q>::lowest()) - zero_point);
   const float hi = static_cast<float>(static_cast<std::int32_t>(std::numeric_limits<Q>::max()) - zero_point);
   v = v == v ? v : 0.0f;
@@ -410,20 +430,92 @@ inline void valid_outputs(index_t out, index_t in, index_t stride, index_t offse
   *last = hi;
 }
 
+// Dual 16-bit arithmetic: the DSP extension's instructions, or portable C++ computing the same
+// bits where it is absent (so hosts run and test the kernels built on it).
 #if defined(ONNXC_QUANT_DUAL_MAC)
-inline std::uint32_t rotate_right_8(std::uint32_t v) { return (v >> 8) | (v << 24); }  // UXTB16 takes the rotation
-
 // Bytes 0 and 2 of v, then bytes 1 and 3, as the two 16-bit halves of a word (sign-extended for
-// int8, zero-extended for uint8).
+// int8, zero-extended for uint8). The odd bytes through the instruction's own rotation (GCC does
+// not fold a rotation into the intrinsic's operand: one more instruction).
 inline std::uint32_t even_bytes(std::uint32_t v, std::uint8_t) { return __uxtb16(v); }
-inline std::uint32_t odd_bytes(std::uint32_t v, std::uint8_t) { return __uxtb16(rotate_right_8(v)); }
+inline std::uint32_t odd_bytes(std::uint32_t v, std::uint8_t) {
+  std::uint32_t r;
+  __asm__("uxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+  return r;
+}
 inline std::uint32_t even_bytes(std::uint32_t v, std::int8_t) { return static_cast<std::uint32_t>(__sxtb16(v)); }
-inline std::uint32_t odd_bytes(std::uint32_t v, std::int8_t) { return static_cast<std::uint32_t>(__sxtb16(rotate_right_8(v))); }
+inline std::uint32_t odd_bytes(std::uint32_t v, std::int8_t) {
+  std::uint32_t r;
+  __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+  return r;
+}
+
+#else  // the same bits in portable C++
+inline std::uint32_t even_bytes(std::uint32_t v, std::uint8_t) { return v & 0x00FF00FFu; }
+inline std::uint32_t odd_bytes(std::uint32_t v, std::uint8_t) { return (v >> 8) & 0x00FF00FFu; }
+inline std::uint32_t even_bytes(std::uint32_t v, std::int8_t) {
+  const auto half = [](std::uint32_t byte) { return static_cast<std::uint32_t>(static_cast<std::uint16_t>(static_cast<std::int8_t>(byte))); };
+  return half(v & 0xFFu) | (half((v >> 16) & 0xFFu) << 16);
+}
+inline std::uint32_t odd_bytes(std::uint32_t v, std::int8_t) { return even_bytes(v >> 8, std::int8_t{}); }
+#endif
 
 // The low halves of a and b as one word (a's low), and the high halves.
 inline std::uint32_t low_halves(std::uint32_t a, std::uint32_t b) { return (a & 0xFFFFu) | (b << 16); }
 inline std::uint32_t high_halves(std::uint32_t a, std::uint32_t b) { return (a >> 16) | (b & 0xFFFF0000u); }
+
+// Bytes p[0] and p[1] as a 16-bit number, p[0] the low byte (one LDRH on little-endian cores).
+inline std::uint32_t load_u16(const std::uint8_t* p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  std::uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+#else
+  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8);
 #endif
+}
+
+// The four bytes from p on as a word, p[0] the low byte (one LDR on little-endian cores).
+inline std::uint32_t load_u32(const std::uint8_t* p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+#else
+  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
+         (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
+#endif
+}
+inline std::uint32_t load_u32(const std::int8_t* p) { return load_u32(reinterpret_cast<const std::uint8_t*>(p)); }
+
+// The signed 16-bit halves of a word.
+inline std::int32_t low_half(std::uint32_t v) { return static_cast<std::int16_t>(v & 0xFFFFu); }
+inline std::int32_t high_half(std::uint32_t v) { return static_cast<std::int16_t>(v >> 16); }
+
+// acc + lo(a) * lo(b) (SMLABB) and acc + hi(a) * lo(b) (SMLATB), wrapping.
+inline std::int32_t mac_low(std::uint32_t a, std::uint32_t b, std::int32_t acc) {
+#if defined(ONNXC_QUANT_DUAL_MAC)
+  return __smlabb(static_cast<std::int32_t>(a), static_cast<std::int32_t>(b), acc);
+#else
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(acc) + static_cast<std::uint32_t>(low_half(a) * low_half(b)));
+#endif
+}
+inline std::int32_t mac_high(std::uint32_t a, std::uint32_t b, std::int32_t acc) {
+#if defined(ONNXC_QUANT_DUAL_MAC)
+  return __smlatb(static_cast<std::int32_t>(a), static_cast<std::int32_t>(b), acc);
+#else
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(acc) + static_cast<std::uint32_t>(high_half(a) * low_half(b)));
+#endif
+}
+
+// acc + lo(a) * lo(b) + hi(a) * hi(b), the halves signed 16-bit, wrapping (SMLAD).
+inline std::int32_t dual_mac(std::uint32_t a, std::uint32_t b, std::int32_t acc) {
+#if defined(ONNXC_QUANT_DUAL_MAC)
+  return __smlad(a, b, acc);
+#else
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(acc) + static_cast<std::uint32_t>(low_half(a) * low_half(b)) +
+                                   static_cast<std::uint32_t>(high_half(a) * high_half(b)));
+#endif
+}
 
 // acc[i] += (x0[i] - zx) * w0 + (x1[i] - zx) * w1 for i < n: two input channels under one tap,
 // or two taps of one channel (x1 may be x0 with w1 0). With the DSP extension, four outputs at a
@@ -704,6 +796,95 @@ inline void depthwise_integer(const ConvParams& p, QuantOperand<X> x, QuantOpera
       for (index_t oh = 1; oh < p.out_h; ++oh)  // row oh's outputs from acc[oh * wp] to acc[oh * out_w]
         std::memmove(acc + oh * p.out_w, acc + oh * wp, static_cast<std::size_t>(p.out_w) * sizeof(std::int32_t));
       store_row(out, c, (n * p.out_channels + c) * out_plane, acc, out_plane, static_cast<std::int32_t>(zx) * weight_sum);
+    }
+}
+
+// 3x3 depthwise integer convolution without scratch, for cores with dual 16-bit
+// multiply-accumulate ("same" planes of stride 1, as in DS-CNN and MobileNet): the input rows
+// under the kernel are copied with their padding (x's zero point) into a ring of three rows on
+// the stack, so every tap reads inside a row. Two adjacent outputs (ow, ow + 1) share one word
+// per kernel row, the padded bytes x[ow - 1 .. ow + 2]: its even bytes (x[ow - 1], x[ow + 1])
+// are output ow's outer taps, its odd bytes (x[ow], x[ow + 2]) output ow + 1's, each pair one
+// SMLAD against the row's (w0, w2); the middle taps x[ow] and x[ow + 1] are the odd word's low
+// and the even word's high half, one SMLABB / SMLATB each. Seven instructions for six products;
+// the zero points leave the loop as in depthwise_integer.
+constexpr index_t kDepthwise3x3MaxWidth = 64;  // the ring's rows (on the stack)
+
+inline bool depthwise_3x3_applies(const ConvParams& p) {
+  return depthwise_integer_applies(p) && p.k_h == 3 && p.k_w == 3 && p.pad_h == 1 && p.pad_w == 1 &&
+         p.out_h == p.in_h && p.out_w == p.in_w && p.in_w <= kDepthwise3x3MaxWidth;
+}
+
+namespace detail {
+
+// A padded row: x's zero point, the input row, three more zero points (the last output of an
+// odd width reads its word two bytes past the row).
+constexpr index_t kDepthwise3x3RowBytes = kDepthwise3x3MaxWidth + 4;
+
+template <class X>
+inline void depthwise_3x3_pad_row(const X* src, index_t width, X zx, X* row) {
+  row[0] = zx;
+  for (index_t j = 0; j < width; ++j) row[1 + j] = src[j];
+  row[width + 1] = row[width + 2] = row[width + 3] = zx;
+}
+
+// One kernel row as the kernel reads it: (w0, w2) as the halves of one word, w1 in the low half
+// of another (weights less their zero point).
+struct Depthwise3x3Row {
+  std::uint32_t outer, middle;
+};
+
+// Kernel row k over padded row `row` from output ow on, added to the accumulators of outputs ow
+// and ow + 1.
+template <class X>
+ONNXC_INLINE void depthwise_3x3_row(const X* row, Depthwise3x3Row k, std::int32_t& a0, std::int32_t& a1) {
+  const std::uint32_t word = load_u32(row);
+  const std::uint32_t even = even_bytes(word, X{}), odd = odd_bytes(word, X{});
+  a0 = mac_low(odd, k.middle, dual_mac(even, k.outer, a0));
+  a1 = mac_high(even, k.middle, dual_mac(odd, k.outer, a1));
+}
+
+}  // namespace detail
+
+// y = depthwise conv(x - x_zp, w - w_zp): out(channel, flat index, acc) as for conv_integer.
+// Needs no scratch (the ring of padded rows and a row of zero points are on the stack).
+template <class X, class W, class Out>
+inline void depthwise_3x3(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
+  const X zx = static_cast<X>(x.zero_point_at(0));
+  const index_t width = p.in_w, plane = p.in_h * p.in_w;
+  X ring[3][detail::kDepthwise3x3RowBytes];
+  X padding[detail::kDepthwise3x3RowBytes];
+  for (index_t j = 0; j < width + 4; ++j) padding[j] = zx;
+  for (index_t n = 0; n < p.batch; ++n)
+    for (index_t c = 0; c < p.out_channels; ++c) {
+      const X* xc = x.data + (n * p.in_channels + c) * plane;
+      const W* wc = w.data + c * 9;
+      const std::int32_t zw = w.zero_point_at(c);
+      detail::Depthwise3x3Row k[3];
+      std::int32_t weight_sum = 0;
+      for (index_t kh = 0; kh < 3; ++kh) {
+        const std::int32_t w0 = wc[3 * kh] - zw, w1 = wc[3 * kh + 1] - zw, w2 = wc[3 * kh + 2] - zw;
+        k[kh] = {detail::low_halves(static_cast<std::uint32_t>(w0), static_cast<std::uint32_t>(w2)),
+                 static_cast<std::uint32_t>(w1)};
+        weight_sum += w0 + w1 + w2;
+      }
+      const std::int32_t correction = static_cast<std::int32_t>(zx) * weight_sum;
+      auto row = [&](index_t ih) -> const X* { return ih < 0 || ih >= p.in_h ? padding : ring[ih % 3]; };
+      detail::depthwise_3x3_pad_row(xc, width, zx, ring[0]);
+      for (index_t oh = 0; oh < p.out_h; ++oh) {
+        if (oh + 1 < p.in_h) detail::depthwise_3x3_pad_row(xc + (oh + 1) * width, width, zx, ring[(oh + 1) % 3]);
+        const X* above = row(oh - 1);
+        const X* centre = row(oh);
+        const X* below = row(oh + 1);
+        const index_t y = (n * p.out_channels + c) * plane + oh * width;
+        for (index_t ow = 0; ow < width; ow += 2) {
+          std::int32_t acc[2] = {0, 0};
+          detail::depthwise_3x3_row(above + ow, k[0], acc[0], acc[1]);
+          detail::depthwise_3x3_row(centre + ow, k[1], acc[0], acc[1]);
+          detail::depthwise_3x3_row(below + ow, k[2], acc[0], acc[1]);
+          store_row(out, c, y + ow, acc, width - ow < 2 ? 1 : 2, correction);
+        }
+      }
     }
 }
 
@@ -1064,6 +1245,117 @@ inline void qconv_gemm(const ConvParams& p, const std::uint8_t* x, std::uint8_t 
             store_row(out, m + r, base, acc[r], valid, correction[r]);
           }
         }
+      }
+    }
+  }
+}
+
+// ---- register-tiled integer 1x1 convolution for dual 16-bit multiply-accumulate cores ----
+//
+// A 1x1 convolution of stride 1 without padding (y[m] = sum_c w[m, c] x[c] at every position),
+// uint8 x, int8 w with zero point 0: four output channels x two positions are one tile of eight
+// int32 accumulators, kept in registers for the whole reduction, and the input is read in place
+// (no im2col, no scratch). For each pair of input channels (c, c + 1) the two positions' bytes of
+// both channels are one word [x_c,p  x_c,p+1  x_c+1,p  x_c+1,p+1], split into the 16-bit pairs
+// (x_c,p, x_c+1,p) and (x_c,p+1, x_c+1,p+1) by one mask each (UXTB16's work); the weights were
+// paired the same way at compile time (qconv_pointwise_pack_weights: (w[m, c], w[m, c + 1]) as
+// the low and high halves of one word, the tile's four channels adjacent), so each of the eight
+// accumulators takes the pair's two products in one SMLAD. x's zero point leaves the loop as in
+// qconv_gemm: sum_c w (x - zx) = sum_c w x - zx * row_sum. On targets without the DSP extension
+// the same arithmetic runs in portable C++ (dual_mac), so hosts compute and test the same bits.
+constexpr index_t kPointwiseTileChannels = 4;  // output channels per register tile
+constexpr index_t kPointwiseTilePositions = 2;
+
+// Whether qconv_pointwise computes this convolution (with qconv_gemm's types: uint8 x, int8 w of
+// zero point 0, one group).
+inline bool qconv_pointwise_applies(const ConvParams& p) { return p.group == 1 && conv_reads_input_as_matrix(p); }
+
+inline index_t qconv_pointwise_channel_pairs(const ConvParams& p) { return (p.in_channels + 1) / 2; }
+
+// Words of the packed weights: word (t * pairs + k) * 4 + r holds (w[4t + r, 2k], w[4t + r, 2k + 1])
+// as signed 16-bit halves (0 past the channels).
+inline index_t qconv_pointwise_weight_words(const ConvParams& p) {
+  const index_t tiles = (p.out_channels + kPointwiseTileChannels - 1) / kPointwiseTileChannels;
+  return tiles * qconv_pointwise_channel_pairs(p) * kPointwiseTileChannels;
+}
+
+inline void qconv_pointwise_pack_weights(const ConvParams& p, const std::int8_t* w, std::int32_t* packed) {
+  const index_t pairs = qconv_pointwise_channel_pairs(p), words = qconv_pointwise_weight_words(p);
+  for (index_t i = 0; i < words; ++i) {
+    const index_t m = i / (pairs * kPointwiseTileChannels) * kPointwiseTileChannels + i % kPointwiseTileChannels;
+    const index_t c = i / kPointwiseTileChannels % pairs * 2;
+    auto half = [&](index_t ic) -> std::uint32_t {
+      const bool real = m < p.out_channels && ic < p.in_channels;
+      return real ? static_cast<std::uint16_t>(static_cast<std::int16_t>(w[m * p.in_channels + ic])) : 0u;
+    };
+    packed[i] = static_cast<std::int32_t>(half(c) | (half(c + 1) << 16));
+  }
+}
+
+namespace detail {
+
+using PointwiseTile = std::int32_t[kPointwiseTileChannels][kPointwiseTilePositions];
+
+// Adds to the tile's accumulators the products of one pair of input channels (rows x and x1)
+// at `Positions` (1 or 2) positions. w: the tile's four packed words of the pair.
+template <int Positions>
+ONNXC_INLINE void pointwise_step(const std::uint8_t* x, const std::uint8_t* x1, const std::int32_t* w,
+                                 PointwiseTile& acc) {
+  // Bytes [x_c,p  x_c,p+1  x_c+1,p  x_c+1,p+1] of one word (Positions 1: [x_c,p  0  x_c+1,p  0]).
+  const std::uint32_t both = Positions == 2 ? load_u16(x) | (load_u16(x1) << 16)
+                                            : static_cast<std::uint32_t>(x[0]) | (static_cast<std::uint32_t>(x1[0]) << 16);
+  const std::uint32_t pairs[2] = {even_bytes(both, std::uint8_t{}), odd_bytes(both, std::uint8_t{})};
+  ONNXC_UNROLL for (int r = 0; r < kPointwiseTileChannels; ++r) {
+    const std::uint32_t wr = static_cast<std::uint32_t>(w[r]);
+    ONNXC_UNROLL for (int j = 0; j < Positions; ++j) acc[r][j] = dual_mac(pairs[j], wr, acc[r][j]);
+  }
+}
+
+// The tile's accumulators for `Positions` positions from x0 on (channel 0 of the image, planes
+// `plane` bytes apart): channels in pairs, an odd last channel paired with itself (its packed
+// high weights are 0). w: the tile's packed words. (The sums stay in a local tile until the end:
+// written through `out` in the loop, they would be stored after every step, since the byte
+// loads may alias them.)
+template <int Positions>
+ONNXC_INLINE void pointwise_tile(const std::uint8_t* x0, index_t plane, index_t channels, const std::int32_t* w,
+                                 PointwiseTile& out) {
+  PointwiseTile acc;
+  ONNXC_UNROLL for (int r = 0; r < kPointwiseTileChannels; ++r)
+    ONNXC_UNROLL for (int j = 0; j < kPointwiseTilePositions; ++j) acc[r][j] = 0;
+  const std::uint8_t* x = x0;
+  const std::uint8_t* const pairs_end = x0 + channels / 2 * 2 * plane;
+  for (; x != pairs_end; x += 2 * plane, w += kPointwiseTileChannels) pointwise_step<Positions>(x, x + plane, w, acc);
+  if (channels % 2) pointwise_step<Positions>(x, x, w, acc);
+  ONNXC_UNROLL for (int r = 0; r < kPointwiseTileChannels; ++r)
+    ONNXC_UNROLL for (int j = 0; j < kPointwiseTilePositions; ++j) out[r][j] = acc[r][j];
+}
+
+}  // namespace detail
+
+// y = conv(x - x_zp, w): out(channel, flat index, acc) as for conv_integer. w_packed:
+// qconv_pointwise_pack_weights; row_sums: qconv_weight_row_sums. Needs no scratch.
+template <class Out>
+inline void qconv_pointwise(const ConvParams& p, const std::uint8_t* x, std::uint8_t x_zero_point,
+                            const std::int32_t* w_packed, const index_t* row_sums, Out out) {
+  const index_t plane = p.in_d * p.in_h * p.in_w, pairs = qconv_pointwise_channel_pairs(p);
+  const index_t pair_positions = plane / kPointwiseTilePositions * kPointwiseTilePositions;
+  detail::PointwiseTile acc;
+  for (index_t b = 0; b < p.batch; ++b) {
+    const std::uint8_t* xb = x + b * p.in_channels * plane;
+    for (index_t m = 0; m < p.out_channels; m += kPointwiseTileChannels) {
+      const index_t rows = p.out_channels - m < kPointwiseTileChannels ? p.out_channels - m : kPointwiseTileChannels;
+      const std::int32_t* wt = w_packed + m * pairs;
+      std::int32_t correction[kPointwiseTileChannels];
+      for (index_t r = 0; r < rows; ++r)
+        correction[r] = static_cast<std::int32_t>(x_zero_point) * static_cast<std::int32_t>(row_sums[m + r]);
+      const index_t y0 = (b * p.out_channels + m) * plane;
+      for (index_t i = 0; i < plane; i += kPointwiseTilePositions) {
+        const index_t n = i < pair_positions ? kPointwiseTilePositions : 1;
+        if (n == kPointwiseTilePositions)
+          detail::pointwise_tile<kPointwiseTilePositions>(xb + i, plane, p.in_channels, wt, acc);
+        else
+          detail::pointwise_tile<1>(xb + i, plane, p.in_channels, wt, acc);
+        for (index_t r = 0; r < rows; ++r) store_row(out, m + r, y0 + r * plane + i, acc[r], n, correction[r]);
       }
     }
   }
