@@ -133,19 +133,27 @@ def count(results, pinned_inputs, keys=None):
 
 
 TARGETS_HEADING = "## By target"
+# Sections of the markdown file that --markdown keeps as they are when it regenerates the rest:
+# the per-target table (rows refreshed by --target runs) and text written by hand.
+KEPT_HEADINGS = [TARGETS_HEADING, "## Compared with other ONNX-to-C compilers"]
 
 
-def targets_section(path):
-    """The lines of the file's per-target section (kept when the rest is regenerated), or []."""
+def kept_section(path, heading):
+    """The lines of the file's section under `heading` (up to the next one), or []."""
     if not os.path.exists(path):
         return []
     with open(path) as f:
         lines = f.read().splitlines()
-    if TARGETS_HEADING not in lines:
+    if heading not in lines:
         return []
-    start = lines.index(TARGETS_HEADING)
+    start = lines.index(heading)
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
     return lines[start:end]
+
+
+def targets_section(path):
+    """The lines of the file's per-target section, or []."""
+    return kept_section(path, TARGETS_HEADING)
 
 
 def update_target_row(path, target, results, pinned_inputs):
@@ -223,9 +231,12 @@ def write_markdown(path, results, pinned_inputs, ops_of, expected):
                   "| --- | --- | --- |"]
         for t, s in not_passing:
             lines.append(f"| {t} | {s} | {expected.get(t, '(not listed)')} |")
-    kept = targets_section(path)
-    if kept:
-        lines += [""] + kept
+    for heading in KEPT_HEADINGS:
+        kept = kept_section(path, heading)
+        while kept and not kept[-1].strip():
+            kept.pop()
+        if kept:
+            lines += [""] + kept
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
