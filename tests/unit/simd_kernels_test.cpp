@@ -114,27 +114,33 @@ TEST_CASE("conv_gemm over a padded copy of the input matches the reference convo
 TEST_CASE("packed_gemm matches a plain matrix product, narrow products included") {
   // Narrow shapes (fewer columns than a wide tile: vectors along the rows on AVX-512) with whole
   // groups of 32 rows, a last group of whole and partial panels, every column-tile width and
-  // MobileNet's 49 columns; a wide product for comparison; with bias and a clamp.
+  // MobileNet's 49 columns; a wide product for comparison; with bias and each kind of epilogue
+  // the tiles apply in registers: none, a clamp, another activation (LeakyRelu).
+  namespace rt = onnxc::rt;
   struct Shape {
     index_t m, n, k;
   };
-  for (Shape s : {Shape{32, 49, 64}, Shape{64, 7, 96}, Shape{45, 50, 70}, Shape{40, 1, 64}, Shape{96, 63, 160},
-                  Shape{33, 17, 80}, Shape{20, 49, 64}, Shape{32, 49, 8}, Shape{24, 200, 64}}) {
-    auto a = ramp(s.m * s.k, 0.25f), b = ramp(s.k * s.n, 0.5f), bias = ramp(s.m, 1.0f);
-    std::vector<float> packed(a.size()), y(static_cast<std::size_t>(s.m * s.n));
-    onnxc::rt::pack_weights(a.data(), s.m, s.k, packed.data());
-    onnxc::rt::packed_gemm(s.m, s.n, s.k, packed.data(), b.data(), s.n, y.data(), s.n, bias.data(),
-                           {onnxc::rt::Activation::Clip, -20.0f, 20.0f});
-    INFO("m " << s.m << ", n " << s.n << ", k " << s.k);
-    for (index_t i = 0; i < s.m; ++i)
-      for (index_t j = 0; j < s.n; ++j) {
-        double sum = bias[static_cast<std::size_t>(i)];
-        for (index_t l = 0; l < s.k; ++l)
-          sum += static_cast<double>(a[static_cast<std::size_t>(i * s.k + l)]) * b[static_cast<std::size_t>(l * s.n + j)];
-        const double want = sum < -20.0 ? -20.0 : (sum > 20.0 ? 20.0 : sum);
-        REQUIRE(y[static_cast<std::size_t>(i * s.n + j)] == Approx(want).margin(1e-4));
-      }
-  }
+  const rt::Epilogue epilogues[] = {{rt::Activation::Clip, -20.0f, 20.0f}, rt::kNoActivation,
+                                    {rt::Activation::LeakyRelu, 0.5f, 0.0f}};
+  for (const rt::Epilogue& e : epilogues)
+    for (Shape s : {Shape{32, 49, 64}, Shape{64, 7, 96}, Shape{45, 50, 70}, Shape{40, 1, 64}, Shape{96, 63, 160},
+                    Shape{33, 17, 80}, Shape{20, 49, 64}, Shape{32, 49, 8}, Shape{24, 200, 64}}) {
+      auto a = ramp(s.m * s.k, 0.25f), b = ramp(s.k * s.n, 0.5f), bias = ramp(s.m, 1.0f);
+      std::vector<float> packed(a.size()), y(static_cast<std::size_t>(s.m * s.n));
+      rt::pack_weights(a.data(), s.m, s.k, packed.data());
+      rt::packed_gemm(s.m, s.n, s.k, packed.data(), b.data(), s.n, y.data(), s.n, bias.data(), e);
+      INFO("m " << s.m << ", n " << s.n << ", k " << s.k << ", activation " << static_cast<int>(e.activation));
+      for (index_t i = 0; i < s.m; ++i)
+        for (index_t j = 0; j < s.n; ++j) {
+          double sum = bias[static_cast<std::size_t>(i)];
+          for (index_t l = 0; l < s.k; ++l)
+            sum += static_cast<double>(a[static_cast<std::size_t>(i * s.k + l)]) * b[static_cast<std::size_t>(l * s.n + j)];
+          double want = sum;
+          if (e.activation == rt::Activation::Clip) want = sum < -20.0 ? -20.0 : (sum > 20.0 ? 20.0 : sum);
+          if (e.activation == rt::Activation::LeakyRelu && sum < 0) want = 0.5 * sum;
+          REQUIRE(y[static_cast<std::size_t>(i * s.n + j)] == Approx(want).margin(1e-4));
+        }
+    }
 }
 
 TEST_CASE("conv_gemm's im2col scratch is one block of the chosen width, or the whole output when smaller") {

@@ -159,6 +159,21 @@ inline bool is_clamp(const Epilogue& e) {
 
 inline vfloat clamp(const Clamp& c, vfloat x) { return c.clamps ? xsimd::min(xsimd::max(x, c.lo), c.hi) : x; }
 
+// store(i, act(acc[i])) for a tile's N accumulators, the activation chosen once per tile: a
+// switch per vector (activate) costs as much as the K loop of a short product (K = 16 or 27:
+// MobileNet's expansions, the 3-channel first layers). Unrolled, so acc stays in registers.
+template <int N, class Store>
+ONNXC_INLINE void store_activated(const vfloat* acc, const Epilogue& e, Store store) {
+  if (e.activation == Activation::None) {
+    ONNXC_UNROLL for (int i = 0; i < N; ++i) store(i, acc[i]);
+  } else if (is_clamp(e)) {
+    const Clamp c = clamp_of(e);
+    ONNXC_UNROLL for (int i = 0; i < N; ++i) store(i, xsimd::min(xsimd::max(acc[i], c.lo), c.hi));
+  } else {
+    ONNXC_UNROLL for (int i = 0; i < N; ++i) store(i, activate(e, acc[i]));
+  }
+}
+
 #if defined(__AVX512F__)
 constexpr int kTileRows = 8;
 constexpr int kTileVectors = 2;
@@ -185,8 +200,9 @@ inline void tile(index_t k, const float* a, index_t a_step, const B& b, float* y
       for (int v = 0; v < Vecs; ++v) acc[r][v] = xsimd::fma(av, bv[v], acc[r][v]);
     }
   }
-  for (int r = 0; r < Rows; ++r)
-    for (int v = 0; v < Vecs; ++v) activate(e, acc[r][v]).store_unaligned(y + r * ldy + v * kFloatLanes);
+  store_activated<Rows * Vecs>(&acc[0][0], e, [&](int i, vfloat out) {
+    out.store_unaligned(y + i / Vecs * ldy + i % Vecs * kFloatLanes);
+  });
 }
 
 // Tiles of `rows` (<= kTileRows) rows, chosen at run time among the compiled shapes.
@@ -218,9 +234,9 @@ inline void tail_tile(index_t cols, index_t k, const float* a, index_t a_step, c
     const vfloat bv = load_partial(b.row(l), cols);
     for (int r = 0; r < Rows; ++r) acc[r] = xsimd::fma(vfloat(a[l * a_step + r]), bv, acc[r]);
   }
-  // Unrolled, so acc[] stays in registers: a loop over it after the K loop would make GCC keep the
-  // accumulators in memory and store all of them on every k step (4x slower).
-  ONNXC_UNROLL for (int r = 0; r < Rows; ++r) store_partial(activate(e, acc[r]), y + r * ldy, cols);
+  // (A loop over acc[] that is not unrolled makes GCC keep the accumulators in memory and store
+  // all of them on every k step: 4x slower.)
+  store_activated<Rows>(acc, e, [&](int r, vfloat out) { store_partial(out, y + r * ldy, cols); });
 }
 
 template <class B>
@@ -322,7 +338,6 @@ inline vfloat load_rows(const float* a_packed, index_t k, index_t row0, index_t 
 template <int Cols>
 inline void tile(index_t k, const float* a_packed, index_t row0, const float* b, index_t ldb, float* y, index_t ldy,
                  const float* bias, const Epilogue& e) {
-  using packed_gemm_detail::activate;
   constexpr int V = kNarrowRowVectors;
   vfloat acc[Cols][V];
   for (int v = 0; v < V; ++v) {
@@ -338,8 +353,9 @@ inline void tile(index_t k, const float* a_packed, index_t row0, const float* b,
     }
   }
   alignas(64) float columns[Cols][kNarrowRows];
-  for (int c = 0; c < Cols; ++c)
-    for (int v = 0; v < V; ++v) activate(e, acc[c][v]).store_aligned(columns[c] + v * kFloatLanes);
+  packed_gemm_detail::store_activated<Cols * V>(&acc[0][0], e, [&](int i, vfloat out) {
+    out.store_aligned(columns[i / V] + i % V * kFloatLanes);
+  });
   for (index_t i = 0; i < kNarrowRows; ++i)
     for (int c = 0; c < Cols; ++c) y[(row0 + i) * ldy + c] = columns[c][i];
 }
