@@ -847,13 +847,15 @@ ONNXC_INLINE void depthwise_3x3_row(const X* row, Depthwise3x3Row k, std::int32_
 }  // namespace detail
 
 // y = depthwise conv(x - x_zp, w - w_zp): out(channel, flat index, acc) as for conv_integer.
-// Needs no scratch (the ring of padded rows and a row of zero points are on the stack).
+// Needs no scratch: the ring of padded rows, a row of zero points and one output row's sums
+// (requantized by one store_row per row) are on the stack, about 540 bytes.
 template <class X, class W, class Out>
 inline void depthwise_3x3(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
   const X zx = static_cast<X>(x.zero_point_at(0));
   const index_t width = p.in_w, plane = p.in_h * p.in_w;
   X ring[3][detail::kDepthwise3x3RowBytes];
   X padding[detail::kDepthwise3x3RowBytes];
+  std::int32_t acc[kDepthwise3x3MaxWidth + 1];  // one output row
   for (index_t j = 0; j < width + 4; ++j) padding[j] = zx;
   for (index_t n = 0; n < p.batch; ++n)
     for (index_t c = 0; c < p.out_channels; ++c) {
@@ -876,14 +878,15 @@ inline void depthwise_3x3(const ConvParams& p, QuantOperand<X> x, QuantOperand<W
         const X* above = row(oh - 1);
         const X* centre = row(oh);
         const X* below = row(oh + 1);
-        const index_t y = (n * p.out_channels + c) * plane + oh * width;
         for (index_t ow = 0; ow < width; ow += 2) {
-          std::int32_t acc[2] = {0, 0};
-          detail::depthwise_3x3_row(above + ow, k[0], acc[0], acc[1]);
-          detail::depthwise_3x3_row(centre + ow, k[1], acc[0], acc[1]);
-          detail::depthwise_3x3_row(below + ow, k[2], acc[0], acc[1]);
-          store_row(out, c, y + ow, acc, width - ow < 2 ? 1 : 2, correction);
+          std::int32_t a0 = 0, a1 = 0;
+          detail::depthwise_3x3_row(above + ow, k[0], a0, a1);
+          detail::depthwise_3x3_row(centre + ow, k[1], a0, a1);
+          detail::depthwise_3x3_row(below + ow, k[2], a0, a1);
+          acc[ow] = a0;
+          acc[ow + 1] = a1;  // (one past an odd row: the row buffer has room)
         }
+        store_row(out, c, (n * p.out_channels + c) * plane + oh * width, acc, width, correction);
       }
     }
 }
@@ -1265,6 +1268,7 @@ inline void qconv_gemm(const ConvParams& p, const std::uint8_t* x, std::uint8_t 
 // the same arithmetic runs in portable C++ (dual_mac), so hosts compute and test the same bits.
 constexpr index_t kPointwiseTileChannels = 4;  // output channels per register tile
 constexpr index_t kPointwiseTilePositions = 2;
+constexpr index_t kPointwiseBlock = 16;  // positions requantized together (a multiple of the tile's)
 
 // Whether qconv_pointwise computes this convolution (with qconv_gemm's types: uint8 x, int8 w of
 // zero point 0, one group).
@@ -1340,6 +1344,7 @@ inline void qconv_pointwise(const ConvParams& p, const std::uint8_t* x, std::uin
   const index_t plane = p.in_d * p.in_h * p.in_w, pairs = qconv_pointwise_channel_pairs(p);
   const index_t pair_positions = plane / kPointwiseTilePositions * kPointwiseTilePositions;
   detail::PointwiseTile acc;
+  std::int32_t sums[kPointwiseTileChannels][kPointwiseBlock + 1];
   for (index_t b = 0; b < p.batch; ++b) {
     const std::uint8_t* xb = x + b * p.in_channels * plane;
     for (index_t m = 0; m < p.out_channels; m += kPointwiseTileChannels) {
@@ -1349,13 +1354,22 @@ inline void qconv_pointwise(const ConvParams& p, const std::uint8_t* x, std::uin
       for (index_t r = 0; r < rows; ++r)
         correction[r] = static_cast<std::int32_t>(x_zero_point) * static_cast<std::int32_t>(row_sums[m + r]);
       const index_t y0 = (b * p.out_channels + m) * plane;
-      for (index_t i = 0; i < plane; i += kPointwiseTilePositions) {
-        const index_t n = i < pair_positions ? kPointwiseTilePositions : 1;
-        if (n == kPointwiseTilePositions)
-          detail::pointwise_tile<kPointwiseTilePositions>(xb + i, plane, p.in_channels, wt, acc);
-        else
-          detail::pointwise_tile<1>(xb + i, plane, p.in_channels, wt, acc);
-        for (index_t r = 0; r < rows; ++r) store_row(out, m + r, y0 + r * plane + i, acc[r], n, correction[r]);
+      // Blocks of positions: the tiles' sums gathered per channel, then requantized by one
+      // store_row per channel and block (its per-channel loads once per block, not per tile).
+      for (index_t i0 = 0; i0 < plane; i0 += kPointwiseBlock) {
+        const index_t block = plane - i0 < kPointwiseBlock ? plane - i0 : kPointwiseBlock;
+        for (index_t j = 0; j < block; j += kPointwiseTilePositions) {
+          const index_t i = i0 + j;
+          if (i < pair_positions)
+            detail::pointwise_tile<kPointwiseTilePositions>(xb + i, plane, p.in_channels, wt, acc);
+          else
+            detail::pointwise_tile<1>(xb + i, plane, p.in_channels, wt, acc);
+          ONNXC_UNROLL for (int r = 0; r < kPointwiseTileChannels; ++r) {
+            sums[r][j] = acc[r][0];
+            sums[r][j + 1] = acc[r][1];  // (past an odd plane's end: the block has room)
+          }
+        }
+        for (index_t r = 0; r < rows; ++r) store_row(out, m + r, y0 + r * plane + i0, sums[r], block, correction[r]);
       }
     }
   }
