@@ -90,6 +90,25 @@ std::string typed(const Value& v) { return dtype_ctype(v.dtype); }
 
 // ---------------------------------------------------------------- If
 
+// Infers one branch of an If whose condition is computed at run time. Both branches are then
+// compiled, and a branch meant for other inputs may not fit these shapes (silero-vad's 8 kHz
+// branch, given a 16 kHz chunk): its errors say so, and name the graph inputs behind the
+// condition, so the driver suggests pinning them (--constant) to compile only the branch taken.
+void infer_runtime_branch(const Node& n, Graph& branch, const char* which) {
+  try {
+    infer_subgraph(n, branch);
+  } catch (const CompileError& e) {
+    const std::vector<std::string> behind_cond = graph_inputs_behind(*n.inputs[0]);
+    std::vector<Problem> problems = e.problems();
+    for (Problem& p : problems) {
+      p.what += fmt::format(" (in the {} of If '{}': its condition is computed at run time, so both branches are "
+                            "compiled)", which, n.name);
+      if (p.inputs_to_pin.empty()) p.inputs_to_pin = behind_cond;
+    }
+    throw CompileError(std::move(problems), e.file);
+  }
+}
+
 void infer_if(Node& n) {
   check_arity(n, 1, 1, 1, -1);
   const Value& cond = input(n, 0);
@@ -108,8 +127,8 @@ void infer_if(Node& n) {
       set_output(n, i, taken.outputs[i]->dtype, taken.outputs[i]->shape);
     return;
   }
-  infer_subgraph(n, then_g);
-  infer_subgraph(n, else_g);
+  infer_runtime_branch(n, then_g, "then_branch");
+  infer_runtime_branch(n, else_g, "else_branch");
   for (std::size_t i = 0; i < n.outputs.size(); ++i) {
     if (is_structure(then_g.outputs[i]) || is_structure(else_g.outputs[i]))
       fail_unsupported(n, fmt::format("output {} is a sequence or optional in a branch", i),

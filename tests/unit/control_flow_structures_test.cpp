@@ -191,3 +191,33 @@ TEST_CASE("An If branch returning a value of the enclosing graph gets its type a
   REQUIRE(then_body.outputs[0]->producer);  // copied in the branch, so the branch writes its output
   CHECK(then_body.outputs[0]->producer->op_type == "Identity");
 }
+
+TEST_CASE("An If branch that does not fit the bound shapes names its If and the inputs behind the condition") {
+  // y = If(rate == 16000) then Reshape(x, [2, 2]) else Reshape(x, [3, 3]): with x [4], only the
+  // then_branch fits, and only pinning 'rate' lets the compiler skip the else_branch.
+  ModelBuilder b(13);
+  b.input("x", {4}).input("rate", {}, onnx::TensorProto::INT64).output("y", {2, 2});
+  b.ints("r16k", {}, {16000}).ints("shape_2x2", {2}, {2, 2}).ints("shape_3x3", {2}, {3, 3});
+  b.node("Equal", {"rate", "r16k"}, {"is_16k"});
+  auto& n = b.node("If", {"is_16k"}, {"y"}, "pick_rate");
+  onnx::GraphProto& then_g = graph_attr(n, "then_branch", "then");
+  onnx::GraphProto& else_g = graph_attr(n, "else_branch", "else");
+  typed(then_g.add_output(), "y_then", onnx::TensorProto::FLOAT, {2, 2});
+  typed(else_g.add_output(), "y_else", onnx::TensorProto::FLOAT, {2, 2});
+  add_node(then_g, "Reshape", {"x", "shape_2x2"}, {"y_then"});
+  add_node(else_g, "Reshape", {"x", "shape_3x3"}, {"y_else"});
+  const std::string path = b.write("if_branch_misfit");
+
+  try {
+    onnxc::compile_model(path, {});
+    FAIL("expected a CompileError");
+  } catch (const onnxc::CompileError& e) {
+    CHECK(e.inputs_to_pin() == std::vector<std::string>{"rate"});
+    const std::string text = e.what();
+    CHECK_THAT(text, Catch::Contains("in the else_branch of If 'pick_rate'"));
+    CHECK_THAT(text, Catch::Contains("--constant rate=VALUE.pb"));
+  }
+  onnxc::CompileOptions pinned;
+  pinned.constants["rate"] = {16000};
+  CHECK(onnxc::compile_model(path, pinned).model.graph.outputs[0]->shape == onnxc::Shape{2, 2});
+}
