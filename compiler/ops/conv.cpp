@@ -11,8 +11,18 @@ bool conv_packs_weights(const Node& n) {
          n.attr_int(kIm2colColsAttr, -1) != 0;
 }
 
+bool conv_fits_direct_packed(const Node& n) {
+  return n.inputs[0]->dtype == DType::Float && n.attr_int("group", 1) == 1 && n.inputs[1]->constant &&
+         n.inputs[0]->shape.size() <= 4;
+}
+
+bool conv_direct_packs_weights(const Node& n) {
+  return conv_fits_direct_packed(n) && n.attr_int(kIm2colColsAttr, -1) == 0;
+}
+
 ConvAlgorithm conv_algorithm(const Node& n) {
-  if (conv_packs_weights(n) && n.attr_int(kPackedWeightsAttr, 0) == 1) return ConvAlgorithm::Gemm;
+  if (n.attr_int(kPackedWeightsAttr, 0) == 1)
+    return conv_packs_weights(n) ? ConvAlgorithm::Gemm : ConvAlgorithm::DirectPacked;
   const Shape& x = n.inputs[0]->shape;
   const Shape& w = n.inputs[1]->shape;
   bool one_channel_per_group = n.attr_int("group", 1) == x[1] && w[0] == x[1] && w[1] == 1;
@@ -101,14 +111,25 @@ namespace {
 
 int64_t depthwise_slots(const Node& n) { return n.attr_int(kParallelSlotsAttr, 1); }
 
+// What the kernel the Conv gets needs: also asked before pack-weights (by fit-scratch, while
+// planning), when a Conv the matrix product will compute does not have its packed weights yet.
 std::size_t conv_scratch_bytes(const Node& n) {
+  if (conv_packs_weights(n)) return float_bytes(rt::conv_gemm_scratch_floats(conv_params_of(n), conv_im2col_cols(n)));
   switch (conv_algorithm(n)) {
     case ConvAlgorithm::Gemm: return float_bytes(rt::conv_gemm_scratch_floats(conv_params_of(n), conv_im2col_cols(n)));
     case ConvAlgorithm::Depthwise:
       return static_cast<std::size_t>(depthwise_slots(n)) * depthwise_slot_bytes(n);
+    case ConvAlgorithm::DirectPacked:
     case ConvAlgorithm::Direct: return 0;
   }
   return 0;
+}
+
+// The direct kernels leave a fused activation to rt::activate_row, whose literal epilogue links
+// only that activation's math into firmware.
+void emit_separate_activation(const Node& n, Emitter& e) {
+  if (n.has_attr(kActivationAttr))
+    e.linef("rt::activate_row({}, {}, {});", epilogue_code(n), e.out(0), n.outputs[0]->numel());
 }
 
 void emit_conv(const Node& n, Emitter& e) {
@@ -131,11 +152,14 @@ void emit_conv(const Node& n, Emitter& e) {
         e.linef("rt::conv_depthwise(p, {}, {}, {}, {}, reinterpret_cast<float*>({}), {}, {}, {});", e.in(0),
                 e.in(1), bias, e.out(0), e.scratch(), epilogue_code(n), e.parallel(), depthwise_slots(n));
       return;
+    case ConvAlgorithm::DirectPacked:
+      e.linef("rt::conv_direct_packed(p, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0), e.parallel());
+      emit_separate_activation(n, e);
+      return;
     case ConvAlgorithm::Direct:
       e.linef("rt::{}(p, {}, {}, {}, {});", x.dtype == DType::Float && x.shape.size() <= 4 ? "conv_direct" : "conv",
               e.in(0), e.in(1), bias, e.out(0));
-      if (n.has_attr(kActivationAttr))
-        e.linef("rt::activate_row({}, {}, {});", epilogue_code(n), e.out(0), n.outputs[0]->numel());
+      emit_separate_activation(n, e);
       return;
   }
 }

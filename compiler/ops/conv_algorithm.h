@@ -14,12 +14,25 @@ enum class ConvAlgorithm {
   Gemm,       // float, one group, constant weights: packed-weight matrix product (rt::conv_gemm)
   Depthwise,  // float 1-d/2-d, one channel per group: rt::conv_depthwise, or without scratch
               // rt::conv_depthwise_in_place
+  DirectPacked,  // float 1-d/2-d, one group, constant weights packed for it, no im2col room
+                 // (SIMD targets): rt::conv_direct_packed, no scratch
   Direct,     // anything else: float 1-d/2-d by register-blocked direct loops (rt::conv_direct),
               // other types and 3-d by the reference loop nest (rt::conv)
 };
 
 // Whether the Conv may use the Gemm algorithm once its weights are packed (pack-weights does it).
 bool conv_packs_weights(const Node& conv);
+// Whether rt::conv_direct_packed can compute the Conv: float, one group, constant weights, 1-d or 2-d.
+bool conv_fits_direct_packed(const Node& conv);
+// Whether the Conv may use DirectPacked once its weights are packed for it (pack-weights does it
+// on SIMD targets): one the Gemm algorithm would take, but left without an im2col block.
+bool conv_direct_packs_weights(const Node& conv);
+// Output columns (per image) up to which DirectPacked beats the matrix product even with room
+// for im2col (fit-scratch on SIMD targets takes it then): with few columns the product's tiles
+// run mostly empty. AVX-512, one layer in isolation: silero-vad-v5's 3-column layers 1-3 us
+// against 15-25, resnet8-cifar's 8 x 8 ones 31 against 34 us and 19 against 27 (stride 2);
+// its 32 x 32 one 43 against 31.
+constexpr int64_t kDirectPackedMaxColumns = 64;
 ConvAlgorithm conv_algorithm(const Node& conv);
 // A Gemm Conv with a kernel larger than 1x1 (or strided, or padded) builds its im2col matrix
 // block by block of output columns in scratch memory; the block width is the compiler's choice

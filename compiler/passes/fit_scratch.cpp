@@ -24,15 +24,6 @@ int64_t choose_depthwise_slots(int64_t slot_bytes, std::size_t room_bytes, int64
 
 namespace {
 
-// The room (ScratchStep::room_bytes) of every step of `b` and of its nested blocks, by node.
-void index_rooms(const Block& b, std::map<const Node*, std::size_t>& room_of) {
-  for (const Step& s : b.steps) {
-    room_of[s.node] = s.room_bytes;
-    for (const auto& nested : s.subgraphs)
-      if (nested) index_rooms(*nested, room_of);
-  }
-}
-
 // Calls f on every node of g and of the graphs nested in its nodes' attributes.
 template <class F> void for_each_node(Graph& g, F& f) {
   for (auto& node : g.nodes) {
@@ -61,8 +52,25 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
     n.set_attr_int(kIm2colColsAttr, 0);
     room = std::max(room, find_op(n.domain, n.op_type)->scratch_bytes(n));
   }
-  int64_t cols = choose_im2col_cols(shape, room);
   const int64_t smallest_fast = std::min(shape.columns, shape.quantum_cols);  // one row of whole tiles
+  if (o.simd && n.op_type == "Conv" && conv_fits_direct_packed(n)) {
+    // rt::conv_direct_packed, no scratch: faster than the product on narrow outputs, and than
+    // its blocks narrower than a row of tiles (fitting).
+    const bool narrow_output = shape.columns <= kDirectPackedMaxColumns;
+    if (narrow_output || (!fastest(o) && choose_im2col_cols(shape, room) < smallest_fast)) {
+      n.set_attr_int(kIm2colColsAttr, 0);
+      n.set_attr_string(kScratchNoteAttr,
+                        narrow_output ? fmt::format("packed direct kernel: {} output column{} (faster than the "
+                                                    "matrix product up to {})",
+                                                    shape.columns, shape.columns == 1 ? "" : "s",
+                                                    kDirectPackedMaxColumns)
+                                      : fmt::format("packed direct kernel: a row of im2col tiles ({} B) exceeds the "
+                                                    "{} B free",
+                                                    smallest_fast * shape.bytes_per_column, room));
+      return;
+    }
+  }
+  int64_t cols = choose_im2col_cols(shape, room);
   if (fastest(o) && cols < smallest_fast) cols = smallest_fast;  // the arena grows a little
   n.set_attr_int(kIm2colColsAttr, cols);
   const int64_t narrowest_bytes = shape.narrow_cols * shape.bytes_per_column;
@@ -102,20 +110,22 @@ void fit_lstm(Node& n, std::size_t room) {
 
 }  // namespace
 
-int fit_scratch(Graph& g, const Block& planned, const ScratchOptions& o) {
-  std::map<const Node*, std::size_t> room_of;
-  index_rooms(planned, room_of);
+int fit_scratch(Graph& g, std::size_t alignment, PlanOptions plan, const ScratchOptions& o) {
+  // The planner hands out const nodes; these are the graph's own.
+  std::map<const Node*, Node*> mutable_node;
+  auto index = [&](Node& n) { mutable_node[&n] = &n; };
+  for_each_node(g, index);
   int fitted = 0;
-  auto fit = [&](Node& n) {
-    auto room = room_of.find(&n);
-    if (!n.domain.empty() || room == room_of.end()) return;  // a branch that never runs
+  plan.size_scratch = [&](const Node& planned, std::size_t room) {
+    Node& n = *mutable_node.at(&planned);
+    if (!n.domain.empty()) return;
     if (n.op_type == "Conv" && conv_algorithm(n) == ConvAlgorithm::Depthwise) {
-      fit_depthwise(n, room->second, o);
+      fit_depthwise(n, room, o);
       ++fitted;
       return;
     }
     if (n.op_type == "LSTM" && lstm_can_keep_state_in_outputs(n)) {
-      fit_lstm(n, room->second);
+      fit_lstm(n, room);
       ++fitted;
       return;
     }
@@ -123,10 +133,10 @@ int fit_scratch(Graph& g, const Block& planned, const ScratchOptions& o) {
     if (n.op_type == "Conv" && conv_packs_weights(n)) shape = conv_im2col_shape(n);
     else if (n.op_type == "QLinearConv") shape = qlinear_conv_im2col_shape(n);
     if (shape.bytes_per_column == 0) return;  // reads its input as the matrix (or cannot use it): no scratch
-    fit_im2col(n, shape, room->second, o);
+    fit_im2col(n, shape, room, o);
     ++fitted;
   };
-  for_each_node(g, fit);
+  plan_program(g, alignment, plan);  // branches that never run are not planned, so not sized
   return fitted;
 }
 

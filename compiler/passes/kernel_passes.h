@@ -3,6 +3,7 @@
 
 #include "ir/ir.h"
 #include "ops/conv_algorithm.h"
+#include "passes/passes.h"
 #include "passes/program.h"
 
 namespace onnxc {
@@ -15,23 +16,24 @@ int fuse_activation(Graph& g);
 
 // How much arena the kernels' scratch may take (--scratch).
 enum class ScratchPolicy {
-  Fit,    // only the room the tensors leave at its step: the arena is the tensors' (the default
-          // on memory-first targets)
+  Fit,    // only the room the tensors leave at its step: the arena is the tensors' (the default:
+          // on SIMD targets the scratch-free kernels cost at most ~7 %, docs/memory.md)
   Speed,  // no slower kernel to save memory: an im2col block of at least one row of whole tiles,
-          // 4 depthwise slots, even where they grow the arena (the default elsewhere: fitting
-          // costs 2-5x on some models, docs/memory.md)
+          // 4 depthwise slots, even where they grow the arena
 };
 
 struct ScratchOptions {
   ScratchPolicy policy = ScratchPolicy::Fit;
   bool memory_first = false;  // the target's RAM is scarce and no thread pool is passed
   bool int8_dual_mac = false;  // Target::int8_dual_mac
+  bool simd = false;           // Target::simd: rt::conv_direct_packed is there to take
 };
 
 // fit-scratch: sizes the scratch of every kernel whose scratch is the compiler's choice, per
-// layer, to the room the plan leaves at its step (Step::room_bytes of `planned`, the main graph
-// with its nested blocks; the room does not depend on any op's scratch), so the arena is the
-// tensors' alone:
+// layer, to the room its block's tensors (and nested arenas) leave at its step, while planning
+// with `plan` (PlanOptions::size_scratch: blocks are sized bottom-up, so a control-flow body's
+// arena is final before the rooms of its parent are measured), so the arena is the tensors'
+// alone:
 // - a Conv the matrix-product kernel computes through im2col, and a QLinearConv that can use
 //   the integer one: the im2col block (kIm2colColsAttr, choose_im2col_cols); 0 columns: the
 //   direct kernel (no scratch; pack-weights leaves its weights unpacked);
@@ -41,7 +43,7 @@ struct ScratchOptions {
 //   with no scratch (kStateInOutputsAttr), when its gate buffers do not fit (either policy).
 // Each such node gets a kScratchNoteAttr saying what it got and why (--report). Runs before
 // pack-weights. Returns the nodes sized.
-int fit_scratch(Graph& g, const Block& planned, const ScratchOptions& options);
+int fit_scratch(Graph& g, std::size_t alignment, PlanOptions plan, const ScratchOptions& options);
 
 // ScratchPolicy::Speed takes no slower kernel to save memory instead: it fits the im2col
 // blocks in whole tile rows where they fit, else takes one row (growing the arena), and gives
@@ -60,11 +62,13 @@ int64_t choose_depthwise_slots(int64_t slot_bytes, std::size_t room_bytes, int64
 
 // pack-weights: the constant weights of every Conv that the matrix-product kernel computes are
 // rewritten into the panel layout it reads (rt::pack_weights), so nothing is packed at run time;
-// a float Gemm's constant transposed B is stored transposed back (transB = 0), the layout its
-// kernel reads fastest. With vnni_layout (Target::int8_dot_product), a QLinearConv that rt::qconv_vnni
+// with direct_layout (SIMD targets), a Conv left without an im2col block (kIm2colColsAttr 0) gets
+// the layout of rt::conv_direct_packed (rt::pack_direct_weights); a float Gemm's constant
+// transposed B is stored transposed back (transB = 0), the layout its kernel reads fastest.
+// With vnni_layout (Target::int8_dot_product), a QLinearConv that rt::qconv_vnni
 // computes gets its weights in that kernel's layout as well, as the extra input kVnniWeightsInput.
 // Returns the nodes rewritten.
-int pack_weights(Graph& g, bool vnni_layout);
+int pack_weights(Graph& g, bool vnni_layout, bool direct_layout);
 
 // On cores with dual 16-bit multiply-accumulate (Target::int8_dual_mac): every QLinearConv that
 // rt::qconv_pointwise computes gets its weights in that kernel's layout as the extra input

@@ -2,6 +2,7 @@
 // elements changes) and becomes a new value, so a weight another node also reads stays intact.
 #include <optional>
 
+#include "onnxc/conv.h"
 #include "onnxc/packed_gemm.h"
 #include "ops/conv_algorithm.h"
 #include "passes/kernel_passes.h"
@@ -10,11 +11,12 @@
 namespace onnxc {
 namespace {
 
-void pack_conv(Graph& g, Node& conv) {
+// Packed for the matrix product (rt::pack_weights) or for rt::conv_direct_packed.
+void pack_conv(Graph& g, Node& conv, bool direct) {
   const Tensor& w = *conv.inputs[1]->constant;
   const int64_t m = w.shape[0], k = w.numel() / std::max<int64_t>(m, 1);
   Tensor p(w.dtype, w.shape);
-  rt::pack_weights(w.data<float>(), m, k, p.data<float>());
+  (direct ? rt::pack_direct_weights : rt::pack_weights)(w.data<float>(), m, k, p.data<float>());
   conv.inputs[1] = add_constant(g, conv.inputs[1]->name + "_packed", std::move(p));
   conv.set_attr_int(kPackedWeightsAttr, 1);
 }
@@ -85,11 +87,15 @@ int pack_dual_mac_weights(Graph& g) {
   });
 }
 
-int pack_weights(Graph& g, bool vnni_layout) {
-  return rewrite_nodes(g, [vnni_layout](Graph& graph, Node& n) {
+int pack_weights(Graph& g, bool vnni_layout, bool direct_layout) {
+  return rewrite_nodes(g, [vnni_layout, direct_layout](Graph& graph, Node& n) {
     if (!n.domain.empty() || n.has_attr(kPackedWeightsAttr)) return false;
     if (n.op_type == "Conv" && conv_packs_weights(n)) {
-      pack_conv(graph, n);
+      pack_conv(graph, n, false);
+      return true;
+    }
+    if (direct_layout && n.op_type == "Conv" && conv_direct_packs_weights(n)) {
+      pack_conv(graph, n, true);
       return true;
     }
     if (n.op_type == "Gemm") return untranspose_gemm_weight(graph, n);

@@ -2,6 +2,7 @@
 // the next stage's data; pipeline.cpp lists them in order.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -51,6 +52,11 @@ struct PlanOptions {
   bool in_place = true;         // elementwise ops overwrite an input that dies at their step
   bool concat_in_place = true;  // Concat inputs are written into their slabs of its output
   bool reorder = true;          // the main graph runs in an order that lowers peak memory
+  // Called with each step's node and its room (Step::room_bytes) once the tensors of its block
+  // are placed, before its scratch is: the op's scratch_bytes is read again after it. Nested
+  // blocks are planned (and so sized) before the step that runs them, so every room is measured
+  // against the nested arenas the final plan will have (fit-scratch).
+  std::function<void(const Node&, std::size_t room_bytes)> size_scratch;
 };
 // Orders steps, decides where each tensor lives and plans the arena.
 Program plan_program(const Graph& g, std::size_t alignment, const PlanOptions& options = {});

@@ -93,6 +93,7 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   ScratchOptions scratch;
   scratch.memory_first = target && target->memory_first;
   scratch.int8_dual_mac = target && target->int8_dual_mac;
+  scratch.simd = target && target->simd;
   scratch.policy = o.scratch_policy.value_or(scratch.memory_first ? ScratchPolicy::Fit : ScratchPolicy::Speed);
   PlanOptions plan;
   plan.in_place = enabled(o, "in-place");
@@ -101,8 +102,8 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   // Before the scratch is fitted: these kernels need none. The layout their kernel reads, as below.
   if (scratch.int8_dual_mac) pack_dual_mac_weights(g);
   // Off: every kernel its default scratch (the fastest im2col block, one depthwise slot).
-  if (enabled(o, "fit-scratch")) fit_scratch(g, plan_program(g, o.alignment, plan).main, scratch);
-  pack_weights(g, target && target->int8_dot_product);  // always: the layout the kernels read, not an optimisation to compare against
+  if (enabled(o, "fit-scratch")) fit_scratch(g, o.alignment, plan, scratch);
+  pack_weights(g, target && target->int8_dot_product, target && target->simd);  // always: the layout the kernels read, not an optimisation to compare against
   c.program = plan_program(g, o.alignment, plan);
   return c;
 }

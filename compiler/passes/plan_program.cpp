@@ -239,9 +239,10 @@ class Planner {
 
   // Tensors first (with the arenas of nested blocks, which a step needs whole), then each
   // kernel's scratch into the gaps they leave at its step: scratch sized to fit those gaps
-  // (fit_scratch) costs no arena. Kept unless packing everything together does better.
+  // (fit_scratch, through PlanOptions::size_scratch) costs no arena. Kept unless packing
+  // everything together does better.
   void plan_arena(Block& b) {
-    std::vector<BufferRequest> fixed, late;
+    std::vector<BufferRequest> fixed;
     std::vector<const Value*> owners;
     for (const Step& s : b.steps)
       for (const Value* v : s.node->outputs) {
@@ -249,18 +250,25 @@ class Planner {
         fixed.push_back(BufferRequest{v->byte_size(), T[v].first, T[v].last});
         owners.push_back(v);
       }
-    std::vector<std::size_t> fixed_scratch, late_scratch;  // steps, in request order
+    std::vector<std::size_t> fixed_scratch;  // steps holding nested arenas, in request order
     for (std::size_t i = 0; i < b.steps.size(); ++i) {
-      const Step& step = b.steps[i];
-      if (!step.scratch_bytes) continue;
+      if (!holds_nested_arenas(b.steps[i]) || !b.steps[i].scratch_bytes) continue;
       const int s = static_cast<int>(i);
-      const bool nested = step.scratch_bytes != step.op_scratch_bytes;
-      (nested ? fixed : late).push_back(BufferRequest{step.scratch_bytes, s, s});
-      (nested ? fixed_scratch : late_scratch).push_back(i);
+      fixed.push_back(BufferRequest{b.steps[i].scratch_bytes, s, s});
+      fixed_scratch.push_back(i);
     }
     const MemoryPlan tensors_first = plan_memory(fixed, prog_.alignment);
     for (std::size_t i = 0; i < b.steps.size(); ++i)
       b.steps[i].room_bytes = largest_gap_at(fixed, tensors_first, static_cast<int>(i), prog_.alignment);
+    if (options_.size_scratch) size_scratch(b);
+    std::vector<BufferRequest> late;
+    std::vector<std::size_t> late_scratch;  // steps, in request order
+    for (std::size_t i = 0; i < b.steps.size(); ++i) {
+      if (holds_nested_arenas(b.steps[i]) || !b.steps[i].scratch_bytes) continue;
+      const int s = static_cast<int>(i);
+      late.push_back(BufferRequest{b.steps[i].scratch_bytes, s, s});
+      late_scratch.push_back(i);
+    }
     std::vector<BufferRequest> requests = fixed;
     requests.insert(requests.end(), late.begin(), late.end());
     MemoryPlan fitted = place_into_gaps(fixed, tensors_first, late, prog_.alignment);
@@ -276,6 +284,18 @@ class Planner {
     scratch_steps.insert(scratch_steps.end(), late_scratch.begin(), late_scratch.end());
     for (std::size_t i = 0; i < scratch_steps.size(); ++i)
       b.steps[scratch_steps[i]].scratch_offset = b.plan.offsets[owners.size() + i];
+  }
+
+  // A step whose scratch holds nested blocks' arenas (placed with the tensors, not in their gaps).
+  static bool holds_nested_arenas(const Step& s) { return s.scratch_bytes != s.op_scratch_bytes; }
+
+  // Lets PlanOptions::size_scratch size each kernel step's scratch to its room, then reads it.
+  void size_scratch(Block& b) {
+    for (Step& step : b.steps) {
+      if (holds_nested_arenas(step)) continue;
+      options_.size_scratch(*step.node, step.room_bytes);
+      if (step.op->scratch_bytes) step.op_scratch_bytes = step.scratch_bytes = step.op->scratch_bytes(*step.node);
+    }
   }
 
   Program& prog_;

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "onnxc/conv.h"
@@ -278,6 +280,82 @@ struct ReversedParallelFor {
 };
 
 }  // namespace
+
+#if defined(ONNXC_SIMD)
+namespace {
+
+// conv_direct_packed's geometries: every output-channel count around the 16-channel panel and
+// the groups of panels narrow rows take (1, 5, 16, 17, 40, 70), row widths that take every
+// block width (32, 13, 8, 5, 3, 1 columns), padding on one or both sides and wider than the
+// interior, strides 1, 2 and 3, dilation, 1-d rows (silero-vad's 3-column strided STFT), a
+// batch of two.
+std::vector<ConvParams> direct_packed_geometries() {
+  auto row_1d = [](index_t c, index_t m, index_t w, index_t k, index_t stride, index_t pad) {
+    ConvParams p = conv2d(c, m, 1, 1, k, stride, pad, 1);
+    p.in_h = p.out_h = 1, p.k_h = 1, p.pad_h = 0, p.in_w = w;
+    p.out_w = (w + 2 * pad - k) / stride + 1;
+    return p;
+  };
+  ConvParams batch2 = conv2d(3, 17, 1, 9, 3, 1, 1, 1);
+  batch2.batch = 2;
+  ConvParams asymmetric = conv2d(4, 16, 1, 10, 3, 1, 1, 1);
+  asymmetric.pad_w = 2, asymmetric.out_w = 11;  // more padding on the left than the right
+  return {conv2d(16, 16, 1, 32, 3, 1, 1, 1), conv2d(3, 5, 1, 13, 3, 1, 1, 1), conv2d(7, 40, 1, 8, 3, 1, 1, 1),
+          conv2d(5, 17, 1, 11, 5, 2, 2, 1), conv2d(6, 70, 1, 7, 3, 3, 0, 1), conv2d(4, 33, 1, 12, 3, 1, 2, 2),
+          conv2d(2, 16, 1, 3, 5, 1, 2, 1), conv2d(3, 1, 1, 5, 3, 1, 0, 1), row_1d(1, 40, 48, 16, 16, 0),
+          row_1d(9, 17, 3, 3, 1, 1), row_1d(2, 5, 29, 4, 1, 2), batch2, asymmetric};
+}
+
+std::string describe(const ConvParams& p) {
+  std::ostringstream o;
+  o << "batch " << p.batch << ", channels " << p.in_channels << " -> " << p.out_channels << ", plane " << p.in_h << "x"
+    << p.in_w << " -> " << p.out_h << "x" << p.out_w << ", kernel " << p.k_h << "x" << p.k_w << ", stride "
+    << p.stride_w << ", pad " << p.pad_h << "/" << p.pad_w << ", dilation " << p.dilation_w;
+  return o.str();
+}
+
+}  // namespace
+
+TEST_CASE("conv_direct_packed matches the reference convolution, serially and split into tasks") {
+  ReversedParallelFor pool;
+  const onnxc_parallel_for parallel = pool.as_parallel_for();
+  for (const ConvParams& p : direct_packed_geometries()) {
+    INFO(describe(p));
+    const index_t k = onnxc::rt::conv_gemm_k(p);
+    auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f);
+    auto w = ramp(p.out_channels * k, 0.25f), bias = ramp(p.out_channels, 1.0f);
+    std::vector<float> packed(w.size());
+    onnxc::rt::pack_direct_weights(w.data(), p.out_channels, k, packed.data());
+    const std::size_t out = static_cast<std::size_t>(p.batch * p.out_channels * p.out_h * p.out_w);
+    std::vector<float> expected(out), y(out, -1.0f), split(out, -2.0f), no_bias(out), y_no_bias(out, -1.0f);
+    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+    onnxc::rt::conv_direct_packed(p, x.data(), packed.data(), bias.data(), y.data());
+    for (std::size_t i = 0; i < out; ++i) REQUIRE(y[i] == Approx(expected[i]).margin(1e-4));
+    onnxc::rt::conv(p, x.data(), w.data(), static_cast<const float*>(nullptr), no_bias.data());
+    onnxc::rt::conv_direct_packed(p, x.data(), packed.data(), nullptr, y_no_bias.data());
+    for (std::size_t i = 0; i < out; ++i) REQUIRE(y_no_bias[i] == Approx(no_bias[i]).margin(1e-4));
+    onnxc::rt::conv_direct_packed(p, x.data(), packed.data(), bias.data(), split.data(), &parallel);
+    CHECK((p.out_h < 2 || pool.each_task_ran_once()));
+    CHECK(split == y);
+  }
+}
+
+TEST_CASE("pack_direct_weights puts a tap's channels of one panel side by side") {
+  // 18 rows of 2 taps: a panel of 16 rows, then one of 2; element (row r, tap l) = 10 * r + l.
+  std::vector<float> w(36), packed(36);
+  for (int r = 0; r < 18; ++r)
+    for (int l = 0; l < 2; ++l) w[static_cast<std::size_t>(r * 2 + l)] = static_cast<float>(10 * r + l);
+  onnxc::rt::pack_direct_weights(w.data(), 18, 2, packed.data());
+  CHECK(packed[0] == 0.0f);    // tap 0: rows 0..15
+  CHECK(packed[15] == 150.0f);
+  CHECK(packed[16] == 1.0f);   // tap 1: rows 0..15
+  CHECK(packed[31] == 151.0f);
+  CHECK(packed[32] == 160.0f);  // the last panel: rows 16 and 17, tap by tap
+  CHECK(packed[33] == 170.0f);
+  CHECK(packed[34] == 161.0f);
+  CHECK(packed[35] == 171.0f);
+}
+#endif
 
 TEST_CASE("conv_gemm, conv_depthwise(_in_place) and max_pool split into tasks compute the serial kernels' bits") {
   ReversedParallelFor pool;

@@ -9,8 +9,11 @@
 //   over zero-padded copies of the input rows, vectorised along the output row;
 // - conv_depthwise_in_place: the same without scratch, reading the input where it is, for
 //   layers whose arena has no room for conv_depthwise's;
+// - conv_direct_packed (float, one group, 1-d and 2-d, SIMD targets): no scratch, output
+//   channels in the vector lanes over weights packed at compile time, for convolutions whose
+//   step has no room for an im2col block;
 // - conv_direct (float, 1-d and 2-d): register-blocked direct loops, no scratch and weights as
-//   they are, for convolutions without room for im2col or with grouped or run-time weights;
+//   they are, for grouped or run-time weights, and without SIMD where im2col has no room;
 // - conv: the direct reference for every other case and type.
 // The float kernels apply bias and a fused activation (activation.h) in their epilogue.
 #ifndef ONNXC_CONV_H
@@ -497,6 +500,215 @@ inline void conv_direct(const ConvParams& p, const float* x, const float* w, con
       }
     }
 }
+
+// ---- direct over packed weights: output channels in the vector lanes ----
+//
+// The scratch-free convolution, on SIMD targets, of a Conv the matrix product would compute but
+// whose step leaves no room for an im2col block (--scratch fit): the product's register tile
+// with its B operand read straight from the input. A panel of kDirectPanelChannels output
+// channels (one AVX-512 vector, two AVX2, four SSE/NEON) x a block of output columns of one row
+// accumulates in registers over every input channel and kernel tap: per tap the panel's weights
+// are one load (pack_direct_weights puts a tap's channels side by side) and each column's input
+// value one broadcast. The input is read where it is, a value at a time, so every stride,
+// dilation and row width vectorises alike (silero-vad's 3-column 1-d Convs as resnet8's 32 x 32
+// planes); columns whose window overhangs the padding skip the taps outside the row, and kernel
+// rows in the padding are skipped per output row. Each block goes to the NCHW output through a
+// transpose on the stack.
+
+constexpr index_t kDirectPanelChannels = 16;
+
+// w[m, k] (row-major: k = input channels x taps) in panels of kDirectPanelChannels rows: panel p
+// holds rows [16p, 16p + r) as packed[16p * k + l * r + row] (r = 16, or the rows left).
+inline void pack_direct_weights(const float* w, index_t m, index_t k, float* packed) {
+  for (index_t first = 0; first < m; first += kDirectPanelChannels) {
+    const index_t rows = m - first < kDirectPanelChannels ? m - first : kDirectPanelChannels;
+    for (index_t l = 0; l < k; ++l)
+      for (index_t r = 0; r < rows; ++r) packed[first * k + l * rows + r] = w[(first + r) * k + l];
+  }
+}
+
+#if defined(ONNXC_SIMD)
+
+namespace direct_packed_detail {
+
+constexpr int kPanelVectors = static_cast<int>(kDirectPanelChannels / kFloatLanes);
+// Output columns per block: the accumulators take half the vector registers (AVX-512: 16
+// columns, AVX2: 4, SSE/NEON: 2). Rows narrower than that take blocks of fewer columns
+// (halving) over several panels at once, so there are still enough independent accumulators to
+// hide the FMA latency, and at most kMaxPanelVectors weight vectors per tap.
+constexpr int kBlockColumns = kVectorRegisters / 2 / kPanelVectors;
+constexpr int kMaxPanelVectors = 4;
+template <int NB>
+constexpr int panels_per_block() {
+  const int by_registers = kBlockColumns / NB, by_weights = kMaxPanelVectors / kPanelVectors;
+  const int panels = by_registers < by_weights ? by_registers : by_weights;
+  return panels > 1 ? panels : 1;
+}
+
+// Panels [first, first + MP) of output channels of one image: their packed weights (each panel
+// k * kDirectPanelChannels floats after the previous one), their bias (or nullptr), the channels
+// of the last one (the others are whole panels) and the output plane of their first channel.
+struct Panels {
+  const float* w;
+  const float* bias;
+  index_t last_channels;
+  float* y;
+};
+
+// Lanes [0, count) of p (all of them when Full), zero beyond.
+template <bool Full>
+inline vfloat panel_lanes(const float* p, index_t count) {
+  if (Full || count >= kFloatLanes) return vfloat::load_unaligned(p);
+  return count > 0 ? load_partial(p, count) : vfloat(0.0f);
+}
+
+// acc[m][v][j] += w[m][v] x the input under column j of the block, at xrow[iw + j * stride] (S:
+// the stride when fixed at compile time, 0: given). Checked: only the columns j < cols whose
+// input lies inside the row.
+template <int MP, int NB, int S, bool Checked>
+inline void accumulate_tap(vfloat (&acc)[MP][kPanelVectors][NB], const vfloat (&w)[MP][kPanelVectors],
+                           const float* xrow, index_t iw, index_t stride, index_t in_w, index_t cols) {
+  const float zero = 0.0f;  // what a checked column outside the row reads (no branch per column)
+  for (int j = 0; j < NB; ++j) {
+    const index_t at = iw + j * (S ? S : stride);
+    const vfloat xv(Checked && (j >= cols || at < 0 || at >= in_w) ? zero : xrow[at]);
+    for (int m = 0; m < MP; ++m)
+      for (int v = 0; v < kPanelVectors; ++v) acc[m][v][j] = xsimd::fma(w[m][v], xv, acc[m][v][j]);
+  }
+}
+
+// Output columns [ow, ow + cols) (cols <= NB) of output row oh, whose kernel rows kr read the
+// input, for MP panels of channels (Full: the last is a whole one). Checked: a column may be
+// past cols, or its window overhang the row's padding: a tap whose column lies inside the row
+// for the whole block runs unchecked, the others skip the columns outside.
+template <int MP, int NB, int S, bool Full, bool Checked>
+inline void output_block(const ConvParams& p, const float* x, const Panels& panels, index_t oh, KernelRowRange kr,
+                         index_t ow, index_t cols) {
+  constexpr int PV = kPanelVectors;
+  const index_t k = conv_gemm_k(p), taps = p.k_h * p.k_w, stride = S ? S : p.stride_w;
+  const index_t ih0 = oh * p.stride_h - p.pad_h, iw0 = ow * stride - p.pad_w;
+  // Channels of panel m (whole panels but maybe the last), which is also the step of its
+  // weights from one tap to the next.
+  auto channels = [&](int m) { return Full || m + 1 < MP ? kDirectPanelChannels : panels.last_channels; };
+  vfloat acc[MP][PV][NB];
+  for (int m = 0; m < MP; ++m)
+    for (int v = 0; v < PV; ++v) {
+      const index_t lanes = channels(m) - v * kFloatLanes;
+      const float* b = panels.bias + m * kDirectPanelChannels + v * kFloatLanes;
+      const vfloat init = panels.bias ? panel_lanes<Full>(b, lanes) : vfloat(0.0f);
+      for (int j = 0; j < NB; ++j) acc[m][v][j] = init;
+    }
+  for (index_t ic = 0; ic < p.in_channels; ++ic) {
+    const float* xc = x + ic * p.in_h * p.in_w;
+    for (index_t kh = kr.lo; kh < kr.hi; ++kh) {
+      const float* xrow = xc + (ih0 + kh * p.dilation_h) * p.in_w;
+      const index_t first_tap = ic * taps + kh * p.k_w;
+      for (index_t kw = 0; kw < p.k_w; ++kw) {
+        vfloat wv[MP][PV];
+        for (int m = 0; m < MP; ++m) {
+          const float* w = panels.w + m * kDirectPanelChannels * k + (first_tap + kw) * channels(m);
+          for (int v = 0; v < PV; ++v) wv[m][v] = panel_lanes<Full>(w + v * kFloatLanes, channels(m) - v * kFloatLanes);
+        }
+        const index_t iw = iw0 + kw * p.dilation_w;
+        if (!Checked || (cols == NB && iw >= 0 && iw + (NB - 1) * stride < p.in_w))
+          accumulate_tap<MP, NB, S, false>(acc, wv, xrow, iw, stride, p.in_w, cols);
+        else
+          accumulate_tap<MP, NB, S, true>(acc, wv, xrow, iw, stride, p.in_w, cols);
+      }
+    }
+  }
+  // Column j's channels, out of the lanes, then into the NCHW planes.
+  const index_t out_plane = p.out_h * p.out_w;
+  alignas(64) float block[NB][kDirectPanelChannels];
+  for (int m = 0; m < MP; ++m) {
+    for (int j = 0; j < NB; ++j)
+      for (int v = 0; v < PV; ++v) acc[m][v][j].store_aligned(&block[j][v * kFloatLanes]);
+    float* y = panels.y + m * kDirectPanelChannels * out_plane + oh * p.out_w + ow;
+    for (index_t c = 0; c < channels(m); ++c)
+      for (index_t j = 0; j < cols; ++j) y[c * out_plane + j] = block[j][c];
+  }
+}
+
+// Output rows [first, last) of MP panels, NB columns at a time: blocks whose windows all lie
+// inside the input rows unchecked, the others (the borders and the row's last, short block)
+// checked.
+template <int MP, int NB, int S, bool Full>
+inline void panel_rows(const ConvParams& p, const float* x, const Panels& panels, index_t first, index_t last) {
+  const ColumnRange interior = interior_columns(p);
+  for (index_t oh = first; oh < last; ++oh) {
+    const KernelRowRange kr = kernel_rows_inside(p, oh);
+    for (index_t ow = 0; ow < p.out_w; ow += NB) {
+      const index_t cols = p.out_w - ow < NB ? p.out_w - ow : NB;
+      if (cols == NB && ow >= interior.lo && ow + NB <= interior.hi)
+        output_block<MP, NB, S, Full, false>(p, x, panels, oh, kr, ow, cols);
+      else
+        output_block<MP, NB, S, Full, true>(p, x, panels, oh, kr, ow, cols);
+    }
+  }
+}
+
+// panel_rows with the stride fixed at compile time where it is 1.
+template <int MP, int NB, bool Full>
+inline void panel_rows_any_stride(const ConvParams& p, const float* x, const Panels& panels, index_t first,
+                                  index_t last) {
+  if (p.stride_w == 1) panel_rows<MP, NB, 1, Full>(p, x, panels, first, last);
+  else panel_rows<MP, NB, 0, Full>(p, x, panels, first, last);
+}
+
+// The output of one image, rows [first, last): groups of panels_per_block<NB>() whole panels,
+// then the panels left one at a time.
+template <int NB>
+inline void image_rows(const ConvParams& p, const float* x, const float* w, const float* bias, float* y, index_t first,
+                       index_t last) {
+  constexpr int MP = panels_per_block<NB>();
+  const index_t k = conv_gemm_k(p), out_plane = p.out_h * p.out_w;
+  auto panels_at = [&](index_t c, index_t last_channels) {
+    return Panels{w + c * k, bias ? bias + c : nullptr, last_channels, y + c * out_plane};
+  };
+  index_t c = 0;
+  for (; c + MP * kDirectPanelChannels <= p.out_channels; c += MP * kDirectPanelChannels)
+    panel_rows_any_stride<MP, NB, true>(p, x, panels_at(c, kDirectPanelChannels), first, last);
+  for (; c < p.out_channels; c += kDirectPanelChannels) {
+    const index_t channels = p.out_channels - c < kDirectPanelChannels ? p.out_channels - c : kDirectPanelChannels;
+    if (channels == kDirectPanelChannels) panel_rows_any_stride<1, NB, true>(p, x, panels_at(c, channels), first, last);
+    else panel_rows_any_stride<1, NB, false>(p, x, panels_at(c, channels), first, last);
+  }
+}
+
+// image_rows with the widest block the output row fills at least half of.
+template <int NB>
+inline void image_rows_for_width(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
+                                 index_t first, index_t last) {
+  if constexpr (NB > 1) {
+    if (2 * p.out_w <= NB) return image_rows_for_width<NB / 2>(p, x, w, bias, y, first, last);
+  }
+  image_rows<NB>(p, x, w, bias, y, first, last);
+}
+
+}  // namespace direct_packed_detail
+
+// Tasks conv_direct_packed splits into when run() is given a parallel-for: bands of output rows.
+constexpr index_t kDirectPackedTasks = 4;
+
+// One-group float convolution with k_d == in_d == 1 (1-d and 2-d), no scratch; w_packed: the
+// weight as pack_direct_weights lays it out. A fused activation is left to the caller
+// (activate_row over y), as with conv_direct. With a parallel-for, each task computes a band of
+// output rows of every image.
+inline void conv_direct_packed(const ConvParams& p, const float* x, const float* w_packed, const float* bias,
+                               float* y, Parallel parallel = nullptr) {
+  using direct_packed_detail::image_rows_for_width;
+  using direct_packed_detail::kBlockColumns;
+  const index_t in_image = p.in_channels * p.in_h * p.in_w, out_image = p.out_channels * p.out_h * p.out_w;
+  auto rows = [&](Range r) {
+    for (index_t b = 0; b < p.batch; ++b)
+      image_rows_for_width<kBlockColumns>(p, x + b * in_image, w_packed, bias, y + b * out_image, r.begin, r.end);
+  };
+  if (!parallel || p.out_h < 2) return rows({0, p.out_h});
+  const index_t tasks = p.out_h < kDirectPackedTasks ? p.out_h : kDirectPackedTasks;
+  parallel_for(parallel, tasks, [&](index_t t) { rows(part_of(p.out_h, tasks, t)); });
+}
+
+#endif
 
 // ---- depthwise ----
 //
