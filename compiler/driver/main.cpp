@@ -203,13 +203,14 @@ void add_common(CLI::App* app, Common& c) {
                   fmt::format("Turn off an optional pass: {}. Repeatable.", fmt::join(optional_passes(), ", ")))
       ->type_name("NAME");
   app->add_option("--scratch", c.scratch,
-                  "How much arena the kernels' scratch may take. 'fit' (the default on memory-first targets, "
-                  "cortex-m*): only the memory the tensors leave free at the kernel's step, so the arena is the "
-                  "tensors' alone (im2col blocks narrow down to the direct kernel, which needs none; depthwise Convs "
-                  "split into fewer parallel tasks, down to a kernel that reads the input in place, as fast on "
-                  "kws-dscnn; up to 3x slower where a Conv gets no im2col room, docs/memory.md). 'speed' (the "
-                  "default elsewhere): no slower kernel to save memory (at least one row of register tiles per im2col "
-                  "block, 4 depthwise slots), even where the arena grows. --report shows each step's choice.")
+                  "How much arena the kernels' scratch may take. 'fit' (the default): only the memory the tensors "
+                  "leave free at the kernel's step, so the arena is the tensors' alone (im2col blocks narrow down "
+                  "to a direct kernel that needs none: on SIMD targets rt::conv_direct_packed, output channels in "
+                  "the vector lanes, which also takes Convs of at most 64 output positions; depthwise Convs split "
+                  "into fewer parallel tasks, down to a kernel that reads the input in place; on SIMD targets "
+                  "within ~8 % of 'speed' on the shared models, docs/memory.md). 'speed': no slower kernel to save "
+                  "memory (at least one row of register tiles per im2col block, 4 depthwise slots), even where the "
+                  "arena grows. --report shows each step's choice.")
       ->type_name("fit|speed");
 }
 

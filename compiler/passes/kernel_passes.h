@@ -17,7 +17,7 @@ int fuse_activation(Graph& g);
 // How much arena the kernels' scratch may take (--scratch).
 enum class ScratchPolicy {
   Fit,    // only the room the tensors leave at its step: the arena is the tensors' (the default:
-          // on SIMD targets the scratch-free kernels cost at most ~7 %, docs/memory.md)
+          // on SIMD targets the scratch-free kernels cost at most ~8 %, docs/memory.md)
   Speed,  // no slower kernel to save memory: an im2col block of at least one row of whole tiles,
           // 4 depthwise slots, even where they grow the arena
 };

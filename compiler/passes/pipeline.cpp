@@ -94,7 +94,7 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   scratch.memory_first = target && target->memory_first;
   scratch.int8_dual_mac = target && target->int8_dual_mac;
   scratch.simd = target && target->simd;
-  scratch.policy = o.scratch_policy.value_or(scratch.memory_first ? ScratchPolicy::Fit : ScratchPolicy::Speed);
+  scratch.policy = o.scratch_policy.value_or(ScratchPolicy::Fit);
   PlanOptions plan;
   plan.in_place = enabled(o, "in-place");
   plan.concat_in_place = enabled(o, "concat-in-place");

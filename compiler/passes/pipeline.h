@@ -30,7 +30,7 @@ struct CompileOptions {
   // --string-bytes: text storage reserved per element of a string tensor whose text the model
   // writes when no bound is known at compile time (StringNormalizer's case changes), NUL included.
   std::size_t string_bytes = 64;
-  // --scratch fit|speed; none: the target's default (Fit on memory-first targets, else Speed).
+  // --scratch fit|speed; none: Fit (every target).
   std::optional<ScratchPolicy> scratch_policy;
 };
 

@@ -90,17 +90,22 @@ TEST_CASE("a Conv's im2col block fills the room at its step and the arena does n
   CHECK(onnxc::compile_model(path, off).program.peak_live_bytes == 16384 + 256 * 288);
 }
 
-TEST_CASE("with room for less than a row of tiles: narrow blocks when fitting, one row for speed") {
+TEST_CASE("with room for less than a row of tiles: narrow blocks or the packed direct kernel when fitting, one row for speed") {
   // Peak 16 KiB + 8 KiB at b; at c3 16 KiB: 8 KiB free, 28 columns.
   const std::string path = conv_chain("im2col_narrow", 16);
-  auto native = compile(path, "native");  // ScratchPolicy::Speed
-  CHECK(im2col_cols(native, "c3") == 96);
-  CHECK(native.program.arena_bytes == 16384 + 96 * 288);
-  for (const char* target : {"cortex-m4", "native"}) {
-    auto fit = compile(path, target, onnxc::ScratchPolicy::Fit);  // cortex-m4's default
+  auto speed = compile(path, "native", onnxc::ScratchPolicy::Speed);
+  CHECK(im2col_cols(speed, "c3") == 96);
+  CHECK(speed.program.arena_bytes == 16384 + 96 * 288);
+  for (const char* target : {"cortex-m4", "generic"}) {  // no SIMD: narrow blocks
+    auto fit = compile(path, target);
     CHECK(im2col_cols(fit, "c3") == 28);
     CHECK(fit.program.arena_bytes == 24576);
   }
+  // With SIMD, rt::conv_direct_packed rather than blocks narrower than a row of tiles.
+  auto native = compile(path, "native");
+  CHECK(im2col_cols(native, "c3") == 0);
+  CHECK(onnxc::conv_algorithm(node_named(native, "c3")) == onnxc::ConvAlgorithm::DirectPacked);
+  CHECK(native.program.arena_bytes == 24576);
 }
 
 TEST_CASE("with no room at all, fitting takes the direct kernel and the arena is the tensors'") {
@@ -112,9 +117,33 @@ TEST_CASE("with no room at all, fitting takes the direct kernel and the arena is
   for (auto& n : m4.model.graph.nodes)  // the direct kernel reads the weights as the model has them
     CHECK(n->attr_int(onnxc::kPackedWeightsAttr, 0) == (n->name == "c3" ? 0 : 1));
   CHECK(node_named(m4, "c3").attr_string(onnxc::kScratchNoteAttr, "").find("direct kernel") == 0);
-  auto native = compile(path, "native");
-  CHECK(im2col_cols(native, "c3") == 96);
-  CHECK(native.program.arena_bytes == 16384 + 96 * 288);
+  CHECK(onnxc::conv_algorithm(node_named(m4, "c3")) == onnxc::ConvAlgorithm::Direct);
+  auto native = compile(path, "native");  // the packed direct kernel: its weights packed for it
+  CHECK(im2col_cols(native, "c3") == 0);
+  CHECK(node_named(native, "c3").attr_int(onnxc::kPackedWeightsAttr, 0) == 1);
+  CHECK(onnxc::conv_algorithm(node_named(native, "c3")) == onnxc::ConvAlgorithm::DirectPacked);
+  CHECK(native.program.arena_bytes == 16384);
+  auto speed = compile(path, "native", onnxc::ScratchPolicy::Speed);
+  CHECK(im2col_cols(speed, "c3") == 96);
+  CHECK(speed.program.arena_bytes == 16384 + 96 * 288);
+}
+
+TEST_CASE("on SIMD targets a Conv with at most 64 output positions takes the packed direct kernel, room or not") {
+  // x (8 x 8 x 8) -> 3x3 Conv "c" -> y: nothing else in the arena, so all of it is room, and
+  // 64 output columns.
+  ModelBuilder b;
+  b.input("x", {1, 8, 8, 8}).output("y");
+  b.floats("c_w", {8, 8, 3, 3}, filled(8 * 8 * 9, 0.01f));
+  auto& c = b.node("Conv", {"x", "c_w"}, {"y"}, "c");
+  ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
+  const std::string path = b.write("direct_packed_narrow");
+  for (auto policy : {onnxc::ScratchPolicy::Fit, onnxc::ScratchPolicy::Speed}) {
+    auto native = compile(path, "native", policy);
+    CHECK(onnxc::conv_algorithm(node_named(native, "c")) == onnxc::ConvAlgorithm::DirectPacked);
+    CHECK(native.program.arena_bytes == 0);
+  }
+  auto generic = compile(path, "generic", onnxc::ScratchPolicy::Speed);  // no SIMD: the matrix product
+  CHECK(onnxc::conv_algorithm(node_named(generic, "c")) == onnxc::ConvAlgorithm::Gemm);
 }
 
 TEST_CASE("a Conv in a control-flow body gets its block from the room in its own block") {
@@ -150,9 +179,12 @@ TEST_CASE("a Conv in a control-flow body gets its block from the room in its own
     const onnxc::Attribute& then_branch = c.model.graph.nodes.at(0)->attrs.at("then_branch");
     return then_branch.g->nodes.at(0)->attr_int(onnxc::kIm2colColsAttr, -1);
   };
+  auto speed = compile(path, "native", onnxc::ScratchPolicy::Speed);
+  CHECK(body_conv_cols(speed) == 96);
+  CHECK(speed.program.arena_bytes == 96 * 288);
   auto native = compile(path, "native");
-  CHECK(body_conv_cols(native) == 96);
-  CHECK(native.program.arena_bytes == 96 * 288);
+  CHECK(body_conv_cols(native) == 0);
+  CHECK(native.program.arena_bytes == 0);
   auto m4 = compile(path, "cortex-m4");
   CHECK(body_conv_cols(m4) == 0);
   CHECK(m4.program.arena_bytes == 0);
@@ -177,7 +209,7 @@ TEST_CASE("a depthwise Conv with no room: the in-place kernel when fitting, 4 sl
     CHECK(onnxc::conv_algorithm(node_named(fit, "dw")) == onnxc::ConvAlgorithm::Depthwise);
     CHECK(fit.program.arena_bytes == 16384);
   }
-  auto native = compile(path, "native");
+  auto native = compile(path, "native", onnxc::ScratchPolicy::Speed);
   const onnxc::Node& fast = node_named(native, "dw");
   CHECK(fast.attr_int(onnxc::kParallelSlotsAttr, -1) == onnxc::kDepthwiseParallelSlots);
   CHECK(onnxc::conv_algorithm(fast) == onnxc::ConvAlgorithm::Depthwise);
