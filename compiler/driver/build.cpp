@@ -98,19 +98,9 @@ static std::string cached_harness_object(const std::string& cxx, const std::vect
   return fs::exists(object) ? object.string() : tmp_obj.string();
 }
 
-// The runtime headers a generated model includes, in order: the text of its precompiled header;
-// after the macros the generated code defines for them (ONNXC_SIMD: without it the headers would
-// be precompiled without their SIMD kernels).
+// The runtime headers a generated model includes, in order: the text of its precompiled header.
 static std::string runtime_includes(const GeneratedCode& code) {
   std::string lines;
-  for (const std::string* text : {&code.header, &code.source}) {
-    for (std::size_t pos = 0; (pos = text->find("\n#define ONNXC_", pos)) != std::string::npos;) {
-      const std::size_t end = text->find('\n', pos + 1);
-      const std::string line = text->substr(pos + 1, end - pos);
-      if (lines.find(line) == std::string::npos) lines += line;
-      pos = end;
-    }
-  }
   for (const std::string* text : {&code.header, &code.source}) {
     std::size_t pos = 0;
     while ((pos = text->find("#include \"onnxc/", pos)) != std::string::npos) {
