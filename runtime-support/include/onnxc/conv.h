@@ -708,6 +708,35 @@ inline void conv_direct_packed(const ConvParams& p, const float* x, const float*
   parallel_for(parallel, tasks, [&](index_t t) { rows(part_of(p.out_h, tasks, t)); });
 }
 
+#else
+
+// Without SIMD the compiler never emits conv_direct_packed (non-SIMD targets keep their weights
+// for rt::conv_direct); this plain loop over the packed layout keeps code generated for a SIMD
+// target compiling when its headers were parsed without ONNXC_SIMD (a precompiled header).
+inline void conv_direct_packed(const ConvParams& p, const float* x, const float* w_packed, const float* bias,
+                               float* y, Parallel = nullptr) {
+  const index_t k = conv_gemm_k(p), in_image = p.in_channels * p.in_h * p.in_w;
+  for (index_t b = 0; b < p.batch; ++b)
+    for (index_t m = 0; m < p.out_channels; ++m) {
+      const index_t first = m / kDirectPanelChannels * kDirectPanelChannels;
+      const index_t rows = p.out_channels - first < kDirectPanelChannels ? p.out_channels - first : kDirectPanelChannels;
+      const float* wm = w_packed + first * k + (m - first);  // tap l at wm[l * rows]
+      for (index_t oh = 0; oh < p.out_h; ++oh)
+        for (index_t ow = 0; ow < p.out_w; ++ow) {
+          float acc = bias ? bias[m] : 0.0f;
+          for (index_t ic = 0; ic < p.in_channels; ++ic)
+            for (index_t kh = 0; kh < p.k_h; ++kh)
+              for (index_t kw = 0; kw < p.k_w; ++kw) {
+                const index_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
+                const index_t iw = ow * p.stride_w - p.pad_w + kw * p.dilation_w;
+                if (ih < 0 || ih >= p.in_h || iw < 0 || iw >= p.in_w) continue;
+                acc += wm[((ic * p.k_h + kh) * p.k_w + kw) * rows] * x[b * in_image + (ic * p.in_h + ih) * p.in_w + iw];
+              }
+          y[((b * p.out_channels + m) * p.out_h + oh) * p.out_w + ow] = acc;
+        }
+    }
+}
+
 #endif
 
 // ---- depthwise ----
