@@ -131,11 +131,11 @@ static const std::string& runtime_headers_text() {
   return text;
 }
 
-// validate --pch-cache DIR: the runtime headers the model includes, precompiled in DIR with exactly the compiler
-// and flags of the build (argv: the compile command without sources and output) and reused by every model that
-// includes the same headers. Returns the header to pass with -include (the compiler finds NAME.h.gch beside it;
-// g++ and clang++ both do), or "" when precompiling failed: the build then parses the headers as usual, so a
-// precompiled header only ever saves time, never changes what compiles.
+// validate --pch-cache DIR (portable targets): the runtime headers the model includes, precompiled in DIR with
+// exactly the compiler and flags of the build (argv: the compile command without sources and output) and reused by
+// every model that includes the same headers. Returns the header to pass with -include (the compiler finds
+// NAME.h.gch beside it; g++ and clang++ both do), or "" when precompiling failed: the build then parses the headers
+// as usual, so a precompiled header only ever saves time, never changes what compiles.
 static std::string cached_precompiled_header(const std::vector<std::string>& argv, const std::string& includes,
                                              const std::string& cache_dir) {
   std::size_t key = std::hash<std::string>{}(fmt::format("{}\n{}\n{}", fmt::join(argv, " "), includes,
@@ -187,7 +187,12 @@ HostBuild build_harness(const Compilation& c, const CompileOptions& co, const st
   // The generated code may need the target's ISA flags; the harness around it never does.
   if (const Target* t = find_target(co.target)) argv.insert(argv.end(), t->cxx_flags.begin(), t->cxx_flags.end());
   argv.insert(argv.end(), {"-I", runtime_include_dir()});
-  if (!pch_cache_dir.empty()) {
+  // Not for SIMD targets: their generated source defines ONNXC_SIMD before the runtime headers, which a header
+  // precompiled ahead of it would not see (the build would test the portable kernels), and with it defined GCC
+  // would drop simd.h's pragmas that silence the AVX-512 intrinsics' maybe-uninitialized warnings (GCC keeps no
+  // diagnostic pragmas in a precompiled header). Those builds parse the headers as a user's build does.
+  const Target* target = find_target(co.target);
+  if (!pch_cache_dir.empty() && !(target && target->simd)) {
     std::string header = cached_precompiled_header(argv, runtime_includes(code), pch_cache_dir);
     if (!header.empty()) argv.insert(argv.end(), {"-include", header});
   }

@@ -550,7 +550,8 @@ int main(int argc, char** argv) {
                        "Precompile the runtime headers the generated code includes into this directory, once per "
                        "compiler, flags and set of headers, and reuse them: for many validations in a row (the "
                        "conformance runner uses it), where parsing the kernel headers is most of a small model's "
-                       "build time. Host targets only.")
+                       "build time. Host targets without SIMD only (generic): a SIMD target's code defines ONNXC_SIMD before "
+                       "the headers, so they are parsed as usual.")
       ->type_name("DIR");
   validate->add_option("--threads", vopt.threads,
                        "Run the model through run_parallel with a pool of N threads (the harness's example pool), and "
