@@ -66,7 +66,7 @@ static std::string cached_harness_object(const std::string& cxx, const std::vect
                                          std::string* log) {
   std::string text = template_text("harness.cpp.tmpl");
   std::string base_text;  // the runtime headers the harness includes
-  for (const char* header : {"base.h", "parallel.h"}) {
+  for (const char* header : {"base.h", "parallel.h", "thread_pool.h"}) {
     std::ifstream h(fs::path(runtime_include_dir()) / "onnxc" / header);
     base_text.append(std::istreambuf_iterator<char>(h), std::istreambuf_iterator<char>());
   }
@@ -181,7 +181,7 @@ HostBuild build_harness(const Compilation& c, const CompileOptions& co, const st
                                                         {"ns", sanitize_identifier(co.name)},
                                                         {"generic_forward_args", run_generic_forward_args(c.program)}}));
   b.program = (fs::path(dir) / "harness").string();
-  // -pthread: the harness's thread pool (ThreadPool in harness.cpp.tmpl); the model never needs it.
+  // -pthread: the harness's thread pool (onnxc/thread_pool.h); the model never needs it.
   std::vector<std::string> argv = {cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-pthread"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   // The generated code may need the target's ISA flags; the harness around it never does.

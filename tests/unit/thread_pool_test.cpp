@@ -1,0 +1,51 @@
+// onnxc::ThreadPool (onnxc/thread_pool.h), the pool `onnxc validate/bench --threads` give
+// run_parallel: every task of every loop runs exactly once, loops follow each other without
+// mixing, and rt::parallel_for over it computes what the serial loop computes.
+#include <atomic>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "onnxc/thread_pool.h"
+
+namespace {
+
+// Per loop, how many times each task index ran.
+struct Counts {
+  std::vector<std::atomic<int>> hits;
+  explicit Counts(std::size_t n) : hits(n) {}
+  static void task(void* self, std::size_t i) { static_cast<Counts*>(self)->hits[i].fetch_add(1); }
+};
+
+}  // namespace
+
+TEST_CASE("ThreadPool runs every task of every loop exactly once", "[thread_pool]") {
+  for (int threads : {1, 2, 3}) {
+    onnxc::ThreadPool pool(threads);
+    const onnxc_parallel_for parallel = pool.parallel_for();
+    // Many short loops back to back: a worker still finishing one loop must not take tasks of the next.
+    for (int round = 0; round < 300; ++round) {
+      const std::size_t n = static_cast<std::size_t>(round % 37);
+      Counts counts(n);
+      parallel.run(parallel.context, n, &Counts::task, &counts);
+      for (std::size_t i = 0; i < n; ++i) {
+        INFO("threads " << threads << ", round " << round << ", task " << i << " of " << n);
+        REQUIRE(counts.hits[i].load() == 1);
+      }
+    }
+  }
+}
+
+TEST_CASE("rt::parallel_for over a ThreadPool gives the serial loop's result", "[thread_pool]") {
+  onnxc::ThreadPool pool(2);
+  const onnxc_parallel_for parallel = pool.parallel_for();
+  const onnxc::rt::index_t n = 1000;
+  std::vector<long> parallel_squares(n, -1), serial_squares(n, -1);
+  auto square_into = [](std::vector<long>& out) {
+    return [&out](onnxc::rt::index_t i) { out[static_cast<std::size_t>(i)] = static_cast<long>(i) * i; };
+  };
+  onnxc::rt::parallel_for(&parallel, n, square_into(parallel_squares));
+  onnxc::rt::parallel_for(nullptr, n, square_into(serial_squares));
+  REQUIRE(parallel_squares == serial_squares);
+  REQUIRE(parallel_squares[999] == 998001);  // 999 * 999
+}
