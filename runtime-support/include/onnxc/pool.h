@@ -204,9 +204,67 @@ inline void column_max(const float* const* rows, index_t count, index_t width, f
 }
 #endif
 
+#if defined(__AVX512F__)
+// Stride 2 on AVX-512 keeps the column maxima in registers: reloading them from column_max's
+// buffer at the taps' odd offsets straddles two of its stores, which the core cannot forward
+// (squeezenet1_1's three 3 x 3 stride-2 MaxPools spent about twice ORT's time). The column
+// maxima of the 48 input columns under 16 windows are three registers; tap kw = 2j + r of the
+// windows is lanes j..j+15 of their even (r = 0) or odd (r = 1) columns, picked by permutes.
+constexpr index_t kStride2MaxKernel = 16;  // taps whose columns lie within the three registers
+
+// The max over rows[0..count) of the `floats` (<= 16, may be <= 0) columns from input column iw.
+inline __m512 column_max_vector(const float* const* rows, index_t count, index_t iw, index_t floats) {
+  const __mmask16 mask = static_cast<__mmask16>(floats >= 16 ? 0xffffu : floats <= 0 ? 0u : (1u << floats) - 1u);
+  __m512 best = _mm512_maskz_loadu_ps(mask, rows[0] + iw);
+  for (index_t r = 1; r < count; ++r) best = max_skipping_nan(_mm512_maskz_loadu_ps(mask, rows[r] + iw), best);
+  return best;
+}
+
+// Output columns [ow, ow + cols), cols <= 16, of a stride-2 row (dilation 1, k_w <= 16) whose
+// windows lie inside the input row: each input value is loaded once per output row.
+inline vfloat stride2_window_max(const PoolParams& p, const float* const* rows, index_t count, index_t ow,
+                                 index_t cols) {
+  const index_t first = 2 * ow - p.pad_w, floats = 2 * (cols - 1) + p.k_w;  // the input columns the windows read
+  const __m512 v0 = column_max_vector(rows, count, first, floats);
+  const __m512 v1 = column_max_vector(rows, count, first + 16, floats - 16);
+  const __m512 v2 = column_max_vector(rows, count, first + 32, floats - 32);
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i even = _mm512_add_epi32(lane, lane), odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  // The even and odd columns as two 32-lane streams (lanes 0-15 from v0, v1; 16-23 from v2).
+  const __m512 even_lo = _mm512_permutex2var_ps(v0, even, v1), odd_lo = _mm512_permutex2var_ps(v0, odd, v1);
+  const __m512 even_hi = _mm512_permutex2var_ps(v2, even, v2);
+  const __m512 odd_hi = p.k_w > 3 ? _mm512_permutex2var_ps(v2, odd, v2) : even_hi;  // read from tap 3 on
+  vfloat best = even_lo;  // tap 0
+  for (index_t kw = 1; kw < p.k_w; ++kw) {
+    const __m512 lo = kw % 2 ? odd_lo : even_lo, hi = kw % 2 ? odd_hi : even_hi;
+    const index_t j = kw / 2;
+    const __m512 tap = j == 0 ? lo : _mm512_permutex2var_ps(lo, _mm512_add_epi32(lane, _mm512_set1_epi32(static_cast<int>(j))), hi);
+    best = max_skipping_nan(tap, best);
+  }
+  return best;
+}
+
+// One stride-2 output row: vectors over the windows inside the input row, scalar windows at the
+// borders.
+inline void max_pool_row_stride2(const PoolParams& p, const float* const* rows, index_t count, float* yrow) {
+  const WindowColumns w = window_columns<2>(p);
+  index_t ow = 0;
+  for (; ow < w.lo; ++ow) yrow[ow] = window_max(p, rows, count, ow);
+  for (; ow < w.hi; ow += kFloatLanes) {
+    const index_t cols = w.hi - ow < kFloatLanes ? w.hi - ow : kFloatLanes;
+    store_partial(stride2_window_max(p, rows, count, ow, cols), yrow + ow, cols);
+  }
+  for (ow = w.hi; ow < p.out_w; ++ow) yrow[ow] = window_max(p, rows, count, ow);
+}
+#endif
+
 // One output row from the input rows its windows cover: through their column maxima where the
 // row fits the buffer (SIMD targets), else tap by tap.
 inline void max_pool_output_row(const PoolParams& p, const float* const* rows, index_t count, float* yrow) {
+#if defined(__AVX512F__)
+  if (count > 0 && p.stride_w == 2 && p.dilation_w == 1 && p.k_w <= kStride2MaxKernel)
+    return max_pool_row_stride2(p, rows, count, yrow);
+#endif
 #if defined(ONNXC_SIMD)
   alignas(64) float column[kMaxPoolColumnFloats];
   const float* column_row = column;
