@@ -113,6 +113,45 @@ TEST_CASE("conv_gemm over a padded copy of the input matches the reference convo
   CHECK_FALSE(onnxc::rt::conv_gemm_reads_padded_input(conv2d(64, 256, 1, 13, 3, 1, 1, 1), 96));
 }
 
+TEST_CASE("conv_gemm reading the input in place ('same' stride-1 convolutions) matches the reference convolution") {
+  // squeezenet1_1's 13 x 13 with a partial panel of output channels (19) and a 9-column tail,
+  // resnet8-cifar's 8 x 8, a 5 x 5 kernel, dilation 2, several blocks of columns on a batch of two,
+  // a plane of 5 rows of 40; every plane has tiles at its top and bottom (masked loads in the first
+  // and last channels) and columns wrapping across rows.
+  ConvParams batch2 = conv2d(24, 40, 1, 27, 3, 1, 1, 1);
+  batch2.batch = 2;
+  ConvParams wide = conv2d(32, 16, 1, 40, 3, 1, 1, 1);
+  wide.in_h = wide.out_h = 5;
+  for (ConvParams p : {conv2d(48, 19, 1, 13, 3, 1, 1, 1), conv2d(64, 64, 1, 8, 3, 1, 1, 1), conv2d(8, 16, 1, 14, 5, 1, 2, 1),
+                       conv2d(32, 10, 1, 11, 3, 1, 2, 2), batch2, wide}) {
+#if defined(__AVX512F__)
+    REQUIRE(onnxc::rt::conv_reads_shifted_input(p));
+#endif
+    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
+    auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
+    auto bias = ramp(p.out_channels, 1.0f);
+    std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * n)), y(expected.size());
+    std::vector<float> packed(w.size());
+    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    const index_t block = onnxc::rt::packed_gemm_block_cols(k);
+    std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_gemm_scratch_floats(p, block)));
+    onnxc::rt::conv_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(), block,
+                         {onnxc::rt::Activation::Relu, 0.0f, 0.0f});
+    INFO("channels " << p.in_channels << " -> " << p.out_channels << ", plane " << p.in_h << "x" << p.in_w
+                     << ", kernel " << p.k_h << "x" << p.k_w << ", pad " << p.pad_w << ", dilation " << p.dilation_w);
+    for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i] > 0 ? expected[i] : 0.0f).margin(1e-4));
+  }
+#if defined(__AVX512F__)
+  // Not taken: shallow products (16 channels x 3 x 3 keep the padded copy), stride 2, output rows
+  // narrower than the input's, planes smaller than a tap's reach.
+  CHECK_FALSE(onnxc::rt::conv_reads_shifted_input(conv2d(16, 64, 1, 55, 3, 1, 1, 1)));
+  CHECK_FALSE(onnxc::rt::conv_reads_shifted_input(conv2d(64, 64, 1, 16, 3, 2, 1, 1)));
+  CHECK_FALSE(onnxc::rt::conv_reads_shifted_input(conv2d(64, 64, 1, 16, 3, 1, 0, 1)));
+  CHECK_FALSE(onnxc::rt::conv_reads_shifted_input(conv2d(64, 64, 1, 3, 3, 1, 1, 1)));
+#endif
+}
+
 TEST_CASE("packed_gemm matches a plain matrix product, narrow products included") {
   // Narrow shapes (fewer columns than a wide tile: vectors along the rows on AVX-512) with whole
   // groups of 32 rows, a last group of whole and partial panels, every column-tile width and

@@ -343,6 +343,218 @@ inline void conv_padded_gemm(const ConvParams& p, const float* x, const float* w
   }
 }
 
+// ---- stride-1 'same' convolutions: the product reading the input in place (AVX-512) ----
+//
+// Where the output rows are as wide as the input's (stride 1, padding (k_w - 1) * dilation_w in
+// all: squeezenet1_1's 3 x 3 expand layers, resnet8-cifar's 3 x 3 layers), output (oh, ow) at
+// flat column j = oh * W + ow of its plane reads, under tap (kh, kw), element
+// j + (kh * dilation_h - pad_h) * W + kw * dilation_w - pad_w of its input channel's plane: under
+// every tap, a vector of output columns reads one run of the input, across output rows too. The
+// lanes whose tap falls in the padding (a row above or below the plane, a column that wrapped to
+// the neighbouring row) are left out of the load by its mask: an AVX-512 masked load reads zero
+// there and never touches that memory. So the packed product's register tiles read B straight
+// from the input: no im2col, no padded copy, no dropped columns, and the output is stored as it
+// is computed. The masks of a vector of columns depend only on where it starts; each task
+// computes those of its columns once.
+#if defined(ONNXC_SIMD) && defined(__AVX512F__)
+
+namespace shifted_detail {
+
+constexpr index_t kMaxTaps = 25;         // kernels up to 5 x 5
+constexpr index_t kBlockVectors = 6;     // columns per task: 96, a whole number of 32-column tiles
+constexpr index_t kBlockCols = kBlockVectors * 16;
+static_assert(kFloatLanes == 16, "a mask per 16 lanes");
+
+// The input runs of one block of columns: tap t of input channel ic is offset[t] + ic * plane
+// floats from the block's column, vector v of the tile masked by mask[v][t].
+struct ShiftedInput {
+  const float* x;  // the block's first column in input plane 0
+  index_t first_col, plane, taps;
+  index_t before, after;  // floats before and after its 16 columns the runs of a vector reach at most
+  const index_t* offset;
+  const __mmask16 (*mask)[kMaxTaps];
+};
+
+inline index_t shifted_reach_before(const ConvParams& p) { return p.pad_h * p.in_w + p.pad_w; }
+inline index_t shifted_reach_after(const ConvParams& p) {
+  return ((p.k_h - 1) * p.dilation_h - p.pad_h) * p.in_w + (p.k_w - 1) * p.dilation_w - p.pad_w;
+}
+
+// mask[t] for the 16 columns from flat column j (of n): the lanes whose input under tap t lies
+// inside the plane. Lane columns and rows are j's plus the lane, wrapped at the row's end.
+inline void lane_masks(const ConvParams& p, index_t j, index_t n, __mmask16* mask) {
+  const __m512i width = _mm512_set1_epi32(static_cast<int>(p.out_w)), one = _mm512_set1_epi32(1);
+  __m512i ow = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(j % p.out_w)),
+                                _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  __m512i oh = _mm512_set1_epi32(static_cast<int>(j / p.out_w));
+  for (__mmask16 wrap; (wrap = _mm512_cmpge_epi32_mask(ow, width)) != 0;) {
+    ow = _mm512_mask_sub_epi32(ow, wrap, ow, width);
+    oh = _mm512_mask_add_epi32(oh, wrap, oh, one);
+  }
+  const __mmask16 columns = static_cast<__mmask16>(n - j >= 16 ? 0xffffu : (1u << (n - j)) - 1u);
+  auto within = [](__m512i at, index_t size) {
+    return static_cast<__mmask16>(_mm512_cmpge_epi32_mask(at, _mm512_setzero_si512()) &
+                                  _mm512_cmplt_epi32_mask(at, _mm512_set1_epi32(static_cast<int>(size))));
+  };
+  for (index_t kh = 0; kh < p.k_h; ++kh) {
+    const __m512i ih = _mm512_add_epi32(oh, _mm512_set1_epi32(static_cast<int>(kh * p.dilation_h - p.pad_h)));
+    const __mmask16 row = static_cast<__mmask16>(columns & within(ih, p.in_h));
+    for (index_t kw = 0; kw < p.k_w; ++kw) {
+      const __m512i iw = _mm512_add_epi32(ow, _mm512_set1_epi32(static_cast<int>(kw * p.dilation_w - p.pad_w)));
+      mask[kh * p.k_w + kw] = static_cast<__mmask16>(row & within(iw, p.in_w));
+    }
+  }
+}
+
+// How a tile loads a tap's input runs: whole vectors where every lane is inside the plane;
+// whole vectors with the lanes in the padding zeroed where the run lies inside the input tensor;
+// masked loads where it may reach outside it (the first channel's runs near the top of the
+// plane, the last one's near its end). Masked loads and zeroing moves each cost: with masked loads
+// only, squeezenet1_1's 3 x 3 layers ran at 175-185 GFLOP/s, with zeroing moves everywhere the
+// 16-channel ones still lost to the padded copy (183 against 193).
+enum class RunLoad { Whole, Zeroed, Masked };
+
+// acc += tap t's weights x its input runs, for input channels [first, last): xt, at are channel
+// 0's run and weights, a channel's the next plane and taps * a_step weights on.
+template <int Rows, int Vecs, RunLoad Load>
+ONNXC_INLINE void accumulate_tap(vfloat (&acc)[Rows][Vecs], const float* at, index_t a_channel_step, const float* xt,
+                                 index_t plane, const __mmask16 (&mask)[Vecs], index_t first, index_t last) {
+  for (index_t ic = first; ic < last; ++ic) {
+    const float* x = xt + ic * plane;
+    const float* a = at + ic * a_channel_step;
+    vfloat bv[Vecs];
+    for (int v = 0; v < Vecs; ++v) {
+      if (Load == RunLoad::Whole) bv[v] = _mm512_loadu_ps(x + v * 16);
+      if (Load == RunLoad::Zeroed) bv[v] = _mm512_maskz_mov_ps(mask[v], _mm512_loadu_ps(x + v * 16));
+      if (Load == RunLoad::Masked) bv[v] = _mm512_maskz_loadu_ps(mask[v], x + v * 16);
+    }
+    for (int r = 0; r < Rows; ++r) {
+      const vfloat av(a[r]);
+      for (int v = 0; v < Vecs; ++v) acc[r][v] = xsimd::fma(av, bv[v], acc[r][v]);
+    }
+  }
+}
+
+// Rows x Vecs vectors of y from column j of the block (j / 16 + v: the tile's vectors of masks),
+// cols of them real (the last vector may be partial): the packed product's tile with B's rows
+// read from the input, tap by tap (a tap's masks stay in mask registers over the channels).
+template <int Rows, int Vecs>
+inline void tile(index_t in_channels, const float* a, index_t a_step, const ShiftedInput& b, index_t j, index_t cols,
+                 float* y, index_t ldy, const float* bias, const Epilogue& e) {
+  vfloat acc[Rows][Vecs];
+  for (int r = 0; r < Rows; ++r)
+    for (int v = 0; v < Vecs; ++v) acc[r][v] = vfloat(bias ? bias[r] : 0.0f);
+  const index_t a_channel_step = b.taps * a_step;
+  // Whether every channel's runs of the tile lie inside the input tensor (all but the tiles at the
+  // top and the bottom of the plane).
+  const bool inside = b.first_col + j >= b.before && b.first_col + j + Vecs * 16 + b.after <= b.plane;
+  for (index_t t = 0; t < b.taps; ++t) {
+    __mmask16 mask[Vecs];
+    bool whole = true;
+    for (int v = 0; v < Vecs; ++v) {
+      mask[v] = b.mask[j / 16 + v][t];
+      whole = whole && mask[v] == 0xffff;
+    }
+    // (The address of a tap's run in the first channel may lie before the input; only its masked
+    // lanes do.)
+    const float* xt = b.x + j + b.offset[t];
+    const float* at = a + t * a_step;
+    if (whole) {
+      accumulate_tap<Rows, Vecs, RunLoad::Whole>(acc, at, a_channel_step, xt, b.plane, mask, 0, in_channels);
+    } else if (inside) {
+      accumulate_tap<Rows, Vecs, RunLoad::Zeroed>(acc, at, a_channel_step, xt, b.plane, mask, 0, in_channels);
+    } else {
+      accumulate_tap<Rows, Vecs, RunLoad::Masked>(acc, at, a_channel_step, xt, b.plane, mask, 0, 1);
+      accumulate_tap<Rows, Vecs, RunLoad::Zeroed>(acc, at, a_channel_step, xt, b.plane, mask, 1, in_channels - 1);
+      if (in_channels > 1)
+        accumulate_tap<Rows, Vecs, RunLoad::Masked>(acc, at, a_channel_step, xt, b.plane, mask, in_channels - 1,
+                                                    in_channels);
+    }
+  }
+  packed_gemm_detail::store_activated<Rows * Vecs>(&acc[0][0], e, [&](int i, vfloat out) {
+    const index_t first = i % Vecs * 16;
+    float* at = y + i / Vecs * ldy + j + first;
+    if (cols - first >= 16) out.store_unaligned(at);
+    else store_partial(out, at, cols - first);
+  });
+}
+
+// The block's columns [0, cols) for `rows` (<= 8) output channels: 32-column tiles, then 16.
+template <int Rows>
+inline void panel_columns(index_t in_channels, const float* a, index_t a_step, const ShiftedInput& b, index_t cols,
+                          float* y, index_t ldy, const float* bias, const Epilogue& e) {
+  index_t j = 0;
+  for (; j + 32 <= cols; j += 32) tile<Rows, 2>(in_channels, a, a_step, b, j, 32, y, ldy, bias, e);
+  for (; j < cols; j += 16) tile<Rows, 1>(in_channels, a, a_step, b, j, cols - j, y, ldy, bias, e);
+}
+
+// One panel of output channels (rows of it, at most 8) over one block of columns.
+inline void panel(index_t rows, index_t in_channels, const float* a, const ShiftedInput& b, index_t cols, float* y,
+                  index_t ldy, const float* bias, const Epilogue& e) {
+  static_assert(kPanelRows == 8, "a panel is one tile high");
+  switch (rows) {
+    case 1: return panel_columns<1>(in_channels, a, rows, b, cols, y, ldy, bias, e);
+    case 2: return panel_columns<2>(in_channels, a, rows, b, cols, y, ldy, bias, e);
+    case 3: return panel_columns<3>(in_channels, a, rows, b, cols, y, ldy, bias, e);
+    case 4: return panel_columns<4>(in_channels, a, rows, b, cols, y, ldy, bias, e);
+    case 5: return panel_columns<5>(in_channels, a, rows, b, cols, y, ldy, bias, e);
+    case 6: return panel_columns<6>(in_channels, a, rows, b, cols, y, ldy, bias, e);
+    case 7: return panel_columns<7>(in_channels, a, rows, b, cols, y, ldy, bias, e);
+    case 8: return panel_columns<8>(in_channels, a, rows, b, cols, y, ldy, bias, e);
+    default: return;
+  }
+}
+
+}  // namespace shifted_detail
+
+// Products shallower than this keep the padded copy: the tiles run a loop over the input channels
+// per tap, which short ones do not amortize (16 channels x 3 x 3: squeezenet1_1's 55 x 55
+// layers 300-315 us against 290, resnet8-cifar's 32 x 32 ones 30 against 28.6; 8 x 5 x 5 taps on
+// mnist-cnn's 14 x 14 already gain, 9.6 -> 8.0 us).
+constexpr index_t kShiftedMinDepth = 192;
+
+// Which convolutions conv_shifted_gemm computes: stride 1, output rows as wide as the input's,
+// deep enough, and planes larger than a tap's reach (a channel's runs then stay inside its
+// neighbours' planes).
+inline bool conv_reads_shifted_input(const ConvParams& p) {
+  const index_t plane = p.in_h * p.in_w;
+  return conv_gemm_k(p) >= kShiftedMinDepth && p.stride_h == 1 && p.stride_w == 1 && p.in_d == 1 && p.k_d == 1 &&
+         p.out_w == p.in_w &&
+         p.k_h * p.k_w <= shifted_detail::kMaxTaps && !conv_reads_input_as_matrix(p) &&
+         shifted_detail::shifted_reach_before(p) <= plane && shifted_detail::shifted_reach_after(p) + 16 <= plane &&
+         plane < (index_t{1} << 30);
+}
+
+// One image of a convolution conv_reads_shifted_input accepts; a task per block of columns and
+// panel of output channels, the panels of a block next to each other (they read the same input).
+inline void conv_shifted_gemm(const ConvParams& p, const float* x, const float* w_packed, const float* bias, float* y,
+                              const Epilogue& e, Parallel parallel) {
+  using namespace shifted_detail;
+  const index_t m = p.out_channels, k = conv_gemm_k(p), n = conv_gemm_n(p), taps = p.k_h * p.k_w;
+  index_t offset[kMaxTaps];
+  for (index_t kh = 0; kh < p.k_h; ++kh)
+    for (index_t kw = 0; kw < p.k_w; ++kw)
+      offset[kh * p.k_w + kw] = (kh * p.dilation_h - p.pad_h) * p.in_w + kw * p.dilation_w - p.pad_w;
+  const index_t panels = packed_gemm_panels(m), blocks = (n + kBlockCols - 1) / kBlockCols;
+  parallel_for(parallel, blocks * panels, [&](index_t task) {
+    const index_t j = task / panels * kBlockCols, cols = n - j < kBlockCols ? n - j : kBlockCols;
+    const index_t first = task % panels * kPanelRows, rows = m - first < kPanelRows ? m - first : kPanelRows;
+    __mmask16 mask[kBlockVectors][kMaxTaps];
+    for (index_t v = 0; v * 16 < cols; ++v) lane_masks(p, j + v * 16, n, mask[v]);
+    const ShiftedInput b{x + j, j, p.in_h * p.in_w, taps, shifted_reach_before(p), shifted_reach_after(p), offset, mask};
+    panel(rows, p.in_channels, w_packed + first * k, b, cols, y + first * n + j, n, bias ? bias + first : nullptr, e);
+  });
+}
+
+#else
+
+inline bool conv_reads_shifted_input(const ConvParams&) { return false; }
+
+inline void conv_shifted_gemm(const ConvParams&, const float*, const float*, const float*, float*, const Epilogue&,
+                              Parallel) {}
+
+#endif
+
 // One-group convolution as a matrix product; w_packed is the weight laid out by pack_weights
 // (M x K), scratch holds conv_gemm_scratch_floats(p, block_cols) floats: the input itself (1x1),
 // a padded copy of it (stride 1, when that fits) or im2col blocks. With a parallel-for, the
@@ -356,6 +568,10 @@ inline void conv_gemm(const ConvParams& p, const float* x, const float* w_packed
     float* yb = y + b * m * n;
     if (conv_reads_input_as_matrix(p)) {
       packed_gemm(m, n, k, w_packed, xb, n, yb, n, bias, e, parallel);
+      continue;
+    }
+    if (conv_reads_shifted_input(p)) {
+      conv_shifted_gemm(p, xb, w_packed, bias, yb, e, parallel);
       continue;
     }
     if (const index_t band = padded_band(p, conv_gemm_scratch_floats(p, block_cols))) {
