@@ -139,13 +139,24 @@ class BlockRenderer {
   const std::set<const Value*>& used_weights() const { return used_weights_; }
 
   // Pointer declarations of the block's arena tensors, then of the views (a view may be
-  // computed before the tensor it is part of: a slab of a Concat's output).
-  std::vector<std::string> declarations(const Block& b) const {
+  // computed before the tensor it is part of: a slab of a Concat's output). A view that no
+  // statement names is left out: one only other views read (a Reshape of a Reshape) is
+  // declared in terms of its root, and its own pointer would be an unused variable.
+  std::vector<std::string> declarations(const Block& b, const std::vector<std::string>& statements) const {
+    std::set<std::string> named;
+    for (const std::string& line : statements)
+      for (std::size_t i = 0; i < line.size();) {
+        std::size_t j = i;
+        while (j < line.size() && (std::isalnum(static_cast<unsigned char>(line[j])) || line[j] == '_')) ++j;
+        if (j > i) named.insert(line.substr(i, j - i));
+        i = j + 1;
+      }
     std::vector<std::string> lines;
     for (Storage kind : {Storage::Arena, Storage::Alias})
       for (const Step& s : b.steps)
         for (const Value* v : s.node->outputs)
-          if (v && T.at(v).storage == kind) lines.push_back(declaration(b, v));
+          if (v && T.at(v).storage == kind && (kind == Storage::Arena || named.count(T.at(v).cname)))
+            lines.push_back(declaration(b, v));
     return lines;
   }
 
@@ -240,9 +251,10 @@ class BlockRenderer {
       lines.push_back(fmt::format("{}* const {} = {};  // '{}' {} {}", dtype_ctype(v->dtype), b.output_params[i],
                                   outputs[i], v->name, dtype_name(v->dtype), shape_str(v->shape)));
     }
-    for (auto& l : declarations(b)) lines.push_back(l);
+    const std::vector<std::string> body = statements(b);
+    for (auto& l : declarations(b, body)) lines.push_back(l);
     lines.push_back("");
-    for (auto& l : statements(b)) lines.push_back(l);
+    for (auto& l : body) lines.push_back(l);
     return lines;
   }
 
@@ -341,8 +353,9 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
 
   std::set<std::string> headers = {"onnxc/layout.h"};
   BlockRenderer renderer(prog, headers);
-  std::string tensors = indent_lines(renderer.declarations(prog.main), "  ");
-  std::string body = indent_lines(renderer.statements(prog.main), "  ");
+  const std::vector<std::string> statements = renderer.statements(prog.main);
+  std::string tensors = indent_lines(renderer.declarations(prog.main, statements), "  ");
+  std::string body = indent_lines(statements, "  ");
   // Parameters the code never reads (inputs only their shape matters for, --constant inputs).
   std::string unused;
   for (std::size_t i = 0; i < g.inputs.size(); ++i) {
