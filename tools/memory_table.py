@@ -21,7 +21,7 @@ MODEL_FLAGS = {"silero-vad-v5": ["--constant", "sr=16000"]}
 # scratch off, so each node of the file (after constant folding) writes its own tensor, in file
 # order. Its peak counts tensors only (peak_tensor_bytes): kernel scratch is our kernels' choice,
 # not the graph's.
-UNFUSED = [arg for p in ["fold-batchnorm", "in-place", "simplify", "fuse-activation", "fuse-elementwise",
+UNFUSED = [arg for p in ["fold-batchnorm", "fold-affine", "in-place", "simplify", "fuse-activation", "fuse-elementwise",
                          "concat-in-place", "reorder", "fit-scratch"] for arg in ("--disable-pass", p)]
 # A memory-first target: one depthwise slot (no thread pool), the plane kernel for QLinearConv.
 MEMORY_FIRST = ["--target", "cortex-m4"]

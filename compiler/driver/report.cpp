@@ -109,6 +109,16 @@ std::string fused_note(const Node& n) {
   return fmt::format("  (fused: {})", fmt::join(ops, ", "));
 }
 
+// The nodes merged into n, as JSON strings: the passes' kMergedOpsAttr, or the nodes a
+// FusedElementwise computes.
+std::vector<std::string> fused_ops(const Node& n) {
+  std::vector<std::string> ops;
+  if (n.op_type == kFusedElementwiseOp && n.domain == kFusedElementwiseDomain)
+    for (const FusedStep& s : fused_steps(n)) ops.push_back(json_string(s.op_type));
+  for (const std::string& op : n.attr_strings(kMergedOpsAttr)) ops.push_back(json_string(op));
+  return ops;
+}
+
 }  // namespace
 
 std::string report_text(const Compilation& c) {
@@ -142,6 +152,8 @@ std::string report_text(const Compilation& c) {
     }
     if (f.step->elided) notes = "  (inputs written in place, no code)";
     if (n.op_type == kFusedElementwiseOp && n.domain == kFusedElementwiseDomain) notes += fused_note(n);
+    if (n.has_attr(kMergedOpsAttr))
+      notes += fmt::format("  (fused: {})", fmt::join(n.attr_strings(kMergedOpsAttr), ", "));
     notes += scratch_note(*f.step);
     s += fmt::format("{:>4}  {:<32} {:<22} {:>12} {:>12}  {}{}\n", index++, name,
                      fmt::format("{}-{}", n.op_type, n.version), f.macs, f.bytes_moved, shapes(n.outputs), notes);
@@ -179,10 +191,12 @@ std::string report_json(const Compilation& c) {
     for (const Value* v : n.outputs) outs.push_back(v ? json_string(shape_str(v->shape)) : "null");
     const Step& step = *steps[i].step;
     s += fmt::format("    {{\"node\": {}, \"op\": {}, \"version\": {}, \"depth\": {}, \"macs\": {}, \"bytes_moved\": {}, "
-                     "\"output_shapes\": [{}], \"scratch_bytes\": {}, \"room_bytes\": {}, \"scratch_note\": {}}}{}\n",
+                     "\"output_shapes\": [{}], \"scratch_bytes\": {}, \"room_bytes\": {}, \"scratch_note\": {}, "
+                     "\"fused\": [{}]}}{}\n",
                      json_string(n.name), json_string(n.op_type), n.version, steps[i].depth, steps[i].macs,
                      steps[i].bytes_moved, fmt::join(outs, ", "), step.op_scratch_bytes, step.room_bytes,
-                     json_string(n.attr_string(kScratchNoteAttr, "")), i + 1 < steps.size() ? "," : "");
+                     json_string(n.attr_string(kScratchNoteAttr, "")), fmt::join(fused_ops(n), ", "),
+                     i + 1 < steps.size() ? "," : "");
   }
   s += "  ],\n  \"tensors\": [\n";
   auto rows = tensor_rows(c);

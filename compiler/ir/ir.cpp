@@ -109,6 +109,11 @@ std::vector<float> Node::attr_floats(const std::string& n, std::vector<float> df
   return a ? a->floats : dflt;
 }
 
+std::vector<std::string> Node::attr_strings(const std::string& n, std::vector<std::string> dflt) const {
+  const Attribute* a = attr(n);
+  return a ? a->strings : dflt;
+}
+
 void Node::set_attr_int(const std::string& n, int64_t v) {
   Attribute& a = attrs[n] = Attribute{};
   a.kind = Attribute::Kind::Int;

@@ -127,6 +127,7 @@ struct Node {
   std::string attr_string(const std::string& n, const std::string& dflt) const;
   std::vector<int64_t> attr_ints(const std::string& n, std::vector<int64_t> dflt = {}) const;
   std::vector<float> attr_floats(const std::string& n, std::vector<float> dflt = {}) const;
+  std::vector<std::string> attr_strings(const std::string& n, std::vector<std::string> dflt = {}) const;
   const Attribute* attr(const std::string& n) const;
   // Setters for the attributes rewrites give the nodes they make or change.
   void set_attr_int(const std::string& n, int64_t v);

@@ -70,6 +70,9 @@ constexpr const char* kPackedWeightsAttr = "onnxc.packed_weights";  // int 1: in
 constexpr const char* kActivationAttr = "onnxc.activation";         // string: the fused activation
 constexpr const char* kActivationAlphaAttr = "onnxc.activation_alpha";
 constexpr const char* kActivationBetaAttr = "onnxc.activation_beta";
+// strings: the nodes fold-batchnorm, fold-affine and fuse-activation merged into the node, in
+// order (--report's "fused"). Also on nodes other than Conv and Gemm (MatMul).
+constexpr const char* kMergedOpsAttr = "onnxc.merged_ops";
 // int: output columns per im2col block of a Gemm Conv (or of QLinearConv's matrix-product
 // kernel); 0: compute it with the direct kernel instead (no scratch, weights left unpacked).
 constexpr const char* kIm2colColsAttr = "onnxc.im2col_cols";

@@ -9,9 +9,10 @@
 namespace onnxc {
 
 // fuse-activation: an activation (Relu, Clip with constant bounds, LeakyRelu, Sigmoid,
-// HardSigmoid, HardSwish, Tanh) whose input is a float Conv's or Gemm's output that nothing
-// else reads is merged into that node, which applies it in its epilogue. Returns the
-// activations removed.
+// HardSigmoid, HardSwish, Tanh, Gelu, and exact GELU written out as Div/Erf/Add/Mul/Mul) whose
+// input is a float Conv's or Gemm's output that nothing else reads, directly or through one
+// view (Reshape, Flatten, Squeeze, Unsqueeze), is merged into that node, which applies it in
+// its epilogue. Returns the nodes removed.
 int fuse_activation(Graph& g);
 
 // How much arena the kernels' scratch may take (--scratch).

@@ -40,6 +40,10 @@ void infer_and_fold(Graph& g, bool fold, std::size_t first_node = 0);
 // Folds inference BatchNormalization into a preceding Conv/Gemm with constant weights.
 // Returns how many were folded.
 int fold_batchnorm(Graph& g);
+// Folds Mul, Add, Sub and Div by per-output-channel (or scalar) constants into a preceding
+// Conv, Gemm or MatMul with constant weights (a MatMul with a shift becomes a Gemm). Returns how
+// many were folded.
+int fold_affine(Graph& g);
 // A new constant value (named after `hint`, unique) holding `t`: what rewriting passes put in
 // place of the weights they change.
 Value* add_constant(Graph& g, const std::string& hint, Tensor t);

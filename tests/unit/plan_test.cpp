@@ -83,3 +83,64 @@ TEST_CASE("reorder: branches run one after the other when that lowers the peak, 
   CHECK(file.program.main.steps[1].node->name == "wide2");
   CHECK(file.program.peak_live_bytes == 256 + 256 + 16);
 }
+
+namespace {
+
+std::vector<std::string> step_ops(const onnxc::Compilation& c) {
+  std::vector<std::string> ops;
+  for (const onnxc::Step& s : c.program.main.steps) ops.push_back(s.node->op_type);
+  return ops;
+}
+
+}  // namespace
+
+TEST_CASE("fold-affine folds Mul, Add, Sub and Div by per-channel constants into the Conv before them") {
+  // tests/models/fusion/conv_affine (validated against numpy by ctest model.fusion.conv_affine):
+  // Conv, then Mul, Add, Sub, Sub (constant first), Div, Relu.
+  std::string path = std::string(ONNXC_TEST_DIR) + "/models/fusion/conv_affine/model.onnx";
+  onnxc::CompileOptions on, off;
+  off.disabled_passes.insert("fold-affine");
+  CHECK(step_ops(onnxc::compile_model(path, on)) == std::vector<std::string>{"Conv"});
+  const auto unfolded = onnxc::compile_model(path, off);
+  CHECK(unfolded.program.main.steps.size() == 2);  // the Conv and one fused elementwise loop
+  CHECK(unfolded.program.main.steps[0].node->op_type == "Conv");
+}
+
+TEST_CASE("fold-affine leaves constants that vary along other axes, and a node whose input is read twice") {
+  ModelBuilder b;
+  b.input("x", {1, 2, 3, 3}).output("y").output("z");
+  b.floats("w", {2, 2, 1, 1}, {1, 2, 3, 4}).floats("rows", {3, 1}, {1, 2, 3}).floats("k", {2, 1, 1}, {5, 6});
+  b.node("Conv", {"x", "w"}, {"c"});
+  b.node("Mul", {"c", "rows"}, {"y"});  // varies along H: not per channel
+  b.node("Conv", {"x", "w"}, {"d"});
+  b.node("Add", {"d", "k"}, {"z0"});
+  b.node("Add", {"z0", "d"}, {"z"});    // d is read twice: the first Add cannot take it over
+  onnxc::CompileOptions o;
+  o.disabled_passes = {"fuse-elementwise"};
+  CHECK(step_ops(onnxc::compile_model(b.write("fold_affine_kept"), o)) ==
+        std::vector<std::string>{"Conv", "Mul", "Conv", "Add", "Add"});
+}
+
+TEST_CASE("fold-affine turns MatMul + Add into a Gemm; fuse-activation takes written-out GELU through the view") {
+  // tests/models/fusion/matmul_affine: MatMul [2,3,5] x [5,4], Mul, Add, GELU written out; a 2-d
+  // MatMul minus a constant; a Gemm divided by a constant.
+  std::string path = std::string(ONNXC_TEST_DIR) + "/models/fusion/matmul_affine/model.onnx";
+  auto c = onnxc::compile_model(path, {});
+  CHECK(step_ops(c) == std::vector<std::string>{"Reshape", "Gemm", "Reshape", "Gemm", "Gemm"});
+  CHECK(c.program.main.steps[1].node->attr_string("onnxc.activation", "") == "Gelu");
+  onnxc::CompileOptions no_activation;
+  no_activation.disabled_passes = {"fuse-activation", "fuse-elementwise"};
+  CHECK(step_ops(onnxc::compile_model(path, no_activation)) ==
+        std::vector<std::string>{"Reshape", "Gemm", "Reshape", "Div", "Erf", "Add", "Mul", "Mul", "Gemm", "Gemm"});
+  onnxc::CompileOptions off;
+  off.disabled_passes = {"fold-affine", "fuse-elementwise", "fuse-activation"};
+  CHECK(onnxc::compile_model(path, off).program.main.steps.size() == 12);
+}
+
+TEST_CASE("fuse-activation merges Gelu-20 into a Conv and a Gemm") {
+  std::string path = std::string(ONNXC_TEST_DIR) + "/models/fusion/conv_gelu/model.onnx";
+  auto c = onnxc::compile_model(path, {});
+  REQUIRE(step_ops(c) == std::vector<std::string>{"Conv", "Gemm"});
+  CHECK(c.program.main.steps[0].node->attr_string("onnxc.activation", "") == "GeluTanh");
+  CHECK(c.program.main.steps[1].node->attr_string("onnxc.activation", "") == "Gelu");
+}

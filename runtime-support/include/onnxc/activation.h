@@ -8,10 +8,12 @@
 namespace onnxc {
 namespace rt {
 
-enum class Activation : int { None, Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh };
+enum class Activation : int { None, Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Gelu, GeluTanh };
 
 // Clip: y = min(max(x, alpha), beta). LeakyRelu: alpha is the slope below 0.
 // HardSigmoid: y = max(0, min(1, alpha * x + beta)). HardSwish: x * HardSigmoid(x) with 1/6, 1/2.
+// Gelu: x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)); GeluTanh: its tanh approximation
+// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
 struct Epilogue {
   Activation activation;
   float alpha, beta;
@@ -35,6 +37,9 @@ inline float activate(const Epilogue& e, float x) {
       return x * (v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v));
     }
     case Activation::Tanh: return std::tanh(x);
+    case Activation::Gelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752440f));
+    case Activation::GeluTanh:
+      return 0.5f * x * (1.0f + std::tanh(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
   }
   return x;
 }

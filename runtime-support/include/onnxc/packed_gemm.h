@@ -134,6 +134,10 @@ inline vfloat activate(const Epilogue& e, vfloat x) {
     case Activation::HardSwish:
       return x * xsimd::min(xsimd::max(x * vfloat(1.0f / 6.0f) + vfloat(0.5f), zero), one);
     case Activation::Tanh: return xsimd::tanh(x);
+    case Activation::Gelu: return vfloat(0.5f) * x * (one + xsimd::erf(x * vfloat(0.70710678118654752440f)));
+    case Activation::GeluTanh:
+      return vfloat(0.5f) * x *
+             (one + xsimd::tanh(vfloat(0.79788456080286535588f) * (x + vfloat(0.044715f) * x * x * x)));
   }
   return x;
 }

@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Writes models the rewriting passes change (fold-batchnorm: Conv/Gemm followed by
-BatchNormalization; simplify: Transpose pairs, Identity, Cast to the same type), with expected
-outputs computed independently in numpy; and eltwise_chains (fuse-elementwise), whose expected
+BatchNormalization; fold-affine: Conv/Gemm/MatMul followed by Mul/Add/Sub/Div by constants;
+fuse-activation: GELU, written out and as Gelu-20, after a Gemm and a Conv; simplify: Transpose
+pairs, Identity, Cast to the same type), with expected outputs computed independently in numpy; and eltwise_chains (fuse-elementwise), whose expected
 outputs come from ONNX Runtime:
 
     node build/ort/ort-run.mjs tests/models/fusion/eltwise_chains     (see that script's header)
 
 Run from this directory."""
+import math
 import os
 import sys
 
@@ -79,6 +81,87 @@ def gemm_bn(name, c_shape):
     save(name, model, [("a", a)], [("y", batchnorm(g, scale, bias, mean, var, 1e-5))])
 
 
+def erf(v):
+    return np.vectorize(math.erf)(v)
+
+
+def conv_affine():
+    """A Conv followed by per-channel and scalar Mul, Add, Sub (both operand orders) and Div, then
+    Relu: fold-affine folds all five into the Conv's weights, fuse-activation the Relu."""
+    x, w, b = f32(1, 3, 6, 6), f32(4, 3, 3, 3, scale=0.5), f32(4)
+    scale, shift, divisor = f32(4, 1, 1), f32(1, 4, 1, 1), (rng.random((4, 1, 1)) + 0.5).astype(np.float32)
+    consts = {"w": w, "b": b, "scale": scale, "shift": shift, "three": np.float32(3), "divisor": divisor}
+    n = helper.make_node
+    graph = helper.make_graph(
+        [n("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+         n("Mul", ["scale", "c"], ["m"]), n("Add", ["m", "shift"], ["a"]), n("Sub", ["a", "three"], ["s"]),
+         n("Sub", ["three", "s"], ["r"]), n("Div", ["r", "divisor"], ["d"]), n("Relu", ["d"], ["y"])],
+        "conv_affine", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    d64 = lambda v: v.astype(np.float64)
+    c = conv2d(x, w, b, 1)
+    r = 3.0 - (d64(scale) * c + d64(shift) - 3.0)
+    save("conv_affine", model, [("x", x)], [("y", np.maximum(r / d64(divisor), 0).astype(np.float32))])
+
+
+def matmul_affine():
+    """MatMul of a [2, 3, 5] input by constant weights, then a per-column Mul and Add (fold-affine:
+    a Gemm between two Reshape views) and GELU written out as PyTorch exports it (fuse-activation
+    through the view); a 2-d MatMul minus a [1, 4] constant (a Gemm); a Gemm divided by a [4]
+    constant."""
+    a3, a2 = f32(2, 3, 5), f32(3, 5)
+    w, w2, wg, cg = f32(5, 4), f32(5, 4), f32(4, 5), f32(4)
+    consts = {"w": w, "scale": f32(4), "bias": f32(4), "sqrt2": np.float32(np.sqrt(2)), "one": np.float32(1),
+              "half": np.float32(0.5), "w2": w2, "sub": f32(1, 4), "wg": wg, "cg": cg,
+              "div": (rng.random(4) + 0.5).astype(np.float32)}
+    n = helper.make_node
+    graph = helper.make_graph(
+        [n("MatMul", ["a3", "w"], ["p"]), n("Mul", ["p", "scale"], ["ps"]), n("Add", ["bias", "ps"], ["x"]),
+         n("Div", ["x", "sqrt2"], ["e"]), n("Erf", ["e"], ["f"]), n("Add", ["f", "one"], ["g"]),
+         n("Mul", ["x", "g"], ["h"]), n("Mul", ["h", "half"], ["y"]),
+         n("MatMul", ["a2", "w2"], ["q"]), n("Sub", ["q", "sub"], ["y2"]),
+         n("Gemm", ["a2", "wg", "cg"], ["r"], transB=1, beta=0.5), n("Div", ["r", "div"], ["y3"])],
+        "matmul_affine", [helper.make_tensor_value_info("a3", TensorProto.FLOAT, a3.shape),
+                          helper.make_tensor_value_info("a2", TensorProto.FLOAT, a2.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4]),
+         helper.make_tensor_value_info("y2", TensorProto.FLOAT, [3, 4]),
+         helper.make_tensor_value_info("y3", TensorProto.FLOAT, [3, 4])],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    d64 = lambda v: np.asarray(v).astype(np.float64)
+    x = d64(a3) @ d64(w) * d64(consts["scale"]) + d64(consts["bias"])
+    y = 0.5 * x * (1 + erf(x / np.sqrt(2)))
+    y2 = d64(a2) @ d64(w2) - d64(consts["sub"])
+    y3 = (d64(a2) @ d64(wg).T + 0.5 * d64(cg)) / d64(consts["div"])
+    save("matmul_affine", model, [("a3", a3), ("a2", a2)],
+         [("y", y.astype(np.float32)), ("y2", y2.astype(np.float32)), ("y3", y3.astype(np.float32))])
+
+
+def conv_gelu():
+    """Gelu-20 after a Conv (approximate='tanh') and after a Gemm (exact): fuse-activation merges
+    both. Opset 20 is newer than Debian's onnx checker knows, so the model is not checked."""
+    x, w, b = f32(1, 3, 6, 6), f32(4, 3, 3, 3, scale=0.5), f32(4)
+    a, wg = f32(3, 5), f32(5, 4)
+    n = helper.make_node
+    graph = helper.make_graph(
+        [n("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]), n("Gelu", ["c"], ["y"], approximate="tanh"),
+         n("Gemm", ["a", "wg"], ["g"]), n("Gelu", ["g"], ["y2"])],
+        "conv_gelu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+                      helper.make_tensor_value_info("a", TensorProto.FLOAT, a.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6]),
+         helper.make_tensor_value_info("y2", TensorProto.FLOAT, [3, 4])],
+        [numpy_helper.from_array(v, k) for k, v in {"w": w, "b": b, "wg": wg}.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=9)
+    c = conv2d(x, w, b, 1)
+    y = 0.5 * c * (1 + np.tanh(np.sqrt(2 / np.pi) * (c + 0.044715 * c ** 3)))
+    g = a.astype(np.float64) @ wg.astype(np.float64)
+    y2 = 0.5 * g * (1 + erf(g / np.sqrt(2)))
+    save("conv_gelu", model, [("x", x), ("a", a)], [("y", y.astype(np.float32)), ("y2", y2.astype(np.float32))],
+         check=False)
+
+
 def transpose_pairs():
     """Two Transpose pairs (one cancels, one composes to a single Transpose), an Identity and a
     Cast to float around a Relu and an Add."""
@@ -135,3 +218,6 @@ if __name__ == "__main__":
     gemm_bn("gemm_bn_matrix_c", (3, 4))
     transpose_pairs()
     eltwise_chains()
+    conv_affine()
+    matmul_affine()
+    conv_gelu()
