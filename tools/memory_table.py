@@ -114,7 +114,7 @@ def main():
         "  kernels can use less: ratio = arena / peak live.",
         "- `unfused peak`: what the graph as written needs. The largest sum of tensor sizes live at",
         "  one step when the model file's nodes (after constant folding) run in file order, each",
-        "  writing its own tensor: no fusion (fold-batchnorm, fuse-activation, fuse-elementwise),",
+        "  writing its own tensor: no fusion (fold-batchnorm, fold-affine, fuse-activation, fuse-elementwise),",
         "  no simplify, no in-place execution (Concat included), no reorder, no fit-scratch.",
         "  Kernel scratch is not counted (it depends on the kernels, not the graph); at a",
         "  control-flow step the largest such peak of its bodies is added. `tensor peak` is the same",
