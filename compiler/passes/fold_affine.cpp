@@ -8,8 +8,9 @@
 //                   output channels (Conv: axis 1; Gemm, MatMul: the last axis), or is a scalar.
 //
 // Conv: W[m] *= a[m], bias[m] = bias[m] * a[m] + shift[m]. Gemm: B's columns scaled, C becomes
-// a * beta * C + shift. MatMul: B's columns scaled; a shift makes it a Gemm with C = shift (a
-// MatMul of rank > 2 reads and writes its tensors through Reshape views, which cost nothing).
+// a * beta * C + shift. MatMul: B's columns scaled; a shift makes it a Gemm with C = shift
+// (matmul_as_gemm: a MatMul of rank > 2 reads and writes its tensors through Reshape views,
+// which cost nothing; fuse-activation uses it too).
 // Everything is computed in double and rounded once.
 #include <cmath>
 #include <optional>
@@ -41,11 +42,7 @@ Node* linear_producer(const Graph& g, const Value* x) {
   if (p->op_type == "Conv") return all_constant(*p, 1, p->inputs.size()) && p->inputs[1]->dtype == DType::Float ? p : nullptr;
   if (p->op_type == "Gemm")
     return all_constant(*p, 1, p->inputs.size()) && p->inputs[1]->dtype == DType::Float && x->shape.size() == 2 ? p : nullptr;
-  if (p->op_type == "MatMul") {
-    const Value* a = p->inputs[0];
-    const Value* b = p->inputs[1];
-    return b->constant && b->dtype == DType::Float && b->shape.size() == 2 && a->shape.size() >= 2 ? p : nullptr;
-  }
+  if (p->op_type == "MatMul") return matmul_can_be_gemm(*p) ? p : nullptr;
   return nullptr;
 }
 
@@ -207,29 +204,20 @@ std::unique_ptr<Node> reshape_node(Graph& g, const Node& near, Value* x, Value* 
   return make_onnx_node("Reshape", near.name + "/" + hint, 13, near.index, {x, shape_value}, {y});
 }
 
-// MatMul with B [K, N]: scaling folds into B. A shift turns it into a Gemm with C = shift; a
-// MatMul whose A has rank > 2 becomes Reshape(A to [M, K]), Gemm, Reshape(back), both views.
-// Adds the Reshape nodes to `before` and `after`.
-void fold_into_matmul(Graph& g, Node& mm, const Affine& f, std::vector<std::unique_ptr<Node>>& before,
-                      std::vector<std::unique_ptr<Node>>& after) {
+std::size_t index_of(const Graph& g, const Node* n) {
+  std::size_t i = 0;
+  while (g.nodes[i].get() != n) ++i;
+  return i;
+}
+
+// MatMul with B [K, N]: scaling folds into B; a shift makes it a Gemm with C = shift. Returns
+// the node that writes the MatMul's output now.
+Node* fold_into_matmul(Graph& g, Node& mm, const Affine& f) {
   mm.inputs[1] = add_constant(g, mm.inputs[1]->name + "_folded", scale_columns(*mm.inputs[1]->constant, false, f.a));
-  if (!has_shift(f)) return;
+  if (!has_shift(f)) return &mm;
   Tensor c(DType::Float, {static_cast<int64_t>(f.shift.size())});
   for (std::size_t i = 0; i < f.shift.size(); ++i) c.data<float>()[i] = static_cast<float>(f.shift[i]);
-  Value* bias = add_constant(g, mm.name + "_folded_bias", std::move(c));
-  const Shape& a_shape = mm.inputs[0]->shape;
-  if (a_shape.size() > 2) {
-    const int64_t k = a_shape.back(), n = mm.outputs[0]->shape.back();
-    Value* rows = new_value(g, mm, {shape_numel(a_shape) / k, k}, "rows");
-    before.push_back(reshape_node(g, mm, mm.inputs[0], rows, "rows"));
-    Value* flat = new_value(g, mm, {rows->shape[0], n}, "flat");
-    after.push_back(reshape_node(g, mm, flat, mm.outputs[0], "unflat"));
-    mm.inputs[0] = rows;
-    mm.outputs[0] = flat;
-  }
-  mm.op_type = "Gemm";
-  mm.version = 13;
-  mm.inputs.push_back(bias);
+  return matmul_as_gemm(g, mm, add_constant(g, mm.name + "_folded_bias", std::move(c)));
 }
 
 // Folds the affine maps `affine_of` finds into their producers. Returns how many nodes went.
@@ -253,33 +241,53 @@ int fold_maps(Graph& g, AffineOf affine_of) {
     std::vector<std::string> merged = producer->attr_strings(kMergedOpsAttr);
     merged.push_back(n.op_type);
     producer->set_attr_strings(kMergedOpsAttr, merged);
-    std::vector<std::unique_ptr<Node>> before, after;
+    Node* writer = producer;
     if (producer->op_type == "Conv") fold_into_conv(g, *producer, *f);
     else if (producer->op_type == "Gemm") fold_into_gemm(g, *producer, *f);
-    else fold_into_matmul(g, *producer, *f, before, after);
-    // The producer (or the Reshape after it) now writes the map's output; the map goes away.
-    if (after.empty()) producer->outputs[0] = n.outputs[0];
-    else after.back()->outputs[0] = n.outputs[0];
-    // The map's place (after its producer) goes to the Reshape after, if any; the Reshape
-    // before goes right before the producer. Then the scan goes on after the map's place: a
-    // later map of the same chain (Mul, then Add) folds into the producer in turn.
-    const std::size_t inserted = before.size() + after.size();
-    g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(i));
-    for (std::size_t k = 0; k < after.size(); ++k)
-      g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(i + k), std::move(after[k]));
-    if (!before.empty()) {
-      std::size_t p = 0;
-      while (g.nodes[p].get() != producer) ++p;
-      for (auto& r : before) g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(p++), std::move(r));
-    }
+    else writer = fold_into_matmul(g, *producer, *f);
+    // The producer (or the view after it) now writes the map's output; the map goes away. The
+    // scan goes on after the writer: a later map of the same chain (Mul, then Add) folds in turn.
+    writer->outputs[0] = n.outputs[0];
+    g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(index_of(g, &n)));
     g.relink();
-    i = i + inserted - 1;  // i >= 1: the producer comes first
+    i = index_of(g, writer);
     ++folded;
   }
   return folded;
 }
 
 }  // namespace
+
+bool matmul_can_be_gemm(const Node& mm) {
+  if (mm.op_type != "MatMul" || !mm.domain.empty() || !mm.has_input(0) || !mm.has_input(1)) return false;
+  const Value* a = mm.inputs[0];
+  const Value* b = mm.inputs[1];
+  return a->dtype == DType::Float && a->shape.size() >= 2 && b->constant && b->dtype == DType::Float &&
+         b->shape.size() == 2;
+}
+
+Node* matmul_as_gemm(Graph& g, Node& mm, Value* bias) {
+  Node* writer = &mm;
+  const Shape& a_shape = mm.inputs[0]->shape;
+  if (a_shape.size() > 2) {
+    const int64_t k = a_shape.back(), n = mm.outputs[0]->shape.back();
+    Value* rows = new_value(g, mm, {shape_numel(a_shape) / k, k}, "rows");
+    Value* flat = new_value(g, mm, {rows->shape[0], n}, "flat");
+    std::unique_ptr<Node> before = reshape_node(g, mm, mm.inputs[0], rows, "rows");
+    std::unique_ptr<Node> after = reshape_node(g, mm, flat, mm.outputs[0], "unflat");
+    writer = after.get();
+    mm.inputs[0] = rows;
+    mm.outputs[0] = flat;
+    const std::size_t at = index_of(g, &mm);
+    g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(at + 1), std::move(after));
+    g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(at), std::move(before));
+  }
+  mm.op_type = "Gemm";
+  mm.version = 13;
+  if (bias) mm.inputs.push_back(bias);
+  g.relink();
+  return writer;
+}
 
 int fold_batchnorm(Graph& g) {
   return fold_maps(g, [](const Node& n, const Node& p, const Value*) { return batchnorm_affine(n, p); });

@@ -94,7 +94,7 @@ Node* written_out_gelu(const Graph& g, const Value* x, std::vector<Node*>& inner
   return nullptr;
 }
 
-// The Conv or Gemm producing x, when an activation of x may move into it: directly, or
+// The Conv, Gemm or MatMul (matmul_can_be_gemm) producing x, when an activation of x may move into it: directly, or
 // through one view (Reshape, Flatten, Squeeze, Unsqueeze: an elementwise function commutes
 // with it) of its output that nothing else reads. `readers` is how many nodes the activation
 // reads x with (the written-out GELU reads it twice).
@@ -107,9 +107,9 @@ Node* fusable_producer(const Graph& g, const Value* x, std::size_t readers) {
     if (!before->producer || before->is_graph_output || before->is_graph_input || g.consumers(before).size() != 1) return nullptr;
     p = before->producer;
   }
-  if ((p->op_type != "Conv" && p->op_type != "Gemm") || !p->domain.empty() || p->has_attr(kActivationAttr))
-    return nullptr;
-  return p;
+  if (p->has_attr(kActivationAttr) || !p->domain.empty()) return nullptr;
+  if (p->op_type == "Conv" || p->op_type == "Gemm" || matmul_can_be_gemm(*p)) return p;
+  return nullptr;
 }
 
 }  // namespace
@@ -134,6 +134,12 @@ int fuse_activation(Graph& g) {
     }
     Node* producer = fusable_producer(g, x, inner.empty() ? 1 : 2);
     if (!producer) continue;
+    if (producer->op_type == "MatMul") {
+      // A Gemm takes the epilogue; for rank > 2 a view after it writes x now. Nodes moved.
+      matmul_as_gemm(g, *producer, nullptr);
+      i = 0;
+      while (g.nodes[i].get() != &act) ++i;
+    }
     producer->set_attr_string(kActivationAttr, f->kind);
     producer->set_attr_float(kActivationAlphaAttr, f->alpha);
     producer->set_attr_float(kActivationBetaAttr, f->beta);

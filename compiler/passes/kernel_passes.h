@@ -12,7 +12,8 @@ namespace onnxc {
 // HardSigmoid, HardSwish, Tanh, Gelu, and exact GELU written out as Div/Erf/Add/Mul/Mul) whose
 // input is a float Conv's or Gemm's output that nothing else reads, directly or through one
 // view (Reshape, Flatten, Squeeze, Unsqueeze), is merged into that node, which applies it in
-// its epilogue. Returns the nodes removed.
+// its epilogue; a MatMul with constant [K, N] weights becomes a Gemm to take it
+// (matmul_as_gemm). Returns the nodes removed.
 int fuse_activation(Graph& g);
 
 // How much arena the kernels' scratch may take (--scratch).

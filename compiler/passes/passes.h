@@ -44,6 +44,13 @@ int fold_batchnorm(Graph& g);
 // Conv, Gemm or MatMul with constant weights (a MatMul with a shift becomes a Gemm). Returns how
 // many were folded.
 int fold_affine(Graph& g);
+// Whether matmul_as_gemm can rewrite the node: a MatMul of a float A of rank >= 2 by a constant
+// float [K, N] B.
+bool matmul_can_be_gemm(const Node& mm);
+// Rewrites such a MatMul into a Gemm with C = bias (nullptr: none). When A has rank > 2, Reshape
+// views to [M, K] before it and back after it are inserted around it in g.nodes. Returns the
+// node that writes the MatMul's output now (the view after it, or the Gemm); relinks g.
+Node* matmul_as_gemm(Graph& g, Node& mm, Value* bias);
 // A new constant value (named after `hint`, unique) holding `t`: what rewriting passes put in
 // place of the weights they change.
 Value* add_constant(Graph& g, const std::string& hint, Tensor t);

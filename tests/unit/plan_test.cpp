@@ -19,7 +19,9 @@ TEST_CASE("an activation whose input dies is computed in place") {
   b.node("MatMul", {"x", "w"}, {"a"});
   b.node("Relu", {"a"}, {"r"});
   b.node("MatMul", {"r", "w"}, {"y"});
-  auto c = onnxc::compile_model(b.write("inplace"), {});
+  onnxc::CompileOptions o;
+  o.disabled_passes = {"fuse-activation"};  // which would make the first MatMul a Gemm applying the Relu
+  auto c = onnxc::compile_model(b.write("inplace"), o);
   CHECK(place_of(c, "r").storage == onnxc::Storage::Alias);
   CHECK(place_of(c, "r").in_place);
   CHECK(c.program.arena_bytes == 16);  // one [1, 4] float buffer serves a and r
@@ -143,4 +145,18 @@ TEST_CASE("fuse-activation merges Gelu-20 into a Conv and a Gemm") {
   REQUIRE(step_ops(c) == std::vector<std::string>{"Conv", "Gemm"});
   CHECK(c.program.main.steps[0].node->attr_string("onnxc.activation", "") == "GeluTanh");
   CHECK(c.program.main.steps[1].node->attr_string("onnxc.activation", "") == "Gelu");
+}
+
+TEST_CASE("fuse-activation makes a MatMul with constant weights a Gemm to take its activation") {
+  // tests/models/fusion/matmul_activation: MatMul [2,3,5] x W + Relu, [3,5] x W2 + Sigmoid, and
+  // [3,5] x an input + Tanh (not constant weights: no Gemm, the Tanh stays).
+  std::string path = std::string(ONNXC_TEST_DIR) + "/models/fusion/matmul_activation/model.onnx";
+  auto c = onnxc::compile_model(path, {});
+  REQUIRE(step_ops(c) == std::vector<std::string>{"Reshape", "Gemm", "Reshape", "Gemm", "MatMul", "Tanh"});
+  CHECK(c.program.main.steps[1].node->attr_string("onnxc.activation", "") == "Relu");
+  CHECK(c.program.main.steps[3].node->attr_string("onnxc.activation", "") == "Sigmoid");
+  onnxc::CompileOptions off;
+  off.disabled_passes = {"fuse-activation", "fuse-elementwise"};
+  CHECK(step_ops(onnxc::compile_model(path, off)) ==
+        std::vector<std::string>{"MatMul", "Relu", "MatMul", "Sigmoid", "MatMul", "Tanh"});
 }

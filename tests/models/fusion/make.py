@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes models the rewriting passes change (fold-batchnorm: Conv/Gemm followed by
 BatchNormalization; fold-affine: Conv/Gemm/MatMul followed by Mul/Add/Sub/Div by constants;
-fuse-activation: GELU, written out and as Gelu-20, after a Gemm and a Conv; simplify: Transpose
+fuse-activation: GELU, written out and as Gelu-20, after a Gemm and a Conv, and activations
+after MatMuls; simplify: Transpose
 pairs, Identity, Cast to the same type), with expected outputs computed independently in numpy; and eltwise_chains (fuse-elementwise), whose expected
 outputs come from ONNX Runtime:
 
@@ -162,6 +163,33 @@ def conv_gelu():
          check=False)
 
 
+def matmul_activation():
+    """Activations after MatMuls: constant weights and a [2, 3, 5] input (fuse-activation makes it
+    a Gemm between Reshape views that takes the Relu), a 2-d one (a Gemm taking the Sigmoid), and
+    weights that are an input (left a MatMul, the Tanh a node of its own)."""
+    a3, a2, bt = f32(2, 3, 5), f32(3, 5), f32(5, 4)
+    w, w2 = f32(5, 4), f32(5, 4)
+    n = helper.make_node
+    graph = helper.make_graph(
+        [n("MatMul", ["a3", "w"], ["p"]), n("Relu", ["p"], ["y"]),
+         n("MatMul", ["a2", "w2"], ["q"]), n("Sigmoid", ["q"], ["y2"]),
+         n("MatMul", ["a2", "bt"], ["r"]), n("Tanh", ["r"], ["y3"])],
+        "matmul_activation", [helper.make_tensor_value_info("a3", TensorProto.FLOAT, a3.shape),
+                              helper.make_tensor_value_info("a2", TensorProto.FLOAT, a2.shape),
+                              helper.make_tensor_value_info("bt", TensorProto.FLOAT, bt.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4]),
+         helper.make_tensor_value_info("y2", TensorProto.FLOAT, [3, 4]),
+         helper.make_tensor_value_info("y3", TensorProto.FLOAT, [3, 4])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(w2, "w2")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    d64 = lambda v: v.astype(np.float64)
+    y = np.maximum(d64(a3) @ d64(w), 0)
+    y2 = 1 / (1 + np.exp(-(d64(a2) @ d64(w2))))
+    y3 = np.tanh(d64(a2) @ d64(bt))
+    save("matmul_activation", model, [("a3", a3), ("a2", a2), ("bt", bt)],
+         [("y", y.astype(np.float32)), ("y2", y2.astype(np.float32)), ("y3", y3.astype(np.float32))])
+
+
 def transpose_pairs():
     """Two Transpose pairs (one cancels, one composes to a single Transpose), an Identity and a
     Cast to float around a Relu and an Add."""
@@ -221,3 +249,4 @@ if __name__ == "__main__":
     conv_affine()
     matmul_affine()
     conv_gelu()
+    matmul_activation()
