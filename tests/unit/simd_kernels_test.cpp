@@ -296,6 +296,45 @@ TEST_CASE("conv_depthwise_in_place matches the reference convolution") {
   }
 }
 
+TEST_CASE("depthwise 'same' planes of at most 16 columns (channels inside the vector loop) match the reference") {
+  // The flat path of conv_depthwise_in_place, which conv_depthwise also takes: the column masks
+  // are computed once per vector and reused across planes, so it needs many channels and two
+  // images (channel index wrapping), plane sizes that are and are not whole vectors, vectors
+  // whose loads all stay inside the plane and vectors at both ends, kernels with no fixed-size
+  // path up to 7 x 7, asymmetric padding and dilation; Relu in registers, LeakyRelu over the rows.
+  auto same = [](index_t c, index_t h, index_t w, index_t k, index_t pad_before, index_t dilation) {
+    ConvParams p = conv2d(c, c, c, w, k, 1, pad_before, dilation);
+    p.in_h = p.out_h = h, p.out_w = w;
+    return p;
+  };
+  for (ConvParams p : {same(64, 25, 5, 3, 1, 1), same(9, 14, 14, 3, 1, 1), same(7, 7, 7, 3, 1, 1),
+                       same(5, 7, 7, 5, 2, 1), same(3, 9, 9, 7, 3, 1), same(3, 16, 16, 3, 1, 1), same(4, 3, 16, 3, 1, 1),
+                       same(3, 11, 13, 3, 2, 2), same(3, 8, 8, 4, 1, 1), same(3, 8, 8, 3, 0, 1), same(3, 5, 2, 3, 2, 1),
+                       same(17, 1, 5, 3, 1, 1)}) {
+    for (onnxc::rt::Epilogue e : {onnxc::rt::Epilogue{onnxc::rt::Activation::Relu, 0.0f, 0.0f},
+                                  onnxc::rt::Epilogue{onnxc::rt::Activation::LeakyRelu, 0.5f, 0.0f}}) {
+      p.batch = 2;
+      if (p.in_h == 1) p.k_h = 1, p.pad_h = 0;  // a 1-d plane
+      auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * p.k_h * p.k_w, 0.25f);
+      auto bias = ramp(p.out_channels, 1.0f);
+      std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * p.out_h * p.out_w));
+      std::vector<float> y(expected.size()), z(expected.size());
+      std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_depthwise_scratch_floats(p)));
+      onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+      onnxc::rt::activate_row(e, expected.data(), static_cast<std::ptrdiff_t>(expected.size()));
+      onnxc::rt::conv_depthwise_in_place(p, x.data(), w.data(), bias.data(), y.data(), e);
+      onnxc::rt::conv_depthwise(p, x.data(), w.data(), bias.data(), z.data(), scratch.data(), e);
+      INFO(p.in_channels << " channels, plane " << p.in_h << "x" << p.in_w << ", kernel " << p.k_h << "x" << p.k_w
+                         << ", pad " << p.pad_w << ", dilation " << p.dilation_w << ", activation "
+                         << static_cast<int>(e.activation));
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        REQUIRE(y[i] == Approx(expected[i]).margin(1e-5));
+        REQUIRE(z[i] == Approx(expected[i]).margin(1e-5));
+      }
+    }
+  }
+}
+
 namespace {
 
 // A parallel-for that runs the tasks on the calling thread, last first, and records how often
