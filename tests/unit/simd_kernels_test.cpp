@@ -61,6 +61,32 @@ TEST_CASE("conv_gemm matches the reference convolution, with padding, stride and
   }
 }
 
+TEST_CASE("conv_gemm with output rows narrower than a vector (im2col rows gathered on AVX-512) matches the reference") {
+  // kws-dscnn's first layer (10 x 4 kernel, stride 2, padding 5 rows and 1 column over 49 x 10:
+  // 25 x 5 outputs), a non-square stride 3 with dilation 2, a one-column output, a 1-d input,
+  // and two images; blocks that start inside an output row and end inside another.
+  ConvParams kws{1, 2, 9, 1, 1, 49, 10, 1, 25, 5, 1, 10, 4, 1, 2, 2, 1, 1, 1, 0, 5, 1};
+  ConvParams strided{2, 3, 5, 1, 1, 17, 11, 1, 6, 3, 1, 3, 2, 1, 3, 4, 1, 2, 2, 0, 2, 1};
+  ConvParams one_column{1, 2, 4, 1, 1, 9, 3, 1, 9, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0};
+  ConvParams one_d{1, 3, 6, 1, 1, 1, 29, 1, 1, 14, 1, 1, 3, 1, 1, 2, 1, 1, 1, 0, 0, 1};
+  for (const ConvParams& p : {kws, strided, one_column, one_d}) {
+    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
+    auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
+    auto bias = ramp(p.out_channels, 1.0f);
+    std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * n)), y(expected.size());
+    std::vector<float> packed(w.size());
+    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    for (index_t block : {onnxc::rt::packed_gemm_block_cols(k), index_t{16}, index_t{7}, index_t{5}}) {
+      std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_gemm_scratch_floats(p, block)) + 1);
+      onnxc::rt::conv_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(), block,
+                           {onnxc::rt::Activation::Relu, 0, 0});
+      INFO("output " << p.out_h << "x" << p.out_w << ", block " << block);
+      for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i] > 0 ? expected[i] : 0.0f));
+    }
+  }
+}
+
 TEST_CASE("copy_even_floats copies every other float, for every length around the vector width") {
   for (index_t n = 0; n <= 3 * 16 + 1; ++n) {
     std::vector<float> src(static_cast<std::size_t>(n > 0 ? 2 * n - 1 : 0)), dst(static_cast<std::size_t>(n) + 1, -1.0f);
