@@ -322,10 +322,10 @@ TEST_CASE("conv_depthwise_in_place matches the reference convolution") {
   }
 }
 
-TEST_CASE("depthwise 'same' planes of at most 16 columns (channels inside the vector loop) match the reference") {
-  // The flat path of conv_depthwise_in_place, which conv_depthwise also takes: the column masks
-  // are computed once per vector and reused across planes, so it needs many channels and two
-  // images (channel index wrapping), plane sizes that are and are not whole vectors, vectors
+TEST_CASE("depthwise 'same' stride-1 planes (one flat array, no padded copy) match the reference") {
+  // The flat path of conv_depthwise_in_place, which conv_depthwise also takes: many channels and
+  // two images (channel index wrapping), planes narrower and wider than a vector (a vector's
+  // lanes span several rows, or two), plane sizes that are and are not whole vectors, vectors
   // whose loads all stay inside the plane and vectors at both ends, kernels with no fixed-size
   // path up to 7 x 7, asymmetric padding and dilation; Relu in registers, LeakyRelu over the rows.
   auto same = [](index_t c, index_t h, index_t w, index_t k, index_t pad_before, index_t dilation) {
@@ -336,7 +336,8 @@ TEST_CASE("depthwise 'same' planes of at most 16 columns (channels inside the ve
   for (ConvParams p : {same(64, 25, 5, 3, 1, 1), same(9, 14, 14, 3, 1, 1), same(7, 7, 7, 3, 1, 1),
                        same(5, 7, 7, 5, 2, 1), same(3, 9, 9, 7, 3, 1), same(3, 16, 16, 3, 1, 1), same(4, 3, 16, 3, 1, 1),
                        same(3, 11, 13, 3, 2, 2), same(3, 8, 8, 4, 1, 1), same(3, 8, 8, 3, 0, 1), same(3, 5, 2, 3, 2, 1),
-                       same(17, 1, 5, 3, 1, 1)}) {
+                       same(17, 1, 5, 3, 1, 1), same(3, 17, 17, 3, 1, 1), same(2, 56, 56, 3, 1, 1),
+                       same(3, 20, 37, 5, 2, 1), same(2, 9, 33, 3, 2, 2), same(3, 1, 37, 3, 1, 1)}) {
     for (onnxc::rt::Epilogue e : {onnxc::rt::Epilogue{onnxc::rt::Activation::Relu, 0.0f, 0.0f},
                                   onnxc::rt::Epilogue{onnxc::rt::Activation::LeakyRelu, 0.5f, 0.0f}}) {
       p.batch = 2;

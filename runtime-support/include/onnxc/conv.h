@@ -1458,9 +1458,10 @@ inline void plane(const ConvParams& p, const float* xc, const float* wc, float b
 
 #if defined(ONNXC_SIMD)
 
-// Narrow stride-1 planes whose output has the input's size ("same" padding: kws-dscnn's 25 x 5,
-// MobileNet's 14 x 14 and 7 x 7) fill few vector lanes per output row. As in conv_depthwise, they
-// run as one flat array, here without padding: under tap (kh, kw), output i reads input
+// Stride-1 planes whose output has the input's size ("same" padding: kws-dscnn's 25 x 5, all of
+// MobileNet's stride-1 layers) run as one flat array, without padding (narrow planes would fill
+// few vector lanes per output row, and wide ones need no padded copy): under tap (kh, kw),
+// output i reads input
 // i + (kh * dilation_h - pad_h) * w + kw * dilation_w - pad_w, so one load serves a vector of
 // outputs spanning several rows. A lane whose tap column lies outside its row (the load gave it
 // the neighbouring row's end) is dropped by a mask; one whose tap row lies outside the plane
@@ -1469,11 +1470,12 @@ inline void plane(const ConvParams& p, const float* xc, const float* wc, float b
 // offsets and column bounds are computed once per call, and each vector's column masks come from
 // a vector of lane columns stepped along. In isolation (min of 2000 runs, load 15): kws-dscnn's
 // 64 planes of 25 x 5 9.0 -> 3.1 us, MobileNet's 96 of 14 x 14 19.0 -> 7.2 (12.2 with the
-// padded kernel), 96 of 7 x 7 11.0 -> 3.0 (5.4 padded).
+// padded kernel), 96 of 7 x 7 11.0 -> 3.0 (5.4 padded); against the padded rows of
+// conv_depthwise, 144 x 56 x 56 246 -> 158 us, 192 x 28 x 28 124 -> 56, 32 x 112 x 112 187 -> 137.
 constexpr index_t kFlatMaxTaps = 64;  // kernels of any other size: one weight register per tap
 inline bool uses_flat_plane(const ConvParams& p) {
   return p.stride_h == 1 && p.stride_w == 1 && p.in_w == p.out_w && p.in_h == p.out_h &&
-         p.out_w <= kFlatMaxWidth && p.k_h * p.k_w <= kFlatMaxTaps;
+         p.k_h * p.k_w <= kFlatMaxTaps;
 }
 
 // The vector of plane[at + l], zero for the lanes outside [0, count) (at may be negative): a
@@ -1542,7 +1544,8 @@ inline void flat_planes(const ConvParams& p, const float* x, const float* w, con
   }
   // A vector whose loads all stay in [0, count): from the first tap's offset to the last's.
   const index_t first_tap = taps.offset[0], last_tap = taps.offset[k_h * k_w - 1];
-  // The lane columns of the first vector, and their step from one vector to the next.
+  // The lane columns of the first vector, and their step from one vector to the next (less than
+  // a row: one subtraction wraps a lane into the next row).
   alignas(64) float lane_columns[kFloatLanes];
   for (index_t l = 0; l < kFloatLanes; ++l) lane_columns[l] = static_cast<float>(l % width);
   const vfloat first_columns = vfloat::load_aligned(lane_columns);
@@ -1612,10 +1615,10 @@ inline void conv_depthwise_in_place(const ConvParams& p, const float* x, const f
 // Depthwise convolution (group == in_channels == out_channels), 1-d or 2-d (in_d == k_d == 1),
 // k_h <= 16; scratch holds `slots` times conv_depthwise_scratch_floats(p) floats. With a
 // parallel-for, the planes (images x channels) are cut into `slots` ranges, one task each with
-// its own scratch; without one, slot 0 computes every plane. The narrow planes
+// its own scratch; without one, slot 0 computes every plane. The 'same' stride-1 planes
 // conv_depthwise_in_place computes as flat arrays on SIMD targets go to it (faster than padding
 // them: kws-dscnn's 64 planes of 25 x 5 8.8 -> 3.6 us, MobileNet's 96 of 14 x 14 12.2 -> 8.1,
-// 96 of 7 x 7 5.4 -> 3.6), and leave the scratch unused.
+// 96 of 7 x 7 5.4 -> 3.6, 144 of 56 x 56 246 -> 158), and leave the scratch unused.
 inline void conv_depthwise(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
                            float* scratch, const Epilogue& e, Parallel parallel = nullptr, index_t slots = 1) {
   if (depthwise_in_place_detail::uses_flat_plane(p)) return conv_depthwise_in_place(p, x, w, bias, y, e, parallel);
