@@ -257,7 +257,10 @@ TEST_CASE("conv_depthwise matches the reference convolution") {
                        conv2d(2, 2, 2, 40, 3, 2, 0, 1), conv2d(2, 2, 2, 50, 5, 3, 2, 1), conv2d(2, 2, 2, 19, 3, 2, 2, 3),
                        conv2d(2, 2, 2, 6, 1, 1, 0, 1), conv2d(2, 2, 2, 70, 3, 1, 1, 1), conv2d(1, 1, 1, 140, 3, 2, 1, 1),
                        conv2d(2, 2, 2, 28, 3, 1, 1, 1), conv2d(2, 2, 2, 29, 3, 1, 1, 1), conv2d(2, 2, 2, 46, 3, 2, 1, 1),
-                       conv2d(2, 2, 2, 30, 3, 1, 2, 2), conv2d(2, 2, 2, 33, 5, 2, 2, 1), wide_1d, tall}) {
+                       conv2d(2, 2, 2, 30, 3, 1, 2, 2), conv2d(2, 2, 2, 33, 5, 2, 2, 1), wide_1d, tall,
+                       // rows whose last group has four vectors (49 to 63 columns after whole groups):
+                       // MobileNet's 112 x 112 -> 56 x 56, 100 -> 50, and a stride-1 'valid' 60 -> 58
+                       conv2d(1, 1, 1, 112, 3, 2, 1, 1), conv2d(2, 2, 2, 100, 3, 2, 1, 1), conv2d(2, 2, 2, 60, 3, 1, 0, 1)}) {
     auto x = ramp(p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * p.k_h * p.k_w, 0.25f);
     auto bias = ramp(p.out_channels, 1.0f);
     std::vector<float> expected(static_cast<std::size_t>(p.out_channels * p.out_h * p.out_w)), y(expected.size());
@@ -303,7 +306,9 @@ TEST_CASE("conv_depthwise_in_place matches the reference convolution") {
                        conv2d(2, 2, 2, 30, 3, 1, 2, 2), conv2d(2, 2, 2, 33, 5, 2, 2, 1), conv2d(2, 2, 2, 33, 3, 2, 0, 1),
                        conv2d(2, 2, 2, 35, 5, 2, 0, 1), conv2d(2, 2, 2, 34, 5, 1, 0, 1), conv2d(2, 2, 2, 12, 5, 1, 2, 1),
                        conv2d(2, 2, 2, 3, 3, 1, 1, 1), wide_1d, tall, pad_after, pad_before, even_kernel, tiny,
-                       wide_pad}) {
+                       wide_pad,
+                       // vector columns whose last group has four vectors (MobileNet's 112 x 112 -> 56 x 56)
+                       conv2d(1, 1, 1, 112, 3, 2, 1, 1), conv2d(2, 2, 2, 100, 3, 2, 1, 1), conv2d(2, 2, 2, 60, 3, 1, 0, 1)}) {
     for (onnxc::rt::Epilogue e : {onnxc::rt::Epilogue{onnxc::rt::Activation::Clip, -1.0f, 6.0f},
                                   onnxc::rt::Epilogue{onnxc::rt::Activation::LeakyRelu, 0.5f, 0.0f}}) {
       p.batch = 2;

@@ -1118,7 +1118,8 @@ inline void output_rows(const ConvParams& p, const KernelRows* rows, const float
     const index_t cols = p.out_w - ow - (vectors - 1) * kFloatLanes;
     if (vectors == 1) output_group<S, K, R, 1>(p, rows, wc, bias, ow, cols, y, c);
     else if (vectors == 2) output_group<S, K, R, 2>(p, rows, wc, bias, ow, cols, y, c);
-    else output_group<S, K, R, 3>(p, rows, wc, bias, ow, cols, y, c);
+    else if (vectors == 3) output_group<S, K, R, 3>(p, rows, wc, bias, ow, cols, y, c);
+    else output_group<S, K, R, V>(p, rows, wc, bias, ow, cols, y, c);  // V vectors, the last partial
   }
   if (!packed_gemm_detail::is_clamp(e)) activate_row(e, y, R * p.out_w);
 }
@@ -1377,7 +1378,8 @@ inline void vector_columns(const ConvParams& p, const KernelRows* rows, KernelRo
     const index_t cols = to - ow - (vectors - 1) * kFloatLanes;
     if (vectors == 1) output_group<S, K, R, 1>(p, rows, kr, wc, bias, ow, cols, y, c);
     else if (vectors == 2) output_group<S, K, R, 2>(p, rows, kr, wc, bias, ow, cols, y, c);
-    else output_group<S, K, R, 3>(p, rows, kr, wc, bias, ow, cols, y, c);
+    else if (vectors == 3) output_group<S, K, R, 3>(p, rows, kr, wc, bias, ow, cols, y, c);
+    else output_group<S, K, R, V>(p, rows, kr, wc, bias, ow, cols, y, c);  // V vectors, the last partial
   }
 }
 
