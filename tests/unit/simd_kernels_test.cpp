@@ -61,6 +61,32 @@ TEST_CASE("conv_gemm matches the reference convolution, with padding, stride and
   }
 }
 
+TEST_CASE("conv_gemm with output rows narrower than a vector (im2col rows gathered on AVX-512) matches the reference") {
+  // kws-dscnn's first layer (10 x 4 kernel, stride 2, padding 5 rows and 1 column over 49 x 10:
+  // 25 x 5 outputs), a non-square stride 3 with dilation 2, a one-column output, a 1-d input,
+  // and two images; blocks that start inside an output row and end inside another.
+  ConvParams kws{1, 2, 9, 1, 1, 49, 10, 1, 25, 5, 1, 10, 4, 1, 2, 2, 1, 1, 1, 0, 5, 1};
+  ConvParams strided{2, 3, 5, 1, 1, 17, 11, 1, 6, 3, 1, 3, 2, 1, 3, 4, 1, 2, 2, 0, 2, 1};
+  ConvParams one_column{1, 2, 4, 1, 1, 9, 3, 1, 9, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0};
+  ConvParams one_d{1, 3, 6, 1, 1, 1, 29, 1, 1, 14, 1, 1, 3, 1, 1, 2, 1, 1, 1, 0, 0, 1};
+  for (const ConvParams& p : {kws, strided, one_column, one_d}) {
+    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
+    auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
+    auto bias = ramp(p.out_channels, 1.0f);
+    std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * n)), y(expected.size());
+    std::vector<float> packed(w.size());
+    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    for (index_t block : {onnxc::rt::packed_gemm_block_cols(k), index_t{16}, index_t{7}, index_t{5}}) {
+      std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_gemm_scratch_floats(p, block)) + 1);
+      onnxc::rt::conv_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(), block,
+                           {onnxc::rt::Activation::Relu, 0, 0});
+      INFO("output " << p.out_h << "x" << p.out_w << ", block " << block);
+      for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i] > 0 ? expected[i] : 0.0f));
+    }
+  }
+}
+
 TEST_CASE("copy_even_floats copies every other float, for every length around the vector width") {
   for (index_t n = 0; n <= 3 * 16 + 1; ++n) {
     std::vector<float> src(static_cast<std::size_t>(n > 0 ? 2 * n - 1 : 0)), dst(static_cast<std::size_t>(n) + 1, -1.0f);
@@ -231,7 +257,10 @@ TEST_CASE("conv_depthwise matches the reference convolution") {
                        conv2d(2, 2, 2, 40, 3, 2, 0, 1), conv2d(2, 2, 2, 50, 5, 3, 2, 1), conv2d(2, 2, 2, 19, 3, 2, 2, 3),
                        conv2d(2, 2, 2, 6, 1, 1, 0, 1), conv2d(2, 2, 2, 70, 3, 1, 1, 1), conv2d(1, 1, 1, 140, 3, 2, 1, 1),
                        conv2d(2, 2, 2, 28, 3, 1, 1, 1), conv2d(2, 2, 2, 29, 3, 1, 1, 1), conv2d(2, 2, 2, 46, 3, 2, 1, 1),
-                       conv2d(2, 2, 2, 30, 3, 1, 2, 2), conv2d(2, 2, 2, 33, 5, 2, 2, 1), wide_1d, tall}) {
+                       conv2d(2, 2, 2, 30, 3, 1, 2, 2), conv2d(2, 2, 2, 33, 5, 2, 2, 1), wide_1d, tall,
+                       // rows whose last group has four vectors (49 to 63 columns after whole groups):
+                       // MobileNet's 112 x 112 -> 56 x 56, 100 -> 50, and a stride-1 'valid' 60 -> 58
+                       conv2d(1, 1, 1, 112, 3, 2, 1, 1), conv2d(2, 2, 2, 100, 3, 2, 1, 1), conv2d(2, 2, 2, 60, 3, 1, 0, 1)}) {
     auto x = ramp(p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * p.k_h * p.k_w, 0.25f);
     auto bias = ramp(p.out_channels, 1.0f);
     std::vector<float> expected(static_cast<std::size_t>(p.out_channels * p.out_h * p.out_w)), y(expected.size());
@@ -277,7 +306,9 @@ TEST_CASE("conv_depthwise_in_place matches the reference convolution") {
                        conv2d(2, 2, 2, 30, 3, 1, 2, 2), conv2d(2, 2, 2, 33, 5, 2, 2, 1), conv2d(2, 2, 2, 33, 3, 2, 0, 1),
                        conv2d(2, 2, 2, 35, 5, 2, 0, 1), conv2d(2, 2, 2, 34, 5, 1, 0, 1), conv2d(2, 2, 2, 12, 5, 1, 2, 1),
                        conv2d(2, 2, 2, 3, 3, 1, 1, 1), wide_1d, tall, pad_after, pad_before, even_kernel, tiny,
-                       wide_pad}) {
+                       wide_pad,
+                       // vector columns whose last group has four vectors (MobileNet's 112 x 112 -> 56 x 56)
+                       conv2d(1, 1, 1, 112, 3, 2, 1, 1), conv2d(2, 2, 2, 100, 3, 2, 1, 1), conv2d(2, 2, 2, 60, 3, 1, 0, 1)}) {
     for (onnxc::rt::Epilogue e : {onnxc::rt::Epilogue{onnxc::rt::Activation::Clip, -1.0f, 6.0f},
                                   onnxc::rt::Epilogue{onnxc::rt::Activation::LeakyRelu, 0.5f, 0.0f}}) {
       p.batch = 2;
@@ -292,6 +323,46 @@ TEST_CASE("conv_depthwise_in_place matches the reference convolution") {
                     << p.k_w << ", stride " << p.stride_w << ", pad " << p.pad_w << ", dilation " << p.dilation_w
                     << ", activation " << static_cast<int>(e.activation));
       for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i]).margin(1e-5));
+    }
+  }
+}
+
+TEST_CASE("depthwise 'same' stride-1 planes (one flat array, no padded copy) match the reference") {
+  // The flat path of conv_depthwise_in_place, which conv_depthwise also takes: many channels and
+  // two images (channel index wrapping), planes narrower and wider than a vector (a vector's
+  // lanes span several rows, or two), plane sizes that are and are not whole vectors, vectors
+  // whose loads all stay inside the plane and vectors at both ends, kernels with no fixed-size
+  // path up to 7 x 7, asymmetric padding and dilation; Relu in registers, LeakyRelu over the rows.
+  auto same = [](index_t c, index_t h, index_t w, index_t k, index_t pad_before, index_t dilation) {
+    ConvParams p = conv2d(c, c, c, w, k, 1, pad_before, dilation);
+    p.in_h = p.out_h = h, p.out_w = w;
+    return p;
+  };
+  for (ConvParams p : {same(64, 25, 5, 3, 1, 1), same(9, 14, 14, 3, 1, 1), same(7, 7, 7, 3, 1, 1),
+                       same(5, 7, 7, 5, 2, 1), same(3, 9, 9, 7, 3, 1), same(3, 16, 16, 3, 1, 1), same(4, 3, 16, 3, 1, 1),
+                       same(3, 11, 13, 3, 2, 2), same(3, 8, 8, 4, 1, 1), same(3, 8, 8, 3, 0, 1), same(3, 5, 2, 3, 2, 1),
+                       same(17, 1, 5, 3, 1, 1), same(3, 17, 17, 3, 1, 1), same(2, 56, 56, 3, 1, 1),
+                       same(3, 20, 37, 5, 2, 1), same(2, 9, 33, 3, 2, 2), same(3, 1, 37, 3, 1, 1)}) {
+    for (onnxc::rt::Epilogue e : {onnxc::rt::Epilogue{onnxc::rt::Activation::Relu, 0.0f, 0.0f},
+                                  onnxc::rt::Epilogue{onnxc::rt::Activation::LeakyRelu, 0.5f, 0.0f}}) {
+      p.batch = 2;
+      if (p.in_h == 1) p.k_h = 1, p.pad_h = 0;  // a 1-d plane
+      auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * p.k_h * p.k_w, 0.25f);
+      auto bias = ramp(p.out_channels, 1.0f);
+      std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * p.out_h * p.out_w));
+      std::vector<float> y(expected.size()), z(expected.size());
+      std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_depthwise_scratch_floats(p)));
+      onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+      onnxc::rt::activate_row(e, expected.data(), static_cast<std::ptrdiff_t>(expected.size()));
+      onnxc::rt::conv_depthwise_in_place(p, x.data(), w.data(), bias.data(), y.data(), e);
+      onnxc::rt::conv_depthwise(p, x.data(), w.data(), bias.data(), z.data(), scratch.data(), e);
+      INFO(p.in_channels << " channels, plane " << p.in_h << "x" << p.in_w << ", kernel " << p.k_h << "x" << p.k_w
+                         << ", pad " << p.pad_w << ", dilation " << p.dilation_w << ", activation "
+                         << static_cast<int>(e.activation));
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        REQUIRE(y[i] == Approx(expected[i]).margin(1e-5));
+        REQUIRE(z[i] == Approx(expected[i]).margin(1e-5));
+      }
     }
   }
 }
