@@ -152,6 +152,39 @@ TEST_CASE("conv_gemm reading the input in place ('same' stride-1 convolutions) m
 #endif
 }
 
+TEST_CASE("conv_shifted (no scratch) matches the reference convolution, shallow products included") {
+  // What the compiler gives conv_shifted where it gives no scratch: resnet8-cifar's 16-channel
+  // 32 x 32 layer and its 8 x 8 one, one input channel (its runs masked at both ends of the plane),
+  // odd planes of 7 to 17 columns (tiles wrapping across rows, partial last vectors), a 5 x 5
+  // kernel on a 6 x 6 plane, dilation 2, a 1-d row, partial panels of output channels, a batch of two.
+  ConvParams row_1d = conv2d(3, 5, 1, 1, 3, 1, 1, 1);
+  row_1d.in_w = row_1d.out_w = 37, row_1d.in_h = row_1d.out_h = 1, row_1d.k_h = 1, row_1d.pad_h = 0;
+  ConvParams batch2 = conv2d(4, 9, 1, 9, 3, 1, 1, 1);
+  batch2.batch = 2;
+  for (ConvParams p : {conv2d(16, 16, 1, 32, 3, 1, 1, 1), conv2d(64, 64, 1, 8, 3, 1, 1, 1), conv2d(1, 3, 1, 17, 3, 1, 1, 1),
+                       conv2d(2, 11, 1, 7, 3, 1, 1, 1), conv2d(3, 8, 1, 6, 5, 1, 2, 1), conv2d(5, 17, 1, 13, 3, 1, 2, 2),
+                       conv2d(16, 32, 1, 15, 3, 1, 1, 1), row_1d, batch2}) {
+    INFO("channels " << p.in_channels << " -> " << p.out_channels << ", plane " << p.in_h << "x" << p.in_w
+                     << ", kernel " << p.k_h << "x" << p.k_w << ", pad " << p.pad_w << ", dilation " << p.dilation_w);
+    REQUIRE(onnxc::rt::conv_shape_reads_shifted_input(p));
+    if (!onnxc::rt::kShiftedInputProduct) continue;  // built without AVX-512: the compiler never calls it
+    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
+    auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
+    auto bias = ramp(p.out_channels, 1.0f);
+    std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * n)), y(expected.size());
+    std::vector<float> packed(w.size());
+    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    onnxc::rt::conv_shifted(p, x.data(), packed.data(), bias.data(), y.data(), {onnxc::rt::Activation::None, 0.0f, 0.0f});
+    for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i]).margin(1e-4));
+  }
+  // Shapes it cannot read in place: stride 2, output rows narrower than the input's, a 5 x 5 reach
+  // on a 4 x 4 plane.
+  CHECK_FALSE(onnxc::rt::conv_shape_reads_shifted_input(conv2d(16, 32, 1, 32, 3, 2, 1, 1)));
+  CHECK_FALSE(onnxc::rt::conv_shape_reads_shifted_input(conv2d(16, 16, 1, 32, 3, 1, 0, 1)));
+  CHECK_FALSE(onnxc::rt::conv_shape_reads_shifted_input(conv2d(4, 4, 1, 4, 5, 1, 2, 1)));
+}
+
 TEST_CASE("packed_gemm matches a plain matrix product, narrow products included") {
   // Narrow shapes (fewer columns than a wide tile: vectors along the rows on AVX-512) with whole
   // groups of 32 rows, a last group of whole and partial panels, every column-tile width and
