@@ -113,6 +113,14 @@ bool conv_gemm_reads_padded_input(const Node& n, int64_t im2col_cols) {
 
 int64_t conv_depth(const Node& n) { return rt::conv_gemm_k(conv_params_of(n)); }
 
+int64_t conv_phase_planes_cols(const Node& n) {
+  if (!conv_packs_weights(n) || n.inputs[0]->shape.size() != 4) return 0;
+  const rt::ConvParams p = conv_params_of(n);
+  const int64_t k = rt::conv_gemm_k(p), floats = rt::conv_phase_floats(p);
+  if (!rt::conv_shape_reads_phase_planes(p) || k * rt::conv_gemm_n(p) < floats) return 0;
+  return (floats + k - 1) / k;
+}
+
 int64_t conv_im2col_cols(const Node& n) {
   return n.attr_int(kIm2colColsAttr, rt::packed_gemm_block_cols(rt::conv_gemm_k(conv_params_of(n))));
 }

@@ -180,6 +180,28 @@ TEST_CASE("on SIMD targets a Conv with at most 64 output positions takes the pac
   CHECK(onnxc::conv_algorithm(node_named(generic, "c")) == onnxc::ConvAlgorithm::Gemm);
 }
 
+TEST_CASE("with AVX-512, a stride-2 3x3 Conv gets the scratch of its input's phase planes where they fit") {
+  // x (16 x 32 x 32) -> 3x3 stride-2 Conv "c" to 32 x 16 x 16 -> y: graph inputs and outputs are
+  // not in the arena, so there is no room. Fitting: rt::conv_direct_packed; for speed the phase
+  // planes (16 x 4 x 256 floats and 32 of slack in im2col blocks of 144 floats: 114 columns).
+  ModelBuilder b;
+  b.input("x", {1, 16, 32, 32}).output("y");
+  b.floats("c_w", {32, 16, 3, 3}, filled(32 * 16 * 9, 0.01f));
+  auto& c = b.node("Conv", {"x", "c_w"}, {"y"}, "c");
+  ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
+  ModelBuilder::attr_ints(c, "strides", {2, 2});
+  const std::string path = b.write("phase_planes");
+  auto speed = compile(path, "avx512", onnxc::ScratchPolicy::Speed);
+  CHECK(im2col_cols(speed, "c") == 114);
+  CHECK(node_named(speed, "c").attr_string(onnxc::kScratchNoteAttr, "").find("phase planes") != std::string::npos);
+  CHECK(speed.program.arena_bytes == 114 * 144 * 4);
+  auto fit = compile(path, "avx512");
+  CHECK(onnxc::conv_algorithm(node_named(fit, "c")) == onnxc::ConvAlgorithm::DirectPacked);
+  CHECK(fit.program.arena_bytes == 0);
+  auto avx2 = compile(path, "avx2", onnxc::ScratchPolicy::Speed);  // no phase planes: a row of tiles
+  CHECK(im2col_cols(avx2, "c") == 96);
+}
+
 TEST_CASE("a Conv in a control-flow body gets its block from the room in its own block") {
   // y = If(cond, then: Conv3x3(x), else: Conv3x3(x)): each body's only tensor is its output, which
   // its parent holds, so no body has room for an im2col block.

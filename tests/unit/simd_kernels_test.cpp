@@ -185,6 +185,55 @@ TEST_CASE("conv_shifted (no scratch) matches the reference convolution, shallow 
   CHECK_FALSE(onnxc::rt::conv_shape_reads_shifted_input(conv2d(4, 4, 1, 4, 5, 1, 2, 1)));
 }
 
+TEST_CASE("conv_gemm over the phase planes of a stride-2 input matches the reference convolution") {
+  // With scratch for the four phase planes (AVX-512: rt::conv_phase_gemm; im2col blocks without
+  // it): resnet8-cifar's 16 -> 32 channels on 32 x 32, one input channel, odd planes (7 x 7: the
+  // odd phases one column and row short, zero-filled; 9 x 9, 11 x 11), a 2 x 2 kernel with and
+  // without padding, a plane of 6 rows of 13 columns, partial panels of output channels, a batch of two.
+  ConvParams batch2 = conv2d(2, 5, 1, 10, 3, 2, 1, 1);
+  batch2.batch = 2;
+  ConvParams flat = conv2d(3, 7, 1, 13, 3, 2, 1, 1);
+  flat.in_h = 6, flat.out_h = 3;
+  for (ConvParams p : {conv2d(16, 32, 1, 32, 3, 2, 1, 1), conv2d(1, 3, 1, 7, 3, 2, 1, 1), conv2d(5, 9, 1, 9, 3, 2, 1, 1),
+                       conv2d(4, 17, 1, 11, 3, 2, 1, 1), conv2d(3, 10, 1, 12, 2, 2, 0, 1), conv2d(4, 6, 1, 11, 2, 2, 1, 1),
+                       flat, batch2}) {
+    INFO("channels " << p.in_channels << " -> " << p.out_channels << ", plane " << p.in_h << "x" << p.in_w
+                     << ", kernel " << p.k_h << "x" << p.k_w << ", pad " << p.pad_w);
+    REQUIRE(onnxc::rt::conv_shape_reads_phase_planes(p));
+    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
+    // What the compiler gives it; a 2 x 2 kernel's whole im2col matrix is smaller than the phase
+    // planes (so the compiler never takes them there): the kernel itself then.
+    const index_t block = (onnxc::rt::conv_phase_floats(p) + k - 1) / k;
+    const bool through_gemm = onnxc::rt::conv_gemm_scratch_floats(p, block) >= onnxc::rt::conv_phase_floats(p);
+    REQUIRE(through_gemm == (p.k_h == 3));
+    if (!through_gemm && !onnxc::rt::kShiftedInputProduct) continue;
+    auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
+    auto bias = ramp(p.out_channels, 1.0f);
+    std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * n)), y(expected.size());
+    std::vector<float> packed(w.size());
+    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_phase_floats(p)), 1e30f);
+    if (through_gemm) {
+      scratch.resize(static_cast<std::size_t>(onnxc::rt::conv_gemm_scratch_floats(p, block)), 1e30f);
+      onnxc::rt::conv_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(), block,
+                           {onnxc::rt::Activation::None, 0.0f, 0.0f});
+    } else {
+      REQUIRE(p.batch == 1);  // conv_phase_gemm computes one image
+      onnxc::rt::conv_phase_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(),
+                                 {onnxc::rt::Activation::None, 0.0f, 0.0f}, nullptr);
+    }
+    for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i]).margin(1e-4));
+  }
+  // Not taken: a tap past the phase planes (3 x 3 without padding, 4 x 4, dilation 2), stride 1,
+  // a 1 x 1 kernel (im2col copies one phase, not four).
+  CHECK_FALSE(onnxc::rt::conv_shape_reads_phase_planes(conv2d(4, 4, 1, 12, 3, 2, 0, 1)));
+  CHECK_FALSE(onnxc::rt::conv_shape_reads_phase_planes(conv2d(4, 4, 1, 12, 4, 2, 1, 1)));
+  CHECK_FALSE(onnxc::rt::conv_shape_reads_phase_planes(conv2d(4, 4, 1, 12, 3, 2, 2, 2)));
+  CHECK_FALSE(onnxc::rt::conv_shape_reads_phase_planes(conv2d(4, 4, 1, 12, 3, 1, 1, 1)));
+  CHECK_FALSE(onnxc::rt::conv_shape_reads_phase_planes(conv2d(4, 4, 1, 12, 1, 2, 0, 1)));
+}
+
 TEST_CASE("packed_gemm matches a plain matrix product, narrow products included") {
   // Narrow shapes (fewer columns than a wide tile: vectors along the rows on AVX-512) with whole
   // groups of 32 rows, a last group of whole and partial panels, every column-tile width and

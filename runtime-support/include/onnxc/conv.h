@@ -378,6 +378,38 @@ inline bool conv_shape_reads_shifted_input(const ConvParams& p) {
          plane < (index_t{1} << 30);
 }
 
+// Where input offset `at` (kh * dilation - pad) of output row (or column) 0 lies in the phase
+// planes of a stride-2 convolution: the parity of its rows, and the shift from the output's.
+struct PhaseTap {
+  index_t parity, shift;
+};
+inline PhaseTap phase_tap(index_t at) {
+  const index_t parity = at >= 0 ? at % 2 : (2 - (-at) % 2) % 2;
+  return {parity, (at - parity) / 2};
+}
+
+// Floats of scratch conv_phase_gemm needs: the four phase planes of every input channel, and the
+// slack the last partial vectors load past them.
+constexpr index_t kPhaseSlack = 32;
+inline index_t conv_phase_floats(const ConvParams& p) { return p.in_channels * 4 * p.out_h * p.out_w + kPhaseSlack; }
+
+// Which convolutions conv_phase_gemm can compute (below): stride 2, a kernel larger than 1 x 1,
+// every tap inside the phase planes of out_h x out_w (shifts <= 0) and no run starting before
+// the copy; on targets without AVX-512 none (kShiftedInputProduct).
+inline bool conv_shape_reads_phase_planes(const ConvParams& p) {
+  if (p.stride_h != 2 || p.stride_w != 2 || p.in_d != 1 || p.k_d != 1 || p.k_h * p.k_w < 2 ||
+      p.k_h * p.k_w > shifted_detail::kMaxTaps || p.out_h < 2 || p.in_channels * 4 * p.out_h * p.out_w >= (index_t{1} << 30))
+    return false;
+  const index_t out_plane = p.out_h * p.out_w;
+  for (index_t kh = 0; kh < p.k_h; ++kh)
+    for (index_t kw = 0; kw < p.k_w; ++kw) {
+      const PhaseTap h = phase_tap(kh * p.dilation_h - p.pad_h), w = phase_tap(kw * p.dilation_w - p.pad_w);
+      if (h.shift > 0 || w.shift > 0 || (2 * h.parity + w.parity) * out_plane + h.shift * p.out_w + w.shift < 0)
+        return false;
+    }
+  return true;
+}
+
 // Products shallower than this take the padded copy in conv_gemm when they have its scratch: the
 // tiles run a loop over the input channels per tap, which short ones do not amortize (16 channels
 // x 3 x 3: squeezenet1_1's 55 x 55 layers 300-315 us against 290, resnet8-cifar's 32 x 32 ones 30
@@ -570,14 +602,74 @@ inline void conv_shifted_gemm(const ConvParams& p, const float* x, const float* 
                   bias, y, e, parallel);
 }
 
+// ---- stride-2 convolutions: the same product over the input's four phase planes ----
+//
+// With stride 2, input row 2 * oh + kh * dilation_h - pad_h is row oh + dh of the plane of the
+// input rows of its parity (dh = floor((kh * dilation_h - pad_h) / 2)), and columns likewise. So
+// in a copy of each input channel as four phase planes of out_h x out_w floats (phase (a, b):
+// x[2i + a][2j + b], zero outside the input), every tap is again a shifted run across the flat
+// output columns, in the plane of its phase: conv_shifted_gemm's tiles read them, where im2col
+// would copy the input under each of the 9 taps (resnet8-cifar's two stride-2 3 x 3 layers: 17 of
+// 28 us and 15 of 25 us). Taken where every tap stays inside the phase planes (dh, dw <= 0: 3 x 3
+// with padding 1, or 1 x 1) and no run starts before the copy, which ends in kPhaseSlack floats
+// the last partial vectors may load.
+
+namespace shifted_detail {
+
+// One input channel's four phase planes (phase 2a + b holds x[2i + a][2j + b]), zero outside it.
+inline void copy_phase_planes(const ConvParams& p, const float* xc, float* planes) {
+  for (index_t a = 0; a < 2; ++a)
+    for (index_t b = 0; b < 2; ++b) {
+      const index_t inside = p.in_w - b > 0 ? (p.in_w - b + 1) / 2 : 0;  // columns 2j + b < in_w
+      const index_t cols = inside < p.out_w ? inside : p.out_w;
+      for (index_t i = 0; i < p.out_h; ++i) {
+        float* row = planes + ((2 * a + b) * p.out_h + i) * p.out_w;
+        const index_t ih = 2 * i + a;
+        const index_t copied = ih < p.in_h ? cols : 0;
+        if (copied > 0) copy_even_floats(xc + ih * p.in_w + b, copied, row);
+        for (index_t j = copied; j < p.out_w; ++j) row[j] = 0.0f;
+      }
+    }
+}
+
+}  // namespace shifted_detail
+
+// One image of a convolution conv_reads_phase_planes accepts; scratch: conv_phase_floats(p).
+inline void conv_phase_gemm(const ConvParams& p, const float* x, const float* w_packed, const float* bias, float* y,
+                            float* scratch, const Epilogue& e, Parallel parallel) {
+  using namespace shifted_detail;
+  const index_t out_plane = p.out_h * p.out_w, plane = 4 * out_plane;
+  parallel_for(parallel, p.in_channels, [&](index_t ic) {
+    copy_phase_planes(p, x + ic * p.in_h * p.in_w, scratch + ic * plane);
+  });
+  for (index_t i = p.in_channels * plane; i < conv_phase_floats(p); ++i) scratch[i] = 0.0f;
+  TapShifts shifts{p.k_h * p.k_w, p.out_h, p.out_w, {}, {}};
+  index_t offset[kMaxTaps];
+  for (index_t kh = 0, t = 0; kh < p.k_h; ++kh)
+    for (index_t kw = 0; kw < p.k_w; ++kw, ++t) {
+      const PhaseTap h = phase_tap(kh * p.dilation_h - p.pad_h), w = phase_tap(kw * p.dilation_w - p.pad_w);
+      shifts.dh[t] = h.shift;
+      shifts.dw[t] = w.shift;
+      offset[t] = (2 * h.parity + w.parity) * out_plane + h.shift * p.out_w + w.shift;
+    }
+  shifted_product(p, scratch, plane, offset, shifts, 0, 0, w_packed, bias, y, e, parallel);
+}
+
 #else
 
 constexpr bool kShiftedInputProduct = false;
 
 inline void conv_shifted_gemm(const ConvParams&, const float*, const float*, const float*, float*, const Epilogue&,
                               Parallel) {}
+inline void conv_phase_gemm(const ConvParams&, const float*, const float*, const float*, float*, float*,
+                            const Epilogue&, Parallel) {}
 
 #endif
+
+// Which convolutions conv_gemm computes by conv_phase_gemm when its scratch holds the phase planes.
+inline bool conv_reads_phase_planes(const ConvParams& p) {
+  return kShiftedInputProduct && conv_shape_reads_phase_planes(p);
+}
 
 // Which convolutions conv_gemm computes by conv_shifted_gemm whatever scratch it is given.
 inline bool conv_reads_shifted_input(const ConvParams& p) {
@@ -596,7 +688,8 @@ inline void conv_shifted(const ConvParams& p, const float* x, const float* w_pac
 
 // One-group convolution as a matrix product; w_packed is the weight laid out by pack_weights
 // (M x K), scratch holds conv_gemm_scratch_floats(p, block_cols) floats: the input itself (1x1),
-// a padded copy of it (stride 1, when that fits) or im2col blocks. With a parallel-for, the
+// a padded copy of it (stride 1, when that fits), the phase planes (stride 2, AVX-512, when they
+// fit) or im2col blocks. With a parallel-for, the
 // copy or each im2col block is built by channel tasks, then multiplied by panel tasks.
 inline void conv_gemm(const ConvParams& p, const float* x, const float* w_packed, const float* bias, float* y,
                       float* scratch, index_t block_cols, const Epilogue& e, Parallel parallel = nullptr) {
@@ -611,6 +704,10 @@ inline void conv_gemm(const ConvParams& p, const float* x, const float* w_packed
     }
     if (conv_reads_shifted_input(p)) {
       conv_shifted_gemm(p, xb, w_packed, bias, yb, e, parallel);
+      continue;
+    }
+    if (conv_reads_phase_planes(p) && conv_gemm_scratch_floats(p, block_cols) >= conv_phase_floats(p)) {
+      conv_phase_gemm(p, xb, w_packed, bias, yb, scratch, e, parallel);
       continue;
     }
     if (const index_t band = padded_band(p, conv_gemm_scratch_floats(p, block_cols))) {
