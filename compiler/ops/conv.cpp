@@ -117,7 +117,7 @@ int64_t conv_phase_planes_cols(const Node& n) {
   if (!conv_packs_weights(n) || n.inputs[0]->shape.size() != 4) return 0;
   const rt::ConvParams p = conv_params_of(n);
   const int64_t k = rt::conv_gemm_k(p), floats = rt::conv_phase_floats(p);
-  if (!rt::conv_shape_reads_phase_planes(p) || k * rt::conv_gemm_n(p) < floats) return 0;
+  if (k < rt::kPhaseMinDepth || !rt::conv_shape_reads_phase_planes(p) || k * rt::conv_gemm_n(p) < floats) return 0;
   return (floats + k - 1) / k;
 }
 

@@ -45,7 +45,8 @@ bool conv_gemm_reads_padded_input(const Node& conv, int64_t im2col_cols);
 // Input channels x kernel taps.
 int64_t conv_depth(const Node& conv);
 // The im2col block (columns) whose scratch holds the phase planes rt::conv_gemm reads a stride-2
-// Conv through on AVX-512 (rt::conv_phase_gemm, no im2col), or 0 when it cannot read them.
+// Conv through on AVX-512 (rt::conv_phase_gemm, no im2col), or 0 when it cannot read them or its
+// product is shallower than rt::kPhaseMinDepth.
 int64_t conv_phase_planes_cols(const Node& conv);
 // A Gemm Conv with a kernel larger than 1x1 (or strided, or padded) builds its im2col matrix
 // block by block of output columns in scratch memory; the block width is the compiler's choice
