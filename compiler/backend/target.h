@@ -34,6 +34,11 @@ struct Target {
   // integer matrix product's tiles beat the plane kernel, so memory-first plans give integer
   // convolutions im2col blocks where the arena has room (rt::qconv_tile, ONNXC_QUANT_DUAL_MAC).
   bool int8_dual_mac = false;
+  // The float kernels have AVX-512's masked loads: stride-1 'same' convolutions can read their
+  // input in place (rt::conv_shifted, no scratch), so the compiler gives them none. The avx512
+  // targets, and native when the machine running onnxc has AVX-512 F (native code is built for the
+  // machine it is compiled on; the generated code checks rt::kShiftedInputProduct).
+  bool shifted_input_product = false;
 };
 
 // Every target, the default ("generic") first.

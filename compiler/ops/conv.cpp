@@ -20,9 +20,17 @@ bool conv_direct_packs_weights(const Node& n) {
   return conv_fits_direct_packed(n) && n.attr_int(kIm2colColsAttr, -1) == 0;
 }
 
+namespace {
+
+bool conv_shifted_input(const Node& n) { return conv_packs_weights(n) && n.attr_int(kShiftedInputAttr, 0) == 1; }
+
+}  // namespace
+
 ConvAlgorithm conv_algorithm(const Node& n) {
-  if (n.attr_int(kPackedWeightsAttr, 0) == 1)
+  if (n.attr_int(kPackedWeightsAttr, 0) == 1) {
+    if (conv_shifted_input(n)) return ConvAlgorithm::Shifted;
     return conv_packs_weights(n) ? ConvAlgorithm::Gemm : ConvAlgorithm::DirectPacked;
+  }
   const Shape& x = n.inputs[0]->shape;
   const Shape& w = n.inputs[1]->shape;
   bool one_channel_per_group = n.attr_int("group", 1) == x[1] && w[0] == x[1] && w[1] == 1;
@@ -96,6 +104,24 @@ Im2colShape conv_im2col_shape(const Node& n) {
           rt::kBlockColsQuantum, rt::packed_gemm_detail::kScalarTileCols};
 }
 
+bool conv_fits_shifted_input(const Node& n) {
+  return conv_packs_weights(n) && n.inputs[0]->shape.size() <= 4 && rt::conv_shape_reads_shifted_input(conv_params_of(n));
+}
+
+bool conv_gemm_reads_padded_input(const Node& n, int64_t im2col_cols) {
+  return rt::conv_gemm_reads_padded_input(conv_params_of(n), im2col_cols);
+}
+
+int64_t conv_depth(const Node& n) { return rt::conv_gemm_k(conv_params_of(n)); }
+
+int64_t conv_phase_planes_cols(const Node& n) {
+  if (!conv_packs_weights(n) || n.inputs[0]->shape.size() != 4) return 0;
+  const rt::ConvParams p = conv_params_of(n);
+  const int64_t k = rt::conv_gemm_k(p), floats = rt::conv_phase_floats(p);
+  if (k < rt::kPhaseMinDepth || !rt::conv_shape_reads_phase_planes(p) || k * rt::conv_gemm_n(p) < floats) return 0;
+  return (floats + k - 1) / k;
+}
+
 int64_t conv_im2col_cols(const Node& n) {
   return n.attr_int(kIm2colColsAttr, rt::packed_gemm_block_cols(rt::conv_gemm_k(conv_params_of(n))));
 }
@@ -115,11 +141,13 @@ int64_t depthwise_slots(const Node& n) { return n.attr_int(kParallelSlotsAttr, 1
 // What the kernel the Conv gets needs: also asked before pack-weights (by fit-scratch, while
 // planning), when a Conv the matrix product will compute does not have its packed weights yet.
 std::size_t conv_scratch_bytes(const Node& n) {
+  if (conv_shifted_input(n)) return 0;
   if (conv_packs_weights(n)) return float_bytes(rt::conv_gemm_scratch_floats(conv_params_of(n), conv_im2col_cols(n)));
   switch (conv_algorithm(n)) {
     case ConvAlgorithm::Gemm: return float_bytes(rt::conv_gemm_scratch_floats(conv_params_of(n), conv_im2col_cols(n)));
     case ConvAlgorithm::Depthwise:
       return static_cast<std::size_t>(depthwise_slots(n)) * depthwise_slot_bytes(n);
+    case ConvAlgorithm::Shifted:
     case ConvAlgorithm::DirectPacked:
     case ConvAlgorithm::Direct: return 0;
   }
@@ -144,6 +172,12 @@ void emit_conv(const Node& n, Emitter& e) {
               conv_scratch_bytes(n) ? fmt::format("reinterpret_cast<float*>({})", e.scratch())
                                     : "static_cast<float*>(nullptr)",
               conv_im2col_cols(n), epilogue_code(n), e.parallel());
+      return;
+    case ConvAlgorithm::Shifted:
+      e.line("static_assert(rt::kShiftedInputProduct, \"generated for a target with AVX-512 (rt::conv_shifted): \"");
+      e.line("              \"compile with it, or generate for this one\");");
+      e.linef("rt::conv_shifted(p, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0), epilogue_code(n),
+              e.parallel());
       return;
     case ConvAlgorithm::Depthwise:
       if (depthwise_slots(n) == 0)  // no room for the padded rows: the kernel that needs none

@@ -12,6 +12,8 @@ namespace onnxc {
 
 enum class ConvAlgorithm {
   Gemm,       // float, one group, constant weights: packed-weight matrix product (rt::conv_gemm)
+  Shifted,    // a Gemm Conv fit-scratch gave rt::conv_shifted (the product reading its input in
+              // place, AVX-512; weights packed as for Gemm), no scratch
   Depthwise,  // float 1-d/2-d, one channel per group: rt::conv_depthwise, or without scratch
               // rt::conv_depthwise_in_place
   DirectPacked,  // float 1-d/2-d, one group, constant weights packed for it, no im2col room
@@ -34,6 +36,18 @@ bool conv_direct_packs_weights(const Node& conv);
 // its 32 x 32 one 43 against 31.
 constexpr int64_t kDirectPackedMaxColumns = 64;
 ConvAlgorithm conv_algorithm(const Node& conv);
+// Whether rt::conv_shifted can compute the Conv (on targets with Target::shifted_input_product):
+// one the Gemm algorithm may take, stride 1, output rows as wide as the input's.
+bool conv_fits_shifted_input(const Node& conv);
+// Whether conv_gemm would compute the Conv with `room_bytes` of scratch over a padded copy of its
+// input, given the im2col block (columns) fit-scratch would choose for that room.
+bool conv_gemm_reads_padded_input(const Node& conv, int64_t im2col_cols);
+// Input channels x kernel taps.
+int64_t conv_depth(const Node& conv);
+// The im2col block (columns) whose scratch holds the phase planes rt::conv_gemm reads a stride-2
+// Conv through on AVX-512 (rt::conv_phase_gemm, no im2col), or 0 when it cannot read them or its
+// product is shallower than rt::kPhaseMinDepth.
+int64_t conv_phase_planes_cols(const Node& conv);
 // A Gemm Conv with a kernel larger than 1x1 (or strided, or padded) builds its im2col matrix
 // block by block of output columns in scratch memory; the block width is the compiler's choice
 // per layer (kIm2colColsAttr), set by the memory planner. Zero bytes_per_column: no im2col.
@@ -76,6 +90,8 @@ constexpr const char* kMergedOpsAttr = "onnxc.merged_ops";
 // int: output columns per im2col block of a Gemm Conv (or of QLinearConv's matrix-product
 // kernel); 0: compute it with the direct kernel instead (no scratch, weights left unpacked).
 constexpr const char* kIm2colColsAttr = "onnxc.im2col_cols";
+// int 1: a Gemm Conv computed by rt::conv_shifted (no scratch). Set by fit-scratch.
+constexpr const char* kShiftedInputAttr = "onnxc.shifted_input";
 // QLinearConv's weights in rt::qconv_vnni's layout, after its nine ONNX inputs (pack-weights).
 constexpr std::size_t kVnniWeightsInput = 9;
 // QLinearConv's weights in rt::qconv_pointwise's layout (pack-dual-mac-weights): the node takes

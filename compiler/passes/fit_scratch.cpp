@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "onnxc/conv.h"
 #include "ops/conv_algorithm.h"
 #include "ops/recurrent.h"
 #include "passes/kernel_passes.h"
@@ -53,6 +54,36 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
     room = std::max(room, find_op(n.domain, n.op_type)->scratch_bytes(n));
   }
   const int64_t smallest_fast = std::min(shape.columns, shape.quantum_cols);  // one row of whole tiles
+  if (n.op_type == "Conv") n.set_attr_int(kShiftedInputAttr, 0);
+  if (o.shifted_input && n.op_type == "Conv" && conv_fits_shifted_input(n)) {
+    // rt::conv_shifted reads the input in place: no scratch, and faster than im2col and than
+    // rt::conv_direct_packed (in isolation, load 17: resnet8-cifar's 32 x 32 16-channel layer 50
+    // against 57 us, its 16 x 16 32-channel one 45 against 59, its 8 x 8 64-channel one 43
+    // against 44). Shallow products (16 channels x 3 x 3) run as fast or faster over the padded
+    // copy where it gets the block the product would (below a row of tiles, fitting on SIMD
+    // targets takes no block), and on 64 columns or fewer keep rt::conv_direct_packed (below).
+    int64_t cols = choose_im2col_cols(shape, room);
+    if (cols < smallest_fast) cols = fastest(o) ? smallest_fast : 0;
+    if (conv_depth(n) >= rt::kShiftedMinDepth ||
+        (shape.columns > kDirectPackedMaxColumns && !conv_gemm_reads_padded_input(n, cols))) {
+      n.set_attr_int(kShiftedInputAttr, 1);
+      n.set_attr_string(kScratchNoteAttr, fmt::format("product reading the input in place (no scratch), {} B free", room));
+      return;
+    }
+  }
+  const int64_t phase_cols = o.shifted_input && n.op_type == "Conv" ? conv_phase_planes_cols(n) : 0;
+  if (phase_cols > 0 && shape.columns > kDirectPackedMaxColumns &&
+      (fastest(o) || phase_cols * shape.bytes_per_column <= static_cast<int64_t>(room))) {
+    // Stride 2 on AVX-512: the product over the input's four phase planes (the scratch of that
+    // many im2col columns holds them), not im2col: resnet8-cifar's 16 -> 32 channels on 32 x 32
+    // 38.9 -> 29.0 us in isolation (load 17). With 64 columns or fewer rt::conv_direct_packed
+    // stays as fast (its 32 -> 64 on 16 x 16: 25.5 against 26.1).
+    n.set_attr_int(kIm2colColsAttr, phase_cols);
+    n.set_attr_string(kScratchNoteAttr, fmt::format("product over the input's phase planes ({} B), {} B free{}",
+                                                    phase_cols * shape.bytes_per_column, room,
+                                                    fastest(o) ? ", --scratch speed" : ""));
+    return;
+  }
   if (o.simd && n.op_type == "Conv" && conv_fits_direct_packed(n)) {
     // rt::conv_direct_packed, no scratch: faster than the product on narrow outputs, and than
     // its blocks narrower than a row of tiles (fitting).

@@ -29,6 +29,7 @@ struct ScratchOptions {
   bool memory_first = false;  // the target's RAM is scarce and no thread pool is passed
   bool int8_dual_mac = false;  // Target::int8_dual_mac
   bool simd = false;           // Target::simd: rt::conv_direct_packed is there to take
+  bool shifted_input = false;  // Target::shifted_input_product: rt::conv_shifted is there to take
 };
 
 // fit-scratch: sizes the scratch of every kernel whose scratch is the compiler's choice, per

@@ -95,6 +95,7 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   scratch.memory_first = target && target->memory_first;
   scratch.int8_dual_mac = target && target->int8_dual_mac;
   scratch.simd = target && target->simd;
+  scratch.shifted_input = target && target->shifted_input_product;
   scratch.policy = o.scratch_policy.value_or(ScratchPolicy::Fit);
   PlanOptions plan;
   plan.in_place = enabled(o, "in-place");

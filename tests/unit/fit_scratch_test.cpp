@@ -101,11 +101,43 @@ TEST_CASE("with room for less than a row of tiles: narrow blocks or the packed d
     CHECK(im2col_cols(fit, "c3") == 28);
     CHECK(fit.program.arena_bytes == 24576);
   }
-  // With SIMD, rt::conv_direct_packed rather than blocks narrower than a row of tiles.
-  auto native = compile(path, "native");
-  CHECK(im2col_cols(native, "c3") == 0);
-  CHECK(onnxc::conv_algorithm(node_named(native, "c3")) == onnxc::ConvAlgorithm::DirectPacked);
-  CHECK(native.program.arena_bytes == 24576);
+  // With SIMD, rt::conv_direct_packed rather than blocks narrower than a row of tiles (avx2:
+  // native takes rt::conv_shifted on a machine with AVX-512, below).
+  auto avx2 = compile(path, "avx2");
+  CHECK(im2col_cols(avx2, "c3") == 0);
+  CHECK(onnxc::conv_algorithm(node_named(avx2, "c3")) == onnxc::ConvAlgorithm::DirectPacked);
+  CHECK(avx2.program.arena_bytes == 24576);
+}
+
+TEST_CASE("with AVX-512, a stride-1 'same' Conv without room for the padded copy reads its input in place") {
+  // c3 (8 channels x 3 x 3: shallower than kShiftedMinDepth) with 8 KiB free: rt::conv_shifted,
+  // no scratch, under either policy (--scratch speed would take the padded copy of one row of
+  // tiles' im2col block); with 40 KiB free the padded copy. A deep one (64 channels) reads its
+  // input in place whatever the room.
+  for (auto policy : {onnxc::ScratchPolicy::Fit, onnxc::ScratchPolicy::Speed}) {
+    auto narrow = compile(conv_chain("shifted_narrow", 16), "avx512", policy);
+    const auto want = policy == onnxc::ScratchPolicy::Fit ? onnxc::ConvAlgorithm::Shifted : onnxc::ConvAlgorithm::Gemm;
+    CHECK(onnxc::conv_algorithm(node_named(narrow, "c3")) == want);
+    CHECK(narrow.program.arena_bytes == (policy == onnxc::ScratchPolicy::Fit ? 24576 : 16384 + 96 * 288));
+    auto slack = compile(conv_chain("shifted_slack", 48), "avx512", policy);
+    CHECK(onnxc::conv_algorithm(node_named(slack, "c3")) == onnxc::ConvAlgorithm::Gemm);
+  }
+  auto none = compile(conv_chain("shifted_no_room", 8), "avx512");
+  CHECK(onnxc::conv_algorithm(node_named(none, "c3")) == onnxc::ConvAlgorithm::Shifted);
+  CHECK(node_named(none, "c3").attr_int(onnxc::kPackedWeightsAttr, 0) == 1);  // packed as for the product
+  CHECK(none.program.arena_bytes == 16384);
+  // 64 channels of 8 x 8: deep enough, and taken over rt::conv_direct_packed's narrow outputs.
+  ModelBuilder b;
+  b.input("x", {1, 64, 8, 8}).output("y");
+  b.floats("c_w", {64, 64, 3, 3}, filled(64 * 64 * 9, 0.01f));
+  auto& c = b.node("Conv", {"x", "c_w"}, {"y"}, "c");
+  ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
+  const std::string deep = b.write("shifted_deep");
+  for (auto policy : {onnxc::ScratchPolicy::Fit, onnxc::ScratchPolicy::Speed}) {
+    auto avx512 = compile(deep, "avx512", policy);
+    CHECK(onnxc::conv_algorithm(node_named(avx512, "c")) == onnxc::ConvAlgorithm::Shifted);
+    CHECK(avx512.program.arena_bytes == 0);
+  }
 }
 
 TEST_CASE("with no room at all, fitting takes the direct kernel and the arena is the tensors'") {
@@ -118,12 +150,12 @@ TEST_CASE("with no room at all, fitting takes the direct kernel and the arena is
     CHECK(n->attr_int(onnxc::kPackedWeightsAttr, 0) == (n->name == "c3" ? 0 : 1));
   CHECK(node_named(m4, "c3").attr_string(onnxc::kScratchNoteAttr, "").find("direct kernel") == 0);
   CHECK(onnxc::conv_algorithm(node_named(m4, "c3")) == onnxc::ConvAlgorithm::Direct);
-  auto native = compile(path, "native");  // the packed direct kernel: its weights packed for it
-  CHECK(im2col_cols(native, "c3") == 0);
-  CHECK(node_named(native, "c3").attr_int(onnxc::kPackedWeightsAttr, 0) == 1);
-  CHECK(onnxc::conv_algorithm(node_named(native, "c3")) == onnxc::ConvAlgorithm::DirectPacked);
-  CHECK(native.program.arena_bytes == 16384);
-  auto speed = compile(path, "native", onnxc::ScratchPolicy::Speed);
+  auto avx2 = compile(path, "avx2");  // the packed direct kernel: its weights packed for it
+  CHECK(im2col_cols(avx2, "c3") == 0);
+  CHECK(node_named(avx2, "c3").attr_int(onnxc::kPackedWeightsAttr, 0) == 1);
+  CHECK(onnxc::conv_algorithm(node_named(avx2, "c3")) == onnxc::ConvAlgorithm::DirectPacked);
+  CHECK(avx2.program.arena_bytes == 16384);
+  auto speed = compile(path, "avx2", onnxc::ScratchPolicy::Speed);
   CHECK(im2col_cols(speed, "c3") == 96);
   CHECK(speed.program.arena_bytes == 16384 + 96 * 288);
 }
@@ -138,12 +170,36 @@ TEST_CASE("on SIMD targets a Conv with at most 64 output positions takes the pac
   ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
   const std::string path = b.write("direct_packed_narrow");
   for (auto policy : {onnxc::ScratchPolicy::Fit, onnxc::ScratchPolicy::Speed}) {
-    auto native = compile(path, "native", policy);
-    CHECK(onnxc::conv_algorithm(node_named(native, "c")) == onnxc::ConvAlgorithm::DirectPacked);
-    CHECK(native.program.arena_bytes == 0);
+    for (const char* target : {"native", "avx2", "avx512"}) {  // 8 channels x 3 x 3 take the padded copy's room
+      auto simd = compile(path, target, policy);
+      CHECK(onnxc::conv_algorithm(node_named(simd, "c")) == onnxc::ConvAlgorithm::DirectPacked);
+      CHECK(simd.program.arena_bytes == 0);
+    }
   }
   auto generic = compile(path, "generic", onnxc::ScratchPolicy::Speed);  // no SIMD: the matrix product
   CHECK(onnxc::conv_algorithm(node_named(generic, "c")) == onnxc::ConvAlgorithm::Gemm);
+}
+
+TEST_CASE("with AVX-512, a stride-2 3x3 Conv gets the scratch of its input's phase planes where they fit") {
+  // x (16 x 32 x 32) -> 3x3 stride-2 Conv "c" to 32 x 16 x 16 -> y: graph inputs and outputs are
+  // not in the arena, so there is no room. Fitting: rt::conv_direct_packed; for speed the phase
+  // planes (16 x 4 x 256 floats and 32 of slack in im2col blocks of 144 floats: 114 columns).
+  ModelBuilder b;
+  b.input("x", {1, 16, 32, 32}).output("y");
+  b.floats("c_w", {32, 16, 3, 3}, filled(32 * 16 * 9, 0.01f));
+  auto& c = b.node("Conv", {"x", "c_w"}, {"y"}, "c");
+  ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
+  ModelBuilder::attr_ints(c, "strides", {2, 2});
+  const std::string path = b.write("phase_planes");
+  auto speed = compile(path, "avx512", onnxc::ScratchPolicy::Speed);
+  CHECK(im2col_cols(speed, "c") == 114);
+  CHECK(node_named(speed, "c").attr_string(onnxc::kScratchNoteAttr, "").find("phase planes") != std::string::npos);
+  CHECK(speed.program.arena_bytes == 114 * 144 * 4);
+  auto fit = compile(path, "avx512");
+  CHECK(onnxc::conv_algorithm(node_named(fit, "c")) == onnxc::ConvAlgorithm::DirectPacked);
+  CHECK(fit.program.arena_bytes == 0);
+  auto avx2 = compile(path, "avx2", onnxc::ScratchPolicy::Speed);  // no phase planes: a row of tiles
+  CHECK(im2col_cols(avx2, "c") == 96);
 }
 
 TEST_CASE("a Conv in a control-flow body gets its block from the room in its own block") {
@@ -182,9 +238,10 @@ TEST_CASE("a Conv in a control-flow body gets its block from the room in its own
   auto speed = compile(path, "native", onnxc::ScratchPolicy::Speed);
   CHECK(body_conv_cols(speed) == 96);
   CHECK(speed.program.arena_bytes == 96 * 288);
-  auto native = compile(path, "native");
-  CHECK(body_conv_cols(native) == 0);
-  CHECK(native.program.arena_bytes == 0);
+  auto avx2 = compile(path, "avx2");  // (with AVX-512 rt::conv_shifted, no scratch either)
+  CHECK(body_conv_cols(avx2) == 0);
+  CHECK(avx2.program.arena_bytes == 0);
+  CHECK(compile(path, "avx512").program.arena_bytes == 0);
   auto m4 = compile(path, "cortex-m4");
   CHECK(body_conv_cols(m4) == 0);
   CHECK(m4.program.arena_bytes == 0);

@@ -178,6 +178,91 @@ TEST_CASE("conv_gemm reading the input in place ('same' stride-1 convolutions) m
 #endif
 }
 
+TEST_CASE("conv_shifted (no scratch) matches the reference convolution, shallow products included") {
+  // What the compiler gives conv_shifted where it gives no scratch: resnet8-cifar's 16-channel
+  // 32 x 32 layer and its 8 x 8 one, one input channel (its runs masked at both ends of the plane),
+  // odd planes of 7 to 17 columns (tiles wrapping across rows, partial last vectors), a 5 x 5
+  // kernel on a 6 x 6 plane, dilation 2, a 1-d row, partial panels of output channels, a batch of two.
+  ConvParams row_1d = conv2d(3, 5, 1, 1, 3, 1, 1, 1);
+  row_1d.in_w = row_1d.out_w = 37, row_1d.in_h = row_1d.out_h = 1, row_1d.k_h = 1, row_1d.pad_h = 0;
+  ConvParams batch2 = conv2d(4, 9, 1, 9, 3, 1, 1, 1);
+  batch2.batch = 2;
+  for (ConvParams p : {conv2d(16, 16, 1, 32, 3, 1, 1, 1), conv2d(64, 64, 1, 8, 3, 1, 1, 1), conv2d(1, 3, 1, 17, 3, 1, 1, 1),
+                       conv2d(2, 11, 1, 7, 3, 1, 1, 1), conv2d(3, 8, 1, 6, 5, 1, 2, 1), conv2d(5, 17, 1, 13, 3, 1, 2, 2),
+                       conv2d(16, 32, 1, 15, 3, 1, 1, 1), row_1d, batch2}) {
+    INFO("channels " << p.in_channels << " -> " << p.out_channels << ", plane " << p.in_h << "x" << p.in_w
+                     << ", kernel " << p.k_h << "x" << p.k_w << ", pad " << p.pad_w << ", dilation " << p.dilation_w);
+    REQUIRE(onnxc::rt::conv_shape_reads_shifted_input(p));
+    if (!onnxc::rt::kShiftedInputProduct) continue;  // built without AVX-512: the compiler never calls it
+    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
+    auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
+    auto bias = ramp(p.out_channels, 1.0f);
+    std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * n)), y(expected.size());
+    std::vector<float> packed(w.size());
+    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    onnxc::rt::conv_shifted(p, x.data(), packed.data(), bias.data(), y.data(), {onnxc::rt::Activation::None, 0.0f, 0.0f});
+    for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i]).margin(1e-4));
+  }
+  // Shapes it cannot read in place: stride 2, output rows narrower than the input's, a 5 x 5 reach
+  // on a 4 x 4 plane.
+  CHECK_FALSE(onnxc::rt::conv_shape_reads_shifted_input(conv2d(16, 32, 1, 32, 3, 2, 1, 1)));
+  CHECK_FALSE(onnxc::rt::conv_shape_reads_shifted_input(conv2d(16, 16, 1, 32, 3, 1, 0, 1)));
+  CHECK_FALSE(onnxc::rt::conv_shape_reads_shifted_input(conv2d(4, 4, 1, 4, 5, 1, 2, 1)));
+}
+
+TEST_CASE("conv_gemm over the phase planes of a stride-2 input matches the reference convolution") {
+  // With scratch for the four phase planes (AVX-512: rt::conv_phase_gemm; im2col blocks without
+  // it): resnet8-cifar's 16 -> 32 channels on 32 x 32, one input channel, odd planes (7 x 7: the
+  // odd phases one column and row short, zero-filled; 9 x 9, 11 x 11), a 2 x 2 kernel with and
+  // without padding, a plane of 6 rows of 13 columns, partial panels of output channels, a batch of two.
+  ConvParams batch2 = conv2d(2, 5, 1, 10, 3, 2, 1, 1);
+  batch2.batch = 2;
+  ConvParams flat = conv2d(3, 7, 1, 13, 3, 2, 1, 1);
+  flat.in_h = 6, flat.out_h = 3;
+  for (ConvParams p : {conv2d(16, 32, 1, 32, 3, 2, 1, 1), conv2d(1, 3, 1, 7, 3, 2, 1, 1), conv2d(5, 9, 1, 9, 3, 2, 1, 1),
+                       conv2d(4, 17, 1, 11, 3, 2, 1, 1), conv2d(3, 10, 1, 12, 2, 2, 0, 1), conv2d(4, 6, 1, 11, 2, 2, 1, 1),
+                       flat, batch2}) {
+    INFO("channels " << p.in_channels << " -> " << p.out_channels << ", plane " << p.in_h << "x" << p.in_w
+                     << ", kernel " << p.k_h << "x" << p.k_w << ", pad " << p.pad_w);
+    REQUIRE(onnxc::rt::conv_shape_reads_phase_planes(p));
+    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
+    // conv_gemm takes them with the block the compiler gives it (resnet8-cifar's layer, deep
+    // enough: kPhaseMinDepth); the shallower ones (which keep im2col there) through the kernel.
+    const index_t block = (onnxc::rt::conv_phase_floats(p) + k - 1) / k;
+    const bool through_gemm = k >= onnxc::rt::kPhaseMinDepth;
+    if (through_gemm) REQUIRE(onnxc::rt::conv_gemm_scratch_floats(p, block) >= onnxc::rt::conv_phase_floats(p));
+    if (!through_gemm && !onnxc::rt::kShiftedInputProduct) continue;
+    auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
+    auto bias = ramp(p.out_channels, 1.0f);
+    std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * n)), y(expected.size());
+    std::vector<float> packed(w.size());
+    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_phase_floats(p)), 1e30f);
+    if (through_gemm) {
+      scratch.resize(static_cast<std::size_t>(onnxc::rt::conv_gemm_scratch_floats(p, block)), 1e30f);
+      onnxc::rt::conv_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(), block,
+                           {onnxc::rt::Activation::None, 0.0f, 0.0f});
+    } else {
+      const index_t in_image = p.in_channels * p.in_h * p.in_w, out_image = p.out_channels * n;
+      for (index_t b = 0; b < p.batch; ++b)  // one image a call
+        onnxc::rt::conv_phase_gemm(p, x.data() + b * in_image, packed.data(), bias.data(), y.data() + b * out_image,
+                                   scratch.data(), {onnxc::rt::Activation::None, 0.0f, 0.0f}, nullptr);
+    }
+    for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i]).margin(1e-4));
+  }
+  // Not taken: a tap past the phase planes (3 x 3 without padding, 4 x 4, dilation 2), stride 1,
+  // a 1 x 1 kernel (im2col copies one phase, not four).
+  CHECK_FALSE(onnxc::rt::conv_shape_reads_phase_planes(conv2d(4, 4, 1, 12, 3, 2, 0, 1)));
+  CHECK_FALSE(onnxc::rt::conv_shape_reads_phase_planes(conv2d(4, 4, 1, 12, 4, 2, 1, 1)));
+  CHECK_FALSE(onnxc::rt::conv_shape_reads_phase_planes(conv2d(4, 4, 1, 12, 3, 2, 2, 2)));
+  CHECK_FALSE(onnxc::rt::conv_shape_reads_phase_planes(conv2d(4, 4, 1, 12, 3, 1, 1, 1)));
+  CHECK_FALSE(onnxc::rt::conv_shape_reads_phase_planes(conv2d(4, 4, 1, 12, 1, 2, 0, 1)));
+  // conv_gemm keeps im2col for shallow products (MobileNet's first layer, 3 channels x 3 x 3).
+  CHECK_FALSE(onnxc::rt::conv_reads_phase_planes(conv2d(3, 32, 1, 224, 3, 2, 1, 1)));
+}
+
 TEST_CASE("packed_gemm matches a plain matrix product, narrow products included") {
   // Narrow shapes (fewer columns than a wide tile: vectors along the rows on AVX-512) with whole
   // groups of 32 rows, a last group of whole and partial panels, every column-tile width and

@@ -408,11 +408,73 @@ inline void conv_padded_gemm(const ConvParams& p, const float* x, const float* w
 // from the input: no im2col, no padded copy, no dropped columns, and the output is stored as it
 // is computed. The masks of a vector of columns depend only on where it starts; each task
 // computes those of its columns once.
+namespace shifted_detail {
+
+constexpr index_t kMaxTaps = 25;  // kernels up to 5 x 5
+
+inline index_t shifted_reach_before(const ConvParams& p) { return p.pad_h * p.in_w + p.pad_w; }
+inline index_t shifted_reach_after(const ConvParams& p) {
+  return ((p.k_h - 1) * p.dilation_h - p.pad_h) * p.in_w + (p.k_w - 1) * p.dilation_w - p.pad_w;
+}
+
+}  // namespace shifted_detail
+
+// Which convolutions conv_shifted_gemm can compute: stride 1, output rows as wide as the input's,
+// and planes larger than a tap's reach (a channel's runs then stay inside its neighbours' planes).
+// On targets without AVX-512 it computes none (kShiftedInputProduct).
+inline bool conv_shape_reads_shifted_input(const ConvParams& p) {
+  const index_t plane = p.in_h * p.in_w;
+  return p.stride_h == 1 && p.stride_w == 1 && p.in_d == 1 && p.k_d == 1 && p.out_w == p.in_w &&
+         p.k_h * p.k_w <= shifted_detail::kMaxTaps && !conv_reads_input_as_matrix(p) &&
+         shifted_detail::shifted_reach_before(p) <= plane && shifted_detail::shifted_reach_after(p) + 16 <= plane &&
+         plane < (index_t{1} << 30);
+}
+
+// Where input offset `at` (kh * dilation - pad) of output row (or column) 0 lies in the phase
+// planes of a stride-2 convolution: the parity of its rows, and the shift from the output's.
+struct PhaseTap {
+  index_t parity, shift;
+};
+inline PhaseTap phase_tap(index_t at) {
+  const index_t parity = at >= 0 ? at % 2 : (2 - (-at) % 2) % 2;
+  return {parity, (at - parity) / 2};
+}
+
+// Floats of scratch conv_phase_gemm needs: the four phase planes of every input channel, and the
+// slack the last partial vectors load past them.
+constexpr index_t kPhaseSlack = 32;
+inline index_t conv_phase_floats(const ConvParams& p) { return p.in_channels * 4 * p.out_h * p.out_w + kPhaseSlack; }
+
+// Which convolutions conv_phase_gemm can compute (below): stride 2, a kernel larger than 1 x 1,
+// every tap inside the phase planes of out_h x out_w (shifts <= 0) and no run starting before
+// the copy; on targets without AVX-512 none (kShiftedInputProduct).
+inline bool conv_shape_reads_phase_planes(const ConvParams& p) {
+  if (p.stride_h != 2 || p.stride_w != 2 || p.in_d != 1 || p.k_d != 1 || p.k_h * p.k_w < 2 ||
+      p.k_h * p.k_w > shifted_detail::kMaxTaps || p.out_h < 2 || p.in_channels * 4 * p.out_h * p.out_w >= (index_t{1} << 30))
+    return false;
+  const index_t out_plane = p.out_h * p.out_w;
+  for (index_t kh = 0; kh < p.k_h; ++kh)
+    for (index_t kw = 0; kw < p.k_w; ++kw) {
+      const PhaseTap h = phase_tap(kh * p.dilation_h - p.pad_h), w = phase_tap(kw * p.dilation_w - p.pad_w);
+      if (h.shift > 0 || w.shift > 0 || (2 * h.parity + w.parity) * out_plane + h.shift * p.out_w + w.shift < 0)
+        return false;
+    }
+  return true;
+}
+
+// Products shallower than this take the padded copy in conv_gemm when they have its scratch: the
+// tiles run a loop over the input channels per tap, which short ones do not amortize (16 channels
+// x 3 x 3: squeezenet1_1's 55 x 55 layers 300-315 us against 290, resnet8-cifar's 32 x 32 ones 30
+// against 28.6; 8 x 5 x 5 taps on mnist-cnn's 14 x 14 already gain, 9.6 -> 8.0 us). Without that
+// scratch the compiler still gives them conv_shifted (the alternative is rt::conv_direct_packed).
+constexpr index_t kShiftedMinDepth = 192;
+
 #if defined(ONNXC_SIMD) && defined(__AVX512F__)
+
+constexpr bool kShiftedInputProduct = true;
 
 namespace shifted_detail {
 
-constexpr index_t kMaxTaps = 25;         // kernels up to 5 x 5
 constexpr index_t kBlockVectors = 6;     // columns per task: 96, a whole number of 32-column tiles
 constexpr index_t kBlockCols = kBlockVectors * 16;
 static_assert(kFloatLanes == 16, "a mask per 16 lanes");
@@ -427,18 +489,20 @@ struct ShiftedInput {
   const __mmask16 (*mask)[kMaxTaps];
 };
 
-inline index_t shifted_reach_before(const ConvParams& p) { return p.pad_h * p.in_w + p.pad_w; }
-inline index_t shifted_reach_after(const ConvParams& p) {
-  return ((p.k_h - 1) * p.dilation_h - p.pad_h) * p.in_w + (p.k_w - 1) * p.dilation_w - p.pad_w;
-}
+// Where each tap reads, in planes of `rows` x `width` floats whose flat columns are the output's:
+// output (oh, ow) reads (oh + dh[t], ow + dw[t]), nothing outside the plane.
+struct TapShifts {
+  index_t taps, rows, width;
+  index_t dh[kMaxTaps], dw[kMaxTaps];
+};
 
 // mask[t] for the 16 columns from flat column j (of n): the lanes whose input under tap t lies
 // inside the plane. Lane columns and rows are j's plus the lane, wrapped at the row's end.
-inline void lane_masks(const ConvParams& p, index_t j, index_t n, __mmask16* mask) {
-  const __m512i width = _mm512_set1_epi32(static_cast<int>(p.out_w)), one = _mm512_set1_epi32(1);
-  __m512i ow = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(j % p.out_w)),
+inline void lane_masks(const TapShifts& s, index_t j, index_t n, __mmask16* mask) {
+  const __m512i width = _mm512_set1_epi32(static_cast<int>(s.width)), one = _mm512_set1_epi32(1);
+  __m512i ow = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(j % s.width)),
                                 _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-  __m512i oh = _mm512_set1_epi32(static_cast<int>(j / p.out_w));
+  __m512i oh = _mm512_set1_epi32(static_cast<int>(j / s.width));
   for (__mmask16 wrap; (wrap = _mm512_cmpge_epi32_mask(ow, width)) != 0;) {
     ow = _mm512_mask_sub_epi32(ow, wrap, ow, width);
     oh = _mm512_mask_add_epi32(oh, wrap, oh, one);
@@ -448,13 +512,10 @@ inline void lane_masks(const ConvParams& p, index_t j, index_t n, __mmask16* mas
     return static_cast<__mmask16>(_mm512_cmpge_epi32_mask(at, _mm512_setzero_si512()) &
                                   _mm512_cmplt_epi32_mask(at, _mm512_set1_epi32(static_cast<int>(size))));
   };
-  for (index_t kh = 0; kh < p.k_h; ++kh) {
-    const __m512i ih = _mm512_add_epi32(oh, _mm512_set1_epi32(static_cast<int>(kh * p.dilation_h - p.pad_h)));
-    const __mmask16 row = static_cast<__mmask16>(columns & within(ih, p.in_h));
-    for (index_t kw = 0; kw < p.k_w; ++kw) {
-      const __m512i iw = _mm512_add_epi32(ow, _mm512_set1_epi32(static_cast<int>(kw * p.dilation_w - p.pad_w)));
-      mask[kh * p.k_w + kw] = static_cast<__mmask16>(row & within(iw, p.in_w));
-    }
+  for (index_t t = 0; t < s.taps; ++t) {
+    const __m512i ih = _mm512_add_epi32(oh, _mm512_set1_epi32(static_cast<int>(s.dh[t])));
+    const __m512i iw = _mm512_add_epi32(ow, _mm512_set1_epi32(static_cast<int>(s.dw[t])));
+    mask[t] = static_cast<__mmask16>(columns & within(ih, s.rows) & within(iw, s.width));
   }
 }
 
@@ -557,59 +618,135 @@ inline void panel(index_t rows, index_t in_channels, const float* a, const Shift
   }
 }
 
-}  // namespace shifted_detail
-
-// Products shallower than this keep the padded copy: the tiles run a loop over the input channels
-// per tap, which short ones do not amortize (16 channels x 3 x 3: squeezenet1_1's 55 x 55
-// layers 300-315 us against 290, resnet8-cifar's 32 x 32 ones 30 against 28.6; 8 x 5 x 5 taps on
-// mnist-cnn's 14 x 14 already gain, 9.6 -> 8.0 us).
-constexpr index_t kShiftedMinDepth = 192;
-
-// Which convolutions conv_shifted_gemm computes: stride 1, output rows as wide as the input's,
-// deep enough, and planes larger than a tap's reach (a channel's runs then stay inside its
-// neighbours' planes).
-inline bool conv_reads_shifted_input(const ConvParams& p) {
-  const index_t plane = p.in_h * p.in_w;
-  return conv_gemm_k(p) >= kShiftedMinDepth && p.stride_h == 1 && p.stride_w == 1 && p.in_d == 1 && p.k_d == 1 &&
-         p.out_w == p.in_w &&
-         p.k_h * p.k_w <= shifted_detail::kMaxTaps && !conv_reads_input_as_matrix(p) &&
-         shifted_detail::shifted_reach_before(p) <= plane && shifted_detail::shifted_reach_after(p) + 16 <= plane &&
-         plane < (index_t{1} << 30);
-}
-
-// One image of a convolution conv_reads_shifted_input accepts; a task per block of columns and
-// panel of output channels, the panels of a block next to each other (they read the same input).
-inline void conv_shifted_gemm(const ConvParams& p, const float* x, const float* w_packed, const float* bias, float* y,
-                              const Epilogue& e, Parallel parallel) {
-  using namespace shifted_detail;
-  const index_t m = p.out_channels, k = conv_gemm_k(p), n = conv_gemm_n(p), taps = p.k_h * p.k_w;
-  index_t offset[kMaxTaps];
-  for (index_t kh = 0; kh < p.k_h; ++kh)
-    for (index_t kw = 0; kw < p.k_w; ++kw)
-      offset[kh * p.k_w + kw] = (kh * p.dilation_h - p.pad_h) * p.in_w + kw * p.dilation_w - p.pad_w;
+// The product over runs of `x` (channel planes `plane` floats apart, tap t at offset[t] from a
+// column): a task per block of columns and panel of output channels, the panels of a block next to
+// each other (they read the same input).
+inline void shifted_product(const ConvParams& p, const float* x, index_t plane, const index_t* offset,
+                            const TapShifts& shifts, index_t before, index_t after, const float* w_packed,
+                            const float* bias, float* y, const Epilogue& e, Parallel parallel) {
+  const index_t m = p.out_channels, k = conv_gemm_k(p), n = conv_gemm_n(p);
   const index_t panels = packed_gemm_panels(m), blocks = (n + kBlockCols - 1) / kBlockCols;
   parallel_for(parallel, blocks * panels, [&](index_t task) {
     const index_t j = task / panels * kBlockCols, cols = n - j < kBlockCols ? n - j : kBlockCols;
     const index_t first = task % panels * kPanelRows, rows = m - first < kPanelRows ? m - first : kPanelRows;
     __mmask16 mask[kBlockVectors][kMaxTaps];
-    for (index_t v = 0; v * 16 < cols; ++v) lane_masks(p, j + v * 16, n, mask[v]);
-    const ShiftedInput b{x + j, j, p.in_h * p.in_w, taps, shifted_reach_before(p), shifted_reach_after(p), offset, mask};
+    for (index_t v = 0; v * 16 < cols; ++v) lane_masks(shifts, j + v * 16, n, mask[v]);
+    const ShiftedInput b{x + j, j, plane, shifts.taps, before, after, offset, mask};
     panel(rows, p.in_channels, w_packed + first * k, b, cols, y + first * n + j, n, bias ? bias + first : nullptr, e);
   });
 }
 
+}  // namespace shifted_detail
+
+// One image of a convolution conv_shape_reads_shifted_input accepts.
+inline void conv_shifted_gemm(const ConvParams& p, const float* x, const float* w_packed, const float* bias, float* y,
+                              const Epilogue& e, Parallel parallel) {
+  using namespace shifted_detail;
+  TapShifts shifts{p.k_h * p.k_w, p.in_h, p.in_w, {}, {}};
+  index_t offset[kMaxTaps];
+  for (index_t kh = 0, t = 0; kh < p.k_h; ++kh)
+    for (index_t kw = 0; kw < p.k_w; ++kw, ++t) {
+      shifts.dh[t] = kh * p.dilation_h - p.pad_h;
+      shifts.dw[t] = kw * p.dilation_w - p.pad_w;
+      offset[t] = shifts.dh[t] * p.in_w + shifts.dw[t];
+    }
+  shifted_product(p, x, p.in_h * p.in_w, offset, shifts, shifted_reach_before(p), shifted_reach_after(p), w_packed,
+                  bias, y, e, parallel);
+}
+
+// ---- stride-2 convolutions: the same product over the input's four phase planes ----
+//
+// With stride 2, input row 2 * oh + kh * dilation_h - pad_h is row oh + dh of the plane of the
+// input rows of its parity (dh = floor((kh * dilation_h - pad_h) / 2)), and columns likewise. So
+// in a copy of each input channel as four phase planes of out_h x out_w floats (phase (a, b):
+// x[2i + a][2j + b], zero outside the input), every tap is again a shifted run across the flat
+// output columns, in the plane of its phase: conv_shifted_gemm's tiles read them, where im2col
+// would copy the input under each of the 9 taps (resnet8-cifar's two stride-2 3 x 3 layers: 17 of
+// 28 us and 15 of 25 us). Taken where every tap stays inside the phase planes (dh, dw <= 0: 3 x 3
+// with padding 1, or 1 x 1) and no run starts before the copy, which ends in kPhaseSlack floats
+// the last partial vectors may load.
+
+namespace shifted_detail {
+
+// One input channel's four phase planes (phase 2a + b holds x[2i + a][2j + b]), zero outside it.
+inline void copy_phase_planes(const ConvParams& p, const float* xc, float* planes) {
+  for (index_t a = 0; a < 2; ++a)
+    for (index_t b = 0; b < 2; ++b) {
+      const index_t inside = p.in_w - b > 0 ? (p.in_w - b + 1) / 2 : 0;  // columns 2j + b < in_w
+      const index_t cols = inside < p.out_w ? inside : p.out_w;
+      for (index_t i = 0; i < p.out_h; ++i) {
+        float* row = planes + ((2 * a + b) * p.out_h + i) * p.out_w;
+        const index_t ih = 2 * i + a;
+        const index_t copied = ih < p.in_h ? cols : 0;
+        if (copied > 0) copy_even_floats(xc + ih * p.in_w + b, copied, row);
+        for (index_t j = copied; j < p.out_w; ++j) row[j] = 0.0f;
+      }
+    }
+}
+
+}  // namespace shifted_detail
+
+// One image of a convolution conv_reads_phase_planes accepts; scratch: conv_phase_floats(p).
+inline void conv_phase_gemm(const ConvParams& p, const float* x, const float* w_packed, const float* bias, float* y,
+                            float* scratch, const Epilogue& e, Parallel parallel) {
+  using namespace shifted_detail;
+  const index_t out_plane = p.out_h * p.out_w, plane = 4 * out_plane;
+  parallel_for(parallel, p.in_channels, [&](index_t ic) {
+    copy_phase_planes(p, x + ic * p.in_h * p.in_w, scratch + ic * plane);
+  });
+  for (index_t i = p.in_channels * plane; i < conv_phase_floats(p); ++i) scratch[i] = 0.0f;
+  TapShifts shifts{p.k_h * p.k_w, p.out_h, p.out_w, {}, {}};
+  index_t offset[kMaxTaps];
+  for (index_t kh = 0, t = 0; kh < p.k_h; ++kh)
+    for (index_t kw = 0; kw < p.k_w; ++kw, ++t) {
+      const PhaseTap h = phase_tap(kh * p.dilation_h - p.pad_h), w = phase_tap(kw * p.dilation_w - p.pad_w);
+      shifts.dh[t] = h.shift;
+      shifts.dw[t] = w.shift;
+      offset[t] = (2 * h.parity + w.parity) * out_plane + h.shift * p.out_w + w.shift;
+    }
+  shifted_product(p, scratch, plane, offset, shifts, 0, 0, w_packed, bias, y, e, parallel);
+}
+
 #else
 
-inline bool conv_reads_shifted_input(const ConvParams&) { return false; }
+constexpr bool kShiftedInputProduct = false;
 
 inline void conv_shifted_gemm(const ConvParams&, const float*, const float*, const float*, float*, const Epilogue&,
                               Parallel) {}
+inline void conv_phase_gemm(const ConvParams&, const float*, const float*, const float*, float*, float*,
+                            const Epilogue&, Parallel) {}
 
 #endif
 
+// Products shallower than this keep im2col under stride 2: with few input channels the tiles'
+// loop per tap is too short (MobileNet's first layer, 3 channels x 3 x 3 on 224 x 224: 295 us
+// through im2col, 340 over the phase planes; resnet8-cifar's 16 x 3 x 3 gain, 38.9 -> 29.0).
+constexpr index_t kPhaseMinDepth = 144;
+
+// Which convolutions conv_gemm computes by conv_phase_gemm when its scratch holds the phase planes.
+inline bool conv_reads_phase_planes(const ConvParams& p) {
+  return kShiftedInputProduct && conv_gemm_k(p) >= kPhaseMinDepth && conv_shape_reads_phase_planes(p);
+}
+
+// Which convolutions conv_gemm computes by conv_shifted_gemm whatever scratch it is given.
+inline bool conv_reads_shifted_input(const ConvParams& p) {
+  return kShiftedInputProduct && conv_gemm_k(p) >= kShiftedMinDepth && conv_shape_reads_shifted_input(p);
+}
+
+// A convolution conv_shape_reads_shifted_input accepts, on AVX-512 (kShiftedInputProduct), with
+// weights packed as for conv_gemm: the product reading the input in place, no scratch. The
+// compiler calls it for the layers it gives no scratch (generated code checks kShiftedInputProduct).
+inline void conv_shifted(const ConvParams& p, const float* x, const float* w_packed, const float* bias, float* y,
+                         const Epilogue& e, Parallel parallel = nullptr) {
+  const index_t in_image = p.in_channels * p.in_h * p.in_w, out_image = p.out_channels * conv_gemm_n(p);
+  for (index_t b = 0; b < p.batch; ++b)
+    conv_shifted_gemm(p, x + b * in_image, w_packed, bias, y + b * out_image, e, parallel);
+}
+
 // One-group convolution as a matrix product; w_packed is the weight laid out by pack_weights
 // (M x K), scratch holds conv_gemm_scratch_floats(p, block_cols) floats: the input itself (1x1),
-// a padded copy of it (stride 1, when that fits) or im2col blocks. With a parallel-for, the
+// a padded copy of it (stride 1, when that fits), the phase planes (stride 2, AVX-512, when they
+// fit) or im2col blocks. With a parallel-for, the
 // copy or each im2col block is built by channel tasks, then multiplied by panel tasks.
 inline void conv_gemm(const ConvParams& p, const float* x, const float* w_packed, const float* bias, float* y,
                       float* scratch, index_t block_cols, const Epilogue& e, Parallel parallel = nullptr) {
@@ -624,6 +761,10 @@ inline void conv_gemm(const ConvParams& p, const float* x, const float* w_packed
     }
     if (conv_reads_shifted_input(p)) {
       conv_shifted_gemm(p, xb, w_packed, bias, yb, e, parallel);
+      continue;
+    }
+    if (conv_reads_phase_planes(p) && conv_gemm_scratch_floats(p, block_cols) >= conv_phase_floats(p)) {
+      conv_phase_gemm(p, xb, w_packed, bias, yb, scratch, e, parallel);
       continue;
     }
     if (const index_t band = padded_band(p, conv_gemm_scratch_floats(p, block_cols))) {
