@@ -73,6 +73,13 @@ struct OpDef {
   bool inplace = false;
 };
 
+// The least work (multiply-accumulates, or comparable operations) of a step whose kernel is
+// given the caller's parallel-for (Emitter::parallel). Below it, handing the step's tasks to
+// another thread and waiting for them costs more than the second thread saves (a hand-off is
+// a few microseconds; a million multiply-accumulates take 10-20 us on one core).
+constexpr int64_t kMinParallelWork = 1'000'000;
+inline bool splits_into_tasks(int64_t work) { return work >= kMinParallelWork; }
+
 // Registry of every operator the compiler implements.
 const OpDef* find_op(const std::string& domain, const std::string& op_type);
 std::vector<const OpDef*> all_ops();

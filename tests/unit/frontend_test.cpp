@@ -121,6 +121,40 @@ TEST_CASE("generated code is byte-identical for the same model and options") {
   CHECK_THAT(a.source, Catch::Contains("rt::conv_gemm("));  // float Conv with constant weights
 }
 
+namespace {
+
+// The kernel call of node `name`'s step in the generated run_parallel: the statement after its
+// `constexpr rt::...Params p` line.
+std::string kernel_call_of(const std::string& source, const std::string& name) {
+  std::size_t at = source.find("'" + name + "'", source.find("void run_parallel("));
+  REQUIRE(at != std::string::npos);
+  at = source.find("rt::", source.find('\n', source.find("constexpr rt::", at)));
+  return source.substr(at, source.find('\n', at) - at);
+}
+
+}  // namespace
+
+TEST_CASE("run_parallel hands the caller's parallel-for only to steps of a million operations and more") {
+  // small: 8 -> 8 channels, 3 x 3 on 16 x 16: 256 * 8 * 72 = 147,456 multiply-adds;
+  // big: 8 -> 64 channels: 256 * 64 * 72 = 1,179,648; pool: 2 x 2 windows of 64 x 8 x 8: 16,384
+  // comparisons.
+  ModelBuilder b;
+  b.input("x", {1, 8, 16, 16}).output("y");
+  b.floats("small_w", {8, 8, 3, 3}, std::vector<float>(576, 0.1f));
+  b.floats("big_w", {64, 8, 3, 3}, std::vector<float>(4608, 0.1f));
+  ModelBuilder::attr_ints(b.node("Conv", {"x", "small_w"}, {"s"}, "small"), "pads", {1, 1, 1, 1});
+  ModelBuilder::attr_ints(b.node("Conv", {"s", "big_w"}, {"g"}, "big"), "pads", {1, 1, 1, 1});
+  auto& pool = b.node("MaxPool", {"g"}, {"y"}, "pool");
+  ModelBuilder::attr_ints(pool, "kernel_shape", {2, 2});
+  ModelBuilder::attr_ints(pool, "strides", {2, 2});
+  onnxc::CompileOptions o;
+  o.target = "native";
+  const auto code = onnxc::emit_code(onnxc::compile_model(b.write("parallel_threshold"), o), o, "m.h", "m.cpp");
+  CHECK_THAT(kernel_call_of(code.source, "small"), Catch::EndsWith(", nullptr);"));
+  CHECK_THAT(kernel_call_of(code.source, "big"), Catch::EndsWith(", parallel);"));
+  CHECK_THAT(kernel_call_of(code.source, "pool"), Catch::StartsWith("rt::max_pool(") && Catch::EndsWith(", nullptr);"));
+}
+
 TEST_CASE("weights are written with exact bit patterns") {
   ModelBuilder b;
   b.input("x", {3}).output("y").floats("c", {3}, {0.1f, -3.4028235e38f, 1.17549435e-38f});
