@@ -132,6 +132,11 @@ std::size_t float_bytes(rt::index_t floats) { return static_cast<std::size_t>(fl
 
 }  // namespace
 
+int64_t float_conv_macs(const Node& n) {
+  const Shape& w = n.inputs[1]->shape;
+  return n.outputs[0]->numel() * shape_numel(Shape(w.begin() + 1, w.end()));
+}
+
 std::size_t depthwise_slot_bytes(const Node& n) { return float_bytes(rt::conv_depthwise_scratch_floats(conv_params_of(n))); }
 
 namespace {
@@ -163,6 +168,7 @@ void emit_separate_activation(const Node& n, Emitter& e) {
 
 void emit_conv(const Node& n, Emitter& e) {
   e.include("onnxc/conv.h");
+  const std::string parallel = e.parallel(float_conv_macs(n));
   const Value& x = *n.inputs[0];
   e.line(conv_params_code(conv_params_of(n)));
   std::string bias = e.in_or_null(2, x.dtype);
@@ -171,7 +177,7 @@ void emit_conv(const Node& n, Emitter& e) {
       e.linef("rt::conv_gemm(p, {}, {}, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0),
               conv_scratch_bytes(n) ? fmt::format("reinterpret_cast<float*>({})", e.scratch())
                                     : "static_cast<float*>(nullptr)",
-              conv_im2col_cols(n), epilogue_code(n), e.parallel());
+              conv_im2col_cols(n), epilogue_code(n), parallel);
       return;
     case ConvAlgorithm::Shifted:
       e.line("static_assert(rt::kShiftedInputProduct, \"generated for a target with AVX-512 (rt::conv_shifted): \"");
@@ -182,13 +188,13 @@ void emit_conv(const Node& n, Emitter& e) {
     case ConvAlgorithm::Depthwise:
       if (depthwise_slots(n) == 0)  // no room for the padded rows: the kernel that needs none
         e.linef("rt::conv_depthwise_in_place(p, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0),
-                epilogue_code(n), e.parallel());
+                epilogue_code(n), parallel);
       else
         e.linef("rt::conv_depthwise(p, {}, {}, {}, {}, reinterpret_cast<float*>({}), {}, {}, {});", e.in(0),
-                e.in(1), bias, e.out(0), e.scratch(), epilogue_code(n), e.parallel(), depthwise_slots(n));
+                e.in(1), bias, e.out(0), e.scratch(), epilogue_code(n), parallel, depthwise_slots(n));
       return;
     case ConvAlgorithm::DirectPacked:
-      e.linef("rt::conv_direct_packed(p, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0), e.parallel());
+      e.linef("rt::conv_direct_packed(p, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0), parallel);
       emit_separate_activation(n, e);
       return;
     case ConvAlgorithm::Direct:
@@ -206,10 +212,7 @@ const OpRegistrar conv_op([] {
   d.infer = infer_conv;
   d.emit = emit_conv;
   d.scratch_bytes = conv_scratch_bytes;
-  d.macs = [](const Node& n) {  // every output element: (C / group) * kernel taps
-    const Shape& w = n.inputs[1]->shape;
-    return n.outputs[0]->numel() * shape_numel(Shape(w.begin() + 1, w.end()));
-  };
+  d.macs = float_conv_macs;
   return d;
 }());
 

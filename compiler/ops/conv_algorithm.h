@@ -73,6 +73,8 @@ std::optional<Tensor> qlinear_conv_vnni_weights(const Node& qlinear_conv);
 std::optional<Tensor> qlinear_conv_dual_mac_weights(const Node& qlinear_conv);
 // Whether rt::depthwise_3x3 (no scratch, for the same cores) can compute the QLinearConv.
 bool qlinear_conv_depthwise_3x3_applies(const Node& qlinear_conv);
+// A float Conv's multiply-accumulates: every output element, (C / group) * kernel taps.
+int64_t float_conv_macs(const Node& conv);
 // The scratch one task of a depthwise Conv needs (padded input rows, or a padded plane).
 std::size_t depthwise_slot_bytes(const Node& conv);
 

@@ -43,9 +43,12 @@ class Emitter {
   void set_extent_namer(std::function<std::string(const Value*)> f) { extent_of_ = std::move(f); }
   // Pointer to this node's scratch memory (unsigned char*), when the op asked for some.
   const std::string& scratch() const { return scratch_; }
-  // The caller's parallel-for (an rt::Parallel, null when run() was called without one), for
-  // kernels that split their work into tasks (onnxc/parallel.h). It is in scope in every block.
-  static std::string parallel() { return "parallel"; }
+  // What a kernel that splits its work into tasks (onnxc/parallel.h) gets for this step of
+  // `work` multiply-accumulates (or comparable operations): `parallel`, the caller's
+  // parallel-for (an rt::Parallel in scope in every block, null when run() was called without
+  // one), or `nullptr` when the step does not gain from threads (splits_into_tasks), so it runs
+  // on the calling thread even through run_parallel.
+  std::string parallel(int64_t work) const { return splits_into_tasks(node_, work) ? "parallel" : "nullptr"; }
 
   // Appends one statement (indentation is added).
   void line(const std::string& code);

@@ -85,9 +85,10 @@ OpDef pool_op(const char* name, std::vector<int> versions, std::function<void(co
 }
 
 const OpRegistrar max_pool(pool_op("MaxPool", {1, 8, 10, 11, 12, 22}, [](const Node& n, Emitter& e) {
+  const int64_t comparisons = n.outputs[0]->numel() * shape_numel(n.attr_ints("kernel_shape"));
   e.linef("rt::max_pool(p, {}, {}, {}, {}, {});", e.in(0), e.out(0),
           n.has_output(1) ? e.out(1) : "static_cast<std::int64_t*>(nullptr)", n.attr_int("storage_order", 0),
-          e.parallel());
+          e.parallel(comparisons));
 }));
 
 const OpRegistrar average_pool(pool_op("AveragePool", {1, 7, 10, 11, 19, 22}, [](const Node&, Emitter& e) {

@@ -114,9 +114,10 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
                                        narrowest_bytes, room));
 }
 
-// A depthwise Conv: one padded-row slot per task it splits into with a parallel-for.
+// A depthwise Conv: one padded-row slot per task it splits into with a parallel-for (one when it
+// does not split, splits_into_tasks).
 void fit_depthwise(Node& n, std::size_t room, const ScratchOptions& o) {
-  const int64_t wanted = o.memory_first ? 1 : kDepthwiseParallelSlots;
+  const int64_t wanted = o.memory_first || !splits_into_tasks(n, float_conv_macs(n)) ? 1 : kDepthwiseParallelSlots;
   const int64_t slot_bytes = static_cast<int64_t>(depthwise_slot_bytes(n));
   const int64_t slots = fastest(o) ? wanted : choose_depthwise_slots(slot_bytes, room, wanted);
   n.set_attr_int(kParallelSlotsAttr, slots);

@@ -41,7 +41,8 @@ struct ScratchOptions {
 //   the integer one: the im2col block (kIm2colColsAttr, choose_im2col_cols); 0 columns: the
 //   direct kernel (no scratch; pack-weights leaves its weights unpacked);
 // - a depthwise Conv: its padded-row slots (kParallelSlotsAttr, choose_depthwise_slots), one
-//   per task with a parallel-for; 0 slots: the in-place kernel (no scratch);
+//   per task with a parallel-for (one when the step does not split, splits_into_tasks); 0
+//   slots: the in-place kernel (no scratch);
 // - an LSTM that can keep its state in its outputs (lstm_can_keep_state_in_outputs): does so,
 //   with no scratch (kStateInOutputsAttr), when its gate buffers do not fit (either policy).
 // Each such node gets a kScratchNoteAttr saying what it got and why (--report). Runs before
@@ -50,7 +51,7 @@ int fit_scratch(Graph& g, std::size_t alignment, PlanOptions plan, const Scratch
 
 // ScratchPolicy::Speed takes no slower kernel to save memory instead: it fits the im2col
 // blocks in whole tile rows where they fit, else takes one row (growing the arena), and gives
-// depthwise Convs their kDepthwiseParallelSlots.
+// depthwise Convs that split into tasks their kDepthwiseParallelSlots.
 //
 // The im2col block (columns) of a Conv with `room_bytes` free at its step: the fastest block
 // when it fits, else the widest whole number of register-tile rows that fits, else the widest

@@ -247,30 +247,44 @@ TEST_CASE("a Conv in a control-flow body gets its block from the room in its own
   CHECK(m4.program.arena_bytes == 0);
 }
 
-TEST_CASE("a depthwise Conv with no room: the in-place kernel when fitting, 4 slots for speed") {
-  // x -> 1x1 Conv "a" -> depthwise 3x3 "dw" -> 1x1 Conv -> y: a and dw (8 KiB each) are live
-  // together at dw, the peak.
+namespace {
+
+// x -> 1x1 Conv "a" -> depthwise 3x3 "dw" -> 1x1 Conv -> y on `channels` planes of side x side:
+// a and dw are live together at dw, the peak.
+std::string depthwise_chain(const std::string& name, int64_t channels, int64_t side) {
   ModelBuilder b;
-  b.input("x", {1, 8, 16, 16}).output("y");
-  b.floats("a_w", {8, 8, 1, 1}, filled(64, 0.1f)).floats("dw_w", {8, 1, 3, 3}, filled(72, 0.1f));
-  b.floats("y_w", {8, 8, 1, 1}, filled(64, 0.1f));
+  const int64_t c = channels;
+  b.input("x", {1, c, side, side}).output("y");
+  b.floats("a_w", {c, c, 1, 1}, filled(c * c, 0.1f)).floats("dw_w", {c, 1, 3, 3}, filled(c * 9, 0.1f));
+  b.floats("y_w", {c, c, 1, 1}, filled(c * c, 0.1f));
   b.node("Conv", {"x", "a_w"}, {"a"}, "a");
   auto& dw = b.node("Conv", {"a", "dw_w"}, {"dw"}, "dw");
   ModelBuilder::attr_ints(dw, "pads", {1, 1, 1, 1});
-  ModelBuilder::attr_int(dw, "group", 8);
+  ModelBuilder::attr_int(dw, "group", c);
   b.node("Conv", {"dw", "y_w"}, {"y"}, "y");
-  const std::string path = b.write("depthwise_no_room");
+  return b.write(name);
+}
+
+}  // namespace
+
+TEST_CASE("a depthwise Conv with no room: the in-place kernel when fitting, one slot for speed") {
+  // 8 planes of 16 x 16, a and dw 8 KiB each. A depthwise Conv never splits into tasks (about
+  // one multiply-add per byte it streams, splits_into_tasks), so it wants one slot.
+  const std::string path = depthwise_chain("depthwise_no_room", 8, 16);
   for (const char* target : {"cortex-m4", "native"}) {
     auto fit = compile(path, target, onnxc::ScratchPolicy::Fit);
     CHECK(node_named(fit, "dw").attr_int(onnxc::kParallelSlotsAttr, -1) == 0);
     CHECK(onnxc::conv_algorithm(node_named(fit, "dw")) == onnxc::ConvAlgorithm::Depthwise);
     CHECK(fit.program.arena_bytes == 16384);
   }
-  auto native = compile(path, "native", onnxc::ScratchPolicy::Speed);
-  const onnxc::Node& fast = node_named(native, "dw");
-  CHECK(fast.attr_int(onnxc::kParallelSlotsAttr, -1) == onnxc::kDepthwiseParallelSlots);
-  CHECK(onnxc::conv_algorithm(fast) == onnxc::ConvAlgorithm::Depthwise);
-  CHECK(native.program.arena_bytes == 16384 + 4 * onnxc::depthwise_slot_bytes(fast));
+  for (auto [channels, side] : {std::pair<int64_t, int64_t>{8, 16}, {64, 48}}) {  // 18,432 and 1,327,104 MACs
+    auto native = compile(depthwise_chain("depthwise_speed", channels, side), "native", onnxc::ScratchPolicy::Speed);
+    const onnxc::Node& dw = node_named(native, "dw");
+    CHECK(dw.attr_int(onnxc::kParallelSlotsAttr, -1) == 1);
+    CHECK(onnxc::conv_algorithm(dw) == onnxc::ConvAlgorithm::Depthwise);
+    const std::size_t slot = (onnxc::depthwise_slot_bytes(dw) + 15) / 16 * 16;  // the arena's alignment
+    CHECK(native.program.arena_bytes == static_cast<std::size_t>(2 * channels * side * side * 4) + slot);
+  }
 }
 
 TEST_CASE("an LSTM whose gate buffers do not fit keeps its state in Y and Y_c") {

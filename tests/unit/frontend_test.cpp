@@ -121,6 +121,50 @@ TEST_CASE("generated code is byte-identical for the same model and options") {
   CHECK_THAT(a.source, Catch::Contains("rt::conv_gemm("));  // float Conv with constant weights
 }
 
+namespace {
+
+// The kernel call of node `name`'s step in the generated run_parallel: the statement after its
+// `constexpr rt::...Params p` line.
+std::string kernel_call_of(const std::string& source, const std::string& name) {
+  std::size_t at = source.find("'" + name + "'", source.find("void run_parallel("));
+  REQUIRE(at != std::string::npos);
+  at = source.find("rt::", source.find('\n', source.find("constexpr rt::", at)));
+  return source.substr(at, source.find('\n', at) - at);
+}
+
+}  // namespace
+
+TEST_CASE("run_parallel hands the caller's parallel-for only to steps of much work per byte streamed") {
+  // Input 0 and output 0 bytes / multiply-adds (kMinParallelWork 1M, kMinParallelWorkPerByte 8):
+  // small: 8 -> 8 channels, 3 x 3 on 16 x 16: 147,456 MACs (too few);
+  // big: 8 -> 64 channels, 3 x 3 on 16 x 16: 1,179,648 MACs over 8 + 64 KiB (16 per byte);
+  // wide: 64 -> 64 channels, 1 x 1 on 16 x 16: 1,048,576 MACs over 64 + 64 KiB (8 per byte);
+  // streaming: 64 -> 8 channels, 1 x 1 on 64 x 64: 2,097,152 MACs over 1 MiB + 128 KiB (1.7);
+  // pool: 2 x 2 windows of 8 x 32 x 32: 32,768 comparisons.
+  ModelBuilder b;
+  b.input("x", {1, 8, 16, 16}).input("x2", {1, 64, 64, 64}).output("w").output("y").output("z");
+  b.floats("small_w", {8, 8, 3, 3}, std::vector<float>(576, 0.1f));
+  b.floats("big_w", {64, 8, 3, 3}, std::vector<float>(4608, 0.1f));
+  b.floats("wide_w", {64, 64, 1, 1}, std::vector<float>(4096, 0.1f));
+  b.floats("streaming_w", {8, 64, 1, 1}, std::vector<float>(512, 0.1f));
+  ModelBuilder::attr_ints(b.node("Conv", {"x", "small_w"}, {"s"}, "small"), "pads", {1, 1, 1, 1});
+  ModelBuilder::attr_ints(b.node("Conv", {"s", "big_w"}, {"g"}, "big"), "pads", {1, 1, 1, 1});
+  b.node("Conv", {"g", "wide_w"}, {"w"}, "wide");
+  b.node("Conv", {"x2", "streaming_w"}, {"t"}, "streaming");
+  auto& pool = b.node("MaxPool", {"t"}, {"z"}, "pool");
+  ModelBuilder::attr_ints(pool, "kernel_shape", {2, 2});
+  ModelBuilder::attr_ints(pool, "strides", {2, 2});
+  b.node("Identity", {"g"}, {"y"}, "keep_g");
+  onnxc::CompileOptions o;
+  o.target = "native";
+  const auto code = onnxc::emit_code(onnxc::compile_model(b.write("parallel_threshold"), o), o, "m.h", "m.cpp");
+  CHECK_THAT(kernel_call_of(code.source, "small"), Catch::EndsWith(", nullptr);"));
+  CHECK_THAT(kernel_call_of(code.source, "big"), Catch::EndsWith(", parallel);"));
+  CHECK_THAT(kernel_call_of(code.source, "wide"), Catch::EndsWith(", parallel);"));
+  CHECK_THAT(kernel_call_of(code.source, "streaming"), Catch::EndsWith(", nullptr);"));
+  CHECK_THAT(kernel_call_of(code.source, "pool"), Catch::StartsWith("rt::max_pool(") && Catch::EndsWith(", nullptr);"));
+}
+
 TEST_CASE("weights are written with exact bit patterns") {
   ModelBuilder b;
   b.input("x", {3}).output("y").floats("c", {3}, {0.1f, -3.4028235e38f, 1.17549435e-38f});
