@@ -183,7 +183,7 @@ void emit_conv(const Node& n, Emitter& e) {
       e.line("static_assert(rt::kShiftedInputProduct, \"generated for a target with AVX-512 (rt::conv_shifted): \"");
       e.line("              \"compile with it, or generate for this one\");");
       e.linef("rt::conv_shifted(p, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0), epilogue_code(n),
-              e.parallel());
+              parallel);
       return;
     case ConvAlgorithm::Depthwise:
       if (depthwise_slots(n) == 0)  // no room for the padded rows: the kernel that needs none
