@@ -48,7 +48,7 @@ const std::vector<Target>& targets() {
   static const std::vector<Target> all = {
       target("generic", "portable C++, no SIMD intrinsics (any C++17 compiler, bare metal included)", {}, "",
              kPortable),
-      target("native", "SIMD for whatever the compiler's flags enable (validate and bench use -march=native)",
+      target("native", "SIMD for the machine onnxc runs on: build the code there with -march=native (validate and bench do)",
              {"-march=native"}, "", kSimd | kInt8DotProduct | kShiftedInputOnHost),
       target("x86-64-v2", "x86-64 with SSE4.2", {"-march=x86-64-v2"}, "defined(__SSE4_2__)", kSimd),
       target("x86-64-v3", "x86-64 with AVX2 and FMA", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)",
