@@ -57,6 +57,12 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
+std::vector<std::string> json_strings(const std::vector<std::string>& v) {
+  std::vector<std::string> out;
+  for (const std::string& s : v) out.push_back(json_string(s));
+  return out;
+}
+
 std::string shapes(const std::vector<Value*>& vs) {
   std::vector<std::string> parts;
   for (const Value* v : vs) parts.push_back(v ? shape_str(v->shape) : "-");
@@ -102,20 +108,13 @@ std::string scratch_note(const Step& step) {
   return fmt::format("  (scratch {} B: {}{})", step.op_scratch_bytes, why, grows);
 }
 
-// What a FusedElementwise node computes: the nodes fuse-elementwise merged, in order.
-std::string fused_note(const Node& n) {
-  std::vector<std::string> ops;
-  for (const FusedStep& s : fused_steps(n)) ops.push_back(s.op_type);
-  return fmt::format("  (fused: {})", fmt::join(ops, ", "));
-}
-
-// The nodes merged into n, as JSON strings: the passes' kMergedOpsAttr, or the nodes a
-// FusedElementwise computes.
+// The nodes merged into n, in order: those a FusedElementwise computes, and those
+// fold-batchnorm, fold-affine and fuse-activation folded into it (kMergedOpsAttr).
 std::vector<std::string> fused_ops(const Node& n) {
   std::vector<std::string> ops;
   if (n.op_type == kFusedElementwiseOp && n.domain == kFusedElementwiseDomain)
-    for (const FusedStep& s : fused_steps(n)) ops.push_back(json_string(s.op_type));
-  for (const std::string& op : n.attr_strings(kMergedOpsAttr)) ops.push_back(json_string(op));
+    for (const FusedStep& s : fused_steps(n)) ops.push_back(s.op_type);
+  for (const std::string& op : n.attr_strings(kMergedOpsAttr)) ops.push_back(op);
   return ops;
 }
 
@@ -151,9 +150,8 @@ std::string report_text(const Compilation& c) {
         notes = tp.in_place ? "  (in place)" : tp.concat_slab ? "  (into a Concat's output)" : "  (view, no code)";
     }
     if (f.step->elided) notes = "  (inputs written in place, no code)";
-    if (n.op_type == kFusedElementwiseOp && n.domain == kFusedElementwiseDomain) notes += fused_note(n);
-    if (n.has_attr(kMergedOpsAttr))
-      notes += fmt::format("  (fused: {})", fmt::join(n.attr_strings(kMergedOpsAttr), ", "));
+    if (const std::vector<std::string> fused = fused_ops(n); !fused.empty())
+      notes += fmt::format("  (fused: {})", fmt::join(fused, ", "));
     notes += scratch_note(*f.step);
     s += fmt::format("{:>4}  {:<32} {:<22} {:>12} {:>12}  {}{}\n", index++, name,
                      fmt::format("{}-{}", n.op_type, n.version), f.macs, f.bytes_moved, shapes(n.outputs), notes);
@@ -195,7 +193,7 @@ std::string report_json(const Compilation& c) {
                      "\"fused\": [{}]}}{}\n",
                      json_string(n.name), json_string(n.op_type), n.version, steps[i].depth, steps[i].macs,
                      steps[i].bytes_moved, fmt::join(outs, ", "), step.op_scratch_bytes, step.room_bytes,
-                     json_string(n.attr_string(kScratchNoteAttr, "")), fmt::join(fused_ops(n), ", "),
+                     json_string(n.attr_string(kScratchNoteAttr, "")), fmt::join(json_strings(fused_ops(n)), ", "),
                      i + 1 < steps.size() ? "," : "");
   }
   s += "  ],\n  \"tensors\": [\n";
