@@ -88,7 +88,11 @@ void emit_gemm(const Node& n, Emitter& e) {
                                             {"beta", float_literal(p.beta)},
                                             {"c_row_stride", num(p.c_row_stride)},
                                             {"c_col_stride", num(p.c_col_stride)}}));
-  e.linef("rt::gemm(p, {}, {}, {}, {});", e.in(0), e.in(1), e.in_or_null(2, n.inputs[0]->dtype), e.out(0));
+  if (n.inputs[0]->dtype == DType::Float && !p.trans_a && !p.trans_b)  // the path that takes a parallel-for
+    e.linef("rt::gemm(p, {}, {}, {}, {}, {});", e.in(0), e.in(1), e.in_or_null(2, n.inputs[0]->dtype), e.out(0),
+            e.parallel(p.m * p.n * p.k));
+  else
+    e.linef("rt::gemm(p, {}, {}, {}, {});", e.in(0), e.in(1), e.in_or_null(2, n.inputs[0]->dtype), e.out(0));
   if (n.has_attr(kActivationAttr)) {  // fuse-activation merged it (float only)
     e.include("onnxc/activation.h");
     e.linef("rt::activate_row({}, {}, {});", epilogue_code(n), e.out(0), n.outputs[0]->numel());

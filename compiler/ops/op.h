@@ -74,23 +74,16 @@ struct OpDef {
 };
 
 // Whether a step's kernel is given the caller's parallel-for (Emitter::parallel), from its work
-// (multiply-accumulates, or comparable operations) and the bytes of its input 0 and output 0:
-// - at least kMinParallelWork: below it, handing the step's tasks to another thread and waiting
-//   for them costs more than the second thread saves (a hand-off is a few microseconds; a
-//   million multiply-accumulates take 10-20 us on one core);
-// - at least kMinParallelWorkPerByte per byte of that input and output: on the 2-vCPU test
-//   machine, steps that stream megabytes of activations (MobileNet's 1x1 and depthwise layers
-//   on 112 x 112 and 56 x 56, 0.5-5 per byte) ran 1.1-2x slower with two threads, those with
-//   13 or more per byte (its 14 x 14 and 7 x 7 layers) 0.6-0.9x; presumably because tasks land
-//   on either thread, so half of what a step reads is in the other core's cache, where the
-//   previous step's tasks left it (docs/performance.md, "Two threads through run_parallel").
+// (multiply-accumulates, or comparable operations): at least kMinParallelWork. Below it, handing
+// the step's tasks to another thread and waiting for them costs more than the second thread saves
+// (a hand-off is a few microseconds; a million multiply-accumulates take 10-20 us on one core).
+// Steps that stream megabytes of activations gain too: an earlier rule that also asked for 8
+// multiply-accumulates per byte of input and output was measured under load (the worker thread
+// waiting for a CPU); on the idle machine mobilenet_v2's 1x1 and depthwise layers on 112 x 112 and
+// 56 x 56 take 0.47-0.60 of their one-thread time with two threads, and the model 0.61 instead of
+// 0.80 with that rule (bench/layer_profile.py --threads 2).
 constexpr int64_t kMinParallelWork = 1'000'000;
-constexpr int64_t kMinParallelWorkPerByte = 8;
-inline bool splits_into_tasks(const Node& step, int64_t work) {
-  const int64_t bytes = static_cast<int64_t>((step.has_input(0) ? step.inputs[0]->byte_size() : 0) +
-                                             (step.has_output(0) ? step.outputs[0]->byte_size() : 0));
-  return work >= kMinParallelWork && work >= kMinParallelWorkPerByte * bytes;
-}
+inline bool splits_into_tasks(const Node&, int64_t work) { return work >= kMinParallelWork; }
 
 // Registry of every operator the compiler implements.
 const OpDef* find_op(const std::string& domain, const std::string& op_type);

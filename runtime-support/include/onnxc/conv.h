@@ -230,11 +230,22 @@ inline void im2col_channel(const ConvParams& p, const float* x, index_t ic, Outp
 }
 
 // col[K, cols] = the input under every kernel tap for output positions [first, first + cols)
-// of one image; with a parallel-for, each input channel is a task.
+// of one image; with a parallel-for, each row of kernel taps (input channel, kd, kh) is a task:
+// a task per input channel left a 3-channel first layer (mobilenet_v2's, squeezenet1_1's) three
+// tasks for two threads.
 inline void im2col_block(const ConvParams& p, const float* x, index_t first, index_t cols, float* col,
                          Parallel parallel = nullptr) {
   const OutputPosition from = output_position(p, first);
-  parallel_for(parallel, p.in_channels, [&](index_t ic) { im2col_channel(p, x, ic, from, cols, col); });
+  if (!parallel) {
+    for (index_t ic = 0; ic < p.in_channels; ++ic) im2col_channel(p, x, ic, from, cols, col);
+    return;
+  }
+  parallel_for(parallel, p.in_channels * p.k_d * p.k_h, [&](index_t task) {
+    const index_t ic = task / (p.k_d * p.k_h), kd = task / p.k_h % p.k_d, kh = task % p.k_h;
+    const float* xc = x + ic * p.in_d * p.in_h * p.in_w;
+    float* row = col + (task * p.k_w) * cols;
+    for (index_t kw = 0; kw < p.k_w; ++kw, row += cols) im2col_row(p, xc, kd, kh, kw, from, cols, row);
+  });
 }
 
 // ---- zero-padded copies of the input ----
