@@ -1,5 +1,8 @@
 // Conv: N-d convolution (1 to 3 spatial dims) with groups, pads, strides, dilations, auto_pad.
+#include <algorithm>
+
 #include "onnxc/conv.h"
+#include "onnxc/winograd.h"
 #include "ops/conv_algorithm.h"
 #include "ops/emitter.h"
 #include "ops/spatial.h"
@@ -24,9 +27,12 @@ namespace {
 
 bool conv_shifted_input(const Node& n) { return conv_packs_weights(n) && n.attr_int(kShiftedInputAttr, 0) == 1; }
 
+bool conv_winograd(const Node& n) { return n.attr_int(kWinogradRowsAttr, 0) > 0; }
+
 }  // namespace
 
 ConvAlgorithm conv_algorithm(const Node& n) {
+  if (conv_winograd(n)) return ConvAlgorithm::Winograd;
   if (n.attr_int(kPackedWeightsAttr, 0) == 1) {
     if (conv_shifted_input(n)) return ConvAlgorithm::Shifted;
     return conv_packs_weights(n) ? ConvAlgorithm::Gemm : ConvAlgorithm::DirectPacked;
@@ -54,10 +60,17 @@ std::string epilogue_code(const Node& n) {
 
 namespace {
 
+// The kernel's spatial dims: the weight's, except for weights pack-weights transformed for
+// rt::conv_winograd (4 x 4 per channel pair, from 3 x 3).
+std::vector<int64_t> conv_kernel(const Node& n) {
+  if (conv_winograd(n) && n.attr_int(kPackedWeightsAttr, 0) == 1) return {3, 3};
+  return weight_kernel(n, input(n, 1));
+}
+
 Window conv_window(const Node& n) {
   const Value& x = input(n, 0);
   std::vector<int64_t> in(x.shape.begin() + 2, x.shape.end());
-  return resolve_window(n, in, weight_kernel(n, input(n, 1)), false);
+  return resolve_window(n, in, conv_kernel(n), false);
 }
 
 void infer_conv(Node& n) {
@@ -133,8 +146,32 @@ std::size_t float_bytes(rt::index_t floats) { return static_cast<std::size_t>(fl
 }  // namespace
 
 int64_t float_conv_macs(const Node& n) {
-  const Shape& w = n.inputs[1]->shape;
-  return n.outputs[0]->numel() * shape_numel(Shape(w.begin() + 1, w.end()));
+  return n.outputs[0]->numel() * n.inputs[1]->shape[1] * shape_numel(conv_kernel(n));
+}
+
+bool conv_fits_winograd(const Node& n) {
+  if (n.inputs[0]->dtype != DType::Float || n.attr_int("group", 1) != 1 || !n.inputs[1]->constant ||
+      n.inputs[0]->shape.size() != 4)
+    return false;
+  const rt::ConvParams p = conv_params_of(n);
+  return rt::conv_fits_winograd(p) && p.out_h * p.out_w >= kWinogradMinOutputs &&
+         p.out_channels >= kWinogradMinOutChannels && p.in_channels >= kWinogradMinInChannels;
+}
+
+int64_t winograd_preferred_rows(const Node& n) {
+  const rt::ConvParams p = conv_params_of(n);
+  const int64_t tw = rt::winograd_tiles_w(p);
+  const int64_t most = std::clamp<int64_t>(kWinogradBlockFloats / (rt::kWinogradPoints * tw * p.in_channels), 1,
+                                           rt::winograd_tiles_h(p));
+  // The block's tiles are the products' columns: the most rows whose tiles fill whole vectors
+  // (no partial tile), else the most rows.
+  for (int64_t rows = most; rows >= 1; --rows)
+    if (rows * tw % 16 == 0) return rows;
+  return most;
+}
+
+std::size_t winograd_scratch_bytes(const Node& n, int64_t rows, int64_t slots) {
+  return static_cast<std::size_t>(rt::winograd_scratch_floats(conv_params_of(n), rows, slots)) * sizeof(float);
 }
 
 std::size_t depthwise_slot_bytes(const Node& n) { return float_bytes(rt::conv_depthwise_scratch_floats(conv_params_of(n))); }
@@ -146,12 +183,14 @@ int64_t depthwise_slots(const Node& n) { return n.attr_int(kParallelSlotsAttr, 1
 // What the kernel the Conv gets needs: also asked before pack-weights (by fit-scratch, while
 // planning), when a Conv the matrix product will compute does not have its packed weights yet.
 std::size_t conv_scratch_bytes(const Node& n) {
+  if (conv_winograd(n)) return winograd_scratch_bytes(n, n.attr_int(kWinogradRowsAttr, 1), depthwise_slots(n));
   if (conv_shifted_input(n)) return 0;
   if (conv_packs_weights(n)) return float_bytes(rt::conv_gemm_scratch_floats(conv_params_of(n), conv_im2col_cols(n)));
   switch (conv_algorithm(n)) {
     case ConvAlgorithm::Gemm: return float_bytes(rt::conv_gemm_scratch_floats(conv_params_of(n), conv_im2col_cols(n)));
     case ConvAlgorithm::Depthwise:
       return static_cast<std::size_t>(depthwise_slots(n)) * depthwise_slot_bytes(n);
+    case ConvAlgorithm::Winograd:
     case ConvAlgorithm::Shifted:
     case ConvAlgorithm::DirectPacked:
     case ConvAlgorithm::Direct: return 0;
@@ -178,6 +217,12 @@ void emit_conv(const Node& n, Emitter& e) {
               conv_scratch_bytes(n) ? fmt::format("reinterpret_cast<float*>({})", e.scratch())
                                     : "static_cast<float*>(nullptr)",
               conv_im2col_cols(n), epilogue_code(n), parallel);
+      return;
+    case ConvAlgorithm::Winograd:
+      e.include("onnxc/winograd.h");
+      e.linef("rt::conv_winograd(p, {}, {}, {}, {}, reinterpret_cast<float*>({}), {}, {}, {}, {});", e.in(0), e.in(1),
+              bias, e.out(0), e.scratch(), n.attr_int(kWinogradRowsAttr, 1), depthwise_slots(n), epilogue_code(n),
+              parallel);
       return;
     case ConvAlgorithm::Shifted:
       e.line("static_assert(rt::kShiftedInputProduct, \"generated for a target with AVX-512 (rt::conv_shifted): \"");

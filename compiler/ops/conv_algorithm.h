@@ -12,6 +12,8 @@ namespace onnxc {
 
 enum class ConvAlgorithm {
   Gemm,       // float, one group, constant weights: packed-weight matrix product (rt::conv_gemm)
+  Winograd,   // float 3x3 stride 1, one group, constant weights fit-scratch gave rt::conv_winograd
+              // (weights transformed at compile time by rt::winograd_pack_weights), with scratch
   Shifted,    // a Gemm Conv fit-scratch gave rt::conv_shifted (the product reading its input in
               // place, AVX-512; weights packed as for Gemm), no scratch
   Depthwise,  // float 1-d/2-d, one channel per group: rt::conv_depthwise, or without scratch
@@ -42,6 +44,23 @@ bool conv_fits_shifted_input(const Node& conv);
 // Whether conv_gemm would compute the Conv with `room_bytes` of scratch over a padded copy of its
 // input, given the im2col block (columns) fit-scratch would choose for that room.
 bool conv_gemm_reads_padded_input(const Node& conv, int64_t im2col_cols);
+// Whether rt::conv_winograd computes the Conv faster than the other kernels (SIMD targets; its
+// scratch is fitted by fit-scratch): float, one group, constant weights, 2-d 3 x 3 stride 1, and
+// a shape where it was measured to win (AVX-512, one layer alone: squeezenet1_1's 16 -> 64
+// channels on 55 x 55 540 -> 400-445 us, 32 -> 128 on 27 x 27 540 -> 410-435; it loses on
+// 13 x 13 planes, 280 -> 316 and 490 -> 529, and with 16 or 32 output channels, resnet8-cifar's
+// 50 -> 70-80 and 47 -> 61: there its transforms cost more than the products it saves).
+bool conv_fits_winograd(const Node& conv);
+constexpr int64_t kWinogradMinOutputs = 27 * 27;   // output positions per channel
+constexpr int64_t kWinogradMinOutChannels = 64;
+constexpr int64_t kWinogradMinInChannels = 16;
+// Rows of tiles per block of rt::conv_winograd the compiler prefers: its transformed input (16 x
+// in_channels x rows x tiles_w floats) at most kWinogradBlockFloats; and the product buffers with
+// a parallel-for.
+constexpr int64_t kWinogradBlockFloats = 64 * 1024;
+int64_t winograd_preferred_rows(const Node& conv);
+constexpr int64_t kWinogradParallelSlots = 4;
+std::size_t winograd_scratch_bytes(const Node& conv, int64_t rows, int64_t slots);
 // Input channels x kernel taps.
 int64_t conv_depth(const Node& conv);
 // The im2col block (columns) whose scratch holds the phase planes rt::conv_gemm reads a stride-2
@@ -92,6 +111,10 @@ constexpr const char* kMergedOpsAttr = "onnxc.merged_ops";
 // int: output columns per im2col block of a Gemm Conv (or of QLinearConv's matrix-product
 // kernel); 0: compute it with the direct kernel instead (no scratch, weights left unpacked).
 constexpr const char* kIm2colColsAttr = "onnxc.im2col_cols";
+// int: rows of tiles per block of a Conv computed by rt::conv_winograd (its product buffers:
+// kParallelSlotsAttr); absent or 0: another kernel. Set by fit-scratch; pack-weights then stores
+// the transformed weights (shape [M, C, 4, 4]).
+constexpr const char* kWinogradRowsAttr = "onnxc.winograd_rows";
 // int 1: a Gemm Conv computed by rt::conv_shifted (no scratch). Set by fit-scratch.
 constexpr const char* kShiftedInputAttr = "onnxc.shifted_input";
 // QLinearConv's weights in rt::qconv_vnni's layout, after its nine ONNX inputs (pack-weights).

@@ -38,6 +38,26 @@ template <class F> void for_each_node(Graph& g, F& f) {
 
 bool fastest(const ScratchOptions& o) { return o.policy == ScratchPolicy::Speed; }
 
+// A Conv rt::conv_winograd computes faster (conv_fits_winograd): its preferred block of tile rows
+// and a product buffer per task with a parallel-for, or (fitting) the most of both that fit
+// down to one row and one buffer; false (another kernel) when not even that fits.
+bool fit_winograd(Node& n, std::size_t room, const ScratchOptions& o) {
+  const int64_t wanted_slots = o.memory_first || !splits_into_tasks(n, float_conv_macs(n)) ? 1 : kWinogradParallelSlots;
+  int64_t rows = winograd_preferred_rows(n), slots = wanted_slots;
+  if (!fastest(o)) {
+    while (slots > 1 && winograd_scratch_bytes(n, rows, slots) > room) --slots;
+    while (rows > 1 && winograd_scratch_bytes(n, rows, slots) > room) --rows;
+    if (winograd_scratch_bytes(n, rows, slots) > room) return false;
+  }
+  n.set_attr_int(kWinogradRowsAttr, rows);
+  n.set_attr_int(kParallelSlotsAttr, slots);
+  n.set_attr_string(kScratchNoteAttr, fmt::format("Winograd F(2x2, 3x3): blocks of {} rows of tiles, {} of {} product "
+                                                  "buffers ({} B), {} B free{}",
+                                                  rows, slots, wanted_slots, winograd_scratch_bytes(n, rows, slots),
+                                                  room, fastest(o) ? ", --scratch speed" : ""));
+  return true;
+}
+
 // A Conv or QLinearConv the matrix-product kernel may compute through im2col blocks.
 void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const ScratchOptions& o) {
   if (n.op_type == "QLinearConv" && o.memory_first && !o.int8_dual_mac) {
@@ -55,6 +75,8 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
   }
   const int64_t smallest_fast = std::min(shape.columns, shape.quantum_cols);  // one row of whole tiles
   if (n.op_type == "Conv") n.set_attr_int(kShiftedInputAttr, 0);
+  if (n.op_type == "Conv") n.set_attr_int(kWinogradRowsAttr, 0);
+  if (o.winograd && n.op_type == "Conv" && conv_fits_winograd(n) && fit_winograd(n, room, o)) return;
   if (o.shifted_input && n.op_type == "Conv" && conv_fits_shifted_input(n)) {
     // rt::conv_shifted reads the input in place: no scratch, and faster than im2col and than
     // rt::conv_direct_packed (in isolation, load 17: resnet8-cifar's 32 x 32 16-channel layer 50

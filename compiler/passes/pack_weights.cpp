@@ -4,6 +4,7 @@
 
 #include "onnxc/conv.h"
 #include "onnxc/packed_gemm.h"
+#include "onnxc/winograd.h"
 #include "ops/conv_algorithm.h"
 #include "passes/kernel_passes.h"
 #include "passes/passes.h"
@@ -18,6 +19,17 @@ void pack_conv(Graph& g, Node& conv, bool direct) {
   Tensor p(w.dtype, w.shape);
   (direct ? rt::pack_direct_weights : rt::pack_weights)(w.data<float>(), m, k, p.data<float>());
   conv.inputs[1] = add_constant(g, conv.inputs[1]->name + "_packed", std::move(p));
+  conv.set_attr_int(kPackedWeightsAttr, 1);
+}
+
+// Transformed for rt::conv_winograd: 16 matrices [M, C], each packed, as shape [M, C, 4, 4]
+// (conv_window then takes the kernel as 3 x 3).
+void pack_conv_winograd(Graph& g, Node& conv) {
+  const Tensor& w = *conv.inputs[1]->constant;
+  const int64_t m = w.shape[0], c = w.shape[1];
+  Tensor p(w.dtype, {m, c, 4, 4});
+  rt::winograd_pack_weights(w.data<float>(), m, c, p.data<float>());
+  conv.inputs[1] = add_constant(g, conv.inputs[1]->name + "_winograd", std::move(p));
   conv.set_attr_int(kPackedWeightsAttr, 1);
 }
 
@@ -90,6 +102,10 @@ int pack_dual_mac_weights(Graph& g) {
 int pack_weights(Graph& g, bool vnni_layout, bool direct_layout) {
   return rewrite_nodes(g, [vnni_layout, direct_layout](Graph& graph, Node& n) {
     if (!n.domain.empty() || n.has_attr(kPackedWeightsAttr)) return false;
+    if (n.op_type == "Conv" && n.attr_int(kWinogradRowsAttr, 0) > 0) {
+      pack_conv_winograd(graph, n);
+      return true;
+    }
     if (n.op_type == "Conv" && conv_packs_weights(n)) {
       pack_conv(graph, n, false);
       return true;

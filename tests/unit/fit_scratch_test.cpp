@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "model_builder.h"
+#include "ops/conv_algorithm.h"
 #include "ops/recurrent.h"
 #include "passes/kernel_passes.h"
 #include "passes/pipeline.h"
@@ -321,4 +322,44 @@ TEST_CASE("kernel scratch goes into the gaps the tensors leave at its step") {
   CHECK(with_scratch.offsets[3] == (plan.offsets[1] == 0 ? 32u : 0u));  // the gap at step 2
   CHECK(with_scratch.offsets[4] == 64);  // no gap at step 1: the arena grows
   CHECK(with_scratch.arena_bytes == 80);
+}
+
+TEST_CASE("3x3 stride-1 Convs with 64 or more output channels on 27 x 27 or more take Winograd on SIMD targets") {
+  // x -> 1x1 Conv to 128 channels (the peak) -> 1x1 Conv to 16 -> 3x3 Conv "w3" (16 -> 64 on 28 x 28,
+  // Winograd's shape) -> 3x3 Conv "small" (64 -> 32: too few output channels) -> y.
+  ModelBuilder b;
+  b.input("x", {1, 16, 28, 28}).output("y");
+  auto conv = [&b](const std::string& in, const std::string& out, int64_t c, int64_t m, int64_t k) {
+    b.floats(out + "_w", {m, c, k, k}, filled(m * c * k * k, 0.01f));
+    auto& n = b.node("Conv", {in, out + "_w"}, {out}, out);
+    ModelBuilder::attr_ints(n, "pads", {k / 2, k / 2, k / 2, k / 2});
+  };
+  conv("x", "a", 16, 128, 1);
+  conv("a", "b", 128, 16, 1);
+  conv("b", "w3", 16, 64, 3);
+  conv("w3", "y", 64, 32, 3);
+  const std::string path = b.write("winograd_chain");
+  for (const char* target : {"avx2", "avx512"}) {
+    INFO(target);
+    const onnxc::Compilation c = compile(path, target, onnxc::ScratchPolicy::Speed);
+    const onnxc::Node& w3 = node_named(c, "w3");
+    CHECK(onnxc::conv_algorithm(w3) == onnxc::ConvAlgorithm::Winograd);
+    CHECK(w3.attr_int(onnxc::kWinogradRowsAttr, 0) == onnxc::winograd_preferred_rows(w3));
+    CHECK(w3.inputs[1]->shape == onnxc::Shape{64, 16, 4, 4});  // the transformed weights
+    CHECK(onnxc::float_conv_macs(w3) == 64 * 28 * 28 * 16 * 9);  // the convolution's, not the transform's
+    CHECK(onnxc::conv_algorithm(node_named(c, "y")) != onnxc::ConvAlgorithm::Winograd);
+  }
+  // Plain C++ targets and Cortex-M keep the other kernels.
+  for (const char* target : {"generic", "cortex-m7"}) {
+    INFO(target);
+    const onnxc::Compilation c = compile(path, target, onnxc::ScratchPolicy::Speed);
+    CHECK(onnxc::conv_algorithm(node_named(c, "w3")) != onnxc::ConvAlgorithm::Winograd);
+  }
+  // Fitting: the 200 KiB left at its step (the 128-channel tensor is dead) hold one product
+  // buffer, not the four a parallel-for would use.
+  const onnxc::Compilation fit = compile(path, "avx2");
+  const onnxc::Node& fitted = node_named(fit, "w3");
+  CHECK(onnxc::conv_algorithm(fitted) == onnxc::ConvAlgorithm::Winograd);
+  CHECK(fitted.attr_int(onnxc::kWinogradRowsAttr, 0) >= 1);
+  CHECK(fitted.attr_int(onnxc::kParallelSlotsAttr, 0) < onnxc::kWinogradParallelSlots);
 }

@@ -4,6 +4,7 @@
 // -march=native, into onnxc_simd_kernel_tests (the xsimd kernels of the build machine).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -15,6 +16,7 @@
 #include "onnxc/pool.h"
 #include "onnxc/quant.h"
 #include "onnxc/rnn.h"
+#include "onnxc/winograd.h"
 
 namespace {
 
@@ -846,5 +848,55 @@ TEST_CASE("depthwise_integer equals conv_integer: uint8 and int8 inputs, weight 
     REQUIRE(onnxc::rt::depthwise_integer_applies(p));
     check_depthwise_integer<std::uint8_t>(p, 131, rng);
     check_depthwise_integer<std::int8_t>(p, -7, rng);
+  }
+}
+
+TEST_CASE("conv_winograd (F(2x2, 3x3)) matches the reference convolution") {
+  // Odd and even output sizes (a last tile with one row or column), rows of tiles wider than a
+  // vector and narrower, paddings 0 to 2, output channels that do not fill a panel, one input
+  // channel, two images; blocks of one row, two and all of them; product buffers from one to
+  // more than the panels, with a parallel-for that runs the tasks last first.
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  auto random = [&](index_t n) {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (float& f : v) f = normal(rng);
+    return v;
+  };
+  const onnxc_parallel_for backwards{[](void*, size_t n, onnxc_task_fn task, void* context) {
+                                       for (size_t i = n; i-- > 0;) task(context, i);
+                                     },
+                                     nullptr};
+  ConvParams two_images = conv2d(4, 9, 1, 11, 3, 1, 1, 1);
+  two_images.batch = 2;
+  for (ConvParams p : {conv2d(3, 8, 1, 8, 3, 1, 1, 1), conv2d(5, 17, 1, 13, 3, 1, 1, 1), conv2d(1, 4, 1, 7, 3, 1, 0, 1),
+                       conv2d(6, 12, 1, 40, 3, 1, 1, 1), conv2d(16, 24, 1, 35, 3, 1, 2, 1), conv2d(2, 3, 1, 3, 3, 1, 1, 1),
+                       two_images}) {
+    REQUIRE(onnxc::rt::conv_fits_winograd(p));
+    const index_t n = p.out_h * p.out_w, th = onnxc::rt::winograd_tiles_h(p);
+    auto x = random(p.batch * p.in_channels * p.in_h * p.in_w), w = random(p.out_channels * p.in_channels * 9);
+    auto bias = random(p.out_channels);
+    std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * n)), y(expected.size());
+    std::vector<float> u(static_cast<std::size_t>(16 * p.out_channels * p.in_channels));
+    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+    onnxc::rt::winograd_pack_weights(w.data(), p.out_channels, p.in_channels, u.data());
+    for (index_t rows : {index_t{1}, index_t{2}, th})
+      for (index_t slots : {index_t{1}, index_t{2}, index_t{5}})
+        for (onnxc::rt::Activation act : {onnxc::rt::Activation::None, onnxc::rt::Activation::Relu,
+                                          onnxc::rt::Activation::Clip, onnxc::rt::Activation::Sigmoid}) {
+          std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::winograd_scratch_floats(p, rows, slots)));
+          const onnxc::rt::Epilogue e{act, -0.5f, 0.75f};
+          std::fill(y.begin(), y.end(), std::numeric_limits<float>::quiet_NaN());
+          onnxc::rt::conv_winograd(p, x.data(), u.data(), bias.data(), y.data(), scratch.data(), rows, slots, e,
+                                   slots > 1 ? &backwards : nullptr);
+          for (std::size_t i = 0; i < y.size(); ++i) {
+            float want = expected[i];
+            if (act == onnxc::rt::Activation::Relu) want = want > 0 ? want : 0.0f;
+            if (act == onnxc::rt::Activation::Clip) want = std::min(std::max(want, -0.5f), 0.75f);
+            if (act == onnxc::rt::Activation::Sigmoid) want = 1.0f / (1.0f + std::exp(-want));
+            INFO("rows " << rows << " slots " << slots << " activation " << static_cast<int>(act) << " at " << i);
+            REQUIRE(y[i] == Approx(want).margin(1e-4).epsilon(1e-4));
+          }
+        }
   }
 }

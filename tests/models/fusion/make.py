@@ -211,6 +211,25 @@ def transpose_pairs():
     save("transpose_pairs", model, [("x", x)], [("y", y)])
 
 
+def conv_winograd():
+    """3 x 3 stride-1 Convs the compiler gives rt::conv_winograd on SIMD targets (16 -> 64
+    channels, 27 x 27 outputs or more), with an odd output size (a last tile of one row and
+    column), padding 1 and 0, and a fused Relu."""
+    x, w1, b1, w2, b2 = f32(1, 16, 29, 29), f32(64, 16, 3, 3, scale=0.25), f32(64), f32(64, 16, 3, 3, scale=0.25), f32(64)
+    inits = [numpy_helper.from_array(v, n) for v, n in [(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2")]]
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+         helper.make_node("Relu", ["c1"], ["y1"]),
+         helper.make_node("Conv", ["x", "w2", "b2"], ["y2"])],
+        "conv_winograd", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y1", TensorProto.FLOAT, [1, 64, 29, 29]),
+         helper.make_tensor_value_info("y2", TensorProto.FLOAT, [1, 64, 27, 27])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    y1 = np.maximum(conv2d(x, w1, b1, 1), 0).astype(np.float32)
+    y2 = conv2d(x, w2, b2, 0).astype(np.float32)
+    save("conv_winograd", model, [("x", x)], [("y1", y1), ("y2", y2)])
+
+
 def eltwise_chains():
     """Elementwise chains for fuse-elementwise: a per-channel scale and exact GELU in one group
     (the scaled value is read twice inside it); GELU's output, read by three groups, stays a
@@ -250,3 +269,4 @@ if __name__ == "__main__":
     matmul_affine()
     conv_gelu()
     matmul_activation()
+    conv_winograd()
