@@ -289,8 +289,8 @@ inline void conv_winograd(const ConvParams& p, const float* x, const float* u, c
   float* prods = v + kWinogradPoints * c * block;    // slots x 16 x 8 x block
   float* splits = prods + slots * prod_floats;
   const index_t split_floats = winograd_split_floats(p), split_tasks = winograd_split_tasks(p);
-  // Serially one product buffer: cycling through all of them only spreads the writes over more
-  // memory (squeezenet1_1's 55 x 55 layers in the model ... us with four).
+  // Serially one product buffer: cycling through all of them would only spread the writes over
+  // more memory.
   const index_t panels = packed_gemm_panels(m), mc = m * c;
   const index_t tasks = !parallel ? 1 : panels < slots ? panels : slots;
   const index_t in_image = c * p.in_h * p.in_w, out_image = m * p.out_h * p.out_w;
