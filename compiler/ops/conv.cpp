@@ -170,8 +170,16 @@ int64_t winograd_preferred_rows(const Node& n) {
   return most;
 }
 
-std::size_t winograd_scratch_bytes(const Node& n, int64_t rows, int64_t slots) {
-  return static_cast<std::size_t>(rt::winograd_scratch_floats(conv_params_of(n), rows, slots)) * sizeof(float);
+int64_t winograd_group_rows(const Node& n, int64_t rows, bool avx512) {
+  const rt::ConvParams p = conv_params_of(n);
+  return avx512 && p.out_channels >= rt::kWinogradNarrowRows && rt::winograd_block_is_narrow(rows * rt::winograd_tiles_w(p))
+             ? rt::kWinogradNarrowRows
+             : rt::kPanelRows;
+}
+
+std::size_t winograd_scratch_bytes(const Node& n, int64_t rows, int64_t slots, int64_t group_rows) {
+  return static_cast<std::size_t>(rt::winograd_scratch_floats(conv_params_of(n), rows, slots, group_rows)) *
+         sizeof(float);
 }
 
 std::size_t depthwise_slot_bytes(const Node& n) { return float_bytes(rt::conv_depthwise_scratch_floats(conv_params_of(n))); }
@@ -183,7 +191,9 @@ int64_t depthwise_slots(const Node& n) { return n.attr_int(kParallelSlotsAttr, 1
 // What the kernel the Conv gets needs: also asked before pack-weights (by fit-scratch, while
 // planning), when a Conv the matrix product will compute does not have its packed weights yet.
 std::size_t conv_scratch_bytes(const Node& n) {
-  if (conv_winograd(n)) return winograd_scratch_bytes(n, n.attr_int(kWinogradRowsAttr, 1), depthwise_slots(n));
+  if (conv_winograd(n))
+    return winograd_scratch_bytes(n, n.attr_int(kWinogradRowsAttr, 1), depthwise_slots(n),
+                                  n.attr_int(kWinogradGroupRowsAttr, rt::kPanelRows));
   if (conv_shifted_input(n)) return 0;
   if (conv_packs_weights(n)) return float_bytes(rt::conv_gemm_scratch_floats(conv_params_of(n), conv_im2col_cols(n)));
   switch (conv_algorithm(n)) {
@@ -220,9 +230,9 @@ void emit_conv(const Node& n, Emitter& e) {
       return;
     case ConvAlgorithm::Winograd:
       e.include("onnxc/winograd.h");
-      e.linef("rt::conv_winograd(p, {}, {}, {}, {}, reinterpret_cast<float*>({}), {}, {}, {}, {});", e.in(0), e.in(1),
-              bias, e.out(0), e.scratch(), n.attr_int(kWinogradRowsAttr, 1), depthwise_slots(n), epilogue_code(n),
-              parallel);
+      e.linef("rt::conv_winograd(p, {}, {}, {}, {}, reinterpret_cast<float*>({}), {}, {}, {}, {}, {});", e.in(0),
+              e.in(1), bias, e.out(0), e.scratch(), n.attr_int(kWinogradRowsAttr, 1), depthwise_slots(n),
+              epilogue_code(n), parallel, n.attr_int(kWinogradGroupRowsAttr, rt::kPanelRows));
       return;
     case ConvAlgorithm::Shifted:
       e.line("static_assert(rt::kShiftedInputProduct, \"generated for a target with AVX-512 (rt::conv_shifted): \"");

@@ -46,12 +46,13 @@ bool conv_fits_shifted_input(const Node& conv);
 bool conv_gemm_reads_padded_input(const Node& conv, int64_t im2col_cols);
 // Whether rt::conv_winograd computes the Conv faster than the other kernels (SIMD targets; its
 // scratch is fitted by fit-scratch): float, one group, constant weights, 2-d 3 x 3 stride 1, and
-// a shape where it was measured to win (AVX-512, one layer alone: squeezenet1_1's 16 -> 64
-// channels on 55 x 55 540 -> 400-445 us, 32 -> 128 on 27 x 27 540 -> 410-435; it loses on
-// 13 x 13 planes, 280 -> 316 and 490 -> 529, and with 16 or 32 output channels, resnet8-cifar's
-// 50 -> 70-80 and 47 -> 61: there its transforms cost more than the products it saves).
+// a shape where it was measured to win (AVX-512, one layer alone against rt::conv_shifted:
+// squeezenet1_1's 16 -> 64 channels on 55 x 55 540 -> 400-480 us, 32 -> 128 on 27 x 27 540 ->
+// 400-435, 48 -> 192 on 13 x 13 283 -> 245-256, 64 -> 256 on 13 x 13 490 -> 390-415; it loses
+// with 16 to 64 output channels on resnet8-cifar's 32 x 32 to 8 x 8 planes, 45-50 -> 63-89 us:
+// there its transforms cost more than the products they save).
 bool conv_fits_winograd(const Node& conv);
-constexpr int64_t kWinogradMinOutputs = 27 * 27;   // output positions per channel
+constexpr int64_t kWinogradMinOutputs = 13 * 13;   // output positions per channel
 constexpr int64_t kWinogradMinOutChannels = 64;
 constexpr int64_t kWinogradMinInChannels = 16;
 // Rows of tiles per block of rt::conv_winograd the compiler prefers: its transformed input (16 x
@@ -59,8 +60,12 @@ constexpr int64_t kWinogradMinInChannels = 16;
 // a parallel-for.
 constexpr int64_t kWinogradBlockFloats = 64 * 1024;
 int64_t winograd_preferred_rows(const Node& conv);
+// Output channels per output-stage task for blocks of `rows` rows of tiles: 32 where the narrow
+// product applies (AVX-512 targets, blocks of fewer than 64 tiles: 13 x 13 planes, 245 against
+// 256 us and 391 against 413 with panels of 8), else 8.
+int64_t winograd_group_rows(const Node& conv, int64_t rows, bool avx512);
 constexpr int64_t kWinogradParallelSlots = 4;
-std::size_t winograd_scratch_bytes(const Node& conv, int64_t rows, int64_t slots);
+std::size_t winograd_scratch_bytes(const Node& conv, int64_t rows, int64_t slots, int64_t group_rows);
 // Input channels x kernel taps.
 int64_t conv_depth(const Node& conv);
 // The im2col block (columns) whose scratch holds the phase planes rt::conv_gemm reads a stride-2
@@ -115,6 +120,8 @@ constexpr const char* kIm2colColsAttr = "onnxc.im2col_cols";
 // kParallelSlotsAttr); absent or 0: another kernel. Set by fit-scratch; pack-weights then stores
 // the transformed weights (shape [M, C, 4, 4]).
 constexpr const char* kWinogradRowsAttr = "onnxc.winograd_rows";
+// int: output channels per output-stage task of rt::conv_winograd (winograd_group_rows).
+constexpr const char* kWinogradGroupRowsAttr = "onnxc.winograd_group_rows";
 // int 1: a Gemm Conv computed by rt::conv_shifted (no scratch). Set by fit-scratch.
 constexpr const char* kShiftedInputAttr = "onnxc.shifted_input";
 // QLinearConv's weights in rt::qconv_vnni's layout, after its nine ONNX inputs (pack-weights).

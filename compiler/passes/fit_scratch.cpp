@@ -44,17 +44,20 @@ bool fastest(const ScratchOptions& o) { return o.policy == ScratchPolicy::Speed;
 bool fit_winograd(Node& n, std::size_t room, const ScratchOptions& o) {
   const int64_t wanted_slots = o.memory_first || !splits_into_tasks(n, float_conv_macs(n)) ? 1 : kWinogradParallelSlots;
   int64_t rows = winograd_preferred_rows(n), slots = wanted_slots;
+  auto group = [&] { return winograd_group_rows(n, rows, o.shifted_input); };
+  auto bytes = [&] { return winograd_scratch_bytes(n, rows, slots, group()); };
   if (!fastest(o)) {
-    while (slots > 1 && winograd_scratch_bytes(n, rows, slots) > room) --slots;
-    while (rows > 1 && winograd_scratch_bytes(n, rows, slots) > room) --rows;
-    if (winograd_scratch_bytes(n, rows, slots) > room) return false;
+    while (slots > 1 && bytes() > room) --slots;
+    while (rows > 1 && bytes() > room) --rows;
+    if (bytes() > room) return false;
   }
   n.set_attr_int(kWinogradRowsAttr, rows);
+  n.set_attr_int(kWinogradGroupRowsAttr, group());
   n.set_attr_int(kParallelSlotsAttr, slots);
   n.set_attr_string(kScratchNoteAttr, fmt::format("Winograd F(2x2, 3x3): blocks of {} rows of tiles, {} of {} product "
-                                                  "buffers ({} B), {} B free{}",
-                                                  rows, slots, wanted_slots, winograd_scratch_bytes(n, rows, slots),
-                                                  room, fastest(o) ? ", --scratch speed" : ""));
+                                                  "buffers of {} channels ({} B), {} B free{}",
+                                                  rows, slots, wanted_slots, group(), bytes(), room,
+                                                  fastest(o) ? ", --scratch speed" : ""));
   return true;
 }
 

@@ -2,6 +2,8 @@
 // (passes/fit_scratch.cpp), and the planner placing it in that room.
 #include <catch2/catch.hpp>
 
+#include <tuple>
+
 #include "model_builder.h"
 #include "ops/conv_algorithm.h"
 #include "ops/recurrent.h"
@@ -268,9 +270,9 @@ std::string depthwise_chain(const std::string& name, int64_t channels, int64_t s
 
 }  // namespace
 
-TEST_CASE("a depthwise Conv with no room: the in-place kernel when fitting, one slot for speed") {
-  // 8 planes of 16 x 16, a and dw 8 KiB each. A depthwise Conv never splits into tasks (about
-  // one multiply-add per byte it streams, splits_into_tasks), so it wants one slot.
+TEST_CASE("a depthwise Conv with no room: the in-place kernel when fitting, its slots for speed") {
+  // 8 planes of 16 x 16, a and dw 8 KiB each: too little work to split into tasks
+  // (splits_into_tasks), so one slot; 64 planes of 48 x 48 split: a slot per task.
   const std::string path = depthwise_chain("depthwise_no_room", 8, 16);
   for (const char* target : {"cortex-m4", "native"}) {
     auto fit = compile(path, target, onnxc::ScratchPolicy::Fit);
@@ -278,13 +280,15 @@ TEST_CASE("a depthwise Conv with no room: the in-place kernel when fitting, one 
     CHECK(onnxc::conv_algorithm(node_named(fit, "dw")) == onnxc::ConvAlgorithm::Depthwise);
     CHECK(fit.program.arena_bytes == 16384);
   }
-  for (auto [channels, side] : {std::pair<int64_t, int64_t>{8, 16}, {64, 48}}) {  // 18,432 and 1,327,104 MACs
+  for (auto [channels, side, slots] : {std::tuple<int64_t, int64_t, int64_t>{8, 16, 1},  // 18,432 MACs
+                                       {64, 48, onnxc::kDepthwiseParallelSlots}}) {    // 1,327,104 MACs
     auto native = compile(depthwise_chain("depthwise_speed", channels, side), "native", onnxc::ScratchPolicy::Speed);
     const onnxc::Node& dw = node_named(native, "dw");
-    CHECK(dw.attr_int(onnxc::kParallelSlotsAttr, -1) == 1);
+    CHECK(dw.attr_int(onnxc::kParallelSlotsAttr, -1) == slots);
     CHECK(onnxc::conv_algorithm(dw) == onnxc::ConvAlgorithm::Depthwise);
-    const std::size_t slot = (onnxc::depthwise_slot_bytes(dw) + 15) / 16 * 16;  // the arena's alignment
-    CHECK(native.program.arena_bytes == static_cast<std::size_t>(2 * channels * side * side * 4) + slot);
+    const std::size_t slot_bytes = static_cast<std::size_t>(slots) * onnxc::depthwise_slot_bytes(dw);
+    const std::size_t scratch = (slot_bytes + 15) / 16 * 16;  // the arena's alignment
+    CHECK(native.program.arena_bytes == static_cast<std::size_t>(2 * channels * side * side * 4) + scratch);
   }
 }
 

@@ -871,7 +871,9 @@ TEST_CASE("conv_winograd (F(2x2, 3x3)) matches the reference convolution") {
   two_images.batch = 2;
   for (ConvParams p : {conv2d(3, 8, 1, 8, 3, 1, 1, 1), conv2d(5, 17, 1, 13, 3, 1, 1, 1), conv2d(1, 4, 1, 7, 3, 1, 0, 1),
                        conv2d(6, 12, 1, 40, 3, 1, 1, 1), conv2d(16, 24, 1, 35, 3, 1, 2, 1), conv2d(2, 3, 1, 3, 3, 1, 1, 1),
-                       two_images}) {
+                       // a full group of 32 output channels and a partial one, few tiles (the narrow
+                       // product on AVX-512)
+                       conv2d(8, 40, 1, 9, 3, 1, 1, 1), conv2d(16, 64, 1, 13, 3, 1, 1, 1), two_images}) {
     REQUIRE(onnxc::rt::conv_fits_winograd(p));
     const index_t n = p.out_h * p.out_w, th = onnxc::rt::winograd_tiles_h(p);
     auto x = random(p.batch * p.in_channels * p.in_h * p.in_w), w = random(p.out_channels * p.in_channels * 9);
@@ -882,19 +884,21 @@ TEST_CASE("conv_winograd (F(2x2, 3x3)) matches the reference convolution") {
     onnxc::rt::winograd_pack_weights(w.data(), p.out_channels, p.in_channels, u.data());
     for (index_t rows : {index_t{1}, index_t{2}, th})
       for (index_t slots : {index_t{1}, index_t{2}, index_t{5}})
+        for (index_t group : {onnxc::rt::kPanelRows, onnxc::rt::kWinogradNarrowRows})
         for (onnxc::rt::Activation act : {onnxc::rt::Activation::None, onnxc::rt::Activation::Relu,
                                           onnxc::rt::Activation::Clip, onnxc::rt::Activation::Sigmoid}) {
-          std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::winograd_scratch_floats(p, rows, slots)));
+          std::vector<float> scratch(
+              static_cast<std::size_t>(onnxc::rt::winograd_scratch_floats(p, rows, slots, group)));
           const onnxc::rt::Epilogue e{act, -0.5f, 0.75f};
           std::fill(y.begin(), y.end(), std::numeric_limits<float>::quiet_NaN());
           onnxc::rt::conv_winograd(p, x.data(), u.data(), bias.data(), y.data(), scratch.data(), rows, slots, e,
-                                   slots > 1 ? &backwards : nullptr);
+                                   slots > 1 ? &backwards : nullptr, group);
           for (std::size_t i = 0; i < y.size(); ++i) {
             float want = expected[i];
             if (act == onnxc::rt::Activation::Relu) want = want > 0 ? want : 0.0f;
             if (act == onnxc::rt::Activation::Clip) want = std::min(std::max(want, -0.5f), 0.75f);
             if (act == onnxc::rt::Activation::Sigmoid) want = 1.0f / (1.0f + std::exp(-want));
-            INFO("rows " << rows << " slots " << slots << " activation " << static_cast<int>(act) << " at " << i);
+            INFO("rows " << rows << " slots " << slots << " group " << group << " activation " << static_cast<int>(act) << " at " << i);
             REQUIRE(y[i] == Approx(want).margin(1e-4).epsilon(1e-4));
           }
         }

@@ -266,33 +266,47 @@ inline index_t winograd_split_floats(const ConvParams& p) {
   return 8 * (winograd_tiles_w(p) + 2 + 2 * winograd_detail::kSplitSlack);
 }
 
-// Floats of scratch for blocks of `block_rows` rows of tiles and `slots` output-stage tasks: V of
-// a block, each slot's products of a block, the split rows.
-inline index_t winograd_scratch_floats(const ConvParams& p, index_t block_rows, index_t slots) {
-  return kWinogradPoints * block_rows * winograd_tiles_w(p) * (p.in_channels + slots * kPanelRows) +
+// Output channels per task of the output stage: one panel (8), or 32 (four panels: the narrow
+// product's 32 rows, kWinogradNarrowRows).
+constexpr index_t kWinogradNarrowRows = 32;
+
+// Floats of scratch for blocks of `block_rows` rows of tiles and `slots` output-stage tasks of
+// `group_rows` output channels: V of a block, each slot's products of a block, the split rows.
+inline index_t winograd_scratch_floats(const ConvParams& p, index_t block_rows, index_t slots,
+                                       index_t group_rows = kPanelRows) {
+  return kWinogradPoints * block_rows * winograd_tiles_w(p) * (p.in_channels + slots * group_rows) +
          winograd_split_tasks(p) * winograd_split_floats(p);
 }
 
+// Whether groups of kWinogradNarrowRows output channels take the narrow product (vectors along
+// the output channels, AVX-512: packed_gemm_narrow's kernel): for blocks of fewer tiles than
+// two register tiles' columns (13 x 13 planes: 49 tiles), where vectors along the tiles leave
+// lanes empty.
+inline bool winograd_block_is_narrow(index_t tiles) {
+  return kWinogradNarrowRows == 32 && tiles < 2 * 32;
+}
+
 // One convolution conv_fits_winograd accepts, `block_rows` rows of tiles at a time; scratch holds
-// winograd_scratch_floats(p, block_rows, slots) floats and u the weights from
-// winograd_pack_weights. With a parallel-for the output stage splits into `slots` tasks (panels
-// of output channels). (Blocks of whole rows: blocks of one register tile's columns, whose
-// products would stay in L1, cut the rows of tiles into partial vectors and ran slower,
-// squeezenet1_1's 55 x 55 layer 566 against 437 us.)
+// winograd_scratch_floats(p, block_rows, slots, group_rows) floats and u the weights from
+// winograd_pack_weights. The output stage goes by groups of `group_rows` output channels (8 or
+// kWinogradNarrowRows; with 32 on AVX-512 the full groups of narrow blocks take the narrow
+// product); with a parallel-for it splits into `slots` tasks. (Blocks of whole rows: blocks of
+// one register tile's columns, whose products would stay in L1, cut the rows of tiles into
+// partial vectors and ran slower, squeezenet1_1's 55 x 55 layer 566 against 437 us.)
 inline void conv_winograd(const ConvParams& p, const float* x, const float* u, const float* bias, float* y,
                           float* scratch, index_t block_rows, index_t slots, const Epilogue& e,
-                          Parallel parallel = nullptr) {
+                          Parallel parallel = nullptr, index_t group_rows = kPanelRows) {
   using namespace winograd_detail;
   const index_t tw = winograd_tiles_w(p), tiles = winograd_tiles_h(p) * tw, m = p.out_channels, c = p.in_channels;
-  const index_t block = block_rows * tw, prod_floats = kWinogradPoints * kPanelRows * block;
+  const index_t block = block_rows * tw, prod_floats = kWinogradPoints * group_rows * block;
   float* v = scratch;                                // 16 x C x block
-  float* prods = v + kWinogradPoints * c * block;    // slots x 16 x 8 x block
+  float* prods = v + kWinogradPoints * c * block;    // slots x 16 x group_rows x block
   float* splits = prods + slots * prod_floats;
   const index_t split_floats = winograd_split_floats(p), split_tasks = winograd_split_tasks(p);
   // Serially one product buffer: cycling through all of them would only spread the writes over
   // more memory.
-  const index_t panels = packed_gemm_panels(m), mc = m * c;
-  const index_t tasks = !parallel ? 1 : panels < slots ? panels : slots;
+  const index_t groups = (m + group_rows - 1) / group_rows, mc = m * c;
+  const index_t tasks = !parallel ? 1 : groups < slots ? groups : slots;
   const index_t in_image = c * p.in_h * p.in_w, out_image = m * p.out_h * p.out_w;
   for (index_t b = 0; b < p.batch; ++b) {
     const float* xb = x + b * in_image;
@@ -306,12 +320,23 @@ inline void conv_winograd(const ConvParams& p, const float* x, const float* u, c
       });
       parallel_for(parallel, tasks, [&](index_t slot) {
         float* prod = prods + slot * prod_floats;
-        for (index_t panel = slot; panel < panels; panel += tasks) {
-          const index_t m0 = panel * kPanelRows, r = m - m0 < kPanelRows ? m - m0 : kPanelRows;
-          for (index_t xi = 0; xi < kWinogradPoints; ++xi)
-            packed_gemm_detail::panel(r, n, c, u + xi * mc + m0 * c,
-                                      packed_gemm_detail::MatrixRows{v + xi * c * block, block},
-                                      prod + xi * r * block, block, nullptr, Epilogue{});
+        for (index_t group = slot; group < groups; group += tasks) {
+          const index_t m0 = group * group_rows, r = m - m0 < group_rows ? m - m0 : group_rows;
+          for (index_t xi = 0; xi < kWinogradPoints; ++xi) {
+            const float* uxi = u + xi * mc;
+            const float* vxi = v + xi * c * block;
+            float* pxi = prod + xi * r * block;
+#if defined(ONNXC_SIMD) && defined(__AVX512F__)
+            if (r == kWinogradNarrowRows && winograd_block_is_narrow(n)) {
+              narrow_detail::rows(n, c, uxi + m0 * c, 0, vxi, block, pxi, block, nullptr, Epilogue{});
+              continue;
+            }
+#endif
+            for (index_t r0 = 0; r0 < r; r0 += kPanelRows)
+              packed_gemm_detail::panel(r - r0 < kPanelRows ? r - r0 : kPanelRows, n, c, uxi + (m0 + r0) * c,
+                                        packed_gemm_detail::MatrixRows{vxi, block}, pxi + r0 * block, block, nullptr,
+                                        Epilogue{});
+          }
           output_transform(p, prod, block, m0, r, t0, t0 + n, bias, yb, e);
         }
       });
