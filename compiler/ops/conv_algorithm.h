@@ -46,14 +46,14 @@ bool conv_fits_shifted_input(const Node& conv);
 bool conv_gemm_reads_padded_input(const Node& conv, int64_t im2col_cols);
 // Whether rt::conv_winograd computes the Conv faster than the other kernels (SIMD targets; its
 // scratch is fitted by fit-scratch): float, one group, constant weights, 2-d 3 x 3 stride 1, and
-// a shape where it was measured to win (AVX-512, one layer alone against rt::conv_shifted:
-// squeezenet1_1's 16 -> 64 channels on 55 x 55 540 -> 400-480 us, 32 -> 128 on 27 x 27 540 ->
-// 400-435, 48 -> 192 on 13 x 13 283 -> 245-256, 64 -> 256 on 13 x 13 490 -> 390-415; it loses
-// with 16 to 64 output channels on resnet8-cifar's 32 x 32 to 8 x 8 planes, 45-50 -> 63-89 us:
-// there its transforms cost more than the products they save).
+// a shape where it was measured to win (AVX-512, one layer alone against rt::conv_shifted and the
+// padded product: squeezenet1_1's 16 -> 64 channels on 55 x 55 540 -> 420 us, 32 -> 128 on
+// 27 x 27 536 -> 342, 48 -> 192 on 13 x 13 281 -> 210, 64 -> 256 on 13 x 13 489 -> 344;
+// resnet8-cifar's 16 -> 16 on 32 x 32 50 -> 43, 32 -> 32 on 16 x 16 47 -> 37, 64 -> 64 on 8 x 8
+// 45 -> 38). Fewer channels or smaller planes leave too little product for the transforms.
 bool conv_fits_winograd(const Node& conv);
-constexpr int64_t kWinogradMinOutputs = 13 * 13;   // output positions per channel
-constexpr int64_t kWinogradMinOutChannels = 64;
+constexpr int64_t kWinogradMinOutputs = 8 * 8;   // output positions per channel
+constexpr int64_t kWinogradMinOutChannels = 16;
 constexpr int64_t kWinogradMinInChannels = 16;
 // Rows of tiles per block of rt::conv_winograd the compiler prefers: its transformed input (16 x
 // in_channels x rows x tiles_w floats) at most kWinogradBlockFloats; and the product buffers with
