@@ -121,6 +121,8 @@ def main():
     ap.add_argument("--threads", type=int, default=0,
                     help="also time both runtimes with this many threads (default: single thread only)")
     ap.add_argument("--gemm-bench", help="the gemm_bench program (bench/gemm_bench.cpp)")
+    ap.add_argument("--scratch-speed", action="store_true",
+                    help="also time the code compiled with --scratch speed (kernel scratch that may grow the arena)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "docs", "performance.md"))
     a = ap.parse_args()
 
@@ -149,6 +151,12 @@ def main():
                              key=lambda f: int(f[len("in_0_"):-len(".bin")]))
         bench_args = ["bench", str(a.runs)] + [os.path.join(keep, f) for f in input_files]
         harness = [os.path.join(keep, "harness")]
+        speed_harness = None
+        if a.scratch_speed:  # the same model with --scratch speed, timed in the same rounds
+            speed_keep = keep + "-speed"
+            ours_speed = [median_us(run([a.onnxc, "bench", os.path.join(d, "model.onnx"), "--runs", str(a.runs),
+                                         "--keep", speed_keep, "--inputs", inputs, "--scratch", "speed"] + flags))]
+            speed_harness = [os.path.join(speed_keep, "harness")]
         ort = ["node", "ort-run.mjs", d, "--bench", str(a.runs), "--threads"]
         ours, theirs = [median_us(first)], []
         ours_mt, theirs_mt = [], []
@@ -156,13 +164,18 @@ def main():
             theirs.append(median_us(run(ort + ["1"], cwd=a.ort)))
             if i > 0:
                 ours.append(median_us(run(harness + bench_args)))
+                if speed_harness:
+                    ours_speed.append(median_us(run(speed_harness + bench_args)))
             if a.threads > 1:
                 ours_mt.append(median_us(run(harness + ["--threads", str(a.threads)] + bench_args)))
                 theirs_mt.append(median_us(run(ort + [str(a.threads)], cwd=a.ort)))
         us, ort_us = statistics.median(ours), statistics.median(theirs)
         gflops = 2 * macs / us / 1e3 if us > 0 else 0
-        rows.append((name, macs, us, ort_us, us / ort_us, gflops))
-        print(f"{name}: onnxc {us:.1f} us, ORT {ort_us:.1f} us, ratio {us / ort_us:.2f}", file=sys.stderr)
+        speed_us = statistics.median(ours_speed) if speed_harness else None
+        rows.append((name, macs, us, ort_us, us / ort_us, gflops, speed_us))
+        print(f"{name}: onnxc {us:.1f} us, ORT {ort_us:.1f} us, ratio {us / ort_us:.2f}"
+              + (f", --scratch speed {speed_us:.1f} us, ratio {speed_us / ort_us:.2f}" if speed_us else ""),
+              file=sys.stderr)
         if a.threads > 1:
             mt_rows.append((name, us, statistics.median(ours_mt), ort_us, statistics.median(theirs_mt)))
             print(f"{name}: {a.threads} threads: onnxc {mt_rows[-1][2]:.1f} us, ORT {mt_rows[-1][4]:.1f} us",
@@ -184,13 +197,30 @@ def main():
         "",
         f"Command: `{cmd}` (onnxc at commit {commit()}).",
         "",
-        "| model | MACs | onnxc us | ORT us (1 thread) | ratio | GFLOP/s | % of peak |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for name, macs, us, ort_us, ratio, gflops in rows:
+    if a.scratch_speed:
+        lines += [
+            "The last two columns time the same model compiled with `--scratch speed` (kernel scratch that",
+            "may grow the arena: docs/memory.md), in the same rounds.",
+            "",
+            "| model | MACs | onnxc us | ORT us (1 thread) | ratio | GFLOP/s | % of peak | onnxc us, --scratch speed "
+            "| ratio, --scratch speed |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
+    else:
+        lines += [
+            "| model | MACs | onnxc us | ORT us (1 thread) | ratio | GFLOP/s | % of peak |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
+    for name, macs, us, ort_us, ratio, gflops, speed_us in rows:
         pct = f"{100 * gflops / peak:.1f}" if peak else "-"
-        lines.append(f"| {name} | {macs:,} | {us:.1f} | {ort_us:.1f} | {ratio:.2f} | {gflops:.1f} | {pct} |")
-    lines += ["", f"Geometric mean of the ratios: **{geomean:.2f}**.", ""]
+        extra = f" {speed_us:.1f} | {speed_us / ort_us:.2f} |" if a.scratch_speed else ""
+        lines.append(f"| {name} | {macs:,} | {us:.1f} | {ort_us:.1f} | {ratio:.2f} | {gflops:.1f} | {pct} |{extra}")
+    lines += ["", f"Geometric mean of the ratios: **{geomean:.2f}**."]
+    if a.scratch_speed:
+        speed_geomean = statistics.geometric_mean([r[6] / r[3] for r in rows]) if rows else 0
+        lines.append(f"With `--scratch speed`: **{speed_geomean:.2f}**.")
+    lines.append("")
     if mt_rows:
         t = a.threads
         lines += [
