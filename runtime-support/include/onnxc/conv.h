@@ -1739,18 +1739,20 @@ inline void flat_planes(const ConvParams&, const float*, const float*, const flo
 // kernel gathers each tap of each output row on its own (load_strided: two loads and a
 // two-source permute per tap and vector of outputs, nine per vector), and copies each input
 // row into the ring first. Here a block of kStride2Rows output rows reads each of its 2 R + 1
-// input rows once per vector of 16 output columns: four loads (the row from columns base and
-// base + 1, two vectors each) and three in-lane shuffles (vshufps, cheaper than the permutes)
-// give the row's three taps, whose lanes hold the output columns in the order
-// 0 1 8 9 | 2 3 10 11 | 4 5 12 13 | 6 7 14 15; one permute per output vector puts them back
-// before the clamp and store. Every load is masked to the row's columns, so the padding reads
-// as zero and no load leaves the row; rows outside the input are skipped. Rows of at most
+// input rows once per vector of 16 output columns: two loads (the row's 32 columns from the
+// vector's first tap) and three two-source permutes give the row's three taps (the even
+// columns, the odd ones, the even ones a column on; the last lane of that one reads column 32,
+// a scalar). Every load is masked to the row's columns, so the padding reads as zero and no
+// load leaves the row; rows outside the input are skipped. Rows of at most
 // kStride2NarrowWidth outputs (14 x 14 -> 7 x 7) would fill 7 of 16 lanes: there one vector
 // holds two output rows, each tap one two-source permute of two input rows' loads.
-// Isolated layer, one thread, Clip 0..6 (/tmp micro-benchmark, min of 1000 runs, load 5-8;
-// padded rows -> this): 96 x 112 x 112 335 -> 157 us, 144 x 56 x 56 160 -> 50, 192 x 28 x 28
-// 81 -> 18, 576 x 14 x 14 117 -> 15. Block heights of 4, 5, 6 and 8 rows measured within 5% of
-// each other; the permute (vpermt2ps) de-interleave instead of vshufps 5-10% slower at 56 x 56.
+// Isolated layer, one thread, Clip 0..6 (/tmp micro-benchmark against a scalar loop, min of
+// 300 runs, load 3-5; padded rows -> this): 96 x 112 x 112 335 -> 135 us, 144 x 56 x 56
+// 160 -> 47, 192 x 28 x 28 81 -> 16, 576 x 14 x 14 117 -> 16. Measured and not kept: four
+// loads (columns from base and base + 1) and in-lane vshufps with the lanes put back in
+// order per output vector, 10-15% slower (the loads, each across two cache lines, cost more
+// than the permutes); blocks of 4 or 8 rows instead of 6, within noise; prefetching the next
+// plane, slower.
 namespace depthwise_stride2_detail {
 
 constexpr int kStride2Rows = 6;
@@ -1769,27 +1771,33 @@ inline __mmask16 columns_inside_mask(index_t first, index_t n) {
   return static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
 }
 
-// Output rows [oh, oh + R) of one plane, a vector of 16 columns at a time.
-template <int R>
+// Output rows [oh, oh + R) of one plane, a vector of 16 columns at a time. AllRows: the block's
+// 2 R + 1 input rows all lie in the input (none to skip).
+template <int R, bool AllRows>
 inline void wide_rows(const ConvParams& p, const float* xc, const __m512 (&w)[9], __m512 bias, index_t oh, float* yc,
                       const packed_gemm_detail::Clamp& c) {
-  const __m512i order = _mm512_setr_epi32(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512i next = _mm512_setr_epi32(2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 0);
+  const index_t in_w = p.in_w, out_w = p.out_w;
   const index_t ih0 = 2 * oh - p.pad_h;
-  for (index_t ow0 = 0; ow0 < p.out_w; ow0 += kFloatLanes) {
-    const index_t base = 2 * ow0 - p.pad_w;
-    const __mmask16 ma = columns_inside_mask(base, p.in_w), mb = columns_inside_mask(base + 16, p.in_w);
-    const __mmask16 ma1 = columns_inside_mask(base + 1, p.in_w), mb1 = columns_inside_mask(base + 17, p.in_w);
+  const index_t i_lo = ih0 < 0 ? -ih0 : 0, i_hi = p.in_h - ih0;  // the block's rows inside the input
+  for (index_t ow0 = 0; ow0 < out_w; ow0 += kFloatLanes) {
+    const index_t base = 2 * ow0 - p.pad_w;  // the column tap 0 of output column ow0 reads
+    const __mmask16 ma = columns_inside_mask(base, in_w), mb = columns_inside_mask(base + 16, in_w);
+    // Tap 2 of the vector's last column reads column base + 32, past the two loads: a scalar,
+    // when the column exists and the vector is whole (otherwise the lane is padding or unused).
+    const bool column_32 = out_w - ow0 >= kFloatLanes && base + 32 < in_w;
     __m512 acc[R];
     ONNXC_UNROLL for (int r = 0; r < R; ++r) acc[r] = bias;
-    ONNXC_UNROLL for (int i = 0; i < 2 * R + 1; ++i) {
-      const index_t ih = ih0 + i;
-      if (ih < 0 || ih >= p.in_h) continue;
-      const float* row = xc + ih * p.in_w + base;
+    const float* row = xc + ih0 * in_w + base;
+    ONNXC_UNROLL for (int i = 0; i < 2 * R + 1; ++i, row += in_w) {
+      if (!AllRows && (i < i_lo || i >= i_hi)) continue;
       const __m512 a = _mm512_maskz_loadu_ps(ma, row), b = _mm512_maskz_loadu_ps(mb, row + 16);
-      const __m512 a1 = _mm512_maskz_loadu_ps(ma1, row + 1), b1 = _mm512_maskz_loadu_ps(mb1, row + 17);
-      // Columns base + 2j, base + 2j + 1, base + 2j + 2 of output column j (in the lane order above).
-      const __m512 t0 = _mm512_shuffle_ps(a, b, 0x88), t1 = _mm512_shuffle_ps(a1, b1, 0x88);
-      const __m512 t2 = _mm512_shuffle_ps(a1, b1, 0xDD);
+      // Columns base + 2j, base + 2j + 1 and base + 2j + 2 of output column ow0 + j.
+      const __m512 t0 = _mm512_permutex2var_ps(a, even, b), t1 = _mm512_permutex2var_ps(a, odd, b);
+      __m512 t2 = _mm512_maskz_permutex2var_ps(0x7FFF, a, next, b);
+      if (column_32) t2 = _mm512_mask_broadcastss_ps(t2, 0x8000, _mm_load_ss(row + 32));
       ONNXC_UNROLL for (int r = 0; r < R; ++r) {
         const int kh = i - 2 * r;  // input row i is kernel row kh of output row oh + r
         if (kh < 0 || kh > 2) continue;
@@ -1798,13 +1806,20 @@ inline void wide_rows(const ConvParams& p, const float* xc, const __m512 (&w)[9]
         acc[r] = _mm512_fmadd_ps(w[kh * 3 + 2], t2, acc[r]);
       }
     }
-    const index_t cols = p.out_w - ow0 < kFloatLanes ? p.out_w - ow0 : kFloatLanes;
+    const index_t cols = out_w - ow0 < kFloatLanes ? out_w - ow0 : kFloatLanes;
     const __mmask16 stored = static_cast<__mmask16>((1u << cols) - 1u);
-    ONNXC_UNROLL for (int r = 0; r < R; ++r) {
-      const vfloat out = packed_gemm_detail::clamp(c, vfloat(_mm512_permutexvar_ps(order, acc[r])));
-      _mm512_mask_storeu_ps(yc + (oh + r) * p.out_w + ow0, stored, out);
-    }
+    float* y = yc + oh * out_w + ow0;
+    ONNXC_UNROLL for (int r = 0; r < R; ++r, y += out_w)
+      _mm512_mask_storeu_ps(y, stored, packed_gemm_detail::clamp(c, vfloat(acc[r])));
   }
+}
+
+template <int R>
+inline void wide_rows(const ConvParams& p, const float* xc, const __m512 (&w)[9], __m512 bias, index_t oh, float* yc,
+                      const packed_gemm_detail::Clamp& c) {
+  const index_t ih0 = 2 * oh - p.pad_h;
+  if (ih0 >= 0 && ih0 + 2 * R < p.in_h) wide_rows<R, true>(p, xc, w, bias, oh, yc, c);
+  else wide_rows<R, false>(p, xc, w, bias, oh, yc, c);
 }
 
 inline void wide_plane(const ConvParams& p, const float* xc, const float* wc, float bias, float* yc,
