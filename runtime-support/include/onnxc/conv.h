@@ -1751,11 +1751,13 @@ inline void flat_planes(const ConvParams&, const float*, const float*, const flo
 // 160 -> 47, 192 x 28 x 28 81 -> 16, 576 x 14 x 14 117 -> 16. Measured and not kept: four
 // loads (columns from base and base + 1) and in-lane vshufps with the lanes put back in
 // order per output vector, 10-15% slower (the loads, each across two cache lines, cost more
-// than the permutes); blocks of 4 or 8 rows instead of 6, within noise; prefetching the next
-// plane, slower.
+// than the permutes); prefetching the next plane, slower. Block heights (same benchmark,
+// median of 5 x 1000 runs, 144 x 56 x 56 / 192 x 28 x 28 / 96 x 112 x 112): 3 rows 57 / 19.6 /
+// 165 us, 4: 53 / 18.0 / 179, 6: 55 / 17.1 / 164, 7: 51 / 15.9 / 154, 8: 51 / 18.5 / 150,
+// 10: 66 / 23 / 199 (spills).
 namespace depthwise_stride2_detail {
 
-constexpr int kStride2Rows = 6;
+constexpr int kStride2Rows = 7;  // 2 * 7 + 1 input rows per block; MobileNet's heights are multiples of 7
 constexpr index_t kStride2NarrowWidth = 7;  // 2 * 7 + 1 input columns: one vector per input row
 
 inline bool applies(const ConvParams& p) {
