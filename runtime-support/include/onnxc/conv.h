@@ -1853,31 +1853,31 @@ inline NarrowTaps narrow_taps(const ConvParams& p) {
   return n;
 }
 
+// The weights are broadcast from memory by the FMAs (embedded broadcasts): holding the nine in
+// registers across the plane's few vectors measured 7% slower (576 x 14 x 14: 17.1 -> 16.0 us).
 inline void narrow_plane(const ConvParams& p, const float* xc, const float* wc, float bias, float* yc,
                          const NarrowTaps& n, const packed_gemm_detail::Clamp& c) {
-  __m512 w[9];
-  for (int t = 0; t < 9; ++t) w[t] = _mm512_set1_ps(wc[t]);
-  const __m512 b = _mm512_set1_ps(bias);
+  const index_t in_w = p.in_w, in_h = p.in_h, out_w = p.out_w;
   const __mmask16 columns =
-      columns_inside_mask(-p.pad_w, p.in_w) & static_cast<__mmask16>((1u << (2 * p.out_w + 1)) - 1u);
+      columns_inside_mask(-p.pad_w, in_w) & static_cast<__mmask16>((1u << (2 * out_w + 1)) - 1u);
   for (index_t oh = 0; oh < p.out_h; oh += 2) {
     const index_t ih0 = 2 * oh - p.pad_h;
     __m512 rows[5];  // input rows ih0 .. ih0 + 4: kernel row kh of row oh is rows[kh], of oh + 1 rows[kh + 2]
     ONNXC_UNROLL for (int i = 0; i < 5; ++i) {
       const index_t ih = ih0 + i;
-      rows[i] = ih >= 0 && ih < p.in_h ? _mm512_maskz_loadu_ps(columns, xc + ih * p.in_w - p.pad_w)
-                                       : _mm512_setzero_ps();
+      rows[i] = ih >= 0 && ih < in_h ? _mm512_maskz_loadu_ps(columns, xc + ih * in_w - p.pad_w) : _mm512_setzero_ps();
     }
     // One sum per kernel row: three short dependency chains instead of one of nine FMAs.
     __m512 acc[3];
     ONNXC_UNROLL for (int kh = 0; kh < 3; ++kh) {
-      acc[kh] = kh == 0 ? b : _mm512_setzero_ps();
+      acc[kh] = kh == 0 ? _mm512_set1_ps(bias) : _mm512_setzero_ps();
       ONNXC_UNROLL for (int kw = 0; kw < 3; ++kw)
-        acc[kh] = _mm512_fmadd_ps(w[kh * 3 + kw], _mm512_permutex2var_ps(rows[kh], n.taps[kw], rows[kh + 2]), acc[kh]);
+        acc[kh] = _mm512_fmadd_ps(_mm512_set1_ps(wc[kh * 3 + kw]),
+                                  _mm512_permutex2var_ps(rows[kh], n.taps[kw], rows[kh + 2]), acc[kh]);
     }
     const __m512 sum = _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), acc[2]);
-    const index_t outs = (p.out_h - oh >= 2 ? 2 : 1) * p.out_w;
-    _mm512_mask_storeu_ps(yc + oh * p.out_w, static_cast<__mmask16>((1u << outs) - 1u),
+    const index_t outs = (p.out_h - oh >= 2 ? 2 : 1) * out_w;
+    _mm512_mask_storeu_ps(yc + oh * out_w, static_cast<__mmask16>((1u << outs) - 1u),
                           packed_gemm_detail::clamp(c, vfloat(sum)));
   }
 }
