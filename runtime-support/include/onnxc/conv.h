@@ -8,7 +8,8 @@
 // - conv_depthwise (float, one input and one output channel per group): a direct kernel
 //   over zero-padded copies of the input rows, vectorised along the output row;
 // - conv_depthwise_in_place: the same without scratch, reading the input where it is, for
-//   layers whose arena has no room for conv_depthwise's;
+//   layers whose arena has no room for conv_depthwise's (on AVX-512, conv_depthwise's 3x3
+//   stride-2 layers too: depthwise_stride2_detail);
 // - conv_direct_packed (float, one group, 1-d and 2-d, SIMD targets): no scratch, output
 //   channels in the vector lanes over weights packed at compile time, for convolutions whose
 //   step has no room for an im2col block;
@@ -1935,7 +1936,9 @@ inline void conv_depthwise_in_place(const ConvParams& p, const float* x, const f
 // its own scratch; without one, slot 0 computes every plane. The 'same' stride-1 planes
 // conv_depthwise_in_place computes as flat arrays on SIMD targets go to it (faster than padding
 // them: kws-dscnn's 64 planes of 25 x 5 8.8 -> 3.6 us, MobileNet's 96 of 14 x 14 12.2 -> 8.1,
-// 96 of 7 x 7 5.4 -> 3.6, 144 of 56 x 56 246 -> 158), and leave the scratch unused.
+// 96 of 7 x 7 5.4 -> 3.6, 144 of 56 x 56 246 -> 158), and leave the scratch unused; so do the
+// 3x3 stride-2 layers on AVX-512 (depthwise_stride2_detail: MobileNet-v2's four 335 -> 133,
+// 160 -> 45, 81 -> 14 and 117 -> 16 us).
 inline void conv_depthwise(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
                            float* scratch, const Epilogue& e, Parallel parallel = nullptr, index_t slots = 1) {
   if (depthwise_in_place_detail::uses_flat_plane(p)) return conv_depthwise_in_place(p, x, w, bias, y, e, parallel);
