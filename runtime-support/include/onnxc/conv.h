@@ -1748,14 +1748,14 @@ inline void flat_planes(const ConvParams&, const float*, const float*, const flo
 // kStride2NarrowWidth outputs (14 x 14 -> 7 x 7) would fill 7 of 16 lanes: there one vector
 // holds two output rows, each tap one two-source permute of two input rows' loads.
 // Isolated layer, one thread, Clip 0..6 (/tmp micro-benchmark against a scalar loop, min of
-// 300 runs, load 3-5; padded rows -> this): 96 x 112 x 112 335 -> 135 us, 144 x 56 x 56
-// 160 -> 47, 192 x 28 x 28 81 -> 16, 576 x 14 x 14 117 -> 16. Measured and not kept: four
+// 300 runs, load 3-5; padded rows -> this): 96 x 112 x 112 335 -> 133 us, 144 x 56 x 56
+// 160 -> 45, 192 x 28 x 28 81 -> 14, 576 x 14 x 14 117 -> 16. Measured and not kept: four
 // loads (columns from base and base + 1) and in-lane vshufps with the lanes put back in
 // order per output vector, 10-15% slower (the loads, each across two cache lines, cost more
-// than the permutes); prefetching the next plane, slower. Block heights (same benchmark,
-// median of 5 x 1000 runs, 144 x 56 x 56 / 192 x 28 x 28 / 96 x 112 x 112): 3 rows 57 / 19.6 /
-// 165 us, 4: 53 / 18.0 / 179, 6: 55 / 17.1 / 164, 7: 51 / 15.9 / 154, 8: 51 / 18.5 / 150,
-// 10: 66 / 23 / 199 (spills).
+// than the permutes); prefetching the next plane, slower. Block heights (the layer called
+// 1000 times, CPU time per call, best of 5; 144 x 56 x 56 / 192 x 28 x 28 / 96 x 112 x 112):
+// 3 rows 57 / 19.6 / 165 us, 4: 53 / 18.0 / 179, 6: 55 / 17.1 / 164, 7: 51 / 15.9 / 154,
+// 8: 51 / 18.5 / 150, 10: 66 / 23 / 199 (spills).
 namespace depthwise_stride2_detail {
 
 constexpr int kStride2Rows = 7;  // 2 * 7 + 1 input rows per block; MobileNet's heights are multiples of 7
