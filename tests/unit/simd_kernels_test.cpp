@@ -395,7 +395,10 @@ TEST_CASE("conv_depthwise_in_place matches the reference convolution") {
                        conv2d(2, 2, 2, 3, 3, 1, 1, 1), wide_1d, tall, pad_after, pad_before, even_kernel, tiny,
                        wide_pad,
                        // vector columns whose last group has four vectors (MobileNet's 112 x 112 -> 56 x 56)
-                       conv2d(1, 1, 1, 112, 3, 2, 1, 1), conv2d(2, 2, 2, 100, 3, 2, 1, 1), conv2d(2, 2, 2, 60, 3, 1, 0, 1)}) {
+                       conv2d(1, 1, 1, 112, 3, 2, 1, 1), conv2d(2, 2, 2, 100, 3, 2, 1, 1), conv2d(2, 2, 2, 60, 3, 1, 0, 1),
+                       // 3x3 stride 2 on AVX-512: whole vectors whose last tap reads column 32 of the
+                       // vector's loads, inside the row (64 -> 32) or in the padding (31 -> 16, 63 -> 32)
+                       conv2d(2, 2, 2, 64, 3, 2, 1, 1), conv2d(2, 2, 2, 31, 3, 2, 1, 1), conv2d(2, 2, 2, 63, 3, 2, 1, 1)}) {
     for (onnxc::rt::Epilogue e : {onnxc::rt::Epilogue{onnxc::rt::Activation::Clip, -1.0f, 6.0f},
                                   onnxc::rt::Epilogue{onnxc::rt::Activation::LeakyRelu, 0.5f, 0.0f}}) {
       p.batch = 2;

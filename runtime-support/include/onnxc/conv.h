@@ -8,7 +8,8 @@
 // - conv_depthwise (float, one input and one output channel per group): a direct kernel
 //   over zero-padded copies of the input rows, vectorised along the output row;
 // - conv_depthwise_in_place: the same without scratch, reading the input where it is, for
-//   layers whose arena has no room for conv_depthwise's;
+//   layers whose arena has no room for conv_depthwise's (on AVX-512, conv_depthwise's 3x3
+//   stride-2 layers too: depthwise_stride2_detail);
 // - conv_direct_packed (float, one group, 1-d and 2-d, SIMD targets): no scratch, output
 //   channels in the vector lanes over weights packed at compile time, for convolutions whose
 //   step has no room for an im2col block;
@@ -1741,6 +1742,177 @@ inline void flat_planes(const ConvParams&, const float*, const float*, const flo
 
 }  // namespace depthwise_in_place_detail
 
+#if defined(__AVX512F__)
+
+// ---- depthwise 3x3, stride 2 (AVX-512) ----
+//
+// MobileNet-v2's stride-2 depthwise layers (3x3, pad 1: 96 x 112 x 112, 144 x 56 x 56,
+// 192 x 28 x 28, 576 x 14 x 14), from the input where it is (no padded rows). The padded-row
+// kernel gathers each tap of each output row on its own (load_strided: two loads and a
+// two-source permute per tap and vector of outputs, nine per vector), and copies each input
+// row into the ring first. Here a block of kStride2Rows output rows reads each of its 2 R + 1
+// input rows once per vector of 16 output columns: two loads (the row's 32 columns from the
+// vector's first tap) and three two-source permutes give the row's three taps (the even
+// columns, the odd ones, the even ones a column on; the last lane of that one reads column 32,
+// a scalar). Every load is masked to the row's columns, so the padding reads as zero and no
+// load leaves the row; rows outside the input are skipped. Rows of at most
+// kStride2NarrowWidth outputs (14 x 14 -> 7 x 7) would fill 7 of 16 lanes: there one vector
+// holds two output rows, each tap one two-source permute of two input rows' loads.
+// Isolated layer, one thread, Clip 0..6 (/tmp micro-benchmark against a scalar loop, min of
+// 300 runs, load 3-5; padded rows -> this): 96 x 112 x 112 335 -> 133 us, 144 x 56 x 56
+// 160 -> 45, 192 x 28 x 28 81 -> 14, 576 x 14 x 14 117 -> 16. Measured and not kept: four
+// loads (columns from base and base + 1) and in-lane vshufps with the lanes put back in
+// order per output vector, 10-15% slower (the loads, each across two cache lines, cost more
+// than the permutes); prefetching the next plane, slower. Block heights (the layer called
+// 1000 times, CPU time per call, best of 5; 144 x 56 x 56 / 192 x 28 x 28 / 96 x 112 x 112):
+// 3 rows 57 / 19.6 / 165 us, 4: 53 / 18.0 / 179, 6: 55 / 17.1 / 164, 7: 51 / 15.9 / 154,
+// 8: 51 / 18.5 / 150, 10: 66 / 23 / 199 (spills).
+namespace depthwise_stride2_detail {
+
+constexpr int kStride2Rows = 7;  // 2 * 7 + 1 input rows per block; MobileNet's heights are multiples of 7
+constexpr index_t kStride2NarrowWidth = 7;  // 2 * 7 + 1 input columns: one vector per input row
+
+inline bool applies(const ConvParams& p) {
+  return p.k_h == 3 && p.k_w == 3 && p.stride_h == 2 && p.stride_w == 2 && p.dilation_h == 1 &&
+         p.dilation_w == 1 && p.in_d == 1 && p.k_d == 1;
+}
+
+// The lanes l of a vector loaded from column `first` of a row of n columns with 0 <= first + l < n.
+inline __mmask16 columns_inside_mask(index_t first, index_t n) {
+  const index_t lo = first < 0 ? -first : 0;
+  const index_t hi = n - first < kFloatLanes ? n - first : kFloatLanes;
+  if (hi <= lo) return 0;
+  return static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
+// Output rows [oh, oh + R) of one plane, a vector of 16 columns at a time. AllRows: the block's
+// 2 R + 1 input rows all lie in the input (none to skip).
+template <int R, bool AllRows>
+inline void wide_rows(const ConvParams& p, const float* xc, const __m512 (&w)[9], __m512 bias, index_t oh, float* yc,
+                      const packed_gemm_detail::Clamp& c) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512i next = _mm512_setr_epi32(2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 0);
+  const index_t in_w = p.in_w, out_w = p.out_w;
+  const index_t ih0 = 2 * oh - p.pad_h;
+  const index_t i_lo = ih0 < 0 ? -ih0 : 0, i_hi = p.in_h - ih0;  // the block's rows inside the input
+  for (index_t ow0 = 0; ow0 < out_w; ow0 += kFloatLanes) {
+    const index_t base = 2 * ow0 - p.pad_w;  // the column tap 0 of output column ow0 reads
+    const __mmask16 ma = columns_inside_mask(base, in_w), mb = columns_inside_mask(base + 16, in_w);
+    // Tap 2 of the vector's last column reads column base + 32, past the two loads: a scalar,
+    // when the column exists and the vector is whole (otherwise the lane is padding or unused).
+    const bool column_32 = out_w - ow0 >= kFloatLanes && base + 32 < in_w;
+    __m512 acc[R];
+    ONNXC_UNROLL for (int r = 0; r < R; ++r) acc[r] = bias;
+    const float* row = xc + ih0 * in_w + base;
+    ONNXC_UNROLL for (int i = 0; i < 2 * R + 1; ++i, row += in_w) {
+      if (!AllRows && (i < i_lo || i >= i_hi)) continue;
+      const __m512 a = _mm512_maskz_loadu_ps(ma, row), b = _mm512_maskz_loadu_ps(mb, row + 16);
+      // Columns base + 2j, base + 2j + 1 and base + 2j + 2 of output column ow0 + j.
+      const __m512 t0 = _mm512_permutex2var_ps(a, even, b), t1 = _mm512_permutex2var_ps(a, odd, b);
+      __m512 t2 = _mm512_maskz_permutex2var_ps(0x7FFF, a, next, b);
+      if (column_32) t2 = _mm512_mask_broadcastss_ps(t2, 0x8000, _mm_load_ss(row + 32));
+      ONNXC_UNROLL for (int r = 0; r < R; ++r) {
+        const int kh = i - 2 * r;  // input row i is kernel row kh of output row oh + r
+        if (kh < 0 || kh > 2) continue;
+        acc[r] = _mm512_fmadd_ps(w[kh * 3], t0, acc[r]);
+        acc[r] = _mm512_fmadd_ps(w[kh * 3 + 1], t1, acc[r]);
+        acc[r] = _mm512_fmadd_ps(w[kh * 3 + 2], t2, acc[r]);
+      }
+    }
+    const index_t cols = out_w - ow0 < kFloatLanes ? out_w - ow0 : kFloatLanes;
+    const __mmask16 stored = static_cast<__mmask16>((1u << cols) - 1u);
+    float* y = yc + oh * out_w + ow0;
+    ONNXC_UNROLL for (int r = 0; r < R; ++r, y += out_w)
+      _mm512_mask_storeu_ps(y, stored, packed_gemm_detail::clamp(c, vfloat(acc[r])));
+  }
+}
+
+template <int R>
+inline void wide_rows(const ConvParams& p, const float* xc, const __m512 (&w)[9], __m512 bias, index_t oh, float* yc,
+                      const packed_gemm_detail::Clamp& c) {
+  const index_t ih0 = 2 * oh - p.pad_h;
+  if (ih0 >= 0 && ih0 + 2 * R < p.in_h) wide_rows<R, true>(p, xc, w, bias, oh, yc, c);
+  else wide_rows<R, false>(p, xc, w, bias, oh, yc, c);
+}
+
+inline void wide_plane(const ConvParams& p, const float* xc, const float* wc, float bias, float* yc,
+                       const packed_gemm_detail::Clamp& c) {
+  __m512 w[9];
+  for (int t = 0; t < 9; ++t) w[t] = _mm512_set1_ps(wc[t]);
+  const __m512 b = _mm512_set1_ps(bias);
+  index_t oh = 0;
+  for (; oh + kStride2Rows <= p.out_h; oh += kStride2Rows) wide_rows<kStride2Rows>(p, xc, w, b, oh, yc, c);
+  for (; oh + 2 <= p.out_h; oh += 2) wide_rows<2>(p, xc, w, b, oh, yc, c);
+  if (oh < p.out_h) wide_rows<1>(p, xc, w, b, oh, yc, c);
+}
+
+// Narrow rows: lanes [0, out_w) of a vector hold output row oh, [out_w, 2 out_w) row oh + 1.
+// taps[kw] picks, from the loads of the input rows under kernel row kh of the two output rows
+// (columns from -pad_w; the first source for row oh, the second for oh + 1), the column each
+// lane's tap kw reads.
+struct NarrowTaps {
+  __m512i taps[3];
+};
+
+inline NarrowTaps narrow_taps(const ConvParams& p) {
+  alignas(64) int index[3][16];
+  const int w = static_cast<int>(p.out_w);
+  for (int kw = 0; kw < 3; ++kw)
+    for (int l = 0; l < 16; ++l) index[kw][l] = l < w ? 2 * l + kw : l < 2 * w ? 16 + 2 * (l - w) + kw : 0;
+  NarrowTaps n;
+  for (int kw = 0; kw < 3; ++kw) n.taps[kw] = _mm512_load_si512(index[kw]);
+  return n;
+}
+
+// The weights are broadcast from memory by the FMAs (embedded broadcasts): holding the nine in
+// registers across the plane's few vectors measured 7% slower (576 x 14 x 14: 17.1 -> 16.0 us).
+inline void narrow_plane(const ConvParams& p, const float* xc, const float* wc, float bias, float* yc,
+                         const NarrowTaps& n, const packed_gemm_detail::Clamp& c) {
+  const index_t in_w = p.in_w, in_h = p.in_h, out_w = p.out_w;
+  const __mmask16 columns =
+      columns_inside_mask(-p.pad_w, in_w) & static_cast<__mmask16>((1u << (2 * out_w + 1)) - 1u);
+  for (index_t oh = 0; oh < p.out_h; oh += 2) {
+    const index_t ih0 = 2 * oh - p.pad_h;
+    __m512 rows[5];  // input rows ih0 .. ih0 + 4: kernel row kh of row oh is rows[kh], of oh + 1 rows[kh + 2]
+    ONNXC_UNROLL for (int i = 0; i < 5; ++i) {
+      const index_t ih = ih0 + i;
+      rows[i] = ih >= 0 && ih < in_h ? _mm512_maskz_loadu_ps(columns, xc + ih * in_w - p.pad_w) : _mm512_setzero_ps();
+    }
+    // One sum per kernel row: three short dependency chains instead of one of nine FMAs.
+    __m512 acc[3];
+    ONNXC_UNROLL for (int kh = 0; kh < 3; ++kh) {
+      acc[kh] = kh == 0 ? _mm512_set1_ps(bias) : _mm512_setzero_ps();
+      ONNXC_UNROLL for (int kw = 0; kw < 3; ++kw)
+        acc[kh] = _mm512_fmadd_ps(_mm512_set1_ps(wc[kh * 3 + kw]),
+                                  _mm512_permutex2var_ps(rows[kh], n.taps[kw], rows[kh + 2]), acc[kh]);
+    }
+    const __m512 sum = _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), acc[2]);
+    const index_t outs = (p.out_h - oh >= 2 ? 2 : 1) * out_w;
+    _mm512_mask_storeu_ps(yc + oh * out_w, static_cast<__mmask16>((1u << outs) - 1u),
+                          packed_gemm_detail::clamp(c, vfloat(sum)));
+  }
+}
+
+// The planes of `range` (images x channels); a clamp activation is applied in registers, the
+// others over each stored plane.
+inline void planes(const ConvParams& p, const float* x, const float* w, const float* bias, float* y, Range range,
+                   const Epilogue& e) {
+  const packed_gemm_detail::Clamp c = packed_gemm_detail::clamp_of(e);
+  const bool narrow = p.out_w <= kStride2NarrowWidth;
+  const NarrowTaps taps = narrow_taps(p);
+  for (index_t plane = range.begin; plane < range.end; ++plane) {
+    const DepthwisePlane d = depthwise_plane(p, plane, x, w, bias, y);
+    if (narrow) narrow_plane(p, d.x, d.w, d.bias, d.y, taps, c);
+    else wide_plane(p, d.x, d.w, d.bias, d.y, c);
+    if (!packed_gemm_detail::is_clamp(e)) activate_row(e, d.y, p.out_h * p.out_w);
+  }
+}
+
+}  // namespace depthwise_stride2_detail
+
+#endif
+
 // Tasks conv_depthwise_in_place splits into when run() is given a parallel-for: ranges of planes.
 constexpr index_t kDepthwiseTasks = 4;
 
@@ -1753,6 +1925,9 @@ inline void conv_depthwise_in_place(const ConvParams& p, const float* x, const f
   const bool dense3 = p.k_h == 3 && p.k_w == 3 && p.dilation_w == 1;
   auto compute = [&](Range range) {
     if (flat) return depthwise_in_place_detail::flat_planes(p, x, w, bias, y, range, e);
+#if defined(__AVX512F__)
+    if (depthwise_stride2_detail::applies(p)) return depthwise_stride2_detail::planes(p, x, w, bias, y, range, e);
+#endif
     for (index_t plane = range.begin; plane < range.end; ++plane) {
       const DepthwisePlane d = depthwise_plane(p, plane, x, w, bias, y);
       if (dense3 && p.stride_w == 1) depthwise_in_place_detail::plane<1, 3>(p, d.x, d.w, d.bias, d.y, e);
@@ -1772,10 +1947,15 @@ inline void conv_depthwise_in_place(const ConvParams& p, const float* x, const f
 // its own scratch; without one, slot 0 computes every plane. The 'same' stride-1 planes
 // conv_depthwise_in_place computes as flat arrays on SIMD targets go to it (faster than padding
 // them: kws-dscnn's 64 planes of 25 x 5 8.8 -> 3.6 us, MobileNet's 96 of 14 x 14 12.2 -> 8.1,
-// 96 of 7 x 7 5.4 -> 3.6, 144 of 56 x 56 246 -> 158), and leave the scratch unused.
+// 96 of 7 x 7 5.4 -> 3.6, 144 of 56 x 56 246 -> 158), and leave the scratch unused; so do the
+// 3x3 stride-2 layers on AVX-512 (depthwise_stride2_detail: MobileNet-v2's four 335 -> 133,
+// 160 -> 45, 81 -> 14 and 117 -> 16 us).
 inline void conv_depthwise(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
                            float* scratch, const Epilogue& e, Parallel parallel = nullptr, index_t slots = 1) {
   if (depthwise_in_place_detail::uses_flat_plane(p)) return conv_depthwise_in_place(p, x, w, bias, y, e, parallel);
+#if defined(__AVX512F__)
+  if (depthwise_stride2_detail::applies(p)) return conv_depthwise_in_place(p, x, w, bias, y, e, parallel);
+#endif
   const index_t planes = p.batch * p.out_channels, slot_floats = conv_depthwise_scratch_floats(p);
   const bool flat = depthwise_uses_flat_plane(p);
   const bool dense3 = p.k_h == 3 && p.k_w == 3 && p.dilation_w == 1;
