@@ -142,6 +142,13 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
 // A depthwise Conv: one padded-row slot per task it splits into with a parallel-for (one when it
 // does not split, splits_into_tasks).
 void fit_depthwise(Node& n, std::size_t room, const ScratchOptions& o) {
+  if (depthwise_needs_no_scratch(n, o.simd, o.shifted_input)) {
+    n.set_attr_int(kParallelSlotsAttr, 0);
+    n.set_attr_string(kScratchNoteAttr, fmt::format("depthwise reading its input in place (this target's kernel "
+                                                    "needs no scratch), {} B free",
+                                                    room));
+    return;
+  }
   const int64_t wanted = o.memory_first || !splits_into_tasks(n, float_conv_macs(n)) ? 1 : kDepthwiseParallelSlots;
   const int64_t slot_bytes = static_cast<int64_t>(depthwise_slot_bytes(n));
   const int64_t slots = fastest(o) ? wanted : choose_depthwise_slots(slot_bytes, room, wanted);

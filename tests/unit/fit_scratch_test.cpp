@@ -274,7 +274,8 @@ std::string depthwise_chain(const std::string& name, int64_t channels, int64_t s
 
 TEST_CASE("a depthwise Conv with no room: the in-place kernel when fitting, its slots for speed") {
   // 8 planes of 16 x 16, a and dw 8 KiB each: too little work to split into tasks
-  // (splits_into_tasks), so one slot; 64 planes of 48 x 48 split: a slot per task.
+  // (splits_into_tasks), so one slot; 64 planes of 48 x 48 split: a slot per task. Plain C++
+  // (generic): SIMD targets compute these 'same' stride-1 planes in place (below).
   const std::string path = depthwise_chain("depthwise_no_room", 8, 16);
   for (const char* target : {"cortex-m4", "native"}) {
     auto fit = compile(path, target, onnxc::ScratchPolicy::Fit);
@@ -284,13 +285,19 @@ TEST_CASE("a depthwise Conv with no room: the in-place kernel when fitting, its 
   }
   for (auto [channels, side, slots] : {std::tuple<int64_t, int64_t, int64_t>{8, 16, 1},  // 18,432 MACs
                                        {64, 48, onnxc::kDepthwiseParallelSlots}}) {    // 1,327,104 MACs
-    auto native = compile(depthwise_chain("depthwise_speed", channels, side), "native", onnxc::ScratchPolicy::Speed);
-    const onnxc::Node& dw = node_named(native, "dw");
+    const std::string model = depthwise_chain("depthwise_speed", channels, side);
+    auto generic = compile(model, "generic", onnxc::ScratchPolicy::Speed);
+    const onnxc::Node& dw = node_named(generic, "dw");
     CHECK(dw.attr_int(onnxc::kParallelSlotsAttr, -1) == slots);
     CHECK(onnxc::conv_algorithm(dw) == onnxc::ConvAlgorithm::Depthwise);
     const std::size_t slot_bytes = static_cast<std::size_t>(slots) * onnxc::depthwise_slot_bytes(dw);
     const std::size_t scratch = (slot_bytes + 15) / 16 * 16;  // the arena's alignment
-    CHECK(native.program.arena_bytes == static_cast<std::size_t>(2 * channels * side * side * 4) + scratch);
+    const std::size_t tensors = static_cast<std::size_t>(2 * channels * side * side * 4);
+    CHECK(generic.program.arena_bytes == tensors + scratch);
+    // SIMD targets: the flat-plane kernel reads its input in place, no scratch even for speed.
+    auto native = compile(model, "native", onnxc::ScratchPolicy::Speed);
+    CHECK(node_named(native, "dw").attr_int(onnxc::kParallelSlotsAttr, -1) == 0);
+    CHECK(native.program.arena_bytes == tensors);
   }
 }
 

@@ -1611,6 +1611,20 @@ inline void plane(const ConvParams& p, const float* xc, const float* wc, float b
   }
 }
 
+// The depthwise layers the SIMD kernels compute in place whatever scratch they are given (the
+// compiler, built without SIMD, gives them none on such targets): stride-1 planes of the input's
+// size (flat planes, below; any SIMD target) and 3x3 stride-2 ones (depthwise_stride2_detail;
+// AVX-512 only).
+constexpr index_t kFlatMaxTaps = 64;  // kernels of any other size: one weight register per tap
+inline bool depthwise_shape_is_flat_plane(const ConvParams& p) {
+  return p.stride_h == 1 && p.stride_w == 1 && p.in_w == p.out_w && p.in_h == p.out_h &&
+         p.k_h * p.k_w <= kFlatMaxTaps;
+}
+inline bool depthwise_shape_is_3x3_stride2(const ConvParams& p) {
+  return p.k_h == 3 && p.k_w == 3 && p.stride_h == 2 && p.stride_w == 2 && p.dilation_h == 1 &&
+         p.dilation_w == 1 && p.in_d == 1 && p.k_d == 1;
+}
+
 #if defined(ONNXC_SIMD)
 
 // Stride-1 planes whose output has the input's size ("same" padding: kws-dscnn's 25 x 5, all of
@@ -1627,11 +1641,7 @@ inline void plane(const ConvParams& p, const float* xc, const float* wc, float b
 // 64 planes of 25 x 5 9.0 -> 3.1 us, MobileNet's 96 of 14 x 14 19.0 -> 7.2 (12.2 with the
 // padded kernel), 96 of 7 x 7 11.0 -> 3.0 (5.4 padded); against the padded rows of
 // conv_depthwise, 144 x 56 x 56 246 -> 158 us, 192 x 28 x 28 124 -> 56, 32 x 112 x 112 187 -> 137.
-constexpr index_t kFlatMaxTaps = 64;  // kernels of any other size: one weight register per tap
-inline bool uses_flat_plane(const ConvParams& p) {
-  return p.stride_h == 1 && p.stride_w == 1 && p.in_w == p.out_w && p.in_h == p.out_h &&
-         p.k_h * p.k_w <= kFlatMaxTaps;
-}
+inline bool uses_flat_plane(const ConvParams& p) { return depthwise_shape_is_flat_plane(p); }
 
 // The vector of plane[at + l], zero for the lanes outside [0, count) (at may be negative): a
 // masked load on AVX-512, elsewhere through a buffer (the few vectors at the plane's ends).
@@ -1772,10 +1782,7 @@ namespace depthwise_stride2_detail {
 constexpr int kStride2Rows = 7;  // 2 * 7 + 1 input rows per block; MobileNet's heights are multiples of 7
 constexpr index_t kStride2NarrowWidth = 7;  // 2 * 7 + 1 input columns: one vector per input row
 
-inline bool applies(const ConvParams& p) {
-  return p.k_h == 3 && p.k_w == 3 && p.stride_h == 2 && p.stride_w == 2 && p.dilation_h == 1 &&
-         p.dilation_w == 1 && p.in_d == 1 && p.k_d == 1;
-}
+inline bool applies(const ConvParams& p) { return depthwise_in_place_detail::depthwise_shape_is_3x3_stride2(p); }
 
 // The lanes l of a vector loaded from column `first` of a row of n columns with 0 <= first + l < n.
 inline __mmask16 columns_inside_mask(index_t first, index_t n) {
