@@ -170,6 +170,9 @@ template <int N, class Store>
 ONNXC_INLINE void store_activated(const vfloat* acc, const Epilogue& e, Store store) {
   if (e.activation == Activation::None) {
     ONNXC_UNROLL for (int i = 0; i < N; ++i) store(i, acc[i]);
+  } else if (e.activation == Activation::Relu) {  // one max (the clamp's min with +inf is a no-op)
+    const vfloat zero(0.0f);
+    ONNXC_UNROLL for (int i = 0; i < N; ++i) store(i, xsimd::max(acc[i], zero));
   } else if (is_clamp(e)) {
     const Clamp c = clamp_of(e);
     ONNXC_UNROLL for (int i = 0; i < N; ++i) store(i, xsimd::min(xsimd::max(acc[i], c.lo), c.hi));
