@@ -170,6 +170,9 @@ template <int N, class Store>
 ONNXC_INLINE void store_activated(const vfloat* acc, const Epilogue& e, Store store) {
   if (e.activation == Activation::None) {
     ONNXC_UNROLL for (int i = 0; i < N; ++i) store(i, acc[i]);
+  } else if (e.activation == Activation::Relu) {  // one max (the clamp's min with +inf is a no-op)
+    const vfloat zero(0.0f);
+    ONNXC_UNROLL for (int i = 0; i < N; ++i) store(i, xsimd::max(acc[i], zero));
   } else if (is_clamp(e)) {
     const Clamp c = clamp_of(e);
     ONNXC_UNROLL for (int i = 0; i < N; ++i) store(i, xsimd::min(xsimd::max(acc[i], c.lo), c.hi));
@@ -187,21 +190,29 @@ constexpr int kTileVectors = 3;
 #endif
 static_assert(kTileRows * kTileVectors + kTileVectors + 1 <= kVectorRegisters, "the tile must fit the registers");
 
+// The accumulators start from the bias, or from these zeros without one: a load either way. (With
+// `bias ? bias[r] : 0.0f`, GCC built the start values in stack memory and reloaded them, 16 more
+// stores and 16 loads of vectors per 8 x 2 tile: M = 96, K = 16, N = 12544 512 -> 503 us,
+// M = 144, K = 24, N = 3136 251 -> 246 us.)
+alignas(64) constexpr float kZeroBias[kTileRows] = {};
+
 // y[Rows, Vecs vectors] = act(a_panel[Rows, K] * b[K, Vecs vectors] + bias): the accumulators
 // live in registers for the whole K loop. `a` points at the tile's first row inside its
 // panel; rows of the panel are a_step apart.
 template <int Rows, int Vecs, class B>
-inline void tile(index_t k, const float* a, index_t a_step, const B& b, float* y, index_t ldy,
+ONNXC_INLINE void tile(index_t k, const float* a, index_t a_step, const B& b, float* y, index_t ldy,
                  const float* bias, const Epilogue& e) {
   vfloat acc[Rows][Vecs];
-  for (int r = 0; r < Rows; ++r)
-    for (int v = 0; v < Vecs; ++v) acc[r][v] = vfloat(bias ? bias[r] : 0.0f);
+  const float* start = bias ? bias : kZeroBias;
+  ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
+    ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) acc[r][v] = vfloat(start[r]);
+  }
   for (index_t l = 0; l < k; ++l) {
     vfloat bv[Vecs];
     for (int v = 0; v < Vecs; ++v) bv[v] = vfloat::load_unaligned(b.row(l) + v * kFloatLanes);
-    for (int r = 0; r < Rows; ++r) {
+    ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
       const vfloat av(a[l * a_step + r]);
-      for (int v = 0; v < Vecs; ++v) acc[r][v] = xsimd::fma(av, bv[v], acc[r][v]);
+      ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) acc[r][v] = xsimd::fma(av, bv[v], acc[r][v]);
     }
   }
   store_activated<Rows * Vecs>(&acc[0][0], e, [&](int i, vfloat out) {
@@ -230,16 +241,19 @@ inline void tile_rows(index_t rows, index_t k, const float* a, index_t a_step, c
 
 // The last cols < lanes columns: a one-vector tile with partial loads and stores (simd.h).
 template <int Rows, class B>
-inline void tail_tile(index_t cols, index_t k, const float* a, index_t a_step, const B& b, float* y,
+ONNXC_INLINE void tail_tile(index_t cols, index_t k, const float* a, index_t a_step, const B& b, float* y,
                       index_t ldy, const float* bias, const Epilogue& e) {
   vfloat acc[Rows];
-  for (int r = 0; r < Rows; ++r) acc[r] = vfloat(bias ? bias[r] : 0.0f);
+  const float* start = bias ? bias : kZeroBias;
+  ONNXC_UNROLL for (int r = 0; r < Rows; ++r) acc[r] = vfloat(start[r]);
   for (index_t l = 0; l < k; ++l) {
     const vfloat bv = load_partial(b.row(l), cols);
-    for (int r = 0; r < Rows; ++r) acc[r] = xsimd::fma(vfloat(a[l * a_step + r]), bv, acc[r]);
+    ONNXC_UNROLL for (int r = 0; r < Rows; ++r) acc[r] = xsimd::fma(vfloat(a[l * a_step + r]), bv, acc[r]);
   }
   // (A loop over acc[] that is not unrolled makes GCC keep the accumulators in memory and store
-  // all of them on every k step: 4x slower.)
+  // all of them on every k step: 4x slower. Since the tiles are inlined into panel_rows, that
+  // includes the loops above: without ONNXC_UNROLL there, the 4-column tail of M = 64, K = 384,
+  // N = 196 did, and the product took 99 us instead of 88.)
   store_activated<Rows>(acc, e, [&](int r, vfloat out) { store_partial(out, y + r * ldy, cols); });
 }
 
@@ -261,7 +275,23 @@ inline void tail_rows(index_t rows, index_t cols, index_t k, const float* a, ind
   }
 }
 
-// One panel times columns [0, n) of B: wide tiles, then one-vector tiles, then the tail.
+// Rows (<= kTileRows) rows of a panel times columns [0, n): wide tiles, then one-vector tiles,
+// then the tail, each inlined into its column loop. (Choosing the height per tile instead, a
+// switch among eight instantiations inside the column loop, made every tile a call: GCC keeps
+// them out of line, and a call per tile, with its vzeroupper, saved registers and reloaded
+// arguments, cost M = 64, K = 16, N = 3025 78 us against 59 us inlined; at K = 16 a tile is
+// only 256 FMAs.)
+template <int Rows, class B>
+inline void panel_rows(index_t n, index_t k, const float* a, index_t a_step, const B& b, float* y, index_t ldy,
+                       const float* bias, const Epilogue& e) {
+  index_t j = 0;
+  for (; j + kTileVectors * kFloatLanes <= n; j += kTileVectors * kFloatLanes)
+    tile<Rows, kTileVectors>(k, a, a_step, b.shifted(j), y + j, ldy, bias, e);
+  for (; j + kFloatLanes <= n; j += kFloatLanes) tile<Rows, 1>(k, a, a_step, b.shifted(j), y + j, ldy, bias, e);
+  if (j < n) tail_tile<Rows>(n - j, k, a, a_step, b.shifted(j), y + j, ldy, bias, e);
+}
+
+// One panel times columns [0, n) of B, kTileRows rows at a time.
 template <class B>
 inline void panel(index_t rows, index_t n, index_t k, const float* a, const B& b, float* y,
                   index_t ldy, const float* bias, const Epilogue& e) {
@@ -270,13 +300,88 @@ inline void panel(index_t rows, index_t n, index_t k, const float* a, const B& b
     const float* ar = a + r0;
     float* yr = y + r0 * ldy;
     const float* br = bias ? bias + r0 : nullptr;
-    index_t j = 0;
-    for (; j + kTileVectors * kFloatLanes <= n; j += kTileVectors * kFloatLanes)
-      tile_rows<kTileVectors>(tr, k, ar, rows, b.shifted(j), yr + j, ldy, br, e);
-    for (; j + kFloatLanes <= n; j += kFloatLanes) tile_rows<1>(tr, k, ar, rows, b.shifted(j), yr + j, ldy, br, e);
-    if (j < n) tail_rows(tr, n - j, k, ar, rows, b.shifted(j), yr + j, ldy, br, e);
+    switch (tr) {
+      case 1: panel_rows<1>(n, k, ar, rows, b, yr, ldy, br, e); break;
+      case 2: panel_rows<2>(n, k, ar, rows, b, yr, ldy, br, e); break;
+      case 3: panel_rows<3>(n, k, ar, rows, b, yr, ldy, br, e); break;
+      case 4: panel_rows<4>(n, k, ar, rows, b, yr, ldy, br, e); break;
+#if defined(__AVX512F__)
+      case 5: panel_rows<5>(n, k, ar, rows, b, yr, ldy, br, e); break;
+      case 6: panel_rows<6>(n, k, ar, rows, b, yr, ldy, br, e); break;
+      case 7: panel_rows<7>(n, k, ar, rows, b, yr, ldy, br, e); break;
+      case 8: panel_rows<8>(n, k, ar, rows, b, yr, ldy, br, e); break;
+#endif
+      default: break;
+    }
   }
 }
+
+#if defined(__AVX512F__)
+// ---- few panels: the panels inside the column loop ----
+//
+// A product with few rows of A (M <= kFewPanels * 8: squeezenet1_1's 1x1 squeezes, M = 16, and
+// MobileNet's projections to 16-32 channels) over a large plane: all of A fits L1, and B is the
+// plane (1.5 MB at K = 128, N = 3025: it comes from L3). Every tile of B (K rows x 32 columns) is
+// read from memory once and multiplied by every panel while it is in L1, and the next tile's
+// rows are prefetched during this one: B's K rows are K streams N floats apart, too many for the
+// hardware prefetcher. With B rotating among buffers in L3 (one thread, on a loaded machine):
+// M = 16, K = 128, N = 3025: 154-178 -> 117 us; K = 64: 68-71 -> 62-64 us; K = 32, N = 12544:
+// 222-405 -> 147-158 us; M = 24, K = 144, N = 3136: 258 -> 205 us; deeper or narrower products
+// unchanged. The prefetch is most of it: the same loop without it was 131-178, 65-70 and 230-390
+// us. (AVX2's 4 x 3 tiles measured the same either way, so they keep the panel loop.)
+// Panels of M = 96 inside the column loop were 2x slower (N = 12544: y's 96 rows are 49 KB apart,
+// 4 distinct offsets modulo 4 KB, and thrash L1's sets), hence only few panels.
+constexpr index_t kFewPanels = 4;
+
+template <int Rows, int Vecs>
+ONNXC_INLINE void tile_prefetching(index_t k, const float* a, index_t a_step, const float* b, index_t ldb, float* y,
+                             index_t ldy, const float* bias, const Epilogue& e, index_t prefetch) {
+  vfloat acc[Rows][Vecs];
+  const float* start = bias ? bias : kZeroBias;
+  ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
+    ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) acc[r][v] = vfloat(start[r]);
+  }
+  for (index_t l = 0; l < k; ++l) {
+    const float* row = b + l * ldb;
+    vfloat bv[Vecs];
+    for (int v = 0; v < Vecs; ++v) bv[v] = vfloat::load_unaligned(row + v * kFloatLanes);
+    if (prefetch) {
+      for (int v = 0; v < Vecs; ++v) __builtin_prefetch(row + prefetch + v * kFloatLanes);
+      __builtin_prefetch(row + prefetch + Vecs * kFloatLanes - 1);
+    }
+    ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
+      const vfloat av(a[l * a_step + r]);
+      ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) acc[r][v] = xsimd::fma(av, bv[v], acc[r][v]);
+    }
+  }
+  store_activated<Rows * Vecs>(&acc[0][0], e, [&](int i, vfloat out) {
+    out.store_unaligned(y + i / Vecs * ldy + i % Vecs * kFloatLanes);
+  });
+}
+
+inline void few_panels(index_t m, index_t n, index_t k, const float* a_packed, const float* b, index_t ldb, float* y,
+                       index_t ldy, const float* bias, const Epilogue& e) {
+  constexpr index_t width = kTileVectors * kFloatLanes;
+  index_t j = 0;
+  for (; j + width <= n; j += width) {
+    const index_t prefetch = n - j >= 2 * width ? width : 0;
+    for (index_t p = 0; p < m; p += kPanelRows) {
+      const index_t rows = m - p < kPanelRows ? m - p : kPanelRows;
+      const float* br = bias ? bias + p : nullptr;
+      if (rows == kTileRows)
+        tile_prefetching<kTileRows, kTileVectors>(k, a_packed + p * k, rows, b + j, ldb, y + p * ldy + j, ldy, br, e,
+                                                  p == 0 ? prefetch : 0);
+      else
+        panel(rows, width, k, a_packed + p * k, MatrixRows{b + j, ldb}, y + p * ldy + j, ldy, br, e);
+    }
+  }
+  if (j < n)
+    for (index_t p = 0; p < m; p += kPanelRows) {
+      const index_t rows = m - p < kPanelRows ? m - p : kPanelRows;
+      panel(rows, n - j, k, a_packed + p * k, MatrixRows{b + j, ldb}, y + p * ldy + j, ldy, bias ? bias + p : nullptr, e);
+    }
+}
+#endif
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
@@ -424,6 +529,14 @@ inline void packed_gemm(index_t m, index_t n, index_t k, const float* a_packed, 
   if (packed_gemm_is_narrow(m, n, k)) return packed_gemm_narrow(m, n, k, a_packed, b, ldb, y, ldy, bias, e, parallel);
   const index_t block = packed_gemm_block_cols(k);
   const index_t panels = packed_gemm_panels(m), blocks = (n + block - 1) / block;
+#if defined(ONNXC_SIMD) && defined(__AVX512F__)
+  if (panels <= packed_gemm_detail::kFewPanels && n >= 2 * block) {
+    return parallel_for(parallel, blocks, [&](index_t task) {
+      const index_t j = task * block;
+      packed_gemm_detail::few_panels(m, n - j < block ? n - j : block, k, a_packed, b + j, ldb, y + j, ldy, bias, e);
+    });
+  }
+#endif
   parallel_for(parallel, blocks * panels, [&](index_t task) {
     const index_t j = task / panels * block;
     packed_gemm_panel(task % panels, m, n - j < block ? n - j : block, k, a_packed, b + j, ldb, y + j, ldy, bias, e);

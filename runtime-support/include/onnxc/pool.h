@@ -279,10 +279,156 @@ inline void max_pool_output_row(const PoolParams& p, const float* const* rows, i
   else max_pool_row<0>(p, rows, count, yrow);
 }
 
+#if defined(__AVX512F__)
+// ---- 3 x 3 windows, stride 2 (squeezenet1_1's three MaxPools) ----
+//
+// The general stride-2 row above costs 34-41 cycles per vector of 16 outputs (squeezenet1_1's
+// 64 x 111 x 111 -> 55 x 55: 122 us with the input in L3, ORT 99 us in its profile): run-time
+// kernel sizes and row counts, masked loads and five permutes per vector, the column bounds
+// recomputed per row. With the window's size known, the 33 input columns under 16 windows are
+// two whole loads and one broadcast per row, the taps two permutes and one lane shift; and two
+// output rows are computed per pass, sharing the input row between them (5 input rows loaded
+// for 2 output rows instead of 6). Same taps, same order as stride2_window_max: column maxima
+// top row first, then kernel columns left to right (the same value wins a tie, NaNs likewise;
+// bit-identical outputs on 3000 random shapes, pads and ceil modes with NaNs and signed zeros).
+// One thread, input in L3: 64 x 111 x 111 122 -> 62-65 us, 128 x 55 x 55 69 -> 33-35 us,
+// 256 x 27 x 27 38 -> 19-20 us. (With the input in DRAM the first is memory-bound, 130-170 us
+// either way; prefetching the next input rows did not change that.)
+namespace k3s2 {
+
+inline __m512 column_max(__m512 r0, __m512 r1, __m512 r2) {
+  return max_skipping_nan(r2, max_skipping_nan(r1, r0));
+}
+
+// 16 windows from the column maxima of their 33 input columns: c0 = columns 0-15, c1 =
+// columns 16-31, lane 0 of c2 = column 32. Window i is columns 2i, 2i + 1, 2i + 2: the even
+// columns, the odd ones, and the even ones shifted by one lane with column 32 coming in.
+inline __m512 windows(__m512 c0, __m512 c1, __m512 c2) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512 e = _mm512_permutex2var_ps(c0, even, c1), o = _mm512_permutex2var_ps(c0, odd, c1);
+  const __m512 next = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(c2), _mm512_castps_si512(e), 1));
+  return max_skipping_nan(next, max_skipping_nan(o, e));
+}
+
+// One input row's 33 columns from `at` (whole loads: they lie inside the row).
+struct Row {
+  __m512 v0, v1, v2;
+};
+
+inline Row load(const float* row, index_t at) {
+  return {_mm512_loadu_ps(row + at), _mm512_loadu_ps(row + at + 16), _mm512_set1_ps(row[at + 32])};
+}
+
+// The first `floats` (< 33) of them: masked loads (fault-free past the row's end).
+// (Masks of no lanes skip their load: 17.6 against 19.3 us on 256 x 27 x 27, where the windows
+// of a row read 27 columns and so never the third register.)
+inline Row load(const float* row, index_t at, __mmask16 m0, __mmask16 m1, __mmask16 m2) {
+  return {_mm512_maskz_loadu_ps(m0, row + at), m1 ? _mm512_maskz_loadu_ps(m1, row + at + 16) : _mm512_setzero_ps(),
+          m2 ? _mm512_maskz_loadu_ps(m2, row + at + 32) : _mm512_setzero_ps()};
+}
+
+inline __m512 windows(const Row& a, const Row& b, const Row& c) {
+  return windows(column_max(a.v0, b.v0, c.v0), column_max(a.v1, b.v1, c.v1), column_max(a.v2, b.v2, c.v2));
+}
+
+inline __mmask16 first_lanes(index_t n) {
+  return static_cast<__mmask16>(n >= 16 ? 0xffffu : n <= 0 ? 0u : (1u << n) - 1u);
+}
+
+// Output columns [w.lo, w.hi) of Rows (1 or 2) output rows: y0 from input rows r[0..3), y1 from
+// r[2..5).
+// The columns of a row's last, partial vector of windows (if any) and their masks, computed
+// once per MaxPool rather than per pair of rows.
+struct Tail {
+  index_t ow, at;
+  __mmask16 m0, m1, m2, out;
+};
+
+inline Tail tail_of(const PoolParams& p, const WindowColumns& w) {
+  const index_t cols = w.hi - w.whole, floats = 2 * cols + 1;
+  return {w.whole, 2 * w.whole - p.pad_w, first_lanes(floats), first_lanes(floats - 16), first_lanes(floats - 32),
+          first_lanes(cols)};
+}
+
+template <int Rows>
+inline void rows(const PoolParams& p, const WindowColumns& w, const Tail& t, const float* const* r, float* y0,
+                 float* y1) {
+  for (index_t ow = w.lo; ow < w.whole; ow += 16) {
+    const index_t at = 2 * ow - p.pad_w;
+    const Row a = load(r[0], at), b = load(r[1], at), c = load(r[2], at);
+    _mm512_storeu_ps(y0 + ow, windows(a, b, c));
+    if (Rows == 2) {
+      const Row d = load(r[3], at), f = load(r[4], at);
+      _mm512_storeu_ps(y1 + ow, windows(c, d, f));
+    }
+  }
+  if (t.out) {
+    const Row a = load(r[0], t.at, t.m0, t.m1, t.m2), b = load(r[1], t.at, t.m0, t.m1, t.m2),
+              c = load(r[2], t.at, t.m0, t.m1, t.m2);
+    _mm512_mask_storeu_ps(y0 + t.ow, t.out, windows(a, b, c));
+    if (Rows == 2) {
+      const Row d = load(r[3], t.at, t.m0, t.m1, t.m2), f = load(r[4], t.at, t.m0, t.m1, t.m2);
+      _mm512_mask_storeu_ps(y1 + t.ow, t.out, windows(c, d, f));
+    }
+  }
+}
+
+// The scalar windows at a row's borders (padding), columns outside [w.lo, w.hi).
+inline void borders(const PoolParams& p, const WindowColumns& w, const float* const* r, float* y) {
+  for (index_t ow = 0; ow < w.lo; ++ow) y[ow] = window_max(p, r, 3, ow);
+  for (index_t ow = w.hi; ow < p.out_w; ++ow) y[ow] = window_max(p, r, 3, ow);
+}
+
+inline bool applies(const PoolParams& p) {
+  return p.k_h == 3 && p.k_w == 3 && p.stride_h == 2 && p.stride_w == 2 && p.dilation_h == 1 && p.dilation_w == 1;
+}
+
+// The planes of a 3 x 3 stride-2 MaxPool: pairs of output rows whose five input rows lie inside
+// the input, single rows at the padded top and bottom (those with fewer rows: the general row).
+inline void planes(const PoolParams& p, const float* x, float* y, Range planes) {
+  const WindowColumns w = window_columns<2>(p);
+  const Tail t = tail_of(p, w);
+  const index_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
+  for (index_t c = planes.begin; c < planes.end; ++c) {
+    const float* xp = x + c * in_plane;
+    float* yp = y + c * out_plane;
+    for (index_t oh = 0; oh < p.out_h;) {
+      const index_t ih = 2 * oh - p.pad_h;
+      const float* r[5];
+      for (index_t i = 0; i < 5; ++i) r[i] = xp + (ih + i) * p.in_w;  // used only where inside
+      float* y0 = yp + oh * p.out_w;
+      if (ih >= 0 && ih + 4 < p.in_h && oh + 1 < p.out_h) {
+        rows<2>(p, w, t, r, y0, y0 + p.out_w);
+        borders(p, w, r, y0);
+        borders(p, w, r + 2, y0 + p.out_w);
+        oh += 2;
+      } else if (ih >= 0 && ih + 2 < p.in_h) {
+        rows<1>(p, w, t, r, y0, nullptr);
+        borders(p, w, r, y0);
+        oh += 1;
+      } else {
+        const float* inside[3];
+        index_t count = 0;
+        for (index_t i = 0; i < 3; ++i)
+          if (ih + i >= 0 && ih + i < p.in_h) inside[count++] = r[i];
+        max_pool_output_row(p, inside, count, y0);
+        oh += 1;
+      }
+    }
+  }
+}
+
+}  // namespace k3s2
+#endif
+
 // Float 2-d MaxPool without indices, one output row at a time over the input rows its windows
 // cover. Same result as the general loop except when a window's first tap is NaN (that loop
 // returns the NaN, this one the max of the other taps).
 inline void max_pool_rows(const PoolParams& p, const float* x, float* y, Range planes) {
+#if defined(__AVX512F__)
+  if (k3s2::applies(p)) return k3s2::planes(p, x, y, planes);
+#endif
   const index_t in_plane = p.in_h * p.in_w;
   const float* rows[kMaxPoolRows];
   for (index_t c = planes.begin; c < planes.end; ++c) {
