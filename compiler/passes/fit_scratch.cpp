@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "onnxc/conv.h"
+#include "onnxc/packed_gemm.h"
 #include "ops/conv_algorithm.h"
 #include "ops/recurrent.h"
 #include "passes/kernel_passes.h"
@@ -44,11 +45,19 @@ bool fastest(const ScratchOptions& o) { return o.policy == ScratchPolicy::Speed;
 bool fit_winograd(Node& n, std::size_t room, const ScratchOptions& o) {
   const int64_t wanted_slots = o.memory_first || !splits_into_tasks(n, float_conv_macs(n)) ? 1 : kWinogradParallelSlots;
   int64_t rows = winograd_preferred_rows(n), slots = wanted_slots;
-  auto group = [&] { return winograd_group_rows(n, rows, o.shifted_input); };
+  bool narrow = true;  // the 32-channel groups where they apply (winograd_group_rows), else panels of 8
+  auto group = [&] { return narrow ? winograd_group_rows(n, rows, o.shifted_input) : rt::kPanelRows; };
   auto bytes = [&] { return winograd_scratch_bytes(n, rows, slots, group()); };
   if (!fastest(o)) {
+    // Fewer product buffers, then panels of 8 (a quarter of the narrow groups' buffer), then
+    // fewer rows of tiles.
     while (slots > 1 && bytes() > room) --slots;
-    while (rows > 1 && bytes() > room) --rows;
+    for (; rows >= 1; --rows) {
+      narrow = true;
+      if (bytes() <= room) break;
+      narrow = false;
+      if (bytes() <= room || rows == 1) break;
+    }
     if (bytes() > room) return false;
   }
   n.set_attr_int(kWinogradRowsAttr, rows);

@@ -279,10 +279,11 @@ inline void output_transform(const ConvParams& p, const float* prod, index_t ldp
 
 }  // namespace winograd_detail
 
-// Input-transform tasks (ranges of channels; each has its four pairs of split rows in scratch).
+// Input-transform tasks (ranges of channels; each has its four pairs of split rows in scratch):
+// with one output-stage slot (the step runs serially, or fitting left room for no more) one.
 constexpr index_t kWinogradSplitTasks = 8;
-inline index_t winograd_split_tasks(const ConvParams& p) {
-  return p.in_channels < kWinogradSplitTasks ? p.in_channels : kWinogradSplitTasks;
+inline index_t winograd_split_tasks(const ConvParams& p, index_t slots) {
+  return slots <= 1 ? 1 : p.in_channels < kWinogradSplitTasks ? p.in_channels : kWinogradSplitTasks;
 }
 inline index_t winograd_split_floats(const ConvParams& p) {
   return 8 * (winograd_tiles_w(p) + 2 + 2 * winograd_detail::kSplitSlack);
@@ -299,7 +300,7 @@ inline index_t winograd_scratch_floats(const ConvParams& p, index_t block_rows, 
                                        index_t group_rows = kPanelRows) {
   const index_t block = block_rows * winograd_tiles_w(p);
   return kWinogradPoints * ((p.in_channels * block + kPlanePad) + slots * (group_rows * block + kPlanePad)) +
-         winograd_split_tasks(p) * winograd_split_floats(p);
+         winograd_split_tasks(p, slots) * winograd_split_floats(p);
 }
 
 // Whether groups of kWinogradNarrowRows output channels take the narrow product (vectors along
@@ -330,7 +331,7 @@ inline void conv_winograd(const ConvParams& p, const float* x, const float* u, c
   float* v = scratch;                                // 16 x C x block
   float* prods = v + kWinogradPoints * v_plane;      // slots x 16 x group_rows x block
   float* splits = prods + slots * prod_floats;
-  const index_t split_floats = winograd_split_floats(p), split_tasks = winograd_split_tasks(p);
+  const index_t split_floats = winograd_split_floats(p), split_tasks = winograd_split_tasks(p, slots);
   // Serially one product buffer: cycling through all of them would only spread the writes over
   // more memory.
   const index_t groups = (m + group_rows - 1) / group_rows, mc = m * c;
