@@ -550,7 +550,10 @@ ONNXC_INLINE void accumulate_tap(vfloat (&acc)[Rows][Vecs], const float* at, ind
     vfloat bv[Vecs];
     for (int v = 0; v < Vecs; ++v) {
       if (Load == RunLoad::Whole) bv[v] = _mm512_loadu_ps(x + v * 16);
-      if (Load == RunLoad::Zeroed) bv[v] = _mm512_maskz_mov_ps(mask[v], _mm512_loadu_ps(x + v * 16));
+      // (Only the vectors with lanes in the padding: resnet8-cifar's 32-wide rows have one per
+      // tile and tap, and the zeroing moves compete with the FMAs; 53.4 -> 52.0 us.)
+      if (Load == RunLoad::Zeroed)
+        bv[v] = mask[v] == 0xffff ? _mm512_loadu_ps(x + v * 16) : _mm512_maskz_mov_ps(mask[v], _mm512_loadu_ps(x + v * 16));
       if (Load == RunLoad::Masked) bv[v] = _mm512_maskz_loadu_ps(mask[v], x + v * 16);
     }
     for (int r = 0; r < Rows; ++r) {
