@@ -17,11 +17,21 @@ enum Trait : unsigned {
   kInt8DualMac = 1u << 3,     // Target::int8_dual_mac
   kShiftedInput = 1u << 4,    // Target::shifted_input_product
   kShiftedInputOnHost = 1u << 5,  // Target::shifted_input_product if this machine has AVX-512 F
+  kDepthwiseStride2 = 1u << 6,      // Target::depthwise_stride2_in_place
+  kDepthwiseStride2OnHost = 1u << 7,  // Target::depthwise_stride2_in_place if this machine has AVX2 and FMA
 };
 
 bool host_has_avx512f() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   return __builtin_cpu_supports("avx512f");
+#else
+  return false;
+#endif
+}
+
+bool host_has_avx2_fma() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
   return false;
 #endif
@@ -39,6 +49,8 @@ Target target(std::string name, std::string description, std::vector<std::string
   t.int8_dot_product = traits & kInt8DotProduct;
   t.int8_dual_mac = traits & kInt8DualMac;
   t.shifted_input_product = (traits & kShiftedInput) || ((traits & kShiftedInputOnHost) && host_has_avx512f());
+  t.depthwise_stride2_in_place =
+      (traits & kDepthwiseStride2) || ((traits & kDepthwiseStride2OnHost) && host_has_avx2_fma());
   return t;
 }
 
@@ -49,16 +61,17 @@ const std::vector<Target>& targets() {
       target("generic", "portable C++, no SIMD intrinsics (any C++17 compiler, bare metal included)", {}, "",
              kPortable),
       target("native", "SIMD for the machine onnxc runs on: build the code there with -march=native (validate and bench do)",
-             {"-march=native"}, "", kSimd | kInt8DotProduct | kShiftedInputOnHost),
+             {"-march=native"}, "", kSimd | kInt8DotProduct | kShiftedInputOnHost | kDepthwiseStride2OnHost),
       target("x86-64-v2", "x86-64 with SSE4.2", {"-march=x86-64-v2"}, "defined(__SSE4_2__)", kSimd),
       target("x86-64-v3", "x86-64 with AVX2 and FMA", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)",
-             kSimd),
-      target("avx2", "same as x86-64-v3", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)", kSimd),
+             kSimd | kDepthwiseStride2),
+      target("avx2", "same as x86-64-v3", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)",
+             kSimd | kDepthwiseStride2),
       target("avx512", "x86-64 with AVX-512 F/BW/DQ/VL (x86-64-v4)", {"-march=x86-64-v4"}, "defined(__AVX512F__)",
-             kSimd | kShiftedInput),
+             kSimd | kShiftedInput | kDepthwiseStride2),
       target("avx512-vnni", "avx512 plus AVX-512 VNNI int8 dot products (Cascade Lake, Ice Lake, Zen 4 and later)",
              {"-march=x86-64-v4", "-mavx512vnni"}, "defined(__AVX512F__) && defined(__AVX512VNNI__)",
-             kSimd | kInt8DotProduct | kShiftedInput),
+             kSimd | kInt8DotProduct | kShiftedInput | kDepthwiseStride2),
       target("neon", "64-bit ARM with NEON (AArch64)", {}, "defined(__ARM_NEON) && defined(__aarch64__)", kSimd),
       target("cortex-m4", "Arm Cortex-M4 with the DSP extension: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac),
       target("cortex-m7", "Arm Cortex-M7: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac),

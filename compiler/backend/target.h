@@ -39,6 +39,10 @@ struct Target {
   // targets, and native when the machine running onnxc has AVX-512 F (native code is built for the
   // machine it is compiled on; the generated code checks rt::kShiftedInputProduct).
   bool shifted_input_product = false;
+  // The float depthwise kernel reads 3x3 stride-2 layers in place (rt::depthwise_stride2_detail,
+  // AVX2 and AVX-512), so the compiler gives them no scratch: the x86-64-v3, avx2 and avx512
+  // targets, and native when the machine running onnxc has AVX2 and FMA.
+  bool depthwise_stride2_in_place = false;
 };
 
 // Every target, the default ("generic") first.

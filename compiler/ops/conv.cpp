@@ -182,10 +182,10 @@ std::size_t winograd_scratch_bytes(const Node& n, int64_t rows, int64_t slots, i
          sizeof(float);
 }
 
-bool depthwise_needs_no_scratch(const Node& n, bool simd, bool avx512) {
+bool depthwise_needs_no_scratch(const Node& n, bool simd, bool stride2_in_place) {
   const rt::ConvParams p = conv_params_of(n);
   return (simd && rt::depthwise_in_place_detail::depthwise_shape_is_flat_plane(p)) ||
-         (avx512 && rt::depthwise_in_place_detail::depthwise_shape_is_3x3_stride2(p));
+         (stride2_in_place && rt::depthwise_in_place_detail::depthwise_shape_is_3x3_stride2(p));
 }
 
 std::size_t depthwise_slot_bytes(const Node& n) { return float_bytes(rt::conv_depthwise_scratch_floats(conv_params_of(n))); }

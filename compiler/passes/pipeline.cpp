@@ -96,6 +96,7 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   scratch.int8_dual_mac = target && target->int8_dual_mac;
   scratch.simd = target && target->simd;
   scratch.shifted_input = target && target->shifted_input_product;
+  scratch.depthwise_stride2 = target && target->depthwise_stride2_in_place;
   scratch.winograd = target && target->simd && !target->memory_first;
   scratch.policy = o.scratch_policy.value_or(ScratchPolicy::Fit);
   PlanOptions plan;

@@ -256,7 +256,7 @@ namespace {
 
 // x -> 1x1 Conv "a" -> depthwise 3x3 "dw" -> 1x1 Conv -> y on `channels` planes of side x side:
 // a and dw are live together at dw, the peak.
-std::string depthwise_chain(const std::string& name, int64_t channels, int64_t side) {
+std::string depthwise_chain(const std::string& name, int64_t channels, int64_t side, int64_t stride = 1) {
   ModelBuilder b;
   const int64_t c = channels;
   b.input("x", {1, c, side, side}).output("y");
@@ -266,6 +266,7 @@ std::string depthwise_chain(const std::string& name, int64_t channels, int64_t s
   auto& dw = b.node("Conv", {"a", "dw_w"}, {"dw"}, "dw");
   ModelBuilder::attr_ints(dw, "pads", {1, 1, 1, 1});
   ModelBuilder::attr_int(dw, "group", c);
+  if (stride != 1) ModelBuilder::attr_ints(dw, "strides", {stride, stride});
   b.node("Conv", {"dw", "y_w"}, {"y"}, "y");
   return b.write(name);
 }
@@ -335,6 +336,25 @@ TEST_CASE("kernel scratch goes into the gaps the tensors leave at its step") {
   CHECK(with_scratch.offsets[3] == (plan.offsets[1] == 0 ? 32u : 0u));  // the gap at step 2
   CHECK(with_scratch.offsets[4] == 64);  // no gap at step 1: the arena grows
   CHECK(with_scratch.arena_bytes == 80);
+}
+
+TEST_CASE("a 3x3 stride-2 depthwise Conv gets no scratch on AVX2 and AVX-512, which read its input in place") {
+  // 64 planes of 96 x 96 -> 48 x 48 (1,327,104 MACs: a slot per task for speed where the
+  // padded-row kernel computes it); rt::depthwise_stride2_detail needs none, under either policy.
+  const std::string model = depthwise_chain("depthwise_stride2", 64, 96, 2);
+  for (auto policy : {onnxc::ScratchPolicy::Fit, onnxc::ScratchPolicy::Speed}) {
+    for (const char* target : {"avx2", "x86-64-v3", "avx512"}) {
+      INFO(target);
+      auto c = compile(model, target, policy);
+      CHECK(node_named(c, "dw").attr_int(onnxc::kParallelSlotsAttr, -1) == 0);
+      CHECK(onnxc::conv_algorithm(node_named(c, "dw")) == onnxc::ConvAlgorithm::Depthwise);
+    }
+  }
+  for (const char* target : {"generic", "x86-64-v2"}) {
+    INFO(target);
+    auto speed = compile(model, target, onnxc::ScratchPolicy::Speed);
+    CHECK(node_named(speed, "dw").attr_int(onnxc::kParallelSlotsAttr, -1) == onnxc::kDepthwiseParallelSlots);
+  }
 }
 
 TEST_CASE("3x3 stride-1 Convs of 16 or more channels in and out on 8 x 8 or more take Winograd on SIMD targets") {

@@ -457,6 +457,47 @@ TEST_CASE("depthwise 'same' stride-1 planes (one flat array, no padded copy) mat
   }
 }
 
+TEST_CASE("depthwise 3x3 stride-2 planes (depthwise_stride2_detail on AVX-512 and AVX2) match the reference") {
+  // Both entry points (conv_depthwise leaves its scratch unused there), two images: MobileNet's
+  // shapes (112 -> 56, 56 -> 28, 28 -> 14 and 14 -> 7, a 7-wide row in one vector of 8 lanes or
+  // half of 16), 'same' padding all after (TensorFlow's), no padding, padding past the kernel's
+  // reach, rows of whole vectors and one column more, blocks of 7 output rows with 2 and 1 left,
+  // planes taller than wide and wider than tall, 1- to 3-pixel planes (every load masked, rows
+  // skipped); Clip and no activation in registers, LeakyRelu over the stored plane.
+  auto s2 = [](index_t c, index_t h, index_t w, index_t pad_before, index_t pad_after) {
+    ConvParams p = conv2d(c, c, c, w, 3, 2, pad_before, 1);
+    p.in_h = h;
+    p.out_h = (h + pad_before + pad_after - 3) / 2 + 1, p.out_w = (w + pad_before + pad_after - 3) / 2 + 1;
+    return p;
+  };
+  for (ConvParams p : {s2(1, 112, 112, 1, 1), s2(2, 56, 56, 1, 1), s2(3, 28, 28, 1, 1), s2(5, 14, 14, 1, 1),
+                       s2(3, 14, 14, 0, 1), s2(3, 15, 15, 1, 1), s2(3, 17, 17, 1, 1), s2(3, 16, 33, 1, 1),
+                       s2(3, 33, 16, 0, 0), s2(3, 29, 29, 1, 1), s2(2, 40, 40, 0, 0), s2(2, 31, 30, 2, 2),
+                       s2(3, 3, 3, 1, 1), s2(3, 2, 2, 1, 1), s2(3, 1, 1, 1, 1), s2(3, 5, 37, 1, 0), s2(2, 49, 7, 1, 1)}) {
+    for (onnxc::rt::Epilogue e : {onnxc::rt::Epilogue{onnxc::rt::Activation::Clip, -1.0f, 6.0f},
+                                  onnxc::rt::Epilogue{onnxc::rt::Activation::None, 0.0f, 0.0f},
+                                  onnxc::rt::Epilogue{onnxc::rt::Activation::LeakyRelu, 0.5f, 0.0f}}) {
+      p.batch = 2;
+      REQUIRE(onnxc::rt::depthwise_in_place_detail::depthwise_shape_is_3x3_stride2(p));
+      auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * 9, 0.25f);
+      auto bias = ramp(p.out_channels, 1.0f);
+      std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * p.out_h * p.out_w));
+      std::vector<float> y(expected.size(), -7.0f), z(expected.size(), -7.0f);
+      std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_depthwise_scratch_floats(p)));
+      onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+      onnxc::rt::activate_row(e, expected.data(), static_cast<std::ptrdiff_t>(expected.size()));
+      onnxc::rt::conv_depthwise_in_place(p, x.data(), w.data(), bias.data(), y.data(), e);
+      onnxc::rt::conv_depthwise(p, x.data(), w.data(), bias.data(), z.data(), scratch.data(), e);
+      INFO(p.in_channels << " channels, plane " << p.in_h << "x" << p.in_w << " -> " << p.out_h << "x" << p.out_w
+                         << ", pad " << p.pad_w << ", activation " << static_cast<int>(e.activation));
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        REQUIRE(y[i] == Approx(expected[i]).margin(1e-5));
+        REQUIRE(z[i] == Approx(expected[i]).margin(1e-5));
+      }
+    }
+  }
+}
+
 namespace {
 
 // A parallel-for that runs the tasks on the calling thread, last first, and records how often

@@ -8,8 +8,8 @@
 // - conv_depthwise (float, one input and one output channel per group): a direct kernel
 //   over zero-padded copies of the input rows, vectorised along the output row;
 // - conv_depthwise_in_place: the same without scratch, reading the input where it is, for
-//   layers whose arena has no room for conv_depthwise's (on AVX-512, conv_depthwise's 3x3
-//   stride-2 layers too: depthwise_stride2_detail);
+//   layers whose arena has no room for conv_depthwise's (on AVX-512 and AVX2, conv_depthwise's
+//   3x3 stride-2 layers too: depthwise_stride2_detail);
 // - conv_direct_packed (float, one group, 1-d and 2-d, SIMD targets): no scratch, output
 //   channels in the vector lanes over weights packed at compile time, for convolutions whose
 //   step has no room for an im2col block;
@@ -1617,7 +1617,7 @@ inline void plane(const ConvParams& p, const float* xc, const float* wc, float b
 // The depthwise layers the SIMD kernels compute in place whatever scratch they are given (the
 // compiler, built without SIMD, gives them none on such targets): stride-1 planes of the input's
 // size (flat planes, below; any SIMD target) and 3x3 stride-2 ones (depthwise_stride2_detail;
-// AVX-512 only).
+// AVX-512 and AVX2).
 constexpr index_t kFlatMaxTaps = 64;  // kernels of any other size: one weight register per tap
 inline bool depthwise_shape_is_flat_plane(const ConvParams& p) {
   return p.stride_h == 1 && p.stride_w == 1 && p.in_w == p.out_w && p.in_h == p.out_h &&
@@ -1780,6 +1780,7 @@ inline void flat_planes(const ConvParams&, const float*, const float*, const flo
 // 1000 times, CPU time per call, best of 5; 144 x 56 x 56 / 192 x 28 x 28 / 96 x 112 x 112):
 // 3 rows 57 / 19.6 / 165 us, 4: 53 / 18.0 / 179, 6: 55 / 17.1 / 164, 7: 51 / 15.9 / 154,
 // 8: 51 / 18.5 / 150, 10: 66 / 23 / 199 (spills).
+#define ONNXC_DEPTHWISE_STRIDE2 1  // conv_depthwise(_in_place) take depthwise_stride2_detail
 namespace depthwise_stride2_detail {
 
 constexpr int kStride2Rows = 7;  // 2 * 7 + 1 input rows per block; MobileNet's heights are multiples of 7
@@ -1921,6 +1922,148 @@ inline void planes(const ConvParams& p, const float* x, const float* w, const fl
 
 }  // namespace depthwise_stride2_detail
 
+#elif defined(ONNXC_SIMD) && defined(__AVX2__) && defined(__FMA__)
+
+// ---- depthwise 3x3, stride 2 (AVX2) ----
+//
+// The AVX-512 kernel above on 8 lanes: blocks of kStride2Rows output rows, each of their input
+// rows read once per vector of 8 output columns, from the input where it is. The padded-row
+// kernel was slower here than the plain C++ build (load_strided gathers a partial vector's even
+// lanes through a stack buffer). AVX2 has no two-source permute: two loads (16 columns from the
+// vector's first tap) and two in-lane vshufps give the even and the odd columns with the output
+// columns in the lane order 0 1 4 5 2 3 6 7, which the accumulators keep (one vpermpd per output
+// vector, when stored, puts them back); the third tap (the even columns a column on) is the even
+// one's lanes moved by a vpermps, with column 16 broadcast into lane 7. Vectors whose columns
+// reach outside the row (the first and last ones) load with masks (the padding reads as zero, no
+// load leaves the row), four loads and a third vshufps instead of the vpermps and broadcast (a
+// longer dependency chain after the masked loads: 14 x 14 planes, all masked, 35 -> 41 us that
+// way). Rows outside the input are skipped. 7-wide output rows (14 x 14 -> 7 x 7) fill 7 of the
+// 8 lanes: no narrow path. Isolated layer, one thread, Clip 0..6 (/tmp micro-benchmark, 20th
+// percentile of 201 runs, load 2-3; padded rows -> this; plain C++ build): 144 x 56 x 56
+// 408 -> 77 us (331), 96 x 112 x 112 435 -> 160 (811), 192 x 28 x 28 262 -> 32 (142),
+// 576 x 14 x 14 428 -> 35 (154). Measured and not kept: the third tap from two more loads
+// (columns from base + 1 and base + 9) and a vshufps, 5-15% slower (8 planes in cache:
+// 112 x 112 14.3 -> 11.6 us with the vpermps); a separate sum per kernel row (three short
+// dependency chains), no faster. Block heights (with the four loads; 144 x 56 x 56 /
+// 96 x 112 x 112 / 192 x 28 x 28 / 576 x 14 x 14): 2 rows 95 / 195 / 37 / 39 us, 3: 94 / 190 /
+// 36 / 39, 4: 87 / 184 / 35 / 38, 5: 89 / 187 / 40 / 49, 6: 89 / 190 / 37 / 41, 7: 84 / 186 /
+// 33 / 37, 8: 86 / 165 / 40 / 38.
+#define ONNXC_DEPTHWISE_STRIDE2 1  // conv_depthwise(_in_place) take depthwise_stride2_detail
+namespace depthwise_stride2_detail {
+
+constexpr int kStride2Rows = 7;  // 2 * 7 + 1 input rows per block, as on AVX-512
+
+inline bool applies(const ConvParams& p) { return depthwise_in_place_detail::depthwise_shape_is_3x3_stride2(p); }
+
+// All ones in the lanes l of a vector loaded from column `first` of a row of n columns with
+// 0 <= first + l < n.
+inline __m256i columns_inside_mask(index_t first, index_t n) {
+  const __m256i column = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                          _mm256_set1_epi32(static_cast<int>(first)));
+  return _mm256_and_si256(_mm256_cmpgt_epi32(column, _mm256_set1_epi32(-1)),
+                          _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), column));
+}
+
+// The masks of a vector's loads near the row's ends: columns from base (a), base + 8 (b),
+// base + 1 (c) and base + 9 (d).
+struct LoadMasks {
+  __m256i a, b, c, d;
+};
+
+// Output columns [ow0, ow0 + 8) of output rows [oh, oh + R). AllRows: the block's 2 R + 1 input
+// rows all lie in the input (none to skip); Masked: some load reaches outside the row.
+template <int R, bool AllRows, bool Masked>
+inline void vector_rows(const ConvParams& p, const float* xc, const __m256 (&w)[9], __m256 bias, index_t oh,
+                        index_t ow0, const LoadMasks& m, float* yc, const packed_gemm_detail::Clamp& c) {
+  // t2's lanes from t0's: output column j + 1 (lane 7: column 16, blended in).
+  const __m256i next = _mm256_setr_epi32(1, 4, 3, 6, 5, 2, 7, 0);
+  const index_t in_w = p.in_w, out_w = p.out_w;
+  const index_t ih0 = 2 * oh - p.pad_h;
+  const index_t i_lo = ih0 < 0 ? -ih0 : 0, i_hi = p.in_h - ih0;  // the block's rows inside the input
+  __m256 acc[R];
+  ONNXC_UNROLL for (int r = 0; r < R; ++r) acc[r] = bias;
+  const float* row = xc + ih0 * in_w + 2 * ow0 - p.pad_w;
+  ONNXC_UNROLL for (int i = 0; i < 2 * R + 1; ++i, row += in_w) {
+    if (!AllRows && (i < i_lo || i >= i_hi)) continue;
+    const __m256 a = Masked ? _mm256_maskload_ps(row, m.a) : _mm256_loadu_ps(row);
+    const __m256 b = Masked ? _mm256_maskload_ps(row + 8, m.b) : _mm256_loadu_ps(row + 8);
+    // Columns base + 2j, base + 2j + 1 and base + 2j + 2 of output column ow0 + j, in the lane
+    // order 0 1 4 5 2 3 6 7 of j: [a0 a2 b0 b2 | a4 a6 b4 b6] and so on.
+    const __m256 t0 = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    const __m256 t1 = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+    const __m256 t2 = Masked ? _mm256_shuffle_ps(_mm256_maskload_ps(row + 1, m.c), _mm256_maskload_ps(row + 9, m.d),
+                                                 _MM_SHUFFLE(3, 1, 3, 1))
+                             : _mm256_blend_ps(_mm256_permutevar8x32_ps(t0, next), _mm256_broadcast_ss(row + 16), 0x80);
+    ONNXC_UNROLL for (int r = 0; r < R; ++r) {
+      const int kh = i - 2 * r;  // input row i is kernel row kh of output row oh + r
+      if (kh < 0 || kh > 2) continue;
+      acc[r] = _mm256_fmadd_ps(w[kh * 3], t0, acc[r]);
+      acc[r] = _mm256_fmadd_ps(w[kh * 3 + 1], t1, acc[r]);
+      acc[r] = _mm256_fmadd_ps(w[kh * 3 + 2], t2, acc[r]);
+    }
+  }
+  const index_t cols = out_w - ow0 < kFloatLanes ? out_w - ow0 : kFloatLanes;
+  const __m256i stored = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(cols)),
+                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  float* y = yc + oh * out_w + ow0;
+  ONNXC_UNROLL for (int r = 0; r < R; ++r, y += out_w) {
+    // The lanes back in column order: 64-bit pairs (0 1) (4 5) (2 3) (6 7) -> (0 1) (2 3) (4 5) (6 7).
+    const __m256 v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(acc[r]), _MM_SHUFFLE(3, 1, 2, 0)));
+    const __m256 out = packed_gemm_detail::clamp(c, vfloat(v));
+    if (cols == kFloatLanes) _mm256_storeu_ps(y, out);
+    else _mm256_maskstore_ps(y, stored, out);
+  }
+}
+
+template <int R, bool AllRows>
+inline void block_rows(const ConvParams& p, const float* xc, const __m256 (&w)[9], __m256 bias, index_t oh, float* yc,
+                       const packed_gemm_detail::Clamp& c) {
+  const index_t in_w = p.in_w;
+  for (index_t ow0 = 0; ow0 < p.out_w; ow0 += kFloatLanes) {
+    const index_t base = 2 * ow0 - p.pad_w;  // the column tap 0 of output column ow0 reads
+    if (base >= 0 && base + 17 <= in_w) {  // columns base .. base + 16 all in the row
+      vector_rows<R, AllRows, false>(p, xc, w, bias, oh, ow0, LoadMasks{}, yc, c);
+    } else {
+      const LoadMasks m{columns_inside_mask(base, in_w), columns_inside_mask(base + 8, in_w),
+                        columns_inside_mask(base + 1, in_w), columns_inside_mask(base + 9, in_w)};
+      vector_rows<R, AllRows, true>(p, xc, w, bias, oh, ow0, m, yc, c);
+    }
+  }
+}
+
+template <int R>
+inline void block_rows(const ConvParams& p, const float* xc, const __m256 (&w)[9], __m256 bias, index_t oh, float* yc,
+                       const packed_gemm_detail::Clamp& c) {
+  const index_t ih0 = 2 * oh - p.pad_h;
+  if (ih0 >= 0 && ih0 + 2 * R < p.in_h) block_rows<R, true>(p, xc, w, bias, oh, yc, c);
+  else block_rows<R, false>(p, xc, w, bias, oh, yc, c);
+}
+
+inline void plane(const ConvParams& p, const float* xc, const float* wc, float bias, float* yc,
+                  const packed_gemm_detail::Clamp& c) {
+  __m256 w[9];
+  for (int t = 0; t < 9; ++t) w[t] = _mm256_set1_ps(wc[t]);
+  const __m256 b = _mm256_set1_ps(bias);
+  index_t oh = 0;
+  for (; oh + kStride2Rows <= p.out_h; oh += kStride2Rows) block_rows<kStride2Rows>(p, xc, w, b, oh, yc, c);
+  for (; oh + 2 <= p.out_h; oh += 2) block_rows<2>(p, xc, w, b, oh, yc, c);
+  if (oh < p.out_h) block_rows<1>(p, xc, w, b, oh, yc, c);
+}
+
+// The planes of `range` (images x channels); a clamp activation is applied in registers, the
+// others over each stored plane.
+inline void planes(const ConvParams& p, const float* x, const float* w, const float* bias, float* y, Range range,
+                   const Epilogue& e) {
+  const packed_gemm_detail::Clamp c = packed_gemm_detail::clamp_of(e);
+  for (index_t plane_index = range.begin; plane_index < range.end; ++plane_index) {
+    const DepthwisePlane d = depthwise_plane(p, plane_index, x, w, bias, y);
+    plane(p, d.x, d.w, d.bias, d.y, c);
+    if (!packed_gemm_detail::is_clamp(e)) activate_row(e, d.y, p.out_h * p.out_w);
+  }
+}
+
+}  // namespace depthwise_stride2_detail
+
 #endif
 
 // Tasks conv_depthwise_in_place splits into when run() is given a parallel-for: ranges of planes.
@@ -1935,7 +2078,7 @@ inline void conv_depthwise_in_place(const ConvParams& p, const float* x, const f
   const bool dense3 = p.k_h == 3 && p.k_w == 3 && p.dilation_w == 1;
   auto compute = [&](Range range) {
     if (flat) return depthwise_in_place_detail::flat_planes(p, x, w, bias, y, range, e);
-#if defined(__AVX512F__)
+#if defined(ONNXC_DEPTHWISE_STRIDE2)
     if (depthwise_stride2_detail::applies(p)) return depthwise_stride2_detail::planes(p, x, w, bias, y, range, e);
 #endif
     for (index_t plane = range.begin; plane < range.end; ++plane) {
@@ -1959,11 +2102,12 @@ inline void conv_depthwise_in_place(const ConvParams& p, const float* x, const f
 // them: kws-dscnn's 64 planes of 25 x 5 8.8 -> 3.6 us, MobileNet's 96 of 14 x 14 12.2 -> 8.1,
 // 96 of 7 x 7 5.4 -> 3.6, 144 of 56 x 56 246 -> 158), and leave the scratch unused; so do the
 // 3x3 stride-2 layers on AVX-512 (depthwise_stride2_detail: MobileNet-v2's four 335 -> 133,
-// 160 -> 45, 81 -> 14 and 117 -> 16 us).
+// 160 -> 45, 81 -> 14 and 117 -> 16 us) and AVX2 (435 -> 160, 408 -> 77, 262 -> 32 and
+// 428 -> 35 us).
 inline void conv_depthwise(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
                            float* scratch, const Epilogue& e, Parallel parallel = nullptr, index_t slots = 1) {
   if (depthwise_in_place_detail::uses_flat_plane(p)) return conv_depthwise_in_place(p, x, w, bias, y, e, parallel);
-#if defined(__AVX512F__)
+#if defined(ONNXC_DEPTHWISE_STRIDE2)
   if (depthwise_stride2_detail::applies(p)) return conv_depthwise_in_place(p, x, w, bias, y, e, parallel);
 #endif
   const index_t planes = p.batch * p.out_channels, slot_floats = conv_depthwise_scratch_floats(p);
