@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "onnxc/simd.h"
+
 namespace onnxc {
 namespace rt {
 
@@ -44,8 +46,34 @@ inline float activate(const Epilogue& e, float x) {
   return x;
 }
 
+#if defined(ONNXC_SIMD)
+// The activation of a vector: what the kernels apply in registers (packed_gemm.h), and
+// activate_row's loop on SIMD targets.
+inline vfloat activate(const Epilogue& e, vfloat x) {
+  const vfloat zero(0.0f), one(1.0f);
+  switch (e.activation) {
+    case Activation::None: return x;
+    case Activation::Relu: return xsimd::max(x, zero);
+    case Activation::Clip: return xsimd::min(xsimd::max(x, vfloat(e.alpha)), vfloat(e.beta));
+    case Activation::LeakyRelu: return xsimd::select(x < zero, x * vfloat(e.alpha), x);
+    case Activation::Sigmoid: return one / (one + xsimd::exp(-x));
+    case Activation::HardSigmoid: return xsimd::min(xsimd::max(x * vfloat(e.alpha) + vfloat(e.beta), zero), one);
+    case Activation::HardSwish:
+      return x * xsimd::min(xsimd::max(x * vfloat(1.0f / 6.0f) + vfloat(0.5f), zero), one);
+    case Activation::Tanh: return xsimd::tanh(x);
+    case Activation::Gelu: return vfloat(0.5f) * x * (one + xsimd::erf(x * vfloat(0.70710678118654752440f)));
+    case Activation::GeluTanh:
+      return vfloat(0.5f) * x *
+             (one + xsimd::tanh(vfloat(0.79788456080286535588f) * (x + vfloat(0.044715f) * x * x * x)));
+  }
+  return x;
+}
+#endif
+
 // Applies the activation to n contiguous floats in place. The common piecewise-linear ones get
-// loops of their own (without the per-element switch, compilers vectorise them).
+// loops of their own (without the per-element switch, compilers vectorise them); on SIMD
+// targets the others go a vector at a time through xsimd's exp, tanh and erf (a GELU fused into
+// transformer-tiny's 16 x 128 Gemm: the scalar std::erf loop took 8-12 us of its 13.5-18).
 inline void activate_row(const Epilogue& e, float* y, std::ptrdiff_t n) {
   switch (e.activation) {
     case Activation::None: return;
@@ -56,7 +84,16 @@ inline void activate_row(const Epilogue& e, float* y, std::ptrdiff_t n) {
       for (std::ptrdiff_t i = 0; i < n; ++i) y[i] = y[i] < e.alpha ? e.alpha : (y[i] > e.beta ? e.beta : y[i]);
       return;
     default:
+#if defined(ONNXC_SIMD)
+      for (std::ptrdiff_t i = 0; i < n; i += kFloatLanes) {
+        const std::ptrdiff_t cols = n - i < kFloatLanes ? n - i : kFloatLanes;
+        if (cols == kFloatLanes) activate(e, vfloat::load_unaligned(y + i)).store_unaligned(y + i);
+        else store_partial(activate(e, load_partial(y + i, cols)), y + i, cols);
+      }
+#else
       for (std::ptrdiff_t i = 0; i < n; ++i) y[i] = activate(e, y[i]);
+#endif
+      return;
   }
 }
 

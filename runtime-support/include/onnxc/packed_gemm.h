@@ -122,25 +122,7 @@ inline void panel_scalar(index_t rows, index_t n, index_t k, const float* a, con
 #pragma GCC diagnostic ignored "-Warray-bounds"
 #endif
 
-inline vfloat activate(const Epilogue& e, vfloat x) {
-  const vfloat zero(0.0f), one(1.0f);
-  switch (e.activation) {
-    case Activation::None: return x;
-    case Activation::Relu: return xsimd::max(x, zero);
-    case Activation::Clip: return xsimd::min(xsimd::max(x, vfloat(e.alpha)), vfloat(e.beta));
-    case Activation::LeakyRelu: return xsimd::select(x < zero, x * vfloat(e.alpha), x);
-    case Activation::Sigmoid: return one / (one + xsimd::exp(-x));
-    case Activation::HardSigmoid: return xsimd::min(xsimd::max(x * vfloat(e.alpha) + vfloat(e.beta), zero), one);
-    case Activation::HardSwish:
-      return x * xsimd::min(xsimd::max(x * vfloat(1.0f / 6.0f) + vfloat(0.5f), zero), one);
-    case Activation::Tanh: return xsimd::tanh(x);
-    case Activation::Gelu: return vfloat(0.5f) * x * (one + xsimd::erf(x * vfloat(0.70710678118654752440f)));
-    case Activation::GeluTanh:
-      return vfloat(0.5f) * x *
-             (one + xsimd::tanh(vfloat(0.79788456080286535588f) * (x + vfloat(0.044715f) * x * x * x)));
-  }
-  return x;
-}
+using rt::activate;  // activation.h: the vector activation
 
 // The activations that are a clamp to [lo, hi] (Relu, Clip), applied in registers by kernels
 // whose inner loops cannot afford activate's switch (a call that spills the accumulators);
