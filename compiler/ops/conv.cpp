@@ -192,20 +192,21 @@ std::size_t depthwise_slot_bytes(const Node& n) { return float_bytes(rt::conv_de
 
 namespace {
 
-int64_t depthwise_slots(const Node& n) { return n.attr_int(kParallelSlotsAttr, 1); }
+// The scratch copies (kParallelSlotsAttr) of a depthwise Conv, or the product buffers of a Winograd one.
+int64_t parallel_slots(const Node& n) { return n.attr_int(kParallelSlotsAttr, 1); }
 
 // What the kernel the Conv gets needs: also asked before pack-weights (by fit-scratch, while
 // planning), when a Conv the matrix product will compute does not have its packed weights yet.
 std::size_t conv_scratch_bytes(const Node& n) {
   if (conv_winograd(n))
-    return winograd_scratch_bytes(n, n.attr_int(kWinogradRowsAttr, 1), depthwise_slots(n),
+    return winograd_scratch_bytes(n, n.attr_int(kWinogradRowsAttr, 1), parallel_slots(n),
                                   n.attr_int(kWinogradGroupRowsAttr, rt::kPanelRows));
   if (conv_shifted_input(n)) return 0;
   if (conv_packs_weights(n)) return float_bytes(rt::conv_gemm_scratch_floats(conv_params_of(n), conv_im2col_cols(n)));
   switch (conv_algorithm(n)) {
     case ConvAlgorithm::Gemm: return float_bytes(rt::conv_gemm_scratch_floats(conv_params_of(n), conv_im2col_cols(n)));
     case ConvAlgorithm::Depthwise:
-      return static_cast<std::size_t>(depthwise_slots(n)) * depthwise_slot_bytes(n);
+      return static_cast<std::size_t>(parallel_slots(n)) * depthwise_slot_bytes(n);
     case ConvAlgorithm::Winograd:
     case ConvAlgorithm::Shifted:
     case ConvAlgorithm::DirectPacked:
@@ -237,7 +238,7 @@ void emit_conv(const Node& n, Emitter& e) {
     case ConvAlgorithm::Winograd:
       e.include("onnxc/winograd.h");
       e.linef("rt::conv_winograd(p, {}, {}, {}, {}, reinterpret_cast<float*>({}), {}, {}, {}, {}, {});", e.in(0),
-              e.in(1), bias, e.out(0), e.scratch(), n.attr_int(kWinogradRowsAttr, 1), depthwise_slots(n),
+              e.in(1), bias, e.out(0), e.scratch(), n.attr_int(kWinogradRowsAttr, 1), parallel_slots(n),
               epilogue_code(n), parallel, n.attr_int(kWinogradGroupRowsAttr, rt::kPanelRows));
       return;
     case ConvAlgorithm::Shifted:
@@ -247,12 +248,12 @@ void emit_conv(const Node& n, Emitter& e) {
               parallel);
       return;
     case ConvAlgorithm::Depthwise:
-      if (depthwise_slots(n) == 0)  // no room for the padded rows: the kernel that needs none
+      if (parallel_slots(n) == 0)  // no room for the padded rows: the kernel that needs none
         e.linef("rt::conv_depthwise_in_place(p, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0),
                 epilogue_code(n), parallel);
       else
         e.linef("rt::conv_depthwise(p, {}, {}, {}, {}, reinterpret_cast<float*>({}), {}, {}, {});", e.in(0),
-                e.in(1), bias, e.out(0), e.scratch(), epilogue_code(n), parallel, depthwise_slots(n));
+                e.in(1), bias, e.out(0), e.scratch(), epilogue_code(n), parallel, parallel_slots(n));
       return;
     case ConvAlgorithm::DirectPacked:
       e.linef("rt::conv_direct_packed(p, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0), parallel);

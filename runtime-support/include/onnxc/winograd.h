@@ -308,7 +308,7 @@ inline index_t winograd_scratch_floats(const ConvParams& p, index_t block_rows, 
 // two register tiles' columns (13 x 13 planes: 49 tiles), where vectors along the tiles leave
 // lanes empty.
 inline bool winograd_block_is_narrow(index_t tiles) {
-  return kWinogradNarrowRows == 32 && tiles < 2 * 32;
+  return tiles < 2 * 32;  // two AVX-512 register tiles of 2 vectors
 }
 
 // One convolution conv_fits_winograd accepts, `block_rows` rows of tiles at a time; scratch holds
