@@ -792,6 +792,29 @@ TEST_CASE("float global_average_pool's vector sums match a double-precision mean
   }
 }
 
+TEST_CASE("AveragePool whose window is the whole plane (the global mean's path) matches a double-precision mean") {
+  // resnet8-cifar's 8 x 8 window over 64 channels, a 7 x 7 one (mobilenet-style), a 1-d one;
+  // then the same 8 x 8 window with one pad at the end, which must not take that path.
+  struct Case {
+    index_t h, w, pad_end;
+  };
+  for (const Case& c : {Case{8, 8, 0}, Case{7, 7, 0}, Case{1, 37, 0}, Case{8, 8, 1}}) {
+    const index_t planes = 5, out = 1;  // with the end pad too: the next window would start in it
+    const onnxc::rt::PoolParams p{planes, 1, c.h, c.w, 1, out, out, 1, c.h, c.w, 1, c.h, c.w, 1, 1, 1, 0, 0, 0, 0,
+                                  c.pad_end, c.pad_end, false};
+    CHECK(onnxc::rt::pools_whole_plane(p) == (c.pad_end == 0));
+    auto x = ramp(planes * c.h * c.w, 0.29f);
+    std::vector<float> y(static_cast<std::size_t>(planes));
+    onnxc::rt::average_pool(p, x.data(), y.data());
+    for (index_t ch = 0; ch < planes; ++ch) {
+      double sum = 0;
+      for (index_t i = 0; i < c.h * c.w; ++i) sum += x[static_cast<std::size_t>(ch * c.h * c.w + i)];
+      INFO(c.h << " x " << c.w << ", pad_end " << c.pad_end << ", plane " << ch);
+      REQUIRE(y[static_cast<std::size_t>(ch)] == Approx(sum / static_cast<double>(c.h * c.w)).margin(1e-6));
+    }
+  }
+}
+
 #if defined(ONNXC_QCONV_VNNI)
 TEST_CASE("qconv_vnni (AVX-512 VNNI) equals conv_integer, with padding, strides, dilation and partial tiles") {
   // in channels (not a multiple of 4), out channels (not a multiple of the 16-channel tile),
