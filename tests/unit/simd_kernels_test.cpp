@@ -184,14 +184,16 @@ TEST_CASE("conv_shifted (no scratch) matches the reference convolution, shallow 
   // What the compiler gives conv_shifted where it gives no scratch: resnet8-cifar's 16-channel
   // 32 x 32 layer and its 8 x 8 one, one input channel (its runs masked at both ends of the plane),
   // odd planes of 7 to 17 columns (tiles wrapping across rows, partial last vectors), a 5 x 5
-  // kernel on a 6 x 6 plane, dilation 2, a 1-d row, partial panels of output channels, a batch of two.
+  // kernel on a 6 x 6 plane, dilation 2, a 1-d row, partial panels of output channels, a batch of two;
+  // 16 output channels or more take tall tiles (16 x 1 vector: 33 = two of them and a 1-row panel,
+  // on a 13-column plane whose vectors wrap across rows), each layer also with a sigmoid epilogue.
   ConvParams row_1d = conv2d(3, 5, 1, 1, 3, 1, 1, 1);
   row_1d.in_w = row_1d.out_w = 37, row_1d.in_h = row_1d.out_h = 1, row_1d.k_h = 1, row_1d.pad_h = 0;
   ConvParams batch2 = conv2d(4, 9, 1, 9, 3, 1, 1, 1);
   batch2.batch = 2;
   for (ConvParams p : {conv2d(16, 16, 1, 32, 3, 1, 1, 1), conv2d(64, 64, 1, 8, 3, 1, 1, 1), conv2d(1, 3, 1, 17, 3, 1, 1, 1),
                        conv2d(2, 11, 1, 7, 3, 1, 1, 1), conv2d(3, 8, 1, 6, 5, 1, 2, 1), conv2d(5, 17, 1, 13, 3, 1, 2, 2),
-                       conv2d(16, 32, 1, 15, 3, 1, 1, 1), row_1d, batch2}) {
+                       conv2d(16, 32, 1, 15, 3, 1, 1, 1), conv2d(5, 33, 1, 13, 3, 1, 1, 1), row_1d, batch2}) {
     INFO("channels " << p.in_channels << " -> " << p.out_channels << ", plane " << p.in_h << "x" << p.in_w
                      << ", kernel " << p.k_h << "x" << p.k_w << ", pad " << p.pad_w << ", dilation " << p.dilation_w);
     REQUIRE(onnxc::rt::conv_shape_reads_shifted_input(p));
@@ -205,6 +207,10 @@ TEST_CASE("conv_shifted (no scratch) matches the reference convolution, shallow 
     onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
     onnxc::rt::conv_shifted(p, x.data(), packed.data(), bias.data(), y.data(), {onnxc::rt::Activation::None, 0.0f, 0.0f});
     for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i]).margin(1e-4));
+    onnxc::rt::conv_shifted(p, x.data(), packed.data(), bias.data(), y.data(),
+                            {onnxc::rt::Activation::Sigmoid, 0.0f, 0.0f});
+    for (std::size_t i = 0; i < y.size(); ++i)
+      REQUIRE(y[i] == Approx(1.0 / (1.0 + std::exp(-static_cast<double>(expected[i])))).margin(1e-5));
   }
   // Shapes it cannot read in place: stride 2, output rows narrower than the input's, a 5 x 5 reach
   // on a 4 x 4 plane.
@@ -217,14 +223,15 @@ TEST_CASE("conv_gemm over the phase planes of a stride-2 input matches the refer
   // With scratch for the four phase planes (AVX-512: rt::conv_phase_gemm; im2col blocks without
   // it): resnet8-cifar's 16 -> 32 channels on 32 x 32, one input channel, odd planes (7 x 7: the
   // odd phases one column and row short, zero-filled; 9 x 9, 11 x 11), a 2 x 2 kernel with and
-  // without padding, a plane of 6 rows of 13 columns, partial panels of output channels, a batch of two.
+  // without padding, a plane of 6 rows of 13 columns, partial panels of output channels (tall tiles
+  // of 16 and a 1-row panel: 33 channels on 9 x 9, 5 x 5 outputs), a batch of two.
   ConvParams batch2 = conv2d(2, 5, 1, 10, 3, 2, 1, 1);
   batch2.batch = 2;
   ConvParams flat = conv2d(3, 7, 1, 13, 3, 2, 1, 1);
   flat.in_h = 6, flat.out_h = 3;
   for (ConvParams p : {conv2d(16, 32, 1, 32, 3, 2, 1, 1), conv2d(1, 3, 1, 7, 3, 2, 1, 1), conv2d(5, 9, 1, 9, 3, 2, 1, 1),
                        conv2d(4, 17, 1, 11, 3, 2, 1, 1), conv2d(3, 10, 1, 12, 2, 2, 0, 1), conv2d(4, 6, 1, 11, 2, 2, 1, 1),
-                       flat, batch2}) {
+                       conv2d(6, 33, 1, 9, 3, 2, 1, 1), flat, batch2}) {
     INFO("channels " << p.in_channels << " -> " << p.out_channels << ", plane " << p.in_h << "x" << p.in_w
                      << ", kernel " << p.k_h << "x" << p.k_w << ", pad " << p.pad_w);
     REQUIRE(onnxc::rt::conv_shape_reads_phase_planes(p));

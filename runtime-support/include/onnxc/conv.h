@@ -539,6 +539,14 @@ inline void lane_masks(const TapShifts& s, index_t j, index_t n, __mmask16* mask
 // 16-channel ones still lost to the padded copy (183 against 193).
 enum class RunLoad { Whole, Zeroed, Masked };
 
+// v with the lanes outside mask zero, by a move after the load: GCC otherwise folds the two into
+// a masked load, which Zen 4 runs far slower (resnet8-cifar's 32 x 32 layer with tall tiles: 76
+// against 42 us).
+ONNXC_INLINE __m512 zero_lanes(__mmask16 mask, __m512 v) {
+  asm("" : "+v"(v));
+  return _mm512_maskz_mov_ps(mask, v);
+}
+
 // acc += tap t's weights x its input runs, for input channels [first, last): xt, at are channel
 // 0's run and weights, a channel's the next plane and taps * a_step weights on.
 template <int Rows, int Vecs, RunLoad Load>
@@ -633,20 +641,124 @@ inline void panel(index_t rows, index_t in_channels, const float* a, const Shift
   }
 }
 
+// Tall tiles: 16 output channels (two packed panels, a0 and a1) x one vector of columns. Each
+// input run loaded (and zeroed where its tap falls in the padding) feeds 16 multiply-adds, whose
+// weights the FMAs take as broadcast memory operands, where the 8 x 2 tile above loads and masks
+// two runs for 16. resnet8-cifar's 3 x 3 layers alone: 16 channels on 32 x 32 51.8 -> 41.9 us,
+// 32 on 16 x 16 47.7 -> 41.0, 64 on 8 x 8 44.1 -> 40.6; squeezenet1_1's 16 -> 64 on 55 x 55-sized
+// planes 456 -> 380.
+constexpr index_t kTallRows = 2 * kPanelRows;
+
+template <RunLoad Load>
+ONNXC_INLINE void accumulate_tall(vfloat (&acc)[kTallRows], const float* a0, const float* a1, index_t a_channel_step,
+                                  const float* xt, index_t plane, __mmask16 mask, index_t first, index_t last) {
+  for (index_t ic = first; ic < last; ++ic) {
+    const float* x = xt + ic * plane;
+    vfloat b;
+    if (Load == RunLoad::Whole) b = _mm512_loadu_ps(x);
+    if (Load == RunLoad::Zeroed) b = zero_lanes(mask, _mm512_loadu_ps(x));
+    if (Load == RunLoad::Masked) b = _mm512_maskz_loadu_ps(mask, x);
+    const float* w0 = a0 + ic * a_channel_step;
+    const float* w1 = a1 + ic * a_channel_step;
+    for (int r = 0; r < kPanelRows; ++r) acc[r] = xsimd::fma(vfloat(w0[r]), b, acc[r]);
+    for (int r = 0; r < kPanelRows; ++r) acc[kPanelRows + r] = xsimd::fma(vfloat(w1[r]), b, acc[kPanelRows + r]);
+  }
+}
+
+// Stores the tall tile's rows, activated.
+ONNXC_INLINE void store_tall(const vfloat (&acc)[kTallRows], index_t j, index_t cols, float* y, index_t ldy,
+                             const Epilogue& e) {
+  auto store = [&](int r, vfloat out) {
+    if (cols >= 16) out.store_unaligned(y + r * ldy + j);
+    else store_partial(out, y + r * ldy + j, cols);
+  };
+  if (e.activation == Activation::None) {
+    for (int r = 0; r < kTallRows; ++r) store(r, acc[r]);
+  } else if (packed_gemm_detail::is_clamp(e)) {
+    const packed_gemm_detail::Clamp c = packed_gemm_detail::clamp_of(e);
+    for (int r = 0; r < kTallRows; ++r) store(r, packed_gemm_detail::clamp(c, acc[r]));
+  } else {
+    for (int r = 0; r < kTallRows; ++r) store(r, activate(e, acc[r]));
+  }
+}
+
+// 16 rows of y (two whole panels of packed weights from a) x the vector at column j of the block,
+// cols of its lanes real. Inside the input tensor every run is one loop nest, the lanes in the
+// padding zeroed under every tap (a move, all-ones where none is): with a loop per kind of tap,
+// GCC kept the accumulators in memory between taps (and acc's address passed to
+// store_activated did too), 42 -> 75 us.
+inline void tall_tile_inside(index_t in_channels, const float* a, index_t k, const ShiftedInput& b, index_t j,
+                             index_t cols, float* y, index_t ldy, const float* bias, const Epilogue& e) {
+  vfloat acc[kTallRows];
+  for (int r = 0; r < kTallRows; ++r) acc[r] = vfloat(bias ? bias[r] : 0.0f);
+  const float* a1 = a + kPanelRows * k;
+  const index_t a_channel_step = b.taps * kPanelRows;
+  for (index_t t = 0; t < b.taps; ++t) {
+    const __mmask16 mask = b.mask[j / 16][t];
+    if (mask == 0xffff)
+      accumulate_tall<RunLoad::Whole>(acc, a + t * kPanelRows, a1 + t * kPanelRows, a_channel_step,
+                                      b.x + j + b.offset[t], b.plane, mask, 0, in_channels);
+    else
+      accumulate_tall<RunLoad::Zeroed>(acc, a + t * kPanelRows, a1 + t * kPanelRows, a_channel_step,
+                                       b.x + j + b.offset[t], b.plane, mask, 0, in_channels);
+  }
+  store_tall(acc, j, cols, y, ldy, e);
+}
+
+// The same near the top and the bottom of the input, where a run may reach outside the tensor:
+// the first and the last channel's runs with masked loads.
+inline void tall_tile_border(index_t in_channels, const float* a, index_t k, const ShiftedInput& b, index_t j,
+                             index_t cols, float* y, index_t ldy, const float* bias, const Epilogue& e) {
+  vfloat acc[kTallRows];
+  for (int r = 0; r < kTallRows; ++r) acc[r] = vfloat(bias ? bias[r] : 0.0f);
+  const float* a1 = a + kPanelRows * k;
+  const index_t a_channel_step = b.taps * kPanelRows;
+  for (index_t t = 0; t < b.taps; ++t) {
+    const __mmask16 mask = b.mask[j / 16][t];
+    const float* xt = b.x + j + b.offset[t];
+    const float* w0 = a + t * kPanelRows;
+    const float* w1 = a1 + t * kPanelRows;
+    accumulate_tall<RunLoad::Masked>(acc, w0, w1, a_channel_step, xt, b.plane, mask, 0, 1);
+    accumulate_tall<RunLoad::Zeroed>(acc, w0, w1, a_channel_step, xt, b.plane, mask, 1, in_channels - 1);
+    if (in_channels > 1)
+      accumulate_tall<RunLoad::Masked>(acc, w0, w1, a_channel_step, xt, b.plane, mask, in_channels - 1, in_channels);
+  }
+  store_tall(acc, j, cols, y, ldy, e);
+}
+
+inline void tall_tile(index_t in_channels, const float* a, index_t k, const ShiftedInput& b, index_t j, index_t cols,
+                      float* y, index_t ldy, const float* bias, const Epilogue& e) {
+  if (b.first_col + j >= b.before && b.first_col + j + 16 + b.after <= b.plane)
+    tall_tile_inside(in_channels, a, k, b, j, cols, y, ldy, bias, e);
+  else
+    tall_tile_border(in_channels, a, k, b, j, cols, y, ldy, bias, e);
+}
+
 // The product over runs of `x` (channel planes `plane` floats apart, tap t at offset[t] from a
-// column): a task per block of columns and panel of output channels, the panels of a block next to
-// each other (they read the same input).
+// column): a task per block of columns and group of output channels (16 in tall tiles while
+// two whole panels are left, then a panel of 8), the groups of a block next to each other (they
+// read the same input).
 inline void shifted_product(const ConvParams& p, const float* x, index_t plane, const index_t* offset,
                             const TapShifts& shifts, index_t before, index_t after, const float* w_packed,
                             const float* bias, float* y, const Epilogue& e, Parallel parallel) {
   const index_t m = p.out_channels, k = conv_gemm_k(p), n = conv_gemm_n(p);
-  const index_t panels = packed_gemm_panels(m), blocks = (n + kBlockCols - 1) / kBlockCols;
-  parallel_for(parallel, blocks * panels, [&](index_t task) {
-    const index_t j = task / panels * kBlockCols, cols = n - j < kBlockCols ? n - j : kBlockCols;
-    const index_t first = task % panels * kPanelRows, rows = m - first < kPanelRows ? m - first : kPanelRows;
+  const index_t talls = m / kTallRows, panels = packed_gemm_panels(m - talls * kTallRows);
+  const index_t groups = talls + panels, blocks = (n + kBlockCols - 1) / kBlockCols;
+  parallel_for(parallel, blocks * groups, [&](index_t task) {
+    const index_t j = task / groups * kBlockCols, cols = n - j < kBlockCols ? n - j : kBlockCols;
+    const index_t group = task % groups;
     __mmask16 mask[kBlockVectors][kMaxTaps];
     for (index_t v = 0; v * 16 < cols; ++v) lane_masks(shifts, j + v * 16, n, mask[v]);
     const ShiftedInput b{x + j, j, plane, shifts.taps, before, after, offset, mask};
+    if (group < talls) {
+      const index_t first = group * kTallRows;
+      for (index_t c = 0; c < cols; c += 16)
+        tall_tile(p.in_channels, w_packed + first * k, k, b, c, cols - c, y + first * n + j, n,
+                  bias ? bias + first : nullptr, e);
+      return;
+    }
+    const index_t first = talls * kTallRows + (group - talls) * kPanelRows;
+    const index_t rows = m - first < kPanelRows ? m - first : kPanelRows;
     panel(rows, p.in_channels, w_packed + first * k, b, cols, y + first * n + j, n, bias ? bias + first : nullptr, e);
   });
 }
@@ -683,18 +795,43 @@ inline void conv_shifted_gemm(const ConvParams& p, const float* x, const float* 
 
 namespace shifted_detail {
 
+// even[j] = src[2j] and odd[j] = src[2j + 1] for the columns of a row of in_w floats, each row
+// then zero up to `width` floats. Whole runs of 32 columns go through two permutes (copying a
+// phase a row at a time took 3.5 of resnet8-cifar's 30 us stride-2 layer: partial vectors with
+// masked loads, and every input row read twice).
+inline void split_columns(const float* src, index_t in_w, index_t width, float* even, float* odd) {
+  const index_t n_even = (in_w + 1) / 2 < width ? (in_w + 1) / 2 : width, n_odd = in_w / 2 < width ? in_w / 2 : width;
+  const __m512i even_lanes = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd_lanes = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  const __m512i halves = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+  index_t j = 0;
+  for (; 2 * j + 32 <= in_w && j + 16 <= n_odd; j += 16) {  // n_even >= n_odd
+    const __m512 lo = _mm512_loadu_ps(src + 2 * j), hi = _mm512_loadu_ps(src + 2 * j + 16);
+    _mm512_storeu_ps(even + j, _mm512_permutex2var_ps(lo, even_lanes, hi));
+    _mm512_storeu_ps(odd + j, _mm512_permutex2var_ps(lo, odd_lanes, hi));
+  }
+  for (; 2 * j + 16 <= in_w && j + 8 <= n_odd; j += 8) {  // 16 columns: the even half, then the odd
+    const __m512 v = _mm512_permutexvar_ps(halves, _mm512_loadu_ps(src + 2 * j));
+    _mm256_storeu_ps(even + j, _mm512_castps512_ps256(v));
+    _mm256_storeu_ps(odd + j, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+  }
+  for (index_t i = j; i < n_even; ++i) even[i] = src[2 * i];
+  for (index_t i = j; i < n_odd; ++i) odd[i] = src[2 * i + 1];
+  for (index_t i = n_even; i < width; ++i) even[i] = 0.0f;
+  for (index_t i = n_odd; i < width; ++i) odd[i] = 0.0f;
+}
+
 // One input channel's four phase planes (phase 2a + b holds x[2i + a][2j + b]), zero outside it.
 inline void copy_phase_planes(const ConvParams& p, const float* xc, float* planes) {
   for (index_t a = 0; a < 2; ++a)
-    for (index_t b = 0; b < 2; ++b) {
-      const index_t inside = p.in_w - b > 0 ? (p.in_w - b + 1) / 2 : 0;  // columns 2j + b < in_w
-      const index_t cols = inside < p.out_w ? inside : p.out_w;
-      for (index_t i = 0; i < p.out_h; ++i) {
-        float* row = planes + ((2 * a + b) * p.out_h + i) * p.out_w;
-        const index_t ih = 2 * i + a;
-        const index_t copied = ih < p.in_h ? cols : 0;
-        if (copied > 0) copy_even_floats(xc + ih * p.in_w + b, copied, row);
-        for (index_t j = copied; j < p.out_w; ++j) row[j] = 0.0f;
+    for (index_t i = 0; i < p.out_h; ++i) {
+      float* even = planes + (2 * a * p.out_h + i) * p.out_w;
+      float* odd = even + p.out_h * p.out_w;
+      const index_t ih = 2 * i + a;
+      if (ih < p.in_h) {
+        split_columns(xc + ih * p.in_w, p.in_w, p.out_w, even, odd);
+      } else {
+        for (index_t j = 0; j < p.out_w; ++j) even[j] = odd[j] = 0.0f;
       }
     }
 }
