@@ -37,6 +37,13 @@ bool conv_direct_packs_weights(const Node& conv);
 // against 15-25, resnet8-cifar's 8 x 8 ones 31 against 34 us and 19 against 27 (stride 2);
 // its 32 x 32 one 43 against 31.
 constexpr int64_t kDirectPackedMaxColumns = 64;
+// Output columns from which the AVX-512 products reading the input in place or over its phase
+// planes (rt::conv_shifted, conv_phase_gemm: tiles of 16 output channels) beat DirectPacked
+// (one layer alone, Relu: 8 x 8 outputs: 64 -> 64 channels 42.3 against 45.2 us, 32 -> 32 11.1
+// against 11.6, stride 2 32 -> 64 23.2 against 25.3; 25-36 columns about even, 16 lose).
+// Layers with fewer output channels than a tall tile keep DirectPacked up to 64 columns.
+constexpr int64_t kTallTileMinColumns = 64;
+constexpr int64_t kTallTileRows = 16;
 ConvAlgorithm conv_algorithm(const Node& conv);
 // Whether rt::conv_shifted can compute the Conv (on targets with Target::shifted_input_product):
 // one the Gemm algorithm may take, stride 1, output rows as wide as the input's.

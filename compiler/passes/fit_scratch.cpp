@@ -70,6 +70,13 @@ bool fit_winograd(Node& n, std::size_t room, const ScratchOptions& o) {
   return true;
 }
 
+// Output columns from which the AVX-512 products reading the input in place or over its phase
+// planes beat rt::conv_direct_packed: kTallTileMinColumns with tiles of 16 output channels, else
+// more than kDirectPackedMaxColumns.
+int64_t product_min_columns(const Node& conv) {
+  return conv.outputs[0]->shape[1] >= kTallTileRows ? kTallTileMinColumns : kDirectPackedMaxColumns + 1;
+}
+
 // A Conv or QLinearConv the matrix-product kernel may compute through im2col blocks.
 void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const ScratchOptions& o) {
   if (n.op_type == "QLinearConv" && o.memory_first && !o.int8_dual_mac) {
@@ -95,23 +102,25 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
     // against 57 us, its 16 x 16 32-channel one 45 against 59, its 8 x 8 64-channel one 43
     // against 44). Shallow products (16 channels x 3 x 3) run as fast or faster over the padded
     // copy where it gets the block the product would (below a row of tiles, fitting on SIMD
-    // targets takes no block), and on 64 columns or fewer keep rt::conv_direct_packed (below).
+    // targets takes no block); on 64 columns or fewer (where the padded copy is not taken) this
+    // kernel from product_min_columns, else rt::conv_direct_packed (below).
     int64_t cols = choose_im2col_cols(shape, room);
     if (cols < smallest_fast) cols = fastest(o) ? smallest_fast : 0;
     if (conv_depth(n) >= rt::kShiftedMinDepth ||
-        (shape.columns > kDirectPackedMaxColumns && !conv_gemm_reads_padded_input(n, cols))) {
+        (shape.columns >= product_min_columns(n) &&
+         (shape.columns <= kDirectPackedMaxColumns || !conv_gemm_reads_padded_input(n, cols)))) {
       n.set_attr_int(kShiftedInputAttr, 1);
       n.set_attr_string(kScratchNoteAttr, fmt::format("product reading the input in place (no scratch), {} B free", room));
       return;
     }
   }
   const int64_t phase_cols = o.shifted_input && n.op_type == "Conv" ? conv_phase_planes_cols(n) : 0;
-  if (phase_cols > 0 && shape.columns > kDirectPackedMaxColumns &&
+  if (phase_cols > 0 && shape.columns >= product_min_columns(n) &&
       (fastest(o) || phase_cols * shape.bytes_per_column <= static_cast<int64_t>(room))) {
     // Stride 2 on AVX-512: the product over the input's four phase planes (the scratch of that
     // many im2col columns holds them), not im2col: resnet8-cifar's 16 -> 32 channels on 32 x 32
-    // 38.9 -> 29.0 us in isolation (load 17). With 64 columns or fewer rt::conv_direct_packed
-    // stays as fast (its 32 -> 64 on 16 x 16: 25.5 against 26.1).
+    // 38.9 -> 29.0 us in isolation (load 17; 24.1 since its tiles hold 16 output channels). Below
+    // kTallTileMinColumns rt::conv_direct_packed stays as fast.
     n.set_attr_int(kIm2colColsAttr, phase_cols);
     n.set_attr_string(kScratchNoteAttr, fmt::format("product over the input's phase planes ({} B), {} B free{}",
                                                     phase_cols * shape.bytes_per_column, room,

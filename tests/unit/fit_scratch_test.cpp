@@ -185,6 +185,36 @@ TEST_CASE("on SIMD targets a Conv with at most 64 output positions takes the pac
   CHECK(onnxc::conv_algorithm(node_named(generic, "c")) == onnxc::ConvAlgorithm::Gemm);
 }
 
+TEST_CASE("with AVX-512, 64 output positions and 16 output channels or more take the products of tall tiles") {
+  // The same 8 x 8 'same' Conv with 16 output channels: AVX-512 reads the input in place
+  // (rt::conv_shifted, no scratch); AVX2 keeps the packed direct kernel. A stride-2 32 -> 64 Conv
+  // to 8 x 8 (resnet8-cifar's) takes its phase planes under --scratch speed.
+  ModelBuilder b;
+  b.input("x", {1, 8, 8, 8}).output("y");
+  b.floats("c_w", {16, 8, 3, 3}, filled(16 * 8 * 9, 0.01f));
+  auto& c = b.node("Conv", {"x", "c_w"}, {"y"}, "c");
+  ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
+  const std::string path = b.write("tall_same");
+  for (auto policy : {onnxc::ScratchPolicy::Fit, onnxc::ScratchPolicy::Speed}) {
+    auto avx512 = compile(path, "avx512", policy);
+    CHECK(onnxc::conv_algorithm(node_named(avx512, "c")) == onnxc::ConvAlgorithm::Shifted);
+    CHECK(avx512.program.arena_bytes == 0);
+    auto avx2 = compile(path, "avx2", policy);
+    CHECK(onnxc::conv_algorithm(node_named(avx2, "c")) == onnxc::ConvAlgorithm::DirectPacked);
+  }
+  ModelBuilder s2;
+  s2.input("x", {1, 32, 16, 16}).output("y");
+  s2.floats("c_w", {64, 32, 3, 3}, filled(64 * 32 * 9, 0.01f));
+  auto& d = s2.node("Conv", {"x", "c_w"}, {"y"}, "c");
+  ModelBuilder::attr_ints(d, "pads", {1, 1, 1, 1});
+  ModelBuilder::attr_ints(d, "strides", {2, 2});
+  auto speed = compile(s2.write("tall_phase"), "avx512", onnxc::ScratchPolicy::Speed);
+  CHECK(onnxc::conv_algorithm(node_named(speed, "c")) == onnxc::ConvAlgorithm::Gemm);
+  // 32 channels x 4 phases x 64 floats and 32 of slack, in im2col columns of 288 floats
+  CHECK(im2col_cols(speed, "c") == (32 * 4 * 64 + 32 + 287) / 288);
+  CHECK(node_named(speed, "c").attr_string(onnxc::kScratchNoteAttr, "").find("phase planes") != std::string::npos);
+}
+
 TEST_CASE("with AVX-512, a stride-2 3x3 Conv gets the scratch of its input's phase planes where they fit") {
   // x (16 x 32 x 32) -> 3x3 stride-2 Conv "c" to 32 x 16 x 16 -> y: graph inputs and outputs are
   // not in the arena, so there is no room. Fitting: rt::conv_direct_packed; for speed the phase
