@@ -13,6 +13,15 @@ std::map<std::pair<std::string, std::string>, OpDef>& registry() {
 }
 }  // namespace
 
+int64_t streamed_bytes(const Node& n) {
+  int64_t bytes = 0;
+  for (const Value* v : n.inputs)
+    if (v && !v->is_constant()) bytes += static_cast<int64_t>(v->byte_size());
+  for (const Value* v : n.outputs)
+    if (v) bytes += static_cast<int64_t>(v->byte_size());
+  return bytes;
+}
+
 OpRegistrar::OpRegistrar(OpDef def) {
   auto key = std::make_pair(def.domain, def.op_type);
   registry()[key] = std::move(def);

@@ -82,8 +82,18 @@ struct OpDef {
 // waiting for a CPU); on the idle machine mobilenet_v2's 1x1 and depthwise layers on 112 x 112 and
 // 56 x 56 take 0.47-0.60 of their one-thread time with two threads, and the model 0.61 instead of
 // 0.80 with that rule (bench/layer_profile.py --threads 2).
+// A step that streams at least kMinParallelBytes of activations (inputs and outputs that are not
+// constants) splits too, whatever its work: with two threads the tensors it reads were mostly
+// written by split steps, half of them into the other core's cache, and one core pulling it all
+// across is slower than the split (squeezenet1_1's 3 x 3 stride-2 MaxPools after the fire
+// modules' Concats, 840 and 390 thousand comparisons over 1.5 MB and 750 KB: 33 -> 83 and
+// 19 -> 46 us on one of two threads, 32 and 18 split).
 constexpr int64_t kMinParallelWork = 1'000'000;
-inline bool splits_into_tasks(const Node&, int64_t work) { return work >= kMinParallelWork; }
+constexpr int64_t kMinParallelBytes = 512 * 1024;
+int64_t streamed_bytes(const Node& n);
+inline bool splits_into_tasks(const Node& n, int64_t work) {
+  return work >= kMinParallelWork || streamed_bytes(n) >= kMinParallelBytes;
+}
 
 // Registry of every operator the compiler implements.
 const OpDef* find_op(const std::string& domain, const std::string& op_type);

@@ -134,16 +134,18 @@ std::string kernel_call_of(const std::string& source, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("run_parallel hands the caller's parallel-for only to steps of a million multiply-adds or more") {
-  // Multiply-adds (kMinParallelWork 1M), whatever the bytes the step streams:
+TEST_CASE("run_parallel hands the caller's parallel-for to steps of a million multiply-adds, or of 512 KiB of activations") {
+  // Multiply-adds (kMinParallelWork 1M), or activation bytes read and written (kMinParallelBytes
+  // 512 KiB; weights not counted):
   // small: 8 -> 8 channels, 3 x 3 on 16 x 16: 147,456 MACs (too few);
   // big: 8 -> 64 channels, 3 x 3 on 16 x 16: 1,179,648 MACs;
   // wide: 64 -> 64 channels, 1 x 1 on 16 x 16: 1,048,576 MACs;
   // streaming: 64 -> 8 channels, 1 x 1 on 64 x 64: 2,097,152 MACs over 1 MiB + 128 KiB (1.7 per
   // byte: it splits too, since two cores stream twice the bytes of one);
-  // pool: 2 x 2 windows of 8 x 32 x 32: 32,768 comparisons.
+  // pool: 2 x 2 windows of 8 x 32 x 32: 32,768 comparisons over 32 + 8 KiB (too few);
+  // bigpool: 2 x 2 windows of 64 x 64 x 64: 262,144 comparisons over 1 MiB + 256 KiB.
   ModelBuilder b;
-  b.input("x", {1, 8, 16, 16}).input("x2", {1, 64, 64, 64}).output("w").output("y").output("z");
+  b.input("x", {1, 8, 16, 16}).input("x2", {1, 64, 64, 64}).output("w").output("y").output("z").output("q");
   b.floats("small_w", {8, 8, 3, 3}, std::vector<float>(576, 0.1f));
   b.floats("big_w", {64, 8, 3, 3}, std::vector<float>(4608, 0.1f));
   b.floats("wide_w", {64, 64, 1, 1}, std::vector<float>(4096, 0.1f));
@@ -155,6 +157,9 @@ TEST_CASE("run_parallel hands the caller's parallel-for only to steps of a milli
   auto& pool = b.node("MaxPool", {"t"}, {"z"}, "pool");
   ModelBuilder::attr_ints(pool, "kernel_shape", {2, 2});
   ModelBuilder::attr_ints(pool, "strides", {2, 2});
+  auto& bigpool = b.node("MaxPool", {"x2"}, {"q"}, "bigpool");
+  ModelBuilder::attr_ints(bigpool, "kernel_shape", {2, 2});
+  ModelBuilder::attr_ints(bigpool, "strides", {2, 2});
   b.node("Identity", {"g"}, {"y"}, "keep_g");
   onnxc::CompileOptions o;
   o.target = "native";
@@ -164,6 +169,7 @@ TEST_CASE("run_parallel hands the caller's parallel-for only to steps of a milli
   CHECK_THAT(kernel_call_of(code.source, "wide"), Catch::EndsWith(", parallel);"));
   CHECK_THAT(kernel_call_of(code.source, "streaming"), Catch::EndsWith(", parallel);"));
   CHECK_THAT(kernel_call_of(code.source, "pool"), Catch::StartsWith("rt::max_pool(") && Catch::EndsWith(", nullptr);"));
+  CHECK_THAT(kernel_call_of(code.source, "bigpool"), Catch::StartsWith("rt::max_pool(") && Catch::EndsWith(", parallel);"));
 }
 
 TEST_CASE("weights are written with exact bit patterns") {
