@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "onnxc/conv.h"
+#include "onnxc/eltwise_math.h"
 #include "onnxc/pool.h"
 #include "onnxc/quant.h"
 #include "onnxc/rnn.h"
@@ -797,6 +798,47 @@ TEST_CASE("float global_average_pool's vector sums match a double-precision mean
       REQUIRE(y[static_cast<std::size_t>(c)] == Approx(sum / static_cast<double>(size)).margin(1e-6));
     }
   }
+}
+
+TEST_CASE("float map of Exp, Log, Sigmoid, Tanh, Erf and Gelu (their vector forms) matches double-precision math") {
+  // Every remainder of a vector (n up to 40), values from -100 to 100 (Sigmoid's and Exp's tails,
+  // Tanh's and Erf's saturation), and infinities and NaN through the same lanes.
+  std::vector<float> x;
+  for (int i = -200; i <= 200; ++i) x.push_back(static_cast<float>(i) * 0.5f);
+  for (int i = -40; i <= 40; ++i) x.push_back(static_cast<float>(i) * 0.037f);
+  x.push_back(std::numeric_limits<float>::infinity());
+  x.push_back(-std::numeric_limits<float>::infinity());
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  auto check = [&](auto f, double (*want)(double), const char* name, bool positive_only) {
+    for (index_t n : {index_t{1}, index_t{7}, index_t{15}, index_t{17}, index_t{40}, static_cast<index_t>(x.size())}) {
+      for (index_t at = 0; at + n <= static_cast<index_t>(x.size()); at += n) {
+        std::vector<float> in(x.begin() + at, x.begin() + at + n), y(static_cast<std::size_t>(n));
+        if (positive_only)
+          for (float& v : in) v = std::fabs(v);
+        onnxc::rt::map(in.data(), y.data(), n, f);
+        for (index_t i = 0; i < n; ++i) {
+          const double w = want(in[static_cast<std::size_t>(i)]);
+          INFO(name << "(" << in[static_cast<std::size_t>(i)] << ")");
+          if (std::isnan(w)) {
+            REQUIRE(std::isnan(y[static_cast<std::size_t>(i)]));
+          } else if (std::isinf(w) || std::fabs(w) > 3e38) {
+            REQUIRE(y[static_cast<std::size_t>(i)] == static_cast<float>(w));
+          } else {
+            REQUIRE(y[static_cast<std::size_t>(i)] == Approx(w).epsilon(1e-5).margin(1e-7));
+          }
+        }
+      }
+    }
+  };
+  check(onnxc::rt::Exp{}, [](double v) { return std::exp(v); }, "exp", false);
+  check(onnxc::rt::Log{}, [](double v) { return std::log(v); }, "log", true);
+  check(onnxc::rt::Sigmoid{}, [](double v) { return 1.0 / (1.0 + std::exp(-v)); }, "sigmoid", false);
+  check(onnxc::rt::Tanh{}, [](double v) { return std::tanh(v); }, "tanh", false);
+  check(onnxc::rt::Erf{}, [](double v) { return std::erf(v); }, "erf", false);
+  check(onnxc::rt::Gelu{}, [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }, "gelu", false);
+  check(onnxc::rt::GeluTanh{},
+        [](double v) { return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v))); },
+        "gelu_tanh", false);
 }
 
 TEST_CASE("AveragePool whose window is the whole plane (the global mean's path) matches a double-precision mean") {

@@ -11,6 +11,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "onnxc/activation.h"
 #include "onnxc/base.h"
 #include "onnxc/cast.h"
 #include "onnxc/eltwise.h"
@@ -111,8 +112,24 @@ struct Round {
   struct Name {                                           \
     template <class T> T operator()(T x) const { return expr; } \
   };
-ONNXC_FLOAT_FUNCTOR(Exp, std::exp(x))
-ONNXC_FLOAT_FUNCTOR(Log, std::log(x))
+struct Exp {
+  template <class T> T operator()(T x) const { return std::exp(x); }
+#if defined(ONNXC_SIMD)
+  // xsimd's float exp returns +inf from about 88.38, below the largest finite result (at 88.72):
+  // there exp(x - 1) * e.
+  vfloat vec(vfloat x) const {
+    const auto high = x > vfloat(88.0f);
+    return xsimd::exp(xsimd::select(high, x - vfloat(1.0f), x)) *
+           xsimd::select(high, vfloat(2.71828182845904523536f), vfloat(1.0f));
+  }
+#endif
+};
+struct Log {
+  template <class T> T operator()(T x) const { return std::log(x); }
+#if defined(ONNXC_SIMD)
+  vfloat vec(vfloat x) const { return xsimd::log(x); }
+#endif
+};
 ONNXC_FLOAT_FUNCTOR(Sqrt, std::sqrt(x))
 ONNXC_FLOAT_FUNCTOR(Sin, std::sin(x))
 ONNXC_FLOAT_FUNCTOR(Cos, std::cos(x))
@@ -132,6 +149,9 @@ struct Erf {
   template <class T> T operator()(T x) const {
     return convert<T>(std::erf(static_cast<detail::real_t<T>>(x)));
   }
+#if defined(ONNXC_SIMD)
+  vfloat vec(vfloat x) const { return xsimd::erf(x); }
+#endif
 };
 
 // ---- activations ----
@@ -197,6 +217,9 @@ struct Gelu {
   template <class T> T operator()(T x) const {
     return T(0.5) * x * (T(1) + std::erf(x * static_cast<T>(0.70710678118654752440)));
   }
+#if defined(ONNXC_SIMD)
+  vfloat vec(vfloat x) const { return activate(Epilogue{Activation::Gelu, 0.0f, 0.0f}, x); }
+#endif
 };
 // Gelu with approximate = "tanh".
 struct GeluTanh {
@@ -204,6 +227,9 @@ struct GeluTanh {
     const T sqrt_2_over_pi = static_cast<T>(0.79788456080286535588);
     return T(0.5) * x * (T(1) + std::tanh(sqrt_2_over_pi * (x + static_cast<T>(0.044715) * x * x * x)));
   }
+#if defined(ONNXC_SIMD)
+  vfloat vec(vfloat x) const { return activate(Epilogue{Activation::GeluTanh, 0.0f, 0.0f}, x); }
+#endif
 };
 struct PRelu {
   template <class T> T operator()(T x, T slope) const {
