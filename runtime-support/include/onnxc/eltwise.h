@@ -142,6 +142,9 @@ template <class T> inline T wrapping_mul(T a, T b) {
 
 struct Relu {
   template <class T> T operator()(T x) const { return x > T(0) ? x : T(0); }
+#if defined(ONNXC_SIMD)
+  vfloat vec(vfloat x) const { return xsimd::select(x > vfloat(0.0f), x, vfloat(0.0f)); }  // NaN -> 0, as above
+#endif
 };
 struct LeakyRelu {
   float alpha;
@@ -188,6 +191,9 @@ struct Add {
     }
   }
   bool operator()(bool a, bool b) const { return a || b; }
+#if defined(ONNXC_SIMD)
+  vfloat vec(vfloat a, vfloat b) const { return a + b; }
+#endif
 };
 struct Sub {
   template <class T> T operator()(T a, T b) const {
@@ -197,6 +203,9 @@ struct Sub {
       return a - b;
     }
   }
+#if defined(ONNXC_SIMD)
+  vfloat vec(vfloat a, vfloat b) const { return a - b; }
+#endif
 };
 struct Mul {
   template <class T> T operator()(T a, T b) const {
@@ -207,6 +216,9 @@ struct Mul {
     }
   }
   bool operator()(bool a, bool b) const { return a && b; }
+#if defined(ONNXC_SIMD)
+  vfloat vec(vfloat a, vfloat b) const { return a * b; }
+#endif
 };
 // Integer division truncates toward zero (numpy's true division cast back, as the ONNX
 // reference does). Division by zero, undefined in C++ and unspecified by ONNX, gives 0;
@@ -223,6 +235,9 @@ struct Div {
       return static_cast<T>(a / b);
     }
   }
+#if defined(ONNXC_SIMD)
+  vfloat vec(vfloat a, vfloat b) const { return a / b; }
+#endif
 };
 // x / count: the last step of Mean.
 struct DivideBy {

@@ -78,6 +78,9 @@ struct Neg {
       return -x;
     }
   }
+#if defined(ONNXC_SIMD)
+  vfloat vec(vfloat x) const { return -x; }
+#endif
 };
 // -1, 0 or 1; NaN stays NaN.
 struct Sign {
@@ -130,7 +133,12 @@ struct Log {
   vfloat vec(vfloat x) const { return xsimd::log(x); }
 #endif
 };
-ONNXC_FLOAT_FUNCTOR(Sqrt, std::sqrt(x))
+struct Sqrt {
+  template <class T> T operator()(T x) const { return std::sqrt(x); }
+#if defined(ONNXC_SIMD)
+  vfloat vec(vfloat x) const { return xsimd::sqrt(x); }
+#endif
+};
 ONNXC_FLOAT_FUNCTOR(Sin, std::sin(x))
 ONNXC_FLOAT_FUNCTOR(Cos, std::cos(x))
 ONNXC_FLOAT_FUNCTOR(Tan, std::tan(x))

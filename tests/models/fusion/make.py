@@ -259,12 +259,43 @@ def eltwise_chains():
     save("eltwise_chains", model, [("x", x)], [])
 
 
+def eltwise_libm():
+    """Float chains with libm steps, which fuse-elementwise groups and SIMD targets run through
+    the steps' vector forms: SiLU of a per-channel scale (s * Sigmoid(s)), then Tanh, Exp of the
+    negation, Log(1 + .), Sqrt and Div; and Erf(x - 0.5), Relu. 35 elements per row (two vectors
+    of 16 and a scalar tail of 3 on AVX-512), the scale a broadcast operand. Expected outputs in
+    float64 numpy."""
+    x = f32(2, 8, 5, 7, scale=3.0)
+    x[0, 0, 0, :3] = [-100.0, 100.0, 0.0]  # the tails of Sigmoid and Tanh
+    scale = f32(1, 8, 1, 1)
+    consts = {"scale": scale, "one": np.float32(1), "half": np.float32(0.5)}
+    n = helper.make_node
+    graph = helper.make_graph(
+        [n("Mul", ["x", "scale"], ["s"]), n("Sigmoid", ["s"], ["sig"]), n("Mul", ["s", "sig"], ["silu"]),
+         n("Tanh", ["silu"], ["t"]), n("Neg", ["t"], ["nt"]), n("Exp", ["nt"], ["e"]),
+         n("Add", ["e", "one"], ["e1"]), n("Log", ["e1"], ["l"]), n("Sqrt", ["e1"], ["r"]),
+         n("Div", ["l", "r"], ["y"]),
+         n("Sub", ["x", "half"], ["xh"]), n("Erf", ["xh"], ["er"]), n("Relu", ["er"], ["z"])],
+        "eltwise_libm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, x.shape),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, x.shape)],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    sd = x.astype(np.float64) * scale.astype(np.float64)
+    silu = sd / (1.0 + np.exp(-sd))
+    e1 = np.exp(-np.tanh(silu)) + 1.0
+    y = (np.log(e1) / np.sqrt(e1)).astype(np.float32)
+    z = np.maximum(erf(x.astype(np.float64) - 0.5), 0.0).astype(np.float32)
+    save("eltwise_libm", model, [("x", x)], [("y", y), ("z", z)])
+
+
 if __name__ == "__main__":
     conv_bn()
     gemm_bn("gemm_bn_vector_c", (4,))
     gemm_bn("gemm_bn_matrix_c", (3, 4))
     transpose_pairs()
     eltwise_chains()
+    eltwise_libm()
     conv_affine()
     matmul_affine()
     conv_gelu()
