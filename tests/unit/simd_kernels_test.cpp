@@ -181,6 +181,35 @@ TEST_CASE("conv_gemm reading the input in place ('same' stride-1 convolutions) m
 #endif
 }
 
+TEST_CASE("conv_gemm's im2col blocks with a parallel-for, by column tasks or by channel and panel tasks") {
+  // squeezenet1_1's first layer shape scaled down (3 -> 16 channels, stride 2, no padding: column
+  // tasks, whose ranges end on 16-column runs), blocks of 200 and 96 columns and the whole plane;
+  // 40 output channels with blocks of 96 columns keep the channel and panel tasks. The parallel-for
+  // runs the tasks serially, last first.
+  const onnxc_parallel_for backwards{[](void*, size_t n, onnxc_task_fn task, void* context) {
+                                       for (size_t i = n; i-- > 0;) task(context, i);
+                                     },
+                                     nullptr};
+  ConvParams stem = conv2d(3, 16, 1, 41, 3, 2, 0, 1);
+  for (ConvParams p : {stem, conv2d(5, 40, 1, 45, 3, 2, 1, 1)}) {
+    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
+    auto x = ramp(p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
+    auto bias = ramp(p.out_channels, 1.0f);
+    std::vector<float> expected(static_cast<std::size_t>(p.out_channels * n)), y(expected.size()), packed(w.size());
+    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    for (index_t block : {index_t{96}, index_t{200}, n}) {
+      INFO("out channels " << p.out_channels << ", block " << block << " of " << n << " columns");
+      REQUIRE_FALSE(onnxc::rt::conv_gemm_reads_padded_input(p, block));
+      std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_gemm_scratch_floats(p, block)), 1e30f);
+      std::fill(y.begin(), y.end(), std::numeric_limits<float>::quiet_NaN());
+      onnxc::rt::conv_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(), block,
+                           {onnxc::rt::Activation::Relu, 0.0f, 0.0f}, &backwards);
+      for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(std::max(expected[i], 0.0f)).margin(1e-4));
+    }
+  }
+}
+
 TEST_CASE("conv_shifted (no scratch) matches the reference convolution, shallow products included") {
   // What the compiler gives conv_shifted where it gives no scratch: resnet8-cifar's 16-channel
   // 32 x 32 layer and its 8 x 8 one, one input channel (its runs masked at both ends of the plane),
