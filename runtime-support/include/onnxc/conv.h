@@ -683,32 +683,14 @@ ONNXC_INLINE void store_tall(const vfloat (&acc)[kTallRows], index_t j, index_t 
 }
 
 // 16 rows of y (two whole panels of packed weights from a) x the vector at column j of the block,
-// cols of its lanes real. Inside the input tensor every run is one loop nest, the lanes in the
-// padding zeroed under every tap (a move, all-ones where none is): with a loop per kind of tap,
-// GCC kept the accumulators in memory between taps (and acc's address passed to
-// store_activated did too), 42 -> 75 us.
-inline void tall_tile_inside(index_t in_channels, const float* a, index_t k, const ShiftedInput& b, index_t j,
-                             index_t cols, float* y, index_t ldy, const float* bias, const Epilogue& e) {
-  vfloat acc[kTallRows];
-  for (int r = 0; r < kTallRows; ++r) acc[r] = vfloat(bias ? bias[r] : 0.0f);
-  const float* a1 = a + kPanelRows * k;
-  const index_t a_channel_step = b.taps * kPanelRows;
-  for (index_t t = 0; t < b.taps; ++t) {
-    const __mmask16 mask = b.mask[j / 16][t];
-    if (mask == 0xffff)
-      accumulate_tall<RunLoad::Whole>(acc, a + t * kPanelRows, a1 + t * kPanelRows, a_channel_step,
-                                      b.x + j + b.offset[t], b.plane, mask, 0, in_channels);
-    else
-      accumulate_tall<RunLoad::Zeroed>(acc, a + t * kPanelRows, a1 + t * kPanelRows, a_channel_step,
-                                       b.x + j + b.offset[t], b.plane, mask, 0, in_channels);
-  }
-  store_tall(acc, j, cols, y, ldy, e);
-}
-
-// The same near the top and the bottom of the input, where a run may reach outside the tensor:
-// the first and the last channel's runs with masked loads.
-inline void tall_tile_border(index_t in_channels, const float* a, index_t k, const ShiftedInput& b, index_t j,
-                             index_t cols, float* y, index_t ldy, const float* bias, const Epilogue& e) {
+// cols of its lanes real. Inside the input tensor (Border false) a tap's runs load whole, or
+// zeroed by a move where lanes fall in the padding; near its top and bottom (Border true), where
+// a run may reach outside the tensor, the first and the last channel's runs take masked loads.
+// Each case is a function of its own: with all three loops in one, GCC kept the accumulators in
+// memory between taps (as it did when acc's address went to store_activated), 42 -> 75 us.
+template <bool Border>
+inline void tall_tile_at(index_t in_channels, const float* a, index_t k, const ShiftedInput& b, index_t j,
+                         index_t cols, float* y, index_t ldy, const float* bias, const Epilogue& e) {
   vfloat acc[kTallRows];
   for (int r = 0; r < kTallRows; ++r) acc[r] = vfloat(bias ? bias[r] : 0.0f);
   const float* a1 = a + kPanelRows * k;
@@ -718,10 +700,17 @@ inline void tall_tile_border(index_t in_channels, const float* a, index_t k, con
     const float* xt = b.x + j + b.offset[t];
     const float* w0 = a + t * kPanelRows;
     const float* w1 = a1 + t * kPanelRows;
-    accumulate_tall<RunLoad::Masked>(acc, w0, w1, a_channel_step, xt, b.plane, mask, 0, 1);
-    accumulate_tall<RunLoad::Zeroed>(acc, w0, w1, a_channel_step, xt, b.plane, mask, 1, in_channels - 1);
-    if (in_channels > 1)
-      accumulate_tall<RunLoad::Masked>(acc, w0, w1, a_channel_step, xt, b.plane, mask, in_channels - 1, in_channels);
+    if (Border) {
+      accumulate_tall<RunLoad::Masked>(acc, w0, w1, a_channel_step, xt, b.plane, mask, 0, 1);
+      accumulate_tall<RunLoad::Zeroed>(acc, w0, w1, a_channel_step, xt, b.plane, mask, 1, in_channels - 1);
+      if (in_channels > 1)
+        accumulate_tall<RunLoad::Masked>(acc, w0, w1, a_channel_step, xt, b.plane, mask, in_channels - 1,
+                                         in_channels);
+    } else if (mask == 0xffff) {
+      accumulate_tall<RunLoad::Whole>(acc, w0, w1, a_channel_step, xt, b.plane, mask, 0, in_channels);
+    } else {
+      accumulate_tall<RunLoad::Zeroed>(acc, w0, w1, a_channel_step, xt, b.plane, mask, 0, in_channels);
+    }
   }
   store_tall(acc, j, cols, y, ldy, e);
 }
@@ -729,9 +718,9 @@ inline void tall_tile_border(index_t in_channels, const float* a, index_t k, con
 inline void tall_tile(index_t in_channels, const float* a, index_t k, const ShiftedInput& b, index_t j, index_t cols,
                       float* y, index_t ldy, const float* bias, const Epilogue& e) {
   if (b.first_col + j >= b.before && b.first_col + j + 16 + b.after <= b.plane)
-    tall_tile_inside(in_channels, a, k, b, j, cols, y, ldy, bias, e);
+    tall_tile_at<false>(in_channels, a, k, b, j, cols, y, ldy, bias, e);
   else
-    tall_tile_border(in_channels, a, k, b, j, cols, y, ldy, bias, e);
+    tall_tile_at<true>(in_channels, a, k, b, j, cols, y, ldy, bias, e);
 }
 
 // The product over runs of `x` (channel planes `plane` floats apart, tap t at offset[t] from a
