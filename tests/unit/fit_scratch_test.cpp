@@ -165,15 +165,27 @@ TEST_CASE("with no room at all, fitting takes the direct kernel and the arena is
   CHECK(speed.program.arena_bytes == 16384 + 96 * 288);
 }
 
+namespace {
+
+// x (in_channels of size x size) -> 3x3 Conv "c" with padding 1 and `stride` to out_channels -> y,
+// written as `name`.
+std::string conv_3x3(const std::string& name, int64_t in_channels, int64_t out_channels, int64_t size,
+                     int64_t stride) {
+  ModelBuilder b;
+  b.input("x", {1, in_channels, size, size}).output("y");
+  b.floats("c_w", {out_channels, in_channels, 3, 3}, filled(out_channels * in_channels * 9, 0.01f));
+  auto& c = b.node("Conv", {"x", "c_w"}, {"y"}, "c");
+  ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
+  ModelBuilder::attr_ints(c, "strides", {stride, stride});
+  return b.write(name);
+}
+
+}  // namespace
+
 TEST_CASE("on SIMD targets a Conv with at most 64 output positions takes the packed direct kernel, room or not") {
   // x (8 x 8 x 8) -> 3x3 Conv "c" -> y: nothing else in the arena, so all of it is room, and
   // 64 output columns.
-  ModelBuilder b;
-  b.input("x", {1, 8, 8, 8}).output("y");
-  b.floats("c_w", {8, 8, 3, 3}, filled(8 * 8 * 9, 0.01f));
-  auto& c = b.node("Conv", {"x", "c_w"}, {"y"}, "c");
-  ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
-  const std::string path = b.write("direct_packed_narrow");
+  const std::string path = conv_3x3("direct_packed_narrow", 8, 8, 8, 1);
   for (auto policy : {onnxc::ScratchPolicy::Fit, onnxc::ScratchPolicy::Speed}) {
     for (const char* target : {"native", "avx2", "avx512"}) {  // 8 channels x 3 x 3 take the padded copy's room
       auto simd = compile(path, target, policy);
@@ -189,12 +201,7 @@ TEST_CASE("with AVX-512, 64 output positions and 16 output channels or more take
   // The same 8 x 8 'same' Conv with 16 output channels: AVX-512 reads the input in place
   // (rt::conv_shifted, no scratch); AVX2 keeps the packed direct kernel. A stride-2 32 -> 64 Conv
   // to 8 x 8 (resnet8-cifar's) takes its phase planes under --scratch speed.
-  ModelBuilder b;
-  b.input("x", {1, 8, 8, 8}).output("y");
-  b.floats("c_w", {16, 8, 3, 3}, filled(16 * 8 * 9, 0.01f));
-  auto& c = b.node("Conv", {"x", "c_w"}, {"y"}, "c");
-  ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
-  const std::string path = b.write("tall_same");
+  const std::string path = conv_3x3("tall_same", 8, 16, 8, 1);
   for (auto policy : {onnxc::ScratchPolicy::Fit, onnxc::ScratchPolicy::Speed}) {
     auto avx512 = compile(path, "avx512", policy);
     CHECK(onnxc::conv_algorithm(node_named(avx512, "c")) == onnxc::ConvAlgorithm::Shifted);
@@ -202,13 +209,7 @@ TEST_CASE("with AVX-512, 64 output positions and 16 output channels or more take
     auto avx2 = compile(path, "avx2", policy);
     CHECK(onnxc::conv_algorithm(node_named(avx2, "c")) == onnxc::ConvAlgorithm::DirectPacked);
   }
-  ModelBuilder s2;
-  s2.input("x", {1, 32, 16, 16}).output("y");
-  s2.floats("c_w", {64, 32, 3, 3}, filled(64 * 32 * 9, 0.01f));
-  auto& d = s2.node("Conv", {"x", "c_w"}, {"y"}, "c");
-  ModelBuilder::attr_ints(d, "pads", {1, 1, 1, 1});
-  ModelBuilder::attr_ints(d, "strides", {2, 2});
-  auto speed = compile(s2.write("tall_phase"), "avx512", onnxc::ScratchPolicy::Speed);
+  auto speed = compile(conv_3x3("tall_phase", 32, 64, 16, 2), "avx512", onnxc::ScratchPolicy::Speed);
   CHECK(onnxc::conv_algorithm(node_named(speed, "c")) == onnxc::ConvAlgorithm::Gemm);
   // 32 channels x 4 phases x 64 floats and 32 of slack, in im2col columns of 288 floats
   CHECK(im2col_cols(speed, "c") == (32 * 4 * 64 + 32 + 287) / 288);
@@ -219,13 +220,7 @@ TEST_CASE("with AVX-512, a stride-2 3x3 Conv gets the scratch of its input's pha
   // x (16 x 32 x 32) -> 3x3 stride-2 Conv "c" to 32 x 16 x 16 -> y: graph inputs and outputs are
   // not in the arena, so there is no room. Fitting: rt::conv_direct_packed; for speed the phase
   // planes (16 x 4 x 256 floats and 32 of slack in im2col blocks of 144 floats: 114 columns).
-  ModelBuilder b;
-  b.input("x", {1, 16, 32, 32}).output("y");
-  b.floats("c_w", {32, 16, 3, 3}, filled(32 * 16 * 9, 0.01f));
-  auto& c = b.node("Conv", {"x", "c_w"}, {"y"}, "c");
-  ModelBuilder::attr_ints(c, "pads", {1, 1, 1, 1});
-  ModelBuilder::attr_ints(c, "strides", {2, 2});
-  const std::string path = b.write("phase_planes");
+  const std::string path = conv_3x3("phase_planes", 16, 32, 32, 2);
   auto speed = compile(path, "avx512", onnxc::ScratchPolicy::Speed);
   CHECK(im2col_cols(speed, "c") == 114);
   CHECK(node_named(speed, "c").attr_string(onnxc::kScratchNoteAttr, "").find("phase planes") != std::string::npos);

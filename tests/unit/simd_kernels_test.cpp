@@ -38,6 +38,21 @@ ConvParams conv2d(index_t c, index_t m, index_t group, index_t hw, index_t k, in
                     1,   stride, stride, 1,   dilation, dilation, 0, pad, pad};
 }
 
+// Ramp input, weights and bias for p, the reference convolution's output (rt::conv), and the
+// weights packed as the matrix-product kernels read them.
+struct ConvCase {
+  std::vector<float> x, w, bias, expected, packed;
+};
+ConvCase conv_case(const ConvParams& p) {
+  const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
+  ConvCase c{ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), ramp(p.out_channels * k, 0.25f),
+             ramp(p.out_channels, 1.0f), std::vector<float>(static_cast<std::size_t>(p.batch * p.out_channels * n)),
+             std::vector<float>(static_cast<std::size_t>(p.out_channels * k))};
+  onnxc::rt::conv(p, c.x.data(), c.w.data(), c.bias.data(), c.expected.data());
+  onnxc::rt::pack_weights(c.w.data(), p.out_channels, k, c.packed.data());
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("conv_gemm matches the reference convolution, with padding, stride and dilation") {
@@ -48,12 +63,9 @@ TEST_CASE("conv_gemm matches the reference convolution, with padding, stride and
                        // stride 2: output rows of 16, 17 and 33 columns (whole vectors of even lanes
                        // and the tails), with and without padding
                        conv2d(2, 9, 1, 32, 3, 2, 1, 1), conv2d(2, 9, 1, 35, 3, 2, 0, 1), conv2d(3, 8, 1, 66, 3, 2, 1, 1)}) {
-    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
-    auto x = ramp(p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
-    auto bias = ramp(p.out_channels, 1.0f);
-    std::vector<float> expected(static_cast<std::size_t>(p.out_channels * n)), y(expected.size()), packed(w.size());
-    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
-    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    const index_t k = onnxc::rt::conv_gemm_k(p);
+    auto [x, w, bias, expected, packed] = conv_case(p);
+    std::vector<float> y(expected.size());
     // The fastest block, and blocks smaller than the output that leave a partial last block.
     for (index_t block : {onnxc::rt::packed_gemm_block_cols(k), index_t{16}, index_t{5}}) {
       std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_gemm_scratch_floats(p, block)) + 1);
@@ -73,13 +85,9 @@ TEST_CASE("conv_gemm with output rows narrower than a vector (im2col rows gather
   ConvParams one_column{1, 2, 4, 1, 1, 9, 3, 1, 9, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0};
   ConvParams one_d{1, 3, 6, 1, 1, 1, 29, 1, 1, 14, 1, 1, 3, 1, 1, 2, 1, 1, 1, 0, 0, 1};
   for (const ConvParams& p : {kws, strided, one_column, one_d}) {
-    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
-    auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
-    auto bias = ramp(p.out_channels, 1.0f);
-    std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * n)), y(expected.size());
-    std::vector<float> packed(w.size());
-    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
-    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    const index_t k = onnxc::rt::conv_gemm_k(p);
+    auto [x, w, bias, expected, packed] = conv_case(p);
+    std::vector<float> y(expected.size());
     for (index_t block : {onnxc::rt::packed_gemm_block_cols(k), index_t{16}, index_t{7}, index_t{5}}) {
       std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_gemm_scratch_floats(p, block)) + 1);
       onnxc::rt::conv_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(), block,
@@ -110,13 +118,9 @@ TEST_CASE("conv_gemm over a padded copy of the input matches the reference convo
   batch2.batch = 2;
   for (ConvParams p : {conv2d(16, 16, 1, 32, 3, 1, 1, 1), conv2d(7, 13, 1, 19, 3, 1, 2, 2), conv2d(3, 9, 1, 11, 5, 1, 2, 1),
                        conv2d(6, 4, 1, 9, 3, 1, 0, 1), conv2d(2, 5, 1, 30, 7, 1, 3, 1), row_1d, batch2}) {
-    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
-    auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
-    auto bias = ramp(p.out_channels, 1.0f);
-    std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * n)), y(expected.size());
-    std::vector<float> packed(w.size());
-    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
-    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    const index_t k = onnxc::rt::conv_gemm_k(p);
+    auto [x, w, bias, expected, packed] = conv_case(p);
+    std::vector<float> y(expected.size());
     for (index_t block : {onnxc::rt::packed_gemm_block_cols(k), index_t{16}}) {
       const index_t scratch_floats = onnxc::rt::conv_gemm_scratch_floats(p, block);
       INFO("channels " << p.in_channels << " -> " << p.out_channels << ", plane " << p.in_h << "x" << p.in_w
@@ -156,13 +160,9 @@ TEST_CASE("conv_gemm reading the input in place ('same' stride-1 convolutions) m
 #if defined(__AVX512F__)
     REQUIRE(onnxc::rt::conv_reads_shifted_input(p));
 #endif
-    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
-    auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
-    auto bias = ramp(p.out_channels, 1.0f);
-    std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * n)), y(expected.size());
-    std::vector<float> packed(w.size());
-    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
-    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    const index_t k = onnxc::rt::conv_gemm_k(p);
+    auto [x, w, bias, expected, packed] = conv_case(p);
+    std::vector<float> y(expected.size());
     const index_t block = onnxc::rt::packed_gemm_block_cols(k);
     std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_gemm_scratch_floats(p, block)));
     onnxc::rt::conv_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(), block,
@@ -192,12 +192,9 @@ TEST_CASE("conv_gemm's im2col blocks with a parallel-for, by column tasks or by 
                                      nullptr};
   ConvParams stem = conv2d(3, 16, 1, 41, 3, 2, 0, 1);
   for (ConvParams p : {stem, conv2d(5, 40, 1, 45, 3, 2, 1, 1)}) {
-    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
-    auto x = ramp(p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
-    auto bias = ramp(p.out_channels, 1.0f);
-    std::vector<float> expected(static_cast<std::size_t>(p.out_channels * n)), y(expected.size()), packed(w.size());
-    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
-    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    const index_t n = onnxc::rt::conv_gemm_n(p);
+    auto [x, w, bias, expected, packed] = conv_case(p);
+    std::vector<float> y(expected.size());
     for (index_t block : {index_t{96}, index_t{200}, n}) {
       INFO("out channels " << p.out_channels << ", block " << block << " of " << n << " columns");
       REQUIRE_FALSE(onnxc::rt::conv_gemm_reads_padded_input(p, block));
@@ -228,13 +225,8 @@ TEST_CASE("conv_shifted (no scratch) matches the reference convolution, shallow 
                      << ", kernel " << p.k_h << "x" << p.k_w << ", pad " << p.pad_w << ", dilation " << p.dilation_w);
     REQUIRE(onnxc::rt::conv_shape_reads_shifted_input(p));
     if (!onnxc::rt::kShiftedInputProduct) continue;  // built without AVX-512: the compiler never calls it
-    const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
-    auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
-    auto bias = ramp(p.out_channels, 1.0f);
-    std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * n)), y(expected.size());
-    std::vector<float> packed(w.size());
-    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
-    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    auto [x, w, bias, expected, packed] = conv_case(p);
+    std::vector<float> y(expected.size());
     onnxc::rt::conv_shifted(p, x.data(), packed.data(), bias.data(), y.data(), {onnxc::rt::Activation::None, 0.0f, 0.0f});
     for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i]).margin(1e-4));
     onnxc::rt::conv_shifted(p, x.data(), packed.data(), bias.data(), y.data(),
@@ -272,12 +264,8 @@ TEST_CASE("conv_gemm over the phase planes of a stride-2 input matches the refer
     const bool through_gemm = k >= onnxc::rt::kPhaseMinDepth;
     if (through_gemm) REQUIRE(onnxc::rt::conv_gemm_scratch_floats(p, block) >= onnxc::rt::conv_phase_floats(p));
     if (!through_gemm && !onnxc::rt::kShiftedInputProduct) continue;
-    auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
-    auto bias = ramp(p.out_channels, 1.0f);
-    std::vector<float> expected(static_cast<std::size_t>(p.batch * p.out_channels * n)), y(expected.size());
-    std::vector<float> packed(w.size());
-    onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
-    onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+    auto [x, w, bias, expected, packed] = conv_case(p);
+    std::vector<float> y(expected.size());
     std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_phase_floats(p)), 1e30f);
     if (through_gemm) {
       scratch.resize(static_cast<std::size_t>(onnxc::rt::conv_gemm_scratch_floats(p, block)), 1e30f);
