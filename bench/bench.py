@@ -107,7 +107,9 @@ def gemm_numbers(gemm_bench):
     out = run([gemm_bench])
     peak = float(re.search(r"fma_peak_gflops:\s*([0-9.]+)", out).group(1))
     gemm = float(re.search(r"gemm_512_gflops:\s*([0-9.]+)", out).group(1))
-    return peak, gemm
+    convs = [tuple(part.strip() for part in m.group(1).split("|"))
+             for m in re.finditer(r"conv_gflops:\s*(.*)", out)]
+    return peak, gemm, convs
 
 
 def main():
@@ -245,7 +247,7 @@ def main():
         lines += [f"Not measured: {name} (onnxc could not compile it: `{why}`).", ""]
     if gemm:
         lines += [
-            "## GEMM micro-benchmark",
+            "## Kernel micro-benchmark",
             "",
             "`bench/gemm_bench.cpp` (built with `-O3 -march=native -DONNXC_SIMD`): the packed-weight matrix",
             "product of runtime-support (`onnxc/packed_gemm.h`, the kernel of 1x1 and im2col convolutions) on",
@@ -257,6 +259,18 @@ def main():
             f"| {gemm[0]:.1f} GFLOP/s | {gemm[1]:.1f} GFLOP/s | {100 * gemm[1] / gemm[0]:.1f} |",
             "",
         ]
+        if gemm[2]:
+            lines += [
+                "Convolution layers of the corpus through each kernel that computes them (the same program,",
+                "one thread, no activation; GFLOP/s counts the direct convolution's multiply-adds, so",
+                "Winograd's, which does 4/9 of them, can pass the peak):",
+                "",
+                "| layer | kernel | us | GFLOP/s | % of peak |",
+                "| --- | --- | ---: | ---: | ---: |",
+            ]
+            for layer, kernel, us, gflops in gemm[2]:
+                lines.append(f"| {layer} | {kernel} | {us} | {gflops} | {100 * float(gflops) / gemm[0]:.1f} |")
+            lines.append("")
     kept = kept_text(a.out)
     lines.append(END_OF_TABLES)
     with open(a.out, "w") as f:

@@ -1,13 +1,18 @@
-// GEMM micro-benchmark: the packed-weight product of runtime-support (onnxc/packed_gemm.h) on
-// 512^3 floats against the single-core FMA peak, measured rather than taken from a datasheet.
+// Kernel micro-benchmark: the packed-weight product of runtime-support (onnxc/packed_gemm.h) on
+// 512^3 floats, and convolution layers of the model corpus through each kernel that computes
+// them, against the single-core FMA peak, measured rather than taken from a datasheet.
 // Build: c++ -std=c++17 -O3 -march=native -DONNXC_SIMD -I runtime-support/include bench/gemm_bench.cpp
-// Prints `fma_peak_gflops: X` and `gemm_512_gflops: Y` (medians over repeated runs).
+// Prints `fma_peak_gflops: X`, `gemm_512_gflops: Y` and, per layer and kernel,
+// `conv_gflops: <layer> | <kernel> | <us> | <GFLOP/s>` (medians over repeated runs; GFLOP/s counts
+// the direct convolution's multiply-adds, so Winograd's can pass the peak).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <vector>
 
 #include "onnxc/packed_gemm.h"
+#include "onnxc/winograd.h"
 
 #if !defined(ONNXC_SIMD)
 #error "build with -DONNXC_SIMD: this measures the SIMD kernels"
@@ -71,10 +76,79 @@ double gemm_gflops(index_t n) {
   return 2.0 * static_cast<double>(n) * n * n / s / 1e9;
 }
 
+// One convolution layer: 2-d, square, padding (k - 1) / 2, batch 1.
+struct ConvLayer {
+  const char* name;
+  index_t in_channels, out_channels, size, kernel, stride;
+};
+
+onnxc::rt::ConvParams params_of(const ConvLayer& l) {
+  const index_t pad = (l.kernel - 1) / 2, out = (l.size + 2 * pad - l.kernel) / l.stride + 1;
+  return onnxc::rt::ConvParams{1, l.in_channels, l.out_channels, 1, 1, l.size, l.size, 1, out, out, 1, l.kernel,
+                               l.kernel, 1, l.stride, l.stride, 1, 1, 1, 0, pad, pad};
+}
+
+// Each kernel that computes the layer (the matrix product with its fastest block, the in-place and
+// Winograd ones where they apply), checked against rt::conv at one output before it is timed.
+void conv_layer(const ConvLayer& l) {
+  namespace rt = onnxc::rt;
+  const rt::ConvParams p = params_of(l);
+  const index_t k = rt::conv_gemm_k(p), n = rt::conv_gemm_n(p), m = p.out_channels;
+  std::vector<float> x(static_cast<std::size_t>(p.in_channels * p.in_h * p.in_w)), w(static_cast<std::size_t>(m * k));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) * 0.25f - 0.75f;
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 5) * 0.125f - 0.25f;
+  std::vector<float> bias(static_cast<std::size_t>(m), 0.5f), expected(static_cast<std::size_t>(m * n)), y(expected.size());
+  std::vector<float> packed(w.size());
+  rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+  rt::pack_weights(w.data(), m, k, packed.data());
+  const double flops = 2.0 * static_cast<double>(m) * k * n;
+  auto report = [&](const char* kernel, auto run) {
+    std::fill(y.begin(), y.end(), 0.0f);
+    run();
+    const std::size_t at = y.size() / 3;
+    if (std::abs(y[at] - expected[at]) > 1e-3f * (1.0f + std::abs(expected[at]))) {
+      std::printf("error: %s through %s gives %g at %zu, the reference %g\n", l.name, kernel, y[at], at, expected[at]);
+      return;
+    }
+    const double s = median_seconds(n > 4096 ? 51 : 201, run);
+    std::printf("conv_gflops: %s | %s | %.1f | %.1f\n", l.name, kernel, s * 1e6, flops / s / 1e9);
+  };
+  const index_t block = rt::packed_gemm_block_cols(k);
+  std::vector<float> scratch(static_cast<std::size_t>(rt::conv_gemm_scratch_floats(p, block) + rt::conv_phase_floats(p)));
+  report("matrix product (scratch of the fastest block)", [&] {
+    rt::conv_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(), block, rt::kNoActivation);
+  });
+  if (rt::kShiftedInputProduct && rt::conv_shape_reads_shifted_input(p))
+    report("in place (conv_shifted, no scratch)",
+           [&] { rt::conv_shifted(p, x.data(), packed.data(), bias.data(), y.data(), rt::kNoActivation); });
+  if (rt::conv_fits_winograd(p)) {
+    std::vector<float> u(static_cast<std::size_t>(16 * m * p.in_channels));
+    rt::winograd_pack_weights(w.data(), m, p.in_channels, u.data());
+    const index_t tw = rt::winograd_tiles_w(p), rows = std::max<index_t>(1, 65536 / (16 * p.in_channels * tw));
+    const index_t group = rt::winograd_block_is_narrow(tw * std::min(rows, rt::winograd_tiles_h(p))) ? 32 : 8;
+    std::vector<float> wscratch(static_cast<std::size_t>(rt::winograd_scratch_floats(p, rows, 1, group)));
+    report("Winograd F(2x2, 3x3)", [&] {
+      rt::conv_winograd(p, x.data(), u.data(), bias.data(), y.data(), wscratch.data(), rows, 1, rt::kNoActivation,
+                        nullptr, group);
+    });
+  }
+}
+
 }  // namespace
 
 int main() {
   std::printf("lanes: %d\n", static_cast<int>(onnxc::rt::kFloatLanes));
   std::printf("fma_peak_gflops: %.1f\n", fma_peak_gflops());
   std::printf("gemm_512_gflops: %.1f\n", gemm_gflops(512));
+  // Layers of the corpus: resnet8-cifar's 3x3 ones, squeezenet1_1's first layer and 3x3 expands,
+  // mobilenet_v2's 1x1 expansion and projection on 56 x 56.
+  const ConvLayer layers[] = {{"resnet8 16->16 3x3 32x32", 16, 16, 32, 3, 1},
+                              {"resnet8 16->32 3x3/2 32x32", 16, 32, 32, 3, 2},
+                              {"resnet8 64->64 3x3 8x8", 64, 64, 8, 3, 1},
+                              {"squeezenet 3->64 3x3/2 224x224", 3, 64, 224, 3, 2},
+                              {"squeezenet 16->64 3x3 55x55", 16, 64, 55, 3, 1},
+                              {"squeezenet 64->256 3x3 13x13", 64, 256, 13, 3, 1},
+                              {"mobilenet 24->144 1x1 56x56", 24, 144, 56, 1, 1},
+                              {"mobilenet 144->24 1x1 56x56", 144, 24, 56, 1, 1}};
+  for (const ConvLayer& l : layers) conv_layer(l);
 }
