@@ -114,7 +114,7 @@ void conv_layer(const ConvLayer& l) {
     std::printf("conv_gflops: %s | %s | %.1f | %.1f\n", l.name, kernel, s * 1e6, flops / s / 1e9);
   };
   const index_t block = rt::packed_gemm_block_cols(k);
-  std::vector<float> scratch(static_cast<std::size_t>(rt::conv_gemm_scratch_floats(p, block) + rt::conv_phase_floats(p)));
+  std::vector<float> scratch(static_cast<std::size_t>(rt::conv_gemm_scratch_floats(p, block)));
   report("matrix product (scratch of the fastest block)", [&] {
     rt::conv_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(), block, rt::kNoActivation);
   });

@@ -17,9 +17,10 @@
 namespace onnxc {
 namespace rt {
 
-// Whether functor F has a vector form for floats on SIMD targets: `vfloat vec(vfloat) const`
-// (the transcendental ones, through xsimd's exp, tanh, erf and log, whose float versions stay
-// within a few ulp: the ONNX tests' tolerance is 1e-3 relative).
+// Whether unary functor F has a vector form for floats on SIMD targets: `vfloat vec(vfloat) const`
+// (the transcendental ones go through xsimd's exp, tanh, erf and log, whose float versions stay
+// within a few ulp: the ONNX tests' tolerance is 1e-3 relative). The binary arithmetic functors'
+// vec(a, b) serve fused chains (ops/fused_elementwise.cpp).
 template <class F, class = void>
 struct has_vector_form : std::false_type {};
 #if defined(ONNXC_SIMD)
