@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -82,6 +83,16 @@ std::string styled(const Terminal& term, std::string message) {
 
 void print_message(const Terminal& term, const std::string& message) {
   fmt::print(stderr, "{}\n", styled(term, message));
+}
+
+// A repeatable option takes one value per occurrence, in every command. CLI11's vector options
+// otherwise take every word up to the next option, the model's name too:
+// `onnxc --dim N=1 model.onnx -o m.cpp` failed with "model is required".
+void one_value_per_occurrence(CLI::App& app) {
+  for (CLI::Option* option : app.get_options())
+    if (option->get_items_expected_max() > 1) option->allow_extra_args(false);
+  for (CLI::App* command : app.get_subcommands(std::function<bool(CLI::App*)>{}))
+    one_value_per_occurrence(*command);
 }
 
 // A one-line progress indicator for long compiles (large models take seconds): once a compile
@@ -539,11 +550,13 @@ int main(int argc, char** argv) {
                        "A model directory (model.onnx + test_data_set_*/input_N.pb, output_N.pb) or a model file.")
       ->required()
       ->type_name("DIR|MODEL.onnx");
-  validate->add_option("--data", vopt.data_dirs, "Test data directories (default: test_data_set_* beside the model).");
+  validate->add_option("--data", vopt.data_dirs,
+                       "A test data directory, one per occurrence (default: test_data_set_* beside the model).");
   validate->add_option("--rtol", vopt.rtol, "Relative tolerance for floats (default 1e-3).");
   validate->add_option("--atol", vopt.atol, "Absolute tolerance for floats (default 1e-5).");
   validate->add_option("--cxx", vopt.cxx, "Host C++ compiler (default: $CXX or c++).");
-  validate->add_option("--cxxflags", vopt.cxxflags, "Flags for the host compiler (default: -O1).")->allow_extra_args(false);
+  validate->add_option("--cxxflags", vopt.cxxflags,
+                       "A flag for the host compiler, one per occurrence: --cxxflags=-O2 --cxxflags=-g (default: -O1).");
   validate->add_option("--keep", vopt.keep_dir, "Keep the generated code, harness and outputs in this directory.");
   validate->add_option("--timeout", vopt.timeout_s, "Seconds the compiled model may run (default 600).");
   validate->add_option("--pch-cache", vopt.pch_cache_dir,
@@ -588,7 +601,9 @@ int main(int argc, char** argv) {
   bench->add_option("model", bopt.model, "The ONNX model file.")->required()->type_name("MODEL.onnx");
   bench->add_option("--runs", bopt.runs, "Timed runs after 3 warm-up runs (default 100).");
   bench->add_option("--cxx", bopt.cxx, "Host C++ compiler (default: $CXX or c++).");
-  bench->add_option("--cxxflags", bopt.cxxflags, "Flags for the host compiler (default: -O3 -march=native).");
+  bench->add_option("--cxxflags", bopt.cxxflags,
+                    "A flag for the host compiler, one per occurrence: --cxxflags=-O2 --cxxflags=-g (default: -O3 "
+                    "-march=native).");
   bench->add_option("--keep", bopt.keep_dir, "Keep the generated code and harness in this directory.");
   bench->add_option("--threads", bopt.threads,
                     "Time run_parallel with a pool of N threads (the harness's example pool) instead of run().")
@@ -602,6 +617,7 @@ int main(int argc, char** argv) {
   bench->add_option("--target", bcommon.target, target_help(" Default: native."))->type_name("ISA");
   bcommon.target = "native";  // bench measures this machine at its best
   add_common(bench, bcommon);
+  one_value_per_occurrence(app);
 
   try {
     app.parse(argc, argv);
