@@ -301,9 +301,32 @@ class Loader {
     return false;
   }
 
+  // A name for node `index` that neither the file gives any node nor an earlier node took:
+  // NAME_INDEX, or NAME_INDEX_2, _3, ... (deterministic: the same file, the same names).
+  static std::string unused_node_name(const std::string& name, int index, const std::set<std::string>& given,
+                                      const std::set<std::string>& used) {
+    std::string unique = fmt::format("{}_{}", name, index);
+    for (int k = 2; used.count(unique) || given.count(unique); ++k) unique = fmt::format("{}_{}_{}", name, index, k);
+    return unique;
+  }
+
+  // A name the file repeats: refused with --strict, renamed with a warning otherwise.
+  void repeated_node_name(const std::string& where, const std::string& renamed) {
+    if (opts_.strict) {
+      diag_.invalid(where, "shares its name with an earlier node",
+                    "node names must be unique in a graph (without --strict onnxc renames it, with a warning)");
+    } else if (opts_.warn) {
+      opts_.warn(Problem{ErrorKind::Invalid, where,
+                         fmt::format("shares its name with an earlier node; onnxc calls it '{}'", renamed),
+                         "node names must be unique in a graph; --strict refuses such models", {}});
+    }
+  }
+
   std::vector<const onnx::NodeProto*> add_nodes(const onnx::GraphProto& gp, Graph& g, int depth) {
     std::vector<const onnx::NodeProto*> protos;
-    std::set<std::string> node_names;
+    std::set<std::string> given, used;  // the names the file gives; the names taken so far
+    for (const auto& np : gp.node())
+      if (!np.name().empty()) given.insert(np.name());
     for (int i = 0; i < gp.node_size(); ++i) {
       const auto& np = gp.node(i);
       auto n = std::make_unique<Node>();
@@ -315,8 +338,15 @@ class Loader {
       n->opset = it == opsets_->end() ? 0 : it->second;
       std::string where = n->describe();
       if (np.op_type().empty()) diag_.invalid(where, "has no op_type", "set the operator the node calls");
-      if (!np.name().empty() && !node_names.insert(np.name()).second && depth == 0)
-        diag_.invalid(where, "shares its name with an earlier node", "node names must be unique in a graph");
+      // Names are diagnostic only, yet the spec says they MUST be unique in a graph, and the
+      // report and the generated code's comments name steps by them. A repeated name, or the
+      // made-up OP_INDEX of an unnamed node that a named node uses, gets the index as a suffix.
+      if (used.count(n->name) || (np.name().empty() && given.count(n->name))) {
+        std::string renamed = unused_node_name(n->name, i, given, used);
+        if (!np.name().empty()) repeated_node_name(where, renamed);
+        n->name = renamed;
+      }
+      used.insert(n->name);
       if (it == opsets_->end())
         diag_.invalid(where, fmt::format("uses domain '{}', which the model does not import", np.domain()),
                       "add the domain to the model's opset_import");
