@@ -13,9 +13,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -61,6 +64,7 @@ struct Terminal {
 
 constexpr const char* kErrorStyle = "1;31";  // bold red
 constexpr const char* kFixStyle = "1;36";    // bold cyan
+constexpr const char* kWarningStyle = "1;35";  // bold magenta
 
 // Colours the labels of a message formatted by format_problem(): "error:", "unsupported:",
 // and the "fix:" of its hint line.
@@ -76,12 +80,33 @@ std::string styled(const Terminal& term, std::string message) {
   };
   paint_label("error:", kErrorStyle);
   paint_label("unsupported:", kErrorStyle);
+  paint_label("warning:", kWarningStyle);
   paint_label("fix:", kFixStyle);
   return message;
 }
 
 void print_message(const Terminal& term, const std::string& message) {
   fmt::print(stderr, "{}\n", styled(term, message));
+}
+
+// Prints the loader's warnings about `file`, each once (validate loads a model more than once).
+std::function<void(const Problem&)> warning_printer(const Terminal& term, const std::string& file) {
+  auto printed = std::make_shared<std::set<std::string>>();
+  return [term, file, printed](const Problem& p) {
+    std::string message = fmt::format("warning: {}: {}: {}", file, p.where, p.what);
+    if (!p.fix.empty()) message += "\n  fix: " + p.fix;
+    if (printed->insert(message).second) print_message(term, message);
+  };
+}
+
+// A repeatable option takes one value per occurrence, in every command. CLI11's vector options
+// otherwise take every word up to the next option, the model's name too:
+// `onnxc --dim N=1 model.onnx -o m.cpp` failed with "model is required".
+void one_value_per_occurrence(CLI::App& app) {
+  for (CLI::Option* option : app.get_options())
+    if (option->get_items_expected_max() > 1) option->allow_extra_args(false);
+  for (CLI::App* command : app.get_subcommands(std::function<bool(CLI::App*)>{}))
+    one_value_per_occurrence(*command);
 }
 
 // A one-line progress indicator for long compiles (large models take seconds): once a compile
@@ -166,6 +191,7 @@ struct Common {
   std::string name = "model";
   std::string target = "generic";  // --target (backend/target.h)
   std::string scratch;              // --scratch; empty: the target's default
+  bool strict = false;              // --strict
 };
 
 void add_common(CLI::App* app, Common& c) {
@@ -212,11 +238,18 @@ void add_common(CLI::App* app, Common& c) {
                   "memory (at least one row of register tiles per im2col block, 4 depthwise slots), even where the "
                   "arena grows. --report shows each step's choice.")
       ->type_name("fit|speed");
+  app->add_flag("--strict", c.strict,
+                "Refuse a model that breaks a MUST of the ONNX spec which onnxc otherwise compiles around with a "
+                "warning: node names repeated in a graph (names are diagnostic only; onnxc renames the repeats "
+                "NAME_INDEX). Every other violation onnxc detects is refused either way.");
 }
 
-CompileOptions to_options(const Common& c) {
+// The options of a command on `subject` (the model or its directory, for warnings).
+CompileOptions to_options(const Common& c, const Terminal& term, const std::string& subject) {
   CompileOptions o;
   o.name = c.name;
+  o.strict = c.strict;
+  o.warn = warning_printer(term, subject);
   if (!find_target(c.target))
     throw CompileError(ErrorKind::Usage, "--target " + c.target, "unknown target",
                        fmt::format("the targets are: {}", fmt::join(target_names(), ", ")));
@@ -423,7 +456,7 @@ bool is_section_name(const std::string& s) {
 }
 
 int run_compile(const CompileCommand& cmd, const Terminal& term) {
-  CompileOptions co = to_options(cmd.common);
+  CompileOptions co = to_options(cmd.common, term, cmd.model);
   if (!parse_weights_format(cmd.weights_format, &co.weights_format))
     throw CompileError(ErrorKind::Usage, "--weights-format " + cmd.weights_format, "unknown format",
                        "use 'array' (weights as C++ arrays) or 'incbin' (a binary file the assembler includes)");
@@ -539,11 +572,13 @@ int main(int argc, char** argv) {
                        "A model directory (model.onnx + test_data_set_*/input_N.pb, output_N.pb) or a model file.")
       ->required()
       ->type_name("DIR|MODEL.onnx");
-  validate->add_option("--data", vopt.data_dirs, "Test data directories (default: test_data_set_* beside the model).");
+  validate->add_option("--data", vopt.data_dirs,
+                       "A test data directory, one per occurrence (default: test_data_set_* beside the model).");
   validate->add_option("--rtol", vopt.rtol, "Relative tolerance for floats (default 1e-3).");
   validate->add_option("--atol", vopt.atol, "Absolute tolerance for floats (default 1e-5).");
   validate->add_option("--cxx", vopt.cxx, "Host C++ compiler (default: $CXX or c++).");
-  validate->add_option("--cxxflags", vopt.cxxflags, "Flags for the host compiler (default: -O1).")->allow_extra_args(false);
+  validate->add_option("--cxxflags", vopt.cxxflags,
+                       "A flag for the host compiler, one per occurrence: --cxxflags=-O2 --cxxflags=-g (default: -O1).");
   validate->add_option("--keep", vopt.keep_dir, "Keep the generated code, harness and outputs in this directory.");
   validate->add_option("--timeout", vopt.timeout_s, "Seconds the compiled model may run (default 600).");
   validate->add_option("--pch-cache", vopt.pch_cache_dir,
@@ -588,7 +623,9 @@ int main(int argc, char** argv) {
   bench->add_option("model", bopt.model, "The ONNX model file.")->required()->type_name("MODEL.onnx");
   bench->add_option("--runs", bopt.runs, "Timed runs after 3 warm-up runs (default 100).");
   bench->add_option("--cxx", bopt.cxx, "Host C++ compiler (default: $CXX or c++).");
-  bench->add_option("--cxxflags", bopt.cxxflags, "Flags for the host compiler (default: -O3 -march=native).");
+  bench->add_option("--cxxflags", bopt.cxxflags,
+                    "A flag for the host compiler, one per occurrence: --cxxflags=-O2 --cxxflags=-g (default: -O3 "
+                    "-march=native).");
   bench->add_option("--keep", bopt.keep_dir, "Keep the generated code and harness in this directory.");
   bench->add_option("--threads", bopt.threads,
                     "Time run_parallel with a pool of N threads (the harness's example pool) instead of run().")
@@ -602,6 +639,7 @@ int main(int argc, char** argv) {
   bench->add_option("--target", bcommon.target, target_help(" Default: native."))->type_name("ISA");
   bcommon.target = "native";  // bench measures this machine at its best
   add_common(bench, bcommon);
+  one_value_per_occurrence(app);
 
   try {
     app.parse(argc, argv);
@@ -617,9 +655,9 @@ int main(int argc, char** argv) {
     if (*validate) {
       take_pins_from_data(vcommon, vopt);
       if (find_board(vcommon.target)) vopt.firmware_target = vcommon.target;
-      return run_validate(vopt, to_options(vcommon));
+      return run_validate(vopt, to_options(vcommon, term, subject));
     }
-    if (*bench) return run_bench(bopt, to_options(bcommon));
+    if (*bench) return run_bench(bopt, to_options(bcommon, term, subject));
     if (cmd.model.empty()) {
       fmt::print(stderr, "{}", app.help());
       return 2;

@@ -471,7 +471,7 @@ int run_validate(const ValidateOptions& v, const CompileOptions& c_in) {
   std::string dir = v.keep_dir.empty() ? make_temp_dir() : v.keep_dir;
   int status = 0;
   try {
-    Model m = load_model(model_path.string());
+    Model m = load_model(model_path.string(), load_options(c_in));
     CompileOptions co = c_in;
     if (co.input_shapes.empty() && co.dims.empty()) shapes_from_data(m, sets[0], co);
     sequence_shapes_from_data(m, sets[0], co);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -52,6 +53,69 @@ template <class Message> bool parse_bounded(const std::string& bytes, Message* o
                                             static_cast<int>(bytes.size()));
   in.SetRecursionLimit(kProtobufRecursionLimit);
   return out->ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+}
+
+// How deep a serialized ModelProto nests: the most messages open at once (the model itself at
+// 1) and the most subgraphs (graphs inside the main graph) among them. Walks the wire format
+// with its own stack, following the fields onnx.proto declares as messages, so a file nested
+// past the parser's recursion limit can be measured; nullopt if the bytes are damaged.
+struct Nesting {
+  int messages = 0;
+  int subgraphs = 0;
+};
+
+std::optional<Nesting> measure_nesting(const std::string& bytes) {
+  using google::protobuf::Descriptor;
+  using google::protobuf::FieldDescriptor;
+  struct Open {
+    const Descriptor* type;
+    std::size_t end;
+  };
+  const Descriptor* graph = onnx::GraphProto::descriptor();
+  std::vector<Open> open{{onnx::ModelProto::descriptor(), bytes.size()}};
+  int graphs_open = 0;
+  Nesting deepest{1, 0};
+  auto varint = [&](std::size_t& at, uint64_t* v) {
+    *v = 0;
+    for (int shift = 0; shift < 64 && at < bytes.size(); shift += 7) {
+      uint8_t b = static_cast<uint8_t>(bytes[at++]);
+      *v |= uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) return true;
+    }
+    return false;
+  };
+  for (std::size_t at = 0; !open.empty();) {
+    if (at == open.back().end) {
+      graphs_open -= open.back().type == graph;
+      open.pop_back();
+      continue;
+    }
+    uint64_t key = 0, length = 0;
+    if (!varint(at, &key)) return std::nullopt;
+    switch (key & 7) {
+      case 0:
+        if (!varint(at, &length)) return std::nullopt;
+        break;
+      case 1: at += 8; break;
+      case 5: at += 4; break;
+      case 2: {
+        if (!varint(at, &length) || length > open.back().end - at) return std::nullopt;
+        const FieldDescriptor* f = open.back().type->FindFieldByNumber(static_cast<int>(key >> 3));
+        if (f && f->type() == FieldDescriptor::TYPE_MESSAGE) {
+          open.push_back({f->message_type(), at + length});
+          graphs_open += f->message_type() == graph;
+          deepest.messages = std::max(deepest.messages, static_cast<int>(open.size()));
+          deepest.subgraphs = std::max(deepest.subgraphs, graphs_open - 1);
+          continue;
+        }
+        at += length;
+        break;
+      }
+      default: return std::nullopt;  // groups: not in onnx.proto
+    }
+    if (at > open.back().end) return std::nullopt;
+  }
+  return deepest;
 }
 
 // Multiplies dims, refusing negative dims and overflow. Returns -1 on failure.
@@ -142,9 +206,25 @@ class Loader {
     if (bytes.empty())
       throw CompileError(ErrorKind::Invalid, "", "the file is empty", "pass an ONNX model file (.onnx)");
     onnx::ModelProto proto;
-    if (!parse_bounded(bytes, &proto))
+    if (!parse_bounded(bytes, &proto)) {
+      std::optional<Nesting> nesting = measure_nesting(bytes);
+      if (nesting && nesting->messages > kProtobufRecursionLimit && nesting->subgraphs > opts_.max_graph_depth)
+        throw CompileError(
+            ErrorKind::Unsupported, "",
+            fmt::format("subgraphs are nested {} levels deep, beyond the parser's limit of {} nested protobuf messages "
+                        "(about {} levels of subgraphs: each level is a graph, a node and an attribute)",
+                        nesting->subgraphs, kProtobufRecursionLimit, kProtobufRecursionLimit / 3),
+            fmt::format("flatten the control flow: onnxc compiles subgraphs nested up to {} levels",
+                        opts_.max_graph_depth));
+      if (nesting && nesting->messages > kProtobufRecursionLimit)
+        throw CompileError(ErrorKind::Unsupported, "",
+                           fmt::format("protobuf messages are nested {} deep, beyond the parser's limit of {}",
+                                       nesting->messages, kProtobufRecursionLimit),
+                           "re-export the model; types nested this deep (sequences of sequences ...) are not "
+                           "supported");
       throw CompileError(ErrorKind::Invalid, "", "the file is not a valid ONNX protobuf (truncated or not a model)",
                          "re-export the model; check the file was copied completely");
+    }
     Model m;
     m.path = name_;
     convert_model(proto, m);
@@ -301,9 +381,32 @@ class Loader {
     return false;
   }
 
+  // A name for node `index` that neither the file gives any node nor an earlier node took:
+  // NAME_INDEX, or NAME_INDEX_2, _3, ... (deterministic: the same file, the same names).
+  static std::string unused_node_name(const std::string& name, int index, const std::set<std::string>& given,
+                                      const std::set<std::string>& used) {
+    std::string unique = fmt::format("{}_{}", name, index);
+    for (int k = 2; used.count(unique) || given.count(unique); ++k) unique = fmt::format("{}_{}_{}", name, index, k);
+    return unique;
+  }
+
+  // A name the file repeats: refused with --strict, renamed with a warning otherwise.
+  void repeated_node_name(const std::string& where, const std::string& renamed) {
+    if (opts_.strict) {
+      diag_.invalid(where, "shares its name with an earlier node",
+                    "node names must be unique in a graph (without --strict onnxc renames it, with a warning)");
+    } else if (opts_.warn) {
+      opts_.warn(Problem{ErrorKind::Invalid, where,
+                         fmt::format("shares its name with an earlier node; onnxc calls it '{}'", renamed),
+                         "node names must be unique in a graph; --strict refuses such models", {}});
+    }
+  }
+
   std::vector<const onnx::NodeProto*> add_nodes(const onnx::GraphProto& gp, Graph& g, int depth) {
     std::vector<const onnx::NodeProto*> protos;
-    std::set<std::string> node_names;
+    std::set<std::string> given, used;  // the names the file gives; the names taken so far
+    for (const auto& np : gp.node())
+      if (!np.name().empty()) given.insert(np.name());
     for (int i = 0; i < gp.node_size(); ++i) {
       const auto& np = gp.node(i);
       auto n = std::make_unique<Node>();
@@ -315,8 +418,15 @@ class Loader {
       n->opset = it == opsets_->end() ? 0 : it->second;
       std::string where = n->describe();
       if (np.op_type().empty()) diag_.invalid(where, "has no op_type", "set the operator the node calls");
-      if (!np.name().empty() && !node_names.insert(np.name()).second && depth == 0)
-        diag_.invalid(where, "shares its name with an earlier node", "node names must be unique in a graph");
+      // Names are diagnostic only, yet the spec says they MUST be unique in a graph, and the
+      // report and the generated code's comments name steps by them. A repeated name, or the
+      // made-up OP_INDEX of an unnamed node that a named node uses, gets the index as a suffix.
+      if (used.count(n->name) || (np.name().empty() && given.count(n->name))) {
+        std::string renamed = unused_node_name(n->name, i, given, used);
+        if (!np.name().empty()) repeated_node_name(where, renamed);
+        n->name = renamed;
+      }
+      used.insert(n->name);
       if (it == opsets_->end())
         diag_.invalid(where, fmt::format("uses domain '{}', which the model does not import", np.domain()),
                       "add the domain to the model's opset_import");

@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "ir/ir.h"
+#include "support/diagnostics.h"
 
 namespace onnxc {
 
@@ -18,6 +20,11 @@ struct LoadOptions {
   std::size_t max_tensor_bytes = std::size_t(4) << 30;
   // Deepest nesting of subgraphs (If inside Loop inside ...) accepted.
   int max_graph_depth = 64;
+  // --strict: refuse a model that breaks a MUST of the spec onnxc can compile around (node
+  // names repeated in a graph) instead of warning and renaming.
+  bool strict = false;
+  // Receives those warnings; none: they are dropped.
+  std::function<void(const Problem&)> warn;
 };
 
 // Throws CompileError listing every problem found.

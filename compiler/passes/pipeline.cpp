@@ -66,14 +66,21 @@ void check_loaded_model(Model& m, const CompileOptions& o) {
   }
 }
 
+LoadOptions load_options(const CompileOptions& o) {
+  LoadOptions l;
+  l.strict = o.strict;
+  l.warn = o.warn;
+  return l;
+}
+
 Model check_model(const std::string& path, const CompileOptions& o) {
-  Model m = load_model(path);
+  Model m = load_model(path, load_options(o));
   check_loaded_model(m, o);
   return m;
 }
 
 Compilation compile_model(const std::string& path, const CompileOptions& o) {
-  return compile_loaded_model(load_model(path), o);
+  return compile_loaded_model(load_model(path, load_options(o)), o);
 }
 
 Compilation compile_loaded_model(Model model, const CompileOptions& o) {

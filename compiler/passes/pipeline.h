@@ -1,6 +1,7 @@
 // The compiler, start to end: the one place that lists the pipeline in order.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "backend/codegen.h"
+#include "frontend/load.h"
 #include "ir/ir.h"
 #include "passes/kernel_passes.h"
 #include "passes/program.h"
@@ -32,7 +34,12 @@ struct CompileOptions {
   std::size_t string_bytes = 64;
   // --scratch fit|speed; none: Fit (every target).
   std::optional<ScratchPolicy> scratch_policy;
+  bool strict = false;                            // --strict (LoadOptions::strict)
+  std::function<void(const Problem&)> warn;       // the loader's warnings (LoadOptions::warn)
 };
+
+// How compile_model and check_model load the file under these options.
+LoadOptions load_options(const CompileOptions& options);
 
 // Names of the passes --disable-pass accepts.
 const std::set<std::string>& optional_passes();

@@ -48,13 +48,14 @@ def floats_init(name, dims, values):
     return t
 
 
-def save(file, m_or_bytes, fragment):
+def save(file, m_or_bytes, fragment, flags=""):
+    """flags: onnxc options the case is refused under (e.g. --strict); none: refused always."""
     path = os.path.join(OUT, file)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     data = m_or_bytes if isinstance(m_or_bytes, bytes) else m_or_bytes.SerializeToString()
     with open(path, "wb") as f:
         f.write(data)
-    CASES.append((file, fragment))
+    CASES.append((file, fragment, flags))
 
 
 def add_model(x_plus):
@@ -174,6 +175,35 @@ def bool_input(name="c"):
     return helper.make_tensor_value_info(name, TensorProto.BOOL, [])
 
 
+def field(number, payload):
+    """A length-delimited protobuf field: key, length, bytes."""
+    def varint(v):
+        out = bytearray()
+        while True:
+            out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
+            v >>= 7
+            if not v:
+                return bytes(out)
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def deep_ifs(levels):
+    """A model of `levels` Ifs, each in the previous one's then_branch, serialized by hand (onnx's
+    Python protobuf refuses to build or write messages this deep). To keep the file small the
+    nested Ifs have no else_branch and their graphs no outputs: the parser gives up before any
+    check would see that. Graph field 1 is node, 2 name; node field 5 attribute; attribute
+    field 6 g; model field 7 graph, graph field 11 input."""
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "g", [], [vi("t")]).SerializeToString()
+    shell = helper.make_node("If", ["c"], ["t"]).SerializeToString()
+    then_attr = onnx.AttributeProto(name="then_branch", type=onnx.AttributeProto.GRAPH).SerializeToString()
+    for _ in range(levels):
+        graph = field(1, shell + field(5, then_attr + field(6, graph))) + field(2, b"g")
+    top = model([], inputs=[vi("x"), bool_input()], outputs=[vi("t")])
+    top.ClearField("graph")
+    return top.SerializeToString() + field(7, graph + field(11, vi("x").SerializeToString())
+                                           + field(11, bool_input().SerializeToString()))
+
+
 def name_rules():
     m = model([helper.make_node("Relu", ["x"], ["a"], name="r1"), helper.make_node("Relu", ["x"], ["a"], name="r2"),
                helper.make_node("Relu", ["a"], ["y"], name="r3")])
@@ -194,7 +224,12 @@ def name_rules():
     save("self_loop.onnx", m, "the nodes form a cycle")
 
     m = model([helper.make_node("Relu", ["x"], ["a"], name="same"), helper.make_node("Relu", ["a"], ["y"], name="same")])
-    save("node_names_twice.onnx", m, "shares its name with an earlier node")
+    # Node names are diagnostic only: onnxc renames duplicates with a warning, --strict refuses them.
+    save("node_names_twice.onnx", m, "shares its name with an earlier node", flags="--strict")
+    m = model([if_node("c", [helper.make_node("Relu", ["x"], ["a"], name="same"),
+                             helper.make_node("Relu", ["a"], ["t_out"], name="same")], "t_out")],
+              inputs=[vi("x"), bool_input()])
+    save("node_names_twice_in_subgraph.onnx", m, "shares its name with an earlier node", flags="--strict")
 
     m = add_model(floats_init("c", [4], [1, 2, 3, 4]))
     m.graph.initializer.append(floats_init("c", [4], [1, 2, 3, 4]))
@@ -226,6 +261,20 @@ def name_rules():
         out = f"t{level}"
     m = model([inner], inputs=[vi("x"), bool_input()], outputs=[vi(out)])
     save("deep_subgraph_nesting.onnx", m, "subgraphs are nested more than 64 levels deep")
+
+    # 10,000 Ifs, each inside the previous one's then_branch: deeper than protobuf parses.
+    save("protobuf_deep_nesting.onnx", deep_ifs(10000),
+         "subgraphs are nested 10000 levels deep, beyond the parser's limit of 1000 nested protobuf messages")
+
+    # An input whose type is a sequence of sequences ... 1200 deep (TypeProto field 4 sequence_type,
+    # Sequence field 1 elem_type; ValueInfoProto field 2 type; graph field 11 input).
+    elem = vi("x").type.SerializeToString()
+    for _ in range(1200):
+        elem = field(4, field(1, elem))
+    m = relu_model()
+    m.graph.ClearField("input")
+    save("protobuf_deep_type.onnx", m.SerializeToString() + field(7, field(11, field(1, b"x") + field(2, elem))),
+         "protobuf messages are nested 2407 deep, beyond the parser's limit of 1000")
 
     m = relu_model()
     m.graph.node[0].op_type = ""
@@ -437,12 +486,13 @@ def main():
     for rules in (damaged_files, model_rules, io_rules, name_rules, attribute_rules, value_rules, tensor_rules,
                   external_rules):
         rules()
-    files = [f for f, _ in CASES]
+    files = [f for f, _, _ in CASES]
     assert len(files) == len(set(files)), "duplicate case file names"
     with open(os.path.join(HERE, "cases.txt"), "w") as f:
-        f.write("# file<TAB>fragment onnxc's messages must contain. Generated by make_bad_models.py.\n")
-        for file, fragment in CASES:
-            f.write(f"{file}\t{fragment}\n")
+        f.write("# file<TAB>fragment onnxc's messages must contain[<TAB>options it is refused under].\n"
+                "# Generated by make_bad_models.py.\n")
+        for file, fragment, flags in CASES:
+            f.write(f"{file}\t{fragment}\t{flags}\n" if flags else f"{file}\t{fragment}\n")
     print(f"{len(CASES)} cases in {OUT}")
 
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Runs onnxc on every malformed model listed in cases.txt (made by make_bad_models.py), twice:
 # `onnxc --check MODEL` and a plain compile. Each run must exit with status 1 (not crash, not
-# be killed by a signal), print no sanitizer report, and print the case's expected fragment.
+# be killed by a signal), print no sanitizer report, and print the case's expected fragment. A
+# case with options in a third column (--strict) is run with them.
 #
 #   tests/bad_models/run_bad_models.sh path/to/onnxc [CASE_FILTER]
 set -u
@@ -36,12 +37,13 @@ check_run() {  # case-file fragment mode...
   fi
 }
 
-while IFS=$'\t' read -r file fragment; do
+while IFS=$'\t' read -r file fragment options; do
   case "$file" in '#'* | '') continue ;; esac
   [ -n "$filter" ] && [[ "$file" != *"$filter"* ]] && continue
   model="$here/models/$file"
-  check_run "$file" "$fragment" "$model" --check
-  check_run "$file" "$fragment" "$model" -o "$work/out.cpp"
+  # shellcheck disable=SC2086  # options: words
+  check_run "$file" "$fragment" "$model" --check $options
+  check_run "$file" "$fragment" "$model" -o "$work/out.cpp" $options
 done <"$here/cases.txt"
 
 echo "$passed passed, $failed failed"

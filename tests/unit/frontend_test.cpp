@@ -252,6 +252,39 @@ TEST_CASE("a model loads from memory like from a file") {
                   onnxc::CompileError);
 }
 
+TEST_CASE("repeated node names are renamed NAME_INDEX with a warning, and refused when strict") {
+  ModelBuilder b;
+  b.input("x", {2}).output("y");
+  b.node("Relu", {"x"}, {"a"}, "dup");
+  b.node("Neg", {"a"}, {"b"}, "dup");    // a repeat: NAME_INDEX is 'dup_1', which node 3 takes: 'dup_1_2'
+  b.node("Relu", {"b"}, {"c"});           // unnamed: 'Relu_2', which node 4 takes: 'Relu_2_2'
+  b.node("Neg", {"c"}, {"d"}, "dup_1");
+  b.node("Relu", {"d"}, {"y"}, "Relu_2");
+  std::string bytes;
+  REQUIRE(b.proto().SerializeToString(&bytes));
+  std::vector<onnxc::Problem> warnings;
+  onnxc::LoadOptions lenient;
+  lenient.warn = [&](const onnxc::Problem& p) { warnings.push_back(p); };
+  onnxc::Model m = onnxc::load_model_from_bytes(bytes, "names.onnx", ".", lenient);
+  std::vector<std::string> names;
+  for (const auto& n : m.graph.nodes) names.push_back(n->name);
+  CHECK(names == std::vector<std::string>{"dup", "dup_1_2", "Relu_2_2", "dup_1", "Relu_2"});
+  REQUIRE(warnings.size() == 1);  // the made-up name is not the file's fault
+  CHECK(warnings[0].where == "node 1 'dup' (Neg, opset 13)");
+  CHECK_THAT(warnings[0].what, Catch::Contains("onnxc calls it 'dup_1_2'"));
+
+  onnxc::LoadOptions strict;
+  strict.strict = true;
+  try {
+    onnxc::load_model_from_bytes(bytes, "names.onnx", ".", strict);
+    FAIL("--strict accepted a repeated node name");
+  } catch (const onnxc::CompileError& e) {
+    REQUIRE(e.problems().size() == 1);
+    CHECK(e.problems()[0].where == "node 1 'dup' (Neg, opset 13)");
+    CHECK(e.problems()[0].what == "shares its name with an earlier node");
+  }
+}
+
 TEST_CASE("a sparse initializer is densified: COO values land at their indices") {
   ModelBuilder b;
   b.input("x", {2, 3}).output("y");
