@@ -32,6 +32,9 @@ struct CompileOptions {
   std::size_t string_bytes = 64;
   // --scratch fit|speed; none: Fit (every target).
   std::optional<ScratchPolicy> scratch_policy;
+  // `onnxc bench --layers`: the generated code calls the bench harness's step clock around each
+  // step (CodegenOptions::step_hooks). No command line of the compiler sets it.
+  bool step_hooks = false;
 };
 
 // Names of the passes --disable-pass accepts.
