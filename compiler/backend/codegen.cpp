@@ -226,8 +226,8 @@ class BlockRenderer {
       lines.push_back("}");
       lines.push_back("");
     }
-    if (step_hooks_ && &b == &prog_.main) lines.push_back(fmt::format("onnxc_bench_step({});", b.steps.size()));
     if (!lines.empty() && lines.back().empty()) lines.pop_back();
+    if (step_hooks_ && &b == &prog_.main) lines.push_back(fmt::format("onnxc_bench_step({});", b.steps.size()));
     return lines;
   }
 
