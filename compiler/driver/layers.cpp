@@ -46,6 +46,19 @@ std::string read_text(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
+// A control-flow step's work: its bodies' steps' (an If's branch that runs; a Loop's or Scan's
+// body counted once, their trip counts being run-time values). Other steps: their own.
+void add_step_cost(const Step& s, int64_t* macs, int64_t* bytes) {
+  if (s.subgraphs.empty()) {
+    *macs += node_macs(*s.node, *s.op);
+    *bytes += node_bytes_moved(*s.node);
+    return;
+  }
+  for (const auto& body : s.subgraphs)
+    if (body)
+      for (const Step& inner : body->steps) add_step_cost(inner, macs, bytes);
+}
+
 }  // namespace
 
 std::optional<Roofline> machine_roofline(const std::string& target, int threads, const std::string& cxx,
@@ -101,8 +114,7 @@ std::vector<LayerRow> layer_rows(const Block& main, const std::map<std::size_t, 
     row.op = n.op_type;
     row.output_shape = n.has_output(0) ? shape_str(n.outputs[0]->shape) : "-";
     row.us = us;
-    row.macs = node_macs(n, *s.op);
-    row.bytes = node_bytes_moved(n);
+    add_step_cost(s, &row.macs, &row.bytes);
     if (us > 0) {
       row.gflops = 2.0 * static_cast<double>(row.macs) / us / 1e3;
       row.gbps = static_cast<double>(row.bytes) / us / 1e3;

@@ -41,7 +41,8 @@ struct LayerRow {
 };
 
 // The rows of the main block's steps that have times in step_us (steps without code have none),
-// slowest first (ties: by index).
+// slowest first (ties: by index). A control-flow step (If, Loop, Scan) counts its bodies' steps'
+// MACs and bytes (a loop body's once).
 std::vector<LayerRow> layer_rows(const Block& main, const std::map<std::size_t, double>& step_us, const Roofline& r);
 
 // What the bench harness's `layers` mode printed: "step I US" lines, and "median_us: X" (the whole
