@@ -112,7 +112,8 @@ namespace {
 // Renders blocks (the main graph and nested subgraphs) into statements.
 class BlockRenderer {
  public:
-  BlockRenderer(const Program& prog, std::set<std::string>& headers) : prog_(prog), T(prog.tensors), headers_(headers) {
+  BlockRenderer(const Program& prog, std::set<std::string>& headers, bool step_hooks = false)
+      : prog_(prog), T(prog.tensors), headers_(headers), step_hooks_(step_hooks) {
     const Graph& g = *prog.main.graph;
     for (std::size_t i = 0; i < g.outputs.size() && i < prog.main.output_shape_params.size(); ++i)
       if (g.outputs[i]->is_bounded())
@@ -219,12 +220,14 @@ class BlockRenderer {
       });
       s.op->emit(n, e);
       headers_.insert(e.headers().begin(), e.headers().end());
+      if (step_hooks_ && &b == &prog_.main) lines.push_back(fmt::format("onnxc_bench_step({});", si));
       lines.push_back("{");
       for (const std::string& l : e.lines()) lines.push_back(l.empty() ? l : "  " + l);
       lines.push_back("}");
       lines.push_back("");
     }
     if (!lines.empty() && lines.back().empty()) lines.pop_back();
+    if (step_hooks_ && &b == &prog_.main) lines.push_back(fmt::format("onnxc_bench_step({});", b.steps.size()));
     return lines;
   }
 
@@ -261,6 +264,7 @@ class BlockRenderer {
   const Program& prog_;
   const std::map<const Value*, TensorPlace>& T;
   std::set<std::string>& headers_;
+  bool step_hooks_ = false;
   mutable std::set<const Value*> used_weights_;
   std::map<const Value*, std::string> extent_of_;
 };
@@ -352,7 +356,7 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
   std::string ns = sanitize_identifier(opts.name);
 
   std::set<std::string> headers = {"onnxc/layout.h"};
-  BlockRenderer renderer(prog, headers);
+  BlockRenderer renderer(prog, headers, opts.step_hooks);
   const std::vector<std::string> statements = renderer.statements(prog.main);
   std::string tensors = indent_lines(renderer.declarations(prog.main, statements), "  ");
   std::string body = indent_lines(statements, "  ");
@@ -441,6 +445,7 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
   if (out_infos.empty()) out_infos.push_back("    {\"\", 0, 0, {0}, 0, 0, -1},  // (no outputs)");
   std::string kernel_includes = opts.preamble;
   for (const std::string& h : headers) kernel_includes += fmt::format("#include \"{}\"\n", h);
+  if (opts.step_hooks) kernel_includes += "extern \"C\" void onnxc_bench_step(int step);  // onnxc bench --layers\n";
 
   std::string prefix = ns;
   std::string c_prefix = prefix;

@@ -22,6 +22,10 @@ struct CodegenOptions {
   std::string weights_file_name;  // Incbin: the weights file, as the source names it by default
   std::string preamble;           // before the kernel includes: the target's macros (backend/target.h)
   std::string weights_section;    // the linker section the weights go to; empty: the compiler's choice
+  // `onnxc bench --layers` only: the main block calls onnxc_bench_step(i) (defined by the bench
+  // harness) before step i's code and onnxc_bench_step(steps) after the last, so the harness can
+  // time each step. Never in code a user compiles.
+  bool step_hooks = false;
 };
 
 struct GeneratedCode {

@@ -54,6 +54,16 @@ std::string make_temp_dir() {
   return buf.data();
 }
 
+std::string cache_dir() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  fs::path dir = xdg && *xdg ? fs::path(xdg) / "onnxc" : home && *home ? fs::path(home) / ".cache" / "onnxc"
+                                                                          : fs::temp_directory_path() / "onnxc-cache";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  return dir.string();
+}
+
 static void write_text(const fs::path& p, const std::string& text) {
   std::ofstream f(p, std::ios::binary);
   f << text;
@@ -71,12 +81,8 @@ static std::string cached_harness_object(const std::string& cxx, const std::vect
     base_text.append(std::istreambuf_iterator<char>(h), std::istreambuf_iterator<char>());
   }
   std::size_t key = std::hash<std::string>{}(fmt::format("{}\n{}\n{}\n{}", cxx, fmt::join(flags, " "), text, base_text));
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  fs::path dir = xdg && *xdg ? fs::path(xdg) / "onnxc" : home && *home ? fs::path(home) / ".cache" / "onnxc"
-                                                                          : fs::temp_directory_path() / "onnxc-cache";
+  const fs::path dir = cache_dir();
   std::error_code ec;
-  fs::create_directories(dir, ec);
   fs::path object = dir / fmt::format("harness-{:016x}.o", key);
   if (fs::exists(object)) return object.string();
   // Build under a unique name and rename: parallel validate runs may race here.

@@ -22,6 +22,9 @@ HostBuild build_harness(const Compilation& c, const CompileOptions& co, const st
                         const std::vector<std::string>& flags, const std::string& pch_cache_dir = "");
 
 std::string default_cxx();
+// onnxc's cache (compiled harness objects, bench --layers' roofline): $XDG_CACHE_HOME/onnxc, else
+// ~/.cache/onnxc, else onnxc-cache in the temporary directory; created when missing.
+std::string cache_dir();
 // A fresh temporary directory.
 std::string make_temp_dir();
 

@@ -37,6 +37,9 @@ struct BenchOptions {
   std::string keep_dir;
   int threads = 0;  // --threads N, as in ValidateOptions
   std::string inputs_dir;  // --inputs DIR: time the model on this data set's inputs
+  bool layers = false;          // --layers: each step's time against the roofline (driver/layers.h)
+  std::string layers_json;      // --layers-json FILE: the same as JSON (implies --layers)
+  bool remeasure = false;       // --remeasure: measure the roofline again instead of reading its cache
 };
 
 int run_validate(const ValidateOptions& v, const CompileOptions& c);

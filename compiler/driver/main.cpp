@@ -619,7 +619,8 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  onnxc bench model.onnx --runs 200\n"
       "  onnxc bench model.onnx --dim N=1 --cxx clang++\n"
-      "  onnxc bench model.onnx --inputs test_data_set_0");
+      "  onnxc bench model.onnx --inputs test_data_set_0\n"
+      "  onnxc bench model.onnx --layers --layers-json steps.json   per-step roofline profile");
   bench->add_option("model", bopt.model, "The ONNX model file.")->required()->type_name("MODEL.onnx");
   bench->add_option("--runs", bopt.runs, "Timed runs after 3 warm-up runs (default 100).");
   bench->add_option("--cxx", bopt.cxx, "Host C++ compiler (default: $CXX or c++).");
@@ -636,6 +637,20 @@ int main(int argc, char** argv) {
                     "instead of generated values: to compare with another runtime on the same values.")
       ->type_name("DIR")
       ->check(CLI::ExistingDirectory);
+  bench->add_flag("--layers", bopt.layers,
+                  "Also time every step (clock reads between steps, in bench's build only) and print one line per "
+                  "step, slowest first: index, node, op, output shape, median us, MACs, bytes moved, GFLOP/s, GB/s, "
+                  "the bound that applies (compute or memory, from the step's FLOPs per byte against this machine's "
+                  "FMA peak and memory bandwidth) and the step's % of it; then the total. The peak and bandwidth are "
+                  "measured once per target, CPU model and thread count and cached in $XDG_CACHE_HOME/onnxc (else "
+                  "~/.cache/onnxc) as roofline-TARGET-Nt-*.txt.");
+  bench->add_option("--layers-json", bopt.layers_json,
+                    "Write the --layers profile as JSON to FILE (implies --layers): peak_gflops, bandwidth_gbps, "
+                    "steps: [{index, name, op, output_shape, us, macs, bytes, gflops, gbps, bound, "
+                    "percent_of_bound}], slowest first.")
+      ->type_name("FILE");
+  bench->add_flag("--remeasure", bopt.remeasure,
+                  "With --layers: measure the FMA peak and memory bandwidth again and replace the cached values.");
   bench->add_option("--target", bcommon.target, target_help(" Default: native."))->type_name("ISA");
   bcommon.target = "native";  // bench measures this machine at its best
   add_common(bench, bcommon);

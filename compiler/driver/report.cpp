@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "ops/conv_algorithm.h"
+#include "ops/cost.h"
 #include "ops/fused_elementwise.h"
 
 namespace onnxc {
@@ -33,28 +34,10 @@ struct StepFacts {
 void collect_steps(const Block& b, int depth, std::vector<StepFacts>& out) {
   for (const Step& s : b.steps) {
     const Node& n = *s.node;
-    int64_t bytes = 0;
-    for (const Value* v : n.inputs)
-      if (v) bytes += static_cast<int64_t>(v->byte_size());
-    for (const Value* v : n.outputs)
-      if (v) bytes += static_cast<int64_t>(v->byte_size());
-    out.push_back({&s, depth, s.op->macs ? s.op->macs(n) : 0, bytes});
+    out.push_back({&s, depth, node_macs(n, *s.op), node_bytes_moved(n)});
     for (const auto& sub : s.subgraphs)
       if (sub) collect_steps(*sub, depth + 1, out);  // null: an If branch that never runs
   }
-}
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<int>(c));
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
 }
 
 std::vector<std::string> json_strings(const std::vector<std::string>& v) {
@@ -119,6 +102,19 @@ std::vector<std::string> fused_ops(const Node& n) {
 }
 
 }  // namespace
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<int>(c));
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
 
 std::string report_text(const Compilation& c) {
   const Program& p = c.program;

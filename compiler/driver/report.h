@@ -15,5 +15,7 @@ std::string report_json(const Compilation& c);
 // onnxc --check --report-json: the inferred dtype and shape of every value of the main graph
 // (inputs, initializers, node outputs, folded ones included), before any optimisation.
 std::string inferred_values_json(const Model& m);
+// s as a JSON string literal, quotes included.
+std::string json_string(const std::string& s);
 
 }  // namespace onnxc

@@ -8,12 +8,14 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "driver/build.h"
 #include "driver/commands.h"
 #include "driver/firmware.h"
+#include "driver/layers.h"
 #include "frontend/load.h"
 #include "onnx.pb.h"
 #include "passes/passes.h"
@@ -504,8 +506,37 @@ int run_validate(const ValidateOptions& v, const CompileOptions& c_in) {
   return status;
 }
 
-int run_bench(const BenchOptions& b, const CompileOptions& co) {
+namespace {
+
+// bench --layers: the roofline table (and --layers-json's file) from the harness's `layers` output.
+int print_layers(const BenchOptions& b, const CompileOptions& co, const Compilation& comp, const std::string& cxx,
+                 const std::vector<std::string>& flags, const std::string& harness_output) {
+  double run_median_us = 0;
+  const std::map<std::size_t, double> step_us = parse_step_times(harness_output, &run_median_us);
+  std::string log;
+  const std::optional<Roofline> roofline =
+      machine_roofline(co.target, std::max(b.threads, 1), cxx, flags, b.remeasure, &log);
+  if (!roofline) {
+    fmt::print(stderr, "error: cannot measure this machine's FMA peak and memory bandwidth\n{}\n", log);
+    return 1;
+  }
+  const std::vector<LayerRow> rows = layer_rows(comp.program.main, step_us, *roofline);
+  fmt::print("{}", layers_text(rows, *roofline, run_median_us));
+  if (b.layers_json.empty()) return 0;
+  std::ofstream f(b.layers_json, std::ios::binary);
+  f << layers_json(rows, *roofline, run_median_us);
+  if (f.flush()) return 0;
+  fmt::print(stderr, "error: cannot write {}\n", b.layers_json);
+  return 1;
+}
+
+}  // namespace
+
+int run_bench(const BenchOptions& b, const CompileOptions& co_in) {
   std::string dir = b.keep_dir.empty() ? make_temp_dir() : b.keep_dir;
+  const bool layers = b.layers || !b.layers_json.empty();
+  CompileOptions co = co_in;
+  co.step_hooks = layers;
   int status = 0;
   try {
     Compilation comp = compile_model(b.model, co);
@@ -513,19 +544,30 @@ int run_bench(const BenchOptions& b, const CompileOptions& co) {
     if (flags.empty()) flags = {"-O3", "-march=native", "-DNDEBUG"};
     fmt::print(stderr, "building {} ({} steps, arena {} bytes, weights {} bytes)...\n", b.model, comp.program.main.steps.size(),
                comp.program.arena_bytes, comp.program.weights_bytes);
-    HostBuild build = build_harness(comp, co, dir, b.cxx.empty() ? default_cxx() : b.cxx, flags);
+    const std::string cxx = b.cxx.empty() ? default_cxx() : b.cxx;
+    HostBuild build = build_harness(comp, co, dir, cxx, flags);
     if (!build.ok) {
       fmt::print(stderr, "error: {}: the generated code did not compile\n{}\n", b.model, build.log);
       status = 1;
     } else {
-      std::vector<std::string> argv = harness_command(build.program, b.threads, "bench");
+      std::vector<std::string> argv = harness_command(build.program, b.threads, layers ? "layers" : "bench");
       argv.push_back(std::to_string(b.runs));
       if (!b.inputs_dir.empty() && !append_bench_inputs(comp.model.graph, b.inputs_dir, dir, argv)) {
         status = 1;
       } else {
         ProcessResult r = run_process(argv);
-        fmt::print("{}", r.output);
-        if (r.exit_code != 0) status = 1;
+        if (r.exit_code != 0) {
+          fmt::print("{}", r.output);
+          status = 1;
+        } else if (layers) {
+          status = print_layers(b, co, comp, cxx, flags, r.output);
+          // The whole run's lines (runs, min_us, median_us) as bench prints them.
+          std::istringstream lines(r.output);
+          for (std::string line; std::getline(lines, line);)
+            if (line.rfind("step ", 0) != 0) fmt::print("{}\n", line);
+        } else {
+          fmt::print("{}", r.output);
+        }
       }
     }
   } catch (const CompileError& e) {

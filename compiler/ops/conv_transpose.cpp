@@ -55,6 +55,10 @@ const OpRegistrar conv_transpose_op([] {
   d.versions = {1, 11, 22};
   d.infer = infer_conv_transpose;
   d.emit = emit_conv_transpose;
+  // Every input element times its group's output channels times the kernel's taps.
+  d.macs = [](const Node& n) {
+    return n.inputs[0]->numel() * n.inputs[1]->shape[1] * shape_numel(weight_kernel(n, *n.inputs[1]));
+  };
   return d;
 }());
 

@@ -182,6 +182,8 @@ OpDef fused_elementwise_op() {
   d.inplace = true;
   d.infer = infer_fused;
   d.emit = [](const Node& n, Emitter& e) { FusedLoopWriter(n, e).write(); };
+  // One operation per output element and fused step.
+  d.macs = [](const Node& n) { return n.outputs[0]->numel() * static_cast<int64_t>(fused_steps(n).size()); };
   return d;
 }
 const OpRegistrar fused_elementwise(fused_elementwise_op());

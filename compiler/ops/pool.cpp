@@ -81,6 +81,8 @@ OpDef pool_op(const char* name, std::vector<int> versions, std::function<void(co
     e.linef("constexpr rt::PoolParams p = {};", pool_params(n));
     call(n, e);
   };
+  // One comparison (or addition) per output element and kernel tap.
+  d.macs = [](const Node& n) { return n.outputs[0]->numel() * shape_numel(pool_window(n).kernel); };
   return d;
 }
 
@@ -124,6 +126,7 @@ OpDef global_pool(const char* name, std::vector<int> versions, const char* kerne
     e.linef("rt::{}({}, {}, {}{}, {});", kernel, planes, shape_numel(s) / std::max<int64_t>(planes, 1), norm, e.in(0),
             e.out(0));
   };
+  d.macs = [](const Node& n) { return n.inputs[0]->numel(); };
   return d;
 }
 

@@ -362,6 +362,17 @@ OpDef resize_op(const char* name, std::vector<int> versions) {
   d.infer = infer_resize;
   d.emit = emit_resize;
   d.fold = fold_resize;
+  // Per output element one read (nearest) or one multiply-add per tap: 2 (linear) or 4 (cubic)
+  // per resized dim.
+  d.macs = [](const Node& n) {
+    const Value& x = *n.inputs[0];
+    const Value& y = *n.outputs[0];
+    const Interp mode = parse_mode(n);
+    int64_t taps = 1;
+    for (std::size_t i = 0; i < y.shape.size() && i < x.shape.size() && mode != Interp::Nearest; ++i)
+      if (x.shape[i] != y.shape[i]) taps *= mode == Interp::Linear ? 2 : 4;
+    return y.numel() * taps;
+  };
   return d;
 }
 

@@ -130,6 +130,7 @@ GeneratedCode emit_code(const Compilation& c, const CompileOptions& o, const std
   co.weights_file_name = weights_file_name;
   if (const Target* t = find_target(o.target)) co.preamble = target_preamble(*t);
   co.weights_section = o.weights_section;
+  co.step_hooks = o.step_hooks;
   return generate_code(c.model, c.program, co);
 }
 

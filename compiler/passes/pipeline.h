@@ -36,6 +36,9 @@ struct CompileOptions {
   std::optional<ScratchPolicy> scratch_policy;
   bool strict = false;                            // --strict (LoadOptions::strict)
   std::function<void(const Problem&)> warn;       // the loader's warnings (LoadOptions::warn)
+  // `onnxc bench --layers`: the generated code calls the bench harness's step clock around each
+  // step (CodegenOptions::step_hooks). No command line of the compiler sets it.
+  bool step_hooks = false;
 };
 
 // How compile_model and check_model load the file under these options.

@@ -47,8 +47,14 @@ inline void resize_nearest(const T* x, T* y, int rank, const index_t* out_shape,
 // Linear and cubic (with or without antialiasing): every output element blends the
 // product of its axes' taps. Blending happens in float (double for double data); integer
 // results truncate, as a cast does.
+//
+// resize_interpolate_any_axes takes any axes with several taps; resize_interpolate takes the
+// usual case, only the last two axes with several taps (an image's height and width), plane by
+// plane and row by row with the same products and sums in the same order (the same bits)
+// without the per-element walk over every axis (lraspp_mobilenet_v3's 28 x 28 -> 224 x 224
+// bilinear head: 44 ns per output element that way).
 template <class T>
-inline void resize_interpolate(const T* x, T* y, int rank, const index_t* out_shape, const index_t* taps,
+inline void resize_interpolate_any_axes(const T* x, T* y, int rank, const index_t* out_shape, const index_t* taps,
                                const index_t* table_start, const index_t* src, const float* weight, T extrapolation) {
   using Acc = typename std::conditional<std::is_same<compute_t<T>, double>::value, double, float>::type;
   index_t idx[kMaxResizeRank] = {};
@@ -81,6 +87,64 @@ inline void resize_interpolate(const T* x, T* y, int rank, const index_t* out_sh
       y[e] = store<T>(static_cast<compute_t<T>>(sum));
     }
     for (int d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < out_shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+template <class T>
+inline void resize_interpolate(const T* x, T* y, int rank, const index_t* out_shape, const index_t* taps,
+                               const index_t* table_start, const index_t* src, const float* weight, T extrapolation) {
+  using Acc = typename std::conditional<std::is_same<compute_t<T>, double>::value, double, float>::type;
+  const int h = rank - 2, w = rank - 1;
+  bool outer_single_tap = rank >= 2;
+  for (int d = 0; d < h && outer_single_tap; ++d) outer_single_tap = taps[d] == 1;
+  if (!outer_single_tap)
+    return resize_interpolate_any_axes(x, y, rank, out_shape, taps, table_start, src, weight, extrapolation);
+  const index_t out_h = out_shape[h], out_w = out_shape[w], taps_h = taps[h], taps_w = taps[w];
+  const index_t *src_h = src + table_start[h], *src_w = src + table_start[w];
+  const float *weight_h = weight + table_start[h], *weight_w = weight + table_start[w];
+  index_t planes = 1;
+  for (int d = 0; d < h; ++d) planes *= out_shape[d];
+  index_t idx[kMaxResizeRank] = {};
+  for (index_t plane = 0; plane < planes; ++plane) {
+    index_t offset = 0;
+    Acc w_outer = 1;
+    bool inside = true;
+    for (int d = 0; d < h; ++d) {
+      const index_t at = table_start[d] + idx[d];
+      inside = inside && src[at] >= 0;
+      offset += src[at];
+      w_outer *= static_cast<Acc>(weight[at]);
+    }
+    for (index_t oh = 0; oh < out_h; ++oh, y += out_w) {
+      const index_t* sh = src_h + oh * taps_h;
+      const float* wh = weight_h + oh * taps_h;
+      if (!inside || sh[0] < 0) {
+        for (index_t ow = 0; ow < out_w; ++ow) y[ow] = extrapolation;
+        continue;
+      }
+      for (index_t ow = 0; ow < out_w; ++ow) {
+        const index_t* sw = src_w + ow * taps_w;
+        const float* ww = weight_w + ow * taps_w;
+        if (sw[0] < 0) {
+          y[ow] = extrapolation;
+          continue;
+        }
+        Acc sum = 0;
+        for (index_t th = 0; th < taps_h; ++th) {
+          const Acc w_row = w_outer * static_cast<Acc>(wh[th]);
+          const T* x_row = x + offset + sh[th];
+          for (index_t tw = 0; tw < taps_w; ++tw) {
+            const Acc weight_tap = w_row * static_cast<Acc>(ww[tw]);
+            sum += weight_tap * static_cast<Acc>(load(x_row[sw[tw]]));
+          }
+        }
+        y[ow] = store<T>(static_cast<compute_t<T>>(sum));
+      }
+    }
+    for (int d = h - 1; d >= 0; --d) {
       if (++idx[d] < out_shape[d]) break;
       idx[d] = 0;
     }

@@ -1,0 +1,58 @@
+// onnxc bench --layers: a roofline profile of the model, one row per step. Each step's median
+// time (the bench harness reads a clock between steps) is set against its work and traffic
+// (ops/cost.h) and against this machine's two bounds: the FMA peak and the memory bandwidth, both
+// measured once per target, CPU model and thread count and cached (machine_roofline).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "passes/program.h"
+
+namespace onnxc {
+
+// This machine's bounds for one target and thread count.
+struct Roofline {
+  double peak_gflops = 0;     // FLOP/s of independent FMAs in registers (2 FLOPs per MAC)
+  double bandwidth_gbps = 0;  // a streaming triad over buffers far larger than the last-level cache
+  std::string cache_file;     // where they are cached
+  bool measured_now = false;  // false: read from cache_file
+};
+
+// The bounds, from the cache file for (target, CPU model, threads, compiler and flags) or, when
+// there is none or `remeasure`, measured by building and running templates/roofline.cpp.tmpl with
+// the compiler and flags of the model's build (and the target's own flags) and cached. nullopt
+// after writing what failed to *log.
+std::optional<Roofline> machine_roofline(const std::string& target, int threads, const std::string& cxx,
+                                         const std::vector<std::string>& flags, bool remeasure, std::string* log);
+
+// One step of the profile.
+struct LayerRow {
+  std::size_t index = 0;  // the step's number in the generated code ("// N. 'name' Op")
+  std::string name, op, output_shape;
+  double us = 0;
+  int64_t macs = 0, bytes = 0;
+  double gflops = 0, gbps = 0;
+  std::string bound;  // "compute" or "memory": whichever the step's FLOPs per byte reach first
+  double percent_of_bound = 0;
+};
+
+// The rows of the main block's steps that have times in step_us (steps without code have none),
+// slowest first (ties: by index). A control-flow step (If, Loop, Scan) counts its bodies' steps'
+// MACs and bytes (a loop body's once).
+std::vector<LayerRow> layer_rows(const Block& main, const std::map<std::size_t, double>& step_us, const Roofline& r);
+
+// What the bench harness's `layers` mode printed: "step I US" lines, and "median_us: X" (the whole
+// run's median, written to *run_median_us when given).
+std::map<std::size_t, double> parse_step_times(const std::string& harness_output, double* run_median_us);
+
+// The table for a person: the bounds, one line per row, the totals.
+std::string layers_text(const std::vector<LayerRow>& rows, const Roofline& r, double run_median_us);
+// The same as JSON: peak_gflops, bandwidth_gbps, run_median_us, steps_us (their sum),
+// steps: [{index, name, op, output_shape, us, macs, bytes, gflops, gbps, bound, percent_of_bound}].
+std::string layers_json(const std::vector<LayerRow>& rows, const Roofline& r, double run_median_us);
+
+}  // namespace onnxc
