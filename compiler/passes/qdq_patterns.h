@@ -72,6 +72,9 @@ Tensor table_of(DType type, F f) {
 // implements (QLinearAdd, QLinearMul, QLinearGlobalAveragePool) accepted as they are. Before
 // the operators are resolved.
 int qdq_accept_qoperator(Model& m);
+// int8 activations (Q -> DQs of equal per-tensor parameters) become uint8 with zero point
+// z + 128: the same values, the kernels' fastest type.
+int qdq_activations_to_uint8(Graph& g);
 // Conv/Gemm reading DQ(x) and DQ(constant w) with a float constant bias: the bias quantized to
 // int32 with scale x_scale * w_scale (as QLinearConv takes it), behind a DequantizeLinear.
 int qdq_quantize_float_bias(Graph& g);
