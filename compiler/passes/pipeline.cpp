@@ -120,7 +120,8 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   pack_weights(g, target && target->int8_dot_product, target && target->simd);  // always: the layout the kernels read, not an optimisation to compare against
   c.program = plan_program(g, o.alignment, plan);
   for (const FloatStep& f : float_steps_between_integers(g))
-    fmt::print(stderr, "warning: {} stays float between integer steps: {}\n", f.node->describe(), f.why);
+    fmt::print(stderr, "warning: {} stays float between integer steps: {}\n", f.node->describe(),
+               enabled(o, "lower-qdq") ? f.why : "lower-qdq is disabled");
   return c;
 }
 

@@ -14,17 +14,6 @@
 namespace onnxc {
 namespace {
 
-// [rows, cols] 8-bit constant -> its transpose.
-Value* transposed(Graph& g, const Value& w) {
-  const Tensor& t = *w.constant;
-  const int64_t rows = t.shape[0], cols = t.shape[1];
-  Tensor out(t.dtype, {cols, rows});
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      out.bytes[static_cast<std::size_t>(c * rows + r)] = t.bytes[static_cast<std::size_t>(r * cols + c)];
-  return add_constant(g, w.name + "_transposed", std::move(out));
-}
-
 [[noreturn]] void refuse(const Node& n, const std::string& what) {
   throw CompileError(ErrorKind::Unsupported, n.describe(), "QGemm " + what + ": onnxc lowers QGemm to QLinearMatMul only with "
                      "alpha 1, A not transposed, a constant 2-D B and an 8-bit output (y_scale and y_zero_point given)",
@@ -40,7 +29,7 @@ void lower_qgemm(Graph& g, Node& n, int onnx_opset) {
   if (!b->constant || b->constant->shape.size() != 2 || !is_8bit(b->dtype)) refuse(n, "with a B that is not a 2-D 8-bit constant");
   Value* b_zero_point = n.has_input(5) ? n.inputs[5] : nullptr;
   if (!b_zero_point) b_zero_point = add_constant(g, n.name + "_b_zero_point", Tensor(b->dtype, n.inputs[4]->shape));
-  std::vector<Value*> inputs = {n.inputs[0], n.inputs[1], n.inputs[2], n.attr_int("transB", 0) ? transposed(g, *b) : b,
+  std::vector<Value*> inputs = {n.inputs[0], n.inputs[1], n.inputs[2], n.attr_int("transB", 0) ? transposed_8bit(g, *b) : b,
                                 n.inputs[4], b_zero_point, n.inputs[7], n.inputs[8]};
   n.attrs.clear();
   if (n.has_input(6)) {

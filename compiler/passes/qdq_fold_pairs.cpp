@@ -26,12 +26,6 @@ bool integer_clip_bounds(const Node& n, int32_t& lo, int32_t& hi) {
   return true;
 }
 
-void erase(Graph& g, const std::set<const Node*>& removed) {
-  g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [&](const auto& n) { return removed.count(n.get()) != 0; }),
-                g.nodes.end());
-  g.relink();
-}
-
 }  // namespace
 
 int qdq_fold_pairs(Graph& g) {
@@ -47,8 +41,17 @@ int qdq_fold_pairs(Graph& g) {
     if (in.type != out->type) continue;
     Value* data = dq->inputs[0];
     if (in == *out) {
-      if (q.outputs[0]->is_graph_output) continue;
-      replace_uses(g, q.outputs[0], data);
+      if (q.outputs[0]->is_graph_output) {
+        // The quantized output is the model's: data's producer writes it (data read as it).
+        Node* producer = data->producer;
+        if (!producer || data->is_graph_output) continue;
+        Value* output = q.outputs[0];
+        replace_uses(g, data, output);
+        std::replace(producer->outputs.begin(), producer->outputs.end(), data, output);
+        output->producer = producer;
+      } else {
+        replace_uses(g, q.outputs[0], data);
+      }
       removed.insert(&q);
     } else {
       Tensor table = table_of(in.type, [&](int32_t v) { return out->quantize(in.dequantize(v)); });
@@ -61,7 +64,7 @@ int qdq_fold_pairs(Graph& g) {
     }
     ++folded;
   }
-  erase(g, removed);
+  erase_nodes(g, removed);
   // A clamp after a table: the table clamped.
   for (auto& np : g.nodes) {
     Node& clip = *np;
@@ -81,7 +84,7 @@ int qdq_fold_pairs(Graph& g) {
     removed.insert(&clip);
     ++folded;
   }
-  erase(g, removed);
+  erase_nodes(g, removed);
   return folded;
 }
 

@@ -87,6 +87,22 @@ std::unique_ptr<Node> make_node(const Node& like, const std::string& name_suffix
   return n;
 }
 
+void erase_nodes(Graph& g, const std::set<const Node*>& removed) {
+  g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [&](const auto& n) { return removed.count(n.get()) != 0; }),
+                g.nodes.end());
+  g.relink();
+}
+
+Value* transposed_8bit(Graph& g, const Value& w) {
+  const Tensor& t = *w.constant;
+  const int64_t rows = t.shape[0], cols = t.shape[1];
+  Tensor out(t.dtype, {cols, rows});
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      out.bytes[static_cast<std::size_t>(c * rows + r)] = t.bytes[static_cast<std::size_t>(r * cols + c)];
+  return add_constant(g, w.name + "_transposed", std::move(out));
+}
+
 Value* scalar_constant(Graph& g, const std::string& hint, DType type, int32_t value) {
   Tensor t(type, {});
   t.bytes[0] = static_cast<uint8_t>(value);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,12 @@ Node* insert_node_after(Graph& g, const Node* after, std::unique_ptr<Node> n);
 std::unique_ptr<Node> make_node(const Node& like, const std::string& name_suffix, const char* domain,
                                 const char* op_type, int version, std::vector<Value*> inputs,
                                 std::vector<Value*> outputs);
+
+// Removes the nodes in `removed` (null ignored) from g.nodes and relinks g.
+void erase_nodes(Graph& g, const std::set<const Node*>& removed);
+
+// A new constant: the transpose of the [rows, cols] 8-bit constant w.
+Value* transposed_8bit(Graph& g, const Value& w);
 
 // A scalar constant of `type` holding `value` (an 8-bit zero point or bound).
 Value* scalar_constant(Graph& g, const std::string& hint, DType type, int32_t value);

@@ -47,6 +47,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 from testdata import save  # noqa: E402
 from quantize import attrs, fold_batchnorm  # noqa: E402
+from qdq import quantize_weight, weight_qparams  # noqa: E402
 
 ORT_RUN = os.environ.get("ORT_RUN", "/work/ort/ort-run.mjs")
 STYLES = ["qdq_u8_pt_fused", "qdq_s8_pc_fused", "qdq_u8_pc", "qdq_s8_pt", "fx", "qop"]
@@ -100,21 +101,6 @@ def act_qparams(v, dtype, symmetric):
     scale = np.float32((hi - lo) / 255.0 or 1.0)
     qmin = -128 if dtype == np.int8 else 0
     return scale, dtype(np.clip(qmin + np.rint(-lo / scale), qmin, qmin + 255))
-
-
-def weight_qparams(w, axis):
-    if axis is None:
-        return np.float32(np.abs(w).max() / 127.0 or 1.0)
-    other = tuple(i for i in range(w.ndim) if i != axis)
-    s = np.abs(w).max(axis=other) / 127.0
-    return np.where(s == 0, 1.0, s).astype(np.float32)
-
-
-def quantize_weight(w, scale, axis):
-    shape = [1] * w.ndim
-    if axis is not None:
-        shape[axis] = -1
-    return np.clip(np.rint(w / np.reshape(scale, shape)), -127, 127).astype(np.int8)
 
 
 class Quantizer:
