@@ -353,6 +353,15 @@ TEST_CASE("lower-qdq turns DQ -> Conv/MatMul -> Q into integer ops with 1-byte a
   off.disabled_passes.insert("lower-qdq");
   const onnxc::Compilation float_ops = onnxc::compile_model(path, off);
   CHECK(contains(op_types(float_ops), "Conv"));
+  // Unlowered, the Convs, the Reshape and the MatMul are float steps between Q and DQ, and so are
+  // the DQs and Qs among them; lowered, none is.
+  std::vector<std::string> float_steps;
+  for (const onnxc::FloatStep& f : onnxc::float_steps_between_integers(float_ops.model.graph))
+    float_steps.push_back(f.node->op_type);
+  CHECK(std::count(float_steps.begin(), float_steps.end(), "Conv") == 2);
+  CHECK(std::count(float_steps.begin(), float_steps.end(), "Reshape") == 1);
+  CHECK(std::count(float_steps.begin(), float_steps.end(), "MatMul") == 1);
+  CHECK(onnxc::float_steps_between_integers(lowered.model.graph).empty());
   // The largest live set: x and conv1's output as float ([1,3,8,8] + [1,8,8,8] * 4 bytes) versus
   // their uint8 versions plus one int32 accumulator plane ([8,8]) of scratch.
   CHECK(lowered.program.arena_bytes * 2 < float_ops.program.arena_bytes);
