@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "ops/conv_algorithm.h"
 #include "ops/cost.h"
 #include "ops/fused_elementwise.h"
+#include "passes/qdq_patterns.h"
 
 namespace onnxc {
 namespace {
@@ -134,6 +136,8 @@ std::string report_text(const Compilation& c) {
   s += fmt::format("weights: {:>12} bytes in {} arrays\n", p.weights_bytes, p.weights.size());
   s += fmt::format("work:    {:>12} MACs, {} bytes moved\n\n", total_macs, total_bytes);
   s += fmt::format("{:>4}  {:<32} {:<22} {:>12} {:>12}  {}\n", "step", "node", "op", "MACs", "bytes", "output shapes");
+  std::map<const Node*, std::string> float_steps;
+  for (const FloatStep& f : float_steps_between_integers(c.model.graph)) float_steps[f.node] = f.why;
   int index = 0;
   for (const StepFacts& f : steps) {
     const Node& n = *f.step->node;
@@ -149,6 +153,7 @@ std::string report_text(const Compilation& c) {
     if (const std::vector<std::string> fused = fused_ops(n); !fused.empty())
       notes += fmt::format("  (fused: {})", fmt::join(fused, ", "));
     notes += scratch_note(*f.step);
+    if (float_steps.count(&n)) notes += fmt::format("  (FLOAT between integer steps: {})", float_steps.at(&n));
     s += fmt::format("{:>4}  {:<32} {:<22} {:>12} {:>12}  {}{}\n", index++, name,
                      fmt::format("{}-{}", n.op_type, n.version), f.macs, f.bytes_moved, shapes(n.outputs), notes);
   }

@@ -9,13 +9,10 @@
 #include "ops/op.h"
 #include "ops/quant_common.h"
 #include "passes/passes.h"
+#include "passes/qdq_patterns.h"
 
 namespace onnxc {
 namespace {
-
-bool is_op(const Node* n, const char* op_type) { return n && n->domain.empty() && n->op_type == op_type; }
-
-bool is_8bit(DType t) { return t == DType::Uint8 || t == DType::Int8; }
 
 bool constant_float(const Value* v) { return v && v->constant && v->dtype == DType::Float; }
 
@@ -31,7 +28,7 @@ struct Dequantized {
 // given), not blocked; nullopt otherwise.
 std::optional<Dequantized> match_dequantize(const Value* v) {
   const Node* dq = v ? v->producer : nullptr;
-  if (!is_op(dq, "DequantizeLinear") || dq->attr_int("block_size", 0) != 0) return std::nullopt;
+  if (!is_onnx_op(dq, "DequantizeLinear") || dq->attr_int("block_size", 0) != 0) return std::nullopt;
   Dequantized d;
   d.data = dq->inputs[0];
   d.scale = dq->inputs[1];
@@ -64,12 +61,6 @@ struct Requantized {
   Node* relu = nullptr;  // null when Q reads y directly
 };
 
-Node* single_reader(const Graph& g, const Value* v) {
-  if (v->is_graph_output) return nullptr;
-  const std::vector<Node*> readers = g.consumers(v);
-  return readers.size() == 1 ? readers[0] : nullptr;
-}
-
 // Q(relu(x)) == Q(x) exactly when Q's zero point is its type's lowest value: every negative x
 // saturates to it, as 0 does.
 bool relu_is_redundant(const Tensor& zero_point) {
@@ -80,11 +71,11 @@ bool relu_is_redundant(const Tensor& zero_point) {
 std::optional<Requantized> match_quantize(const Graph& g, const Value* y) {
   Requantized r;
   Node* reader = single_reader(g, y);
-  if (is_op(reader, "Relu")) {
+  if (is_onnx_op(reader, "Relu")) {
     r.relu = reader;
     reader = single_reader(g, reader->outputs[0]);
   }
-  if (!is_op(reader, "QuantizeLinear") || reader->inputs[0] != (r.relu ? r.relu->outputs[0] : y)) return std::nullopt;
+  if (!is_onnx_op(reader, "QuantizeLinear") || reader->inputs[0] != (r.relu ? r.relu->outputs[0] : y)) return std::nullopt;
   const Value* scale = reader->inputs[1];
   const Value* zp = reader->has_input(2) ? reader->inputs[2] : nullptr;
   if (!constant_float(scale) || !is_per_tensor(scale->shape)) return std::nullopt;
@@ -144,16 +135,6 @@ void rewrite_to_domain(Node& op, const char* domain, const char* op_type, std::v
   op.attrs.clear();
 }
 
-// [rows, cols] 8-bit constant -> its transpose.
-Value* transposed_weight(Graph& g, const Value& w) {
-  const Tensor& t = *w.constant;
-  const int64_t rows = t.shape[0], cols = t.shape[1];
-  Tensor out(t.dtype, {cols, rows});
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) out.bytes[static_cast<std::size_t>(c * rows + r)] = t.bytes[static_cast<std::size_t>(r * cols + c)];
-  return add_constant(g, w.name + "_transposed", std::move(out));
-}
-
 bool lower_conv(Graph& g, Node& conv, std::set<const Node*>& removed) {
   const std::optional<Dequantized> x = match_dequantize(conv.inputs[0]);
   const std::optional<Dequantized> w = match_dequantize(conv.inputs[1]);
@@ -202,7 +183,7 @@ bool lower_gemm(Graph& g, Node& gemm, std::set<const Node*>& removed) {
   }
   const std::optional<Requantized> q = match_quantize(g, gemm.outputs[0]);
   if (!q) return false;
-  std::vector<Value*> inputs = {a->data, a->scale, a->zero_point, trans_b ? transposed_weight(g, *b->data) : b->data,
+  std::vector<Value*> inputs = {a->data, a->scale, a->zero_point, trans_b ? transposed_8bit(g, *b->data) : b->data,
                                 b->scale, weight_zero_point(g, *b), q->quantize->inputs[1], q->quantize->inputs[2]};
   removed.insert({q->quantize, q->relu});
   if (!bias) {
@@ -306,56 +287,12 @@ bool lower_lookup(Graph& g, Node& op, std::set<const Node*>& removed) {
   return true;
 }
 
-bool same_constant(const Value* a, const Value* b) {
-  return a && b && a->constant && b->constant && a->dtype == b->dtype && a->constant->shape == b->constant->shape &&
-         a->constant->bytes == b->constant->bytes;
-}
-
-// Data movement commutes with quantization: DQ -> op -> Q with the same scale and zero point is
-// the op on the quantized tensor, exactly (Q(DQ(v)) == v for every 8-bit v).
-// So is constant padding with zero, which becomes padding with the zero point, and MaxPool.
-bool is_data_movement(const Node& n) {
-  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose"})
-    if (is_op(&n, op)) return true;
-  if (is_op(&n, "Pad")) return n.version >= 11 && n.attr_string("mode", "constant") == "constant";
-  // Quantization is monotonic, so the maximum of dequantized values is the dequantized maximum
-  // (MaxPool takes 8-bit data since version 12; its Indices output is not lowered).
-  return is_op(&n, "MaxPool") && n.version >= 12 && !n.has_output(1);
-}
-
-// A Pad's constant_value input: absent, or a constant zero.
-bool pads_with_zero(const Node& pad) {
-  if (!pad.has_input(2)) return true;
-  const Value* v = pad.inputs[2];
-  return v->constant && v->constant->numel() == 1 && v->dtype == DType::Float && v->constant->data<float>()[0] == 0.0f;
-}
-
-bool lower_data_movement(Graph& g, Node& op, std::set<const Node*>& removed) {
-  const std::optional<Dequantized> x = match_dequantize(op.inputs[0]);
-  if (!x || !is_activation(*x)) return false;
-  Node* q = single_reader(g, op.outputs[0]);
-  if (!is_op(q, "QuantizeLinear") || q->inputs[0] != op.outputs[0] || !q->has_input(2)) return false;
-  if (!same_constant(q->inputs[1], x->scale) || !same_constant(q->inputs[2], x->zero_point)) return false;
-  if (is_op(&op, "MaxPool") && !(x->scale->constant->data<float>()[0] > 0.0f)) return false;  // monotonic only then
-  if (is_op(&op, "Pad")) {
-    if (!pads_with_zero(op)) return false;
-    if (op.inputs.size() < 3) op.inputs.resize(3, nullptr);
-    Tensor zero_point(x->zero_point->dtype, {});
-    zero_point.bytes.assign(x->zero_point->constant->bytes.begin(), x->zero_point->constant->bytes.begin() + 1);
-    op.inputs[2] = add_constant(g, op.name + "_zero_point", std::move(zero_point));
-  }
-  op.inputs[0] = x->data;
-  op.outputs[0] = q->outputs[0];
-  removed.insert(q);
-  return true;
-}
-
 // An average over each whole plane: GlobalAveragePool, or an AveragePool whose window is the
 // plane (no padding, no dilation), as exporters write global pooling.
 bool is_global_average(const Node& n) {
   if (!n.has_input(0)) return false;
-  if (is_op(&n, "GlobalAveragePool")) return true;
-  if (!is_op(&n, "AveragePool")) return false;
+  if (is_onnx_op(&n, "GlobalAveragePool")) return true;
+  if (!is_onnx_op(&n, "AveragePool")) return false;
   const Shape& x = n.inputs[0]->shape;
   if (x.size() < 3 || n.attr_string("auto_pad", "NOTSET") != "NOTSET") return false;
   const std::vector<int64_t> plane(x.begin() + 2, x.end());
@@ -377,14 +314,6 @@ bool lower_global_average(Graph& g, Node& pool, std::set<const Node*>& removed) 
   return true;
 }
 
-// Removes the nodes in `removed` (and null) and relinks the graph.
-void erase_nodes(Graph& g, std::set<const Node*>& removed) {
-  removed.erase(nullptr);
-  g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(), [&](const auto& n) { return removed.count(n.get()) != 0; }),
-                g.nodes.end());
-  g.relink();
-}
-
 }  // namespace
 
 int lower_qdq_pools(Graph& g) {
@@ -401,13 +330,12 @@ int lower_qdq(Graph& g) {
   std::set<const Node*> removed;
   for (const auto& n : g.nodes) {
     if (removed.count(n.get())) continue;
-    if ((is_op(n.get(), "Conv") && lower_conv(g, *n, removed)) ||
-        (is_op(n.get(), "MatMul") && lower_matmul(g, *n, removed)) ||
-        (is_op(n.get(), "Gemm") && lower_gemm(g, *n, removed)) ||
-        (is_op(n.get(), "Add") && lower_binary(g, *n, "QLinearAdd", removed)) ||
-        (is_op(n.get(), "Mul") && lower_binary(g, *n, "QLinearMul", removed)) ||
-        lower_lookup(g, *n, removed) ||
-        (is_data_movement(*n) && lower_data_movement(g, *n, removed)))
+    if ((is_onnx_op(n.get(), "Conv") && lower_conv(g, *n, removed)) ||
+        (is_onnx_op(n.get(), "MatMul") && lower_matmul(g, *n, removed)) ||
+        (is_onnx_op(n.get(), "Gemm") && lower_gemm(g, *n, removed)) ||
+        (is_onnx_op(n.get(), "Add") && lower_binary(g, *n, "QLinearAdd", removed)) ||
+        (is_onnx_op(n.get(), "Mul") && lower_binary(g, *n, "QLinearMul", removed)) ||
+        lower_lookup(g, *n, removed))
       ++lowered;
   }
   erase_nodes(g, removed);

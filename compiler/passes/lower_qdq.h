@@ -15,9 +15,8 @@ namespace onnxc {
 //   DQ(x) -> Sigmoid, Tanh, HardSwish, LeakyRelu, Clip, ... (unary elementwise) -> Q
 //                                                  into onnxc.QLinearLookup: a 256-entry table of
 //                                                  Q(f(DQ(v))) computed with the op's own fold
-//   DQ(x) -> Reshape/Flatten/Squeeze/Unsqueeze/Transpose/Pad (constant 0)/MaxPool -> Q (same scale and
-//            zero point)                            into the same op on the quantized x (Pad
-//                                                  pads with the zero point)
+// (Data movement between DQ and Q, Relu/Clip before Q and DQ -> Q pairs are brought to these
+// forms first by the passes of qdq_patterns.h.)
 // Activations must be quantized per tensor with constant scales and zero points; weights per
 // tensor or per output channel. A Relu is dropped only where it changes nothing: when Q's zero
 // point is the lowest value of its type. A bias is taken only when its scale is x_scale *

@@ -8,6 +8,7 @@
 #include "backend/target.h"
 #include "frontend/load.h"
 #include "passes/lower_qdq.h"
+#include "passes/qdq_patterns.h"
 #include "passes/fuse_elementwise.h"
 #include "passes/kernel_passes.h"
 #include "passes/passes.h"
@@ -48,6 +49,7 @@ static void refuse_dangling_text(const Graph& g) {
 }
 
 void check_loaded_model(Model& m, const CompileOptions& o) {
+  qdq_accept_qoperator(m);  // QGemm has no other form in onnxc: always
   validate_nodes(m);  // before resolve_operators: spec violations matter whatever onnxc supports
   resolve_operators(m);
   bind_structured_inputs(m.graph, o.sequence_shapes, o.empty_optionals);
@@ -55,7 +57,15 @@ void check_loaded_model(Model& m, const CompileOptions& o) {
   bind_input_constants(m.graph, o.constants);
   bind_input_tensors(m.graph, o.constant_tensors);
   // Before inference, which would fold the quantized weights of QDQ models into float ones.
-  if (enabled(o, "lower-qdq")) lower_qdq(m.graph);
+  if (enabled(o, "lower-qdq")) {
+    // Canonical forms first, whatever the quantizer wrote; then the integer operators.
+    qdq_activations_to_uint8(m.graph);
+    qdq_quantize_float_bias(m.graph);
+    qdq_move_dequantize(m.graph);
+    qdq_activation_to_clamp(m.graph);
+    qdq_fold_pairs(m.graph);
+    lower_qdq(m.graph);
+  }
   try {
     infer_and_fold(m.graph, enabled(o, "fold-constants"));
     expand_structured_outputs(m.graph, m.opsets.count("") ? m.opsets.at("") : 0, enabled(o, "fold-constants"));
@@ -116,6 +126,9 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   if (enabled(o, "fit-scratch")) fit_scratch(g, o.alignment, plan, scratch);
   pack_weights(g, target && target->int8_dot_product, target && target->simd);  // always: the layout the kernels read, not an optimisation to compare against
   c.program = plan_program(g, o.alignment, plan);
+  for (const FloatStep& f : float_steps_between_integers(g))
+    fmt::print(stderr, "warning: {} stays float between integer steps: {}\n", f.node->describe(),
+               enabled(o, "lower-qdq") ? f.why : "lower-qdq is disabled");
   return c;
 }
 

@@ -11,6 +11,14 @@ static void resolve_graph(Graph& g, Diagnostics& diag) {
     Node& n = *np;
     std::string op_name = n.domain.empty() ? n.op_type : n.domain + "." + n.op_type;
     int max_opset = max_known_opset(n.domain);
+    // ONNX Runtime's quantized operators (QOperator format) and onnxc's own that onnxc
+    // implements: version 1, the only one.
+    if (max_opset == 0 && (n.domain == "com.microsoft" || n.domain == "onnxc")) {
+      if (const OpDef* def = find_op(n.domain, n.op_type); def && def->versions == std::vector<int>{1}) {
+        n.version = 1;
+        continue;
+      }
+    }
     if (max_opset == 0) {
       diag.unsupported(n.describe(), fmt::format("domain '{}' is not supported", n.domain),
                        "onnxc compiles the ONNX domains (ai.onnx, ai.onnx.ml, ai.onnx.preview.training); replace custom ops "

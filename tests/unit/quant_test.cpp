@@ -11,6 +11,7 @@
 
 #include "onnxc/quant.h"
 #include "passes/pipeline.h"
+#include "passes/qdq_patterns.h"
 
 namespace rt = onnxc::rt;
 
@@ -352,6 +353,15 @@ TEST_CASE("lower-qdq turns DQ -> Conv/MatMul -> Q into integer ops with 1-byte a
   off.disabled_passes.insert("lower-qdq");
   const onnxc::Compilation float_ops = onnxc::compile_model(path, off);
   CHECK(contains(op_types(float_ops), "Conv"));
+  // Unlowered, the Convs, the Reshape and the MatMul are float steps between Q and DQ, and so are
+  // the DQs and Qs among them; lowered, none is.
+  std::vector<std::string> float_steps;
+  for (const onnxc::FloatStep& f : onnxc::float_steps_between_integers(float_ops.model.graph))
+    float_steps.push_back(f.node->op_type);
+  CHECK(std::count(float_steps.begin(), float_steps.end(), "Conv") == 2);
+  CHECK(std::count(float_steps.begin(), float_steps.end(), "Reshape") == 1);
+  CHECK(std::count(float_steps.begin(), float_steps.end(), "MatMul") == 1);
+  CHECK(onnxc::float_steps_between_integers(lowered.model.graph).empty());
   // The largest live set: x and conv1's output as float ([1,3,8,8] + [1,8,8,8] * 4 bytes) versus
   // their uint8 versions plus one int32 accumulator plane ([8,8]) of scratch.
   CHECK(lowered.program.arena_bytes * 2 < float_ops.program.arena_bytes);
@@ -434,4 +444,45 @@ TEST_CASE("QLinearMul and lookup on hand-computed values", "[quant]") {
   CHECK(int(y[0]) == 64);
   CHECK(int(y[1]) == 0);
   CHECK(int(y[2]) == -1);
+}
+
+// ---- the QDQ canonicalisation on the placement generator's models (tests/models/quant/styles,
+// written by styles.py; ctest's model.quant_style.* validate them against ONNX Runtime) ----
+
+TEST_CASE("lower-qdq leaves no float step between integer steps, whatever the quantizer's placement", "[quant]") {
+  const std::string dir = std::string(ONNXC_TEST_DIR) + "/models/quant/styles/";
+  // Every style of resnet8-cifar (Conv, Relu, residual Add, Pad, AveragePool, Flatten, Gemm) and
+  // the VWW MobileNetV1's Q/DQ on every tensor (Conv -> Q -> DQ -> Clip -> Q -> DQ -> Conv).
+  for (const char* model : {"resnet8_qdq_u8_pt_fused", "resnet8_qdq_s8_pc_fused", "resnet8_qdq_u8_pc", "resnet8_qdq_s8_pt",
+                            "resnet8_fx", "resnet8_qop", "vww_qdq_u8_pc"}) {
+    INFO(model);
+    const onnxc::Compilation c = onnxc::compile_model(dir + model + "/model.onnx", {});
+    CHECK(onnxc::float_steps_between_integers(c.model.graph).empty());
+    const std::vector<std::string> ops = op_types(c);
+    for (const char* op : {"Conv", "Gemm", "Add", "Relu", "AveragePool", "GlobalAveragePool"}) CHECK_FALSE(contains(ops, op));
+    // Only the input's Q and the classifier's DQ (Softmax reads float) remain.
+    CHECK(std::count(ops.begin(), ops.end(), "QuantizeLinear") == 1);
+    CHECK(std::count(ops.begin(), ops.end(), "DequantizeLinear") == 1);
+  }
+}
+
+TEST_CASE("QDQ canonical forms: a Clip between Q/DQ pairs becomes one table, a requantization exact to ONNX", "[quant]") {
+  // vww_qdq_u8_pc: each Conv's output quantized over its own range, Clip(0, 6)'s output over
+  // [0, max]: DQ -> Clip -> Q is a requantizing table clamped to Q(0)..Q(6), one per Conv.
+  const std::string path = std::string(ONNXC_TEST_DIR) + "/models/quant/styles/vww_qdq_u8_pc/model.onnx";
+  const onnxc::Compilation c = onnxc::compile_model(path, {});
+  const std::vector<std::string> ops = op_types(c);
+  CHECK(std::count(ops.begin(), ops.end(), "QLinearConv") == 27);
+  CHECK(std::count(ops.begin(), ops.end(), "QLinearLookup") == 27);
+  CHECK_FALSE(contains(ops, "Clip"));
+  // Clip and requantization are non-decreasing, so is each table; Clip(0, 6) maps the lowest
+  // inputs (all negative in the Conv's range) to Q(0), the zero point 0 of uint8 [0, max].
+  for (const auto& n : c.model.graph.nodes) {
+    if (n->op_type != "QLinearLookup") continue;
+    const onnxc::Tensor& table = *n->inputs[1]->constant;
+    int increasing = 0;
+    for (int v = 1; v < 256; ++v) increasing += table.bytes[static_cast<std::size_t>(v)] >= table.bytes[static_cast<std::size_t>(v - 1)];
+    CHECK(increasing == 255);
+    CHECK(int(table.bytes[0]) == 0);
+  }
 }

@@ -1,0 +1,62 @@
+// The float steps a quantized model keeps between its integer steps (see qdq_patterns.h).
+#include <set>
+
+#include "passes/qdq_patterns.h"
+
+namespace onnxc {
+namespace {
+
+bool is_float(const Value* v) { return v && (v->dtype == DType::Float || v->dtype == DType::Float16 || v->dtype == DType::Double); }
+
+// Operators lower-qdq has an integer form of, when their quantization fits it.
+bool has_integer_form(const Node& n) {
+  static const std::set<std::string> ops = {
+      "Conv",      "MatMul",  "Gemm",      "Add",         "Mul",       "Relu",        "Clip",    "Reshape",
+      "Flatten",   "Squeeze", "Unsqueeze", "Transpose",   "Slice",     "Pad",         "MaxPool", "Concat",
+      "GlobalAveragePool", "AveragePool", "Abs", "Celu", "Cos", "Elu", "Erf", "Exp", "Gelu", "HardSigmoid",
+      "HardSwish", "LeakyRelu", "Log", "Mish", "Neg", "Reciprocal", "Selu", "Sigmoid", "Sin", "Softplus", "Softsign",
+      "Sqrt", "Tanh", "ThresholdedRelu"};
+  return n.domain.empty() && ops.count(n.op_type);
+}
+
+std::string why_float(const Node& n) {
+  if (is_onnx_op(&n, "DequantizeLinear")) return "dequantizes for the float step after it";
+  if (is_onnx_op(&n, "QuantizeLinear")) return "quantizes a float result";
+  if (has_integer_form(n))
+    return "its quantization does not fit lower-qdq's integer form (per-axis or computed scales, mixed 8-bit types, "
+           "an operand not quantized, or several readers of its float result)";
+  return "onnxc has no integer form of " + (n.domain.empty() ? "" : n.domain + ".") + n.op_type;
+}
+
+}  // namespace
+
+std::vector<FloatStep> float_steps_between_integers(const Graph& g) {
+  // Float values computed from a dequantized tensor, and float values a QuantizeLinear reads
+  // (through float steps).
+  std::set<const Value*> from_dq, to_q;
+  for (const auto& n : g.nodes) {
+    bool reads = is_onnx_op(n.get(), "DequantizeLinear");
+    for (const Value* v : n->inputs) reads = reads || from_dq.count(v);
+    if (reads)
+      for (const Value* o : n->outputs)
+        if (is_float(o)) from_dq.insert(o);
+  }
+  for (auto it = g.nodes.rbegin(); it != g.nodes.rend(); ++it) {
+    const Node& n = **it;
+    bool feeds = is_onnx_op(&n, "QuantizeLinear");
+    for (const Value* o : n.outputs) feeds = feeds || to_q.count(o);
+    if (feeds && !is_onnx_op(&n, "DequantizeLinear"))
+      for (const Value* v : n.inputs)
+        if (is_float(v) && !v->constant) to_q.insert(v);
+  }
+  std::vector<FloatStep> steps;
+  for (const auto& n : g.nodes) {
+    bool in = is_onnx_op(n.get(), "DequantizeLinear"), out = is_onnx_op(n.get(), "QuantizeLinear");
+    for (const Value* v : n->inputs) in = in || from_dq.count(v);
+    for (const Value* o : n->outputs) out = out || to_q.count(o);
+    if (in && out) steps.push_back({n.get(), why_float(*n)});
+  }
+  return steps;
+}
+
+}  // namespace onnxc

@@ -1,0 +1,425 @@
+#!/usr/bin/python3
+"""QDQ placement generator: quantizes a float model the way the common quantizers lay it out,
+calibrated with ONNX Runtime on the model's test inputs, and writes the expected outputs from
+ONNX Runtime running the quantized model.
+
+    styles.py SRC_DIR|vww OUT_DIR STYLE...     (STYLE: see STYLES; `all` for every one)
+    styles.py --corpus SHARED_MODELS_DIR OUT_DIR [--all-styles]
+                                               the four models below into OUT_DIR/MODEL_STYLE
+                                               (tests/models/quant/styles holds this output)
+
+SRC_DIR is a float model folder (model.onnx, test_data_set_0/input_0.pb); `vww` builds a
+MobileNetV1-0.25 (96 x 96 x 3, two classes, random weights from a fixed seed). OUT_DIR/STYLE gets
+the quantized model and test_data_set_0 (SRC's input, ONNX Runtime's outputs).
+
+Calibration: every float tensor of the (batch-norm folded) float model is made a graph output
+and ONNX Runtime (node /work/ort/ort-run.mjs, or $ORT_RUN) runs it on the test input; each
+activation's scale and zero point cover [min(v, 0), max(v, 0)] (per tensor). Weights are int8
+symmetric (per tensor or per output channel), biases int32 with scale x_scale * w_scale except
+in the FX style, which keeps them float as PyTorch's reference export does.
+
+Styles (the names say activation type, weight granularity, and placement):
+  qdq_u8_pt_fused   ONNX Runtime QDQ, uint8 asymmetric activations, per-tensor weights, a
+                    Relu/Clip after Conv/Gemm/Add fused (only its output quantized)
+  qdq_s8_pc_fused   the same with int8 symmetric activations (zero point 0) and per-channel weights
+  qdq_u8_pc         ONNX Runtime QDQ without activation fusion: Q/DQ on every tensor
+                    (Conv -> Q -> DQ -> Clip -> Q -> DQ -> Conv), per-channel weights
+  qdq_s8_pt         the same with int8 asymmetric activations and per-tensor weights
+  fx                PyTorch FX reference export: Conv+Relu fused, Q/DQ around every other op;
+                    Clip (ReLU6), MaxPool, Flatten, Reshape and Pad share their input's
+                    parameters; float bias; per-channel weights, uint8 activations
+  qop               ONNX Runtime QOperator (uint8, per channel): QLinearConv, QLinearAdd,
+                    QLinearGlobalAveragePool, QGemm, integer Flatten/Pad; Relu/Clip fused into the range
+Graph outputs are delivered dequantized (float), except after a final Softmax, which stays
+float in every style (it reads the dequantized logits)."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+from testdata import save  # noqa: E402
+from quantize import attrs, fold_batchnorm  # noqa: E402
+from qdq import quantize_weight, weight_qparams  # noqa: E402
+
+ORT_RUN = os.environ.get("ORT_RUN", "/work/ort/ort-run.mjs")
+STYLES = ["qdq_u8_pt_fused", "qdq_s8_pc_fused", "qdq_u8_pc", "qdq_s8_pt", "fx", "qop"]
+ACTIVATIONS = ("Relu", "Clip")
+SHARED = ("Clip", "MaxPool", "Flatten", "Reshape", "Pad")  # FX: output observer shared with the input
+
+
+def load_pb(path):
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def ort_run(model, inputs):
+    """ONNX Runtime's outputs of `model` for [(name, array)] inputs."""
+    with tempfile.TemporaryDirectory() as d:
+        save(d, model, inputs, [], check=False)
+        subprocess.run(["node", ORT_RUN, d], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return [load_pb(os.path.join(d, "test_data_set_0", f"output_{k}.pb")) for k in range(len(model.graph.output))]
+
+
+def constants_to_initializers(model):
+    g = model.graph
+    kept = []
+    for n in g.node:
+        if n.op_type == "Constant":
+            g.initializer.append(numpy_helper.from_array(numpy_helper.to_array(attrs(n)["value"]), n.output[0]))
+        else:
+            kept.append(n)
+    del g.node[:]
+    g.node.extend(kept)
+
+
+def calibrate(model, inputs):
+    """Every node output's float value on the inputs, from ONNX Runtime."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    names = [o for n in m.graph.node for o in n.output]
+    del m.graph.output[:]
+    m.graph.output.extend(helper.make_empty_tensor_value_info(o) for o in names)
+    return dict(zip(names, ort_run(m, inputs)))
+
+
+def act_qparams(v, dtype, symmetric):
+    """Per-tensor scale and zero point covering [min(v, 0), max(v, 0)]."""
+    lo, hi = min(float(v.min()), 0.0), max(float(v.max()), 0.0)
+    if symmetric:
+        scale = np.float32(max(-lo, hi) / 127.0 or 1.0)
+        return scale, np.int8(0)
+    scale = np.float32((hi - lo) / 255.0 or 1.0)
+    qmin = -128 if dtype == np.int8 else 0
+    return scale, dtype(np.clip(qmin + np.rint(-lo / scale), qmin, qmin + 255))
+
+
+class Quantizer:
+    def __init__(self, model, values, style):
+        self.g = model.graph
+        self.values = values
+        self.style = style
+        self.inits = {t.name: numpy_helper.to_array(t) for t in self.g.initializer}
+        self.readers = {}
+        self.producer = {}
+        for n in self.g.node:
+            for i in n.input:
+                self.readers.setdefault(i, []).append(n)
+            for o in n.output:
+                self.producer[o] = n
+        s = style
+        self.dtype = np.int8 if "_s8" in s else np.uint8
+        self.symmetric = "_s8_pc_fused" in s
+        self.per_channel = "_pc" in s or s == "fx"
+        self.fused = s.endswith("_fused") or s == "qop"
+        self.nodes, self.new_inits, self.params = [], [], {}
+
+    def const(self, name, value):
+        self.new_inits.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def fused_away(self, name):
+        """A Conv/Gemm/Add output whose only reader is a Relu/Clip that the style fuses."""
+        n = self.producer.get(name)
+        r = self.readers.get(name, [])
+        if n is None or len(r) != 1 or r[0].op_type not in ACTIVATIONS:
+            return False
+        if self.style == "fx":
+            return n.op_type == "Conv" and r[0].op_type == "Relu"
+        return self.fused and n.op_type in ("Conv", "Gemm", "Add")
+
+    def quantized(self, name):
+        """Whether activation `name` gets Q -> DQ (is integer in the style)."""
+        if name in self.inits:
+            return False
+        r = self.readers.get(name, [])
+        if r and all(x.op_type == "Softmax" for x in r) and name not in [o.name for o in self.g.output]:
+            return True  # Softmax reads dequantized logits
+        if self.producer.get(name) is not None and self.producer[name].op_type == "Softmax":
+            return False
+        return not self.fused_away(name)
+
+    def qparams(self, name):
+        if name not in self.params:
+            n = self.producer.get(name)
+            if self.style in ("fx", "qop") and n is not None and n.op_type in SHARED and n.input[0] in self.params:
+                self.params[name] = self.params[n.input[0]]
+            else:
+                self.params[name] = act_qparams(self.values[name], self.dtype, self.symmetric)
+        return self.params[name]
+
+    def qdq(self, name):
+        scale, zp = self.qparams(name)
+        s, z = self.const(f"{name}/scale", scale), self.const(f"{name}/zero_point", zp)
+        self.nodes.append(helper.make_node("QuantizeLinear", [name, s, z], [f"{name}/q"]))
+        self.nodes.append(helper.make_node("DequantizeLinear", [f"{name}/q", s, z], [f"{name}/dq"]))
+
+    def weight(self, name, axis):
+        w = self.inits[name]
+        scale = weight_qparams(w, axis if self.per_channel else None)
+        q = quantize_weight(w, scale, axis if self.per_channel else None)
+        return q, scale
+
+    def dq_const(self, name, q, scale, zp, axis):
+        ins = [self.const(f"{name}/q", q), self.const(f"{name}/scale", scale)]
+        if zp is not None:
+            ins.append(self.const(f"{name}/zero_point", zp))
+        kw = {"axis": axis} if np.ndim(scale) else {}
+        self.nodes.append(helper.make_node("DequantizeLinear", ins, [f"{name}/dq"], **kw))
+        return f"{name}/dq"
+
+    def weighted(self, node, x_dq):
+        """Conv/Gemm(transB=1) inputs: DQ(x), DQ(int8 weight), DQ(int32 bias) or the float bias."""
+        if node.op_type == "Gemm" and attrs(node).get("transB", 0) != 1:
+            sys.exit(f"{node.name}: only Gemm with transB=1 is supported")
+        q, scale = self.weight(node.input[1], 0)
+        ins = [x_dq, self.dq_const(node.input[1], q, scale, np.zeros_like(scale, dtype=np.int8), 0)]
+        if len(node.input) > 2:
+            b = self.inits[node.input[2]]
+            if self.style == "fx":
+                ins.append(self.const(f"{node.input[2]}/float", b))
+            else:
+                b_scale = (np.float32(self.qparams(node.input[0])[0]) * scale).astype(np.float32)
+                ins.append(self.dq_const(node.input[2], np.rint(b / b_scale).astype(np.int32), b_scale, None, 0))
+        return ins
+
+    def run(self):
+        g = self.g
+        dq = {}
+        for i in g.input:
+            if self.quantized(i.name):
+                self.qdq(i.name)
+                dq[i.name] = f"{i.name}/dq"
+        for node in g.node:
+            new = onnx.NodeProto()
+            new.CopyFrom(node)
+            if node.op_type in ("Conv", "Gemm"):
+                del new.input[:]
+                new.input.extend(self.weighted(node, dq[node.input[0]]))
+            else:
+                for k, name in enumerate(node.input):
+                    new.input[k] = dq.get(name, name)
+            self.nodes.append(new)
+            for o in node.output:
+                if self.quantized(o):
+                    self.qdq(o)
+                    dq[o] = f"{o}/dq"
+        outputs = [o.name for o in g.output]
+        # A quantized graph output is delivered dequantized: DQ writes the output's name.
+        for name in outputs:
+            if name not in dq:
+                continue
+            for n in self.nodes:
+                for k, o in enumerate(n.output):
+                    if o == name:
+                        n.output[k] = f"{name}/float"
+                    elif o == f"{name}/dq":
+                        n.output[k] = name
+                for k, i in enumerate(n.input):
+                    if i == name:
+                        n.input[k] = f"{name}/float"
+                    elif i == f"{name}/dq":
+                        n.input[k] = name
+        used = {i for n in self.nodes for i in n.input}
+        kept = [t for t in g.initializer if t.name in used]
+        out_infos = list(g.output)
+        graph = helper.make_graph(self.nodes, f"{g.name}_{self.style}", list(g.input), out_infos, kept + self.new_inits)
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        m.ir_version = 7
+        return m
+
+
+def to_qoperator(qdq_model):
+    """ONNX Runtime's QOperator form of a fused QDQ model: each DQ* -> op -> Q group becomes the
+    QLinear operator; data movement runs on the integer tensor."""
+    g = qdq_model.graph
+    inits = {t.name: t for t in g.initializer}
+    producer = {o: n for n in g.node for o in n.output}
+    readers = {}
+    for n in g.node:
+        for i in n.input:
+            readers.setdefault(i, []).append(n)
+
+    def dq_of(name):
+        n = producer.get(name)
+        return n if n is not None and n.op_type == "DequantizeLinear" else None
+
+    def q_after(name):
+        r = readers.get(name, [])
+        return r[0] if len(r) == 1 and r[0].op_type == "QuantizeLinear" else None
+
+    nodes, dropped = [], set()
+    ms = "com.microsoft"
+    for n in g.node:
+        if n.op_type in ("QuantizeLinear", "DequantizeLinear"):
+            continue
+        out = n.output[0]
+        act = None
+        if n.op_type in ("Conv", "Gemm", "Add") and readers.get(out) and readers[out][0].op_type in ACTIVATIONS:
+            act = readers[out][0]
+            out = act.output[0]
+        q = q_after(out)
+        ins = [dq_of(i) for i in n.input]
+        if n.op_type in ACTIVATIONS and n.output[0] in dropped:
+            continue
+        if q is None or any(d is None for d in ins[:1]):
+            nodes.append(n)  # stays float, reads the DQ outputs
+            continue
+        if act is not None:
+            dropped.add(act.output[0])
+        qo = list(q.input[1:])
+        x = list(ins[0].input)
+        if n.op_type == "Conv":
+            w = list(ins[1].input)
+            b = [dq_of(n.input[2]).input[0]] if len(n.input) > 2 else []
+            nodes.append(helper.make_node("QLinearConv", x + w + qo + b, q.output, name=n.name,
+                                          **{a.name: helper.get_attribute_value(a) for a in n.attribute}))
+        elif n.op_type == "Gemm":
+            b = [dq_of(n.input[2]).input[0]] if len(n.input) > 2 else [""]
+            nodes.append(helper.make_node("QGemm", x + list(ins[1].input) + b + qo, q.output, name=n.name, domain=ms,
+                                          **{a.name: helper.get_attribute_value(a) for a in n.attribute if a.name != "beta"}))
+        elif n.op_type == "Add":
+            nodes.append(helper.make_node("QLinearAdd", x + list(ins[1].input) + qo, q.output, domain=ms))
+        elif n.op_type == "GlobalAveragePool" or (n.op_type == "AveragePool" and attrs(n)["kernel_shape"] == list(attrs(n).get("strides", []))):
+            nodes.append(helper.make_node("QLinearGlobalAveragePool", x + qo, q.output, domain=ms, channels_last=0))
+        elif n.op_type in ("Flatten", "Reshape", "MaxPool", "Pad"):
+            extra = list(n.input[1:])
+            if n.op_type == "Pad":
+                extra = [n.input[1], x[2]]
+            nodes.append(helper.make_node(n.op_type, [x[0]] + extra, q.output, name=n.name,
+                                          **{a.name: helper.get_attribute_value(a) for a in n.attribute}))
+        else:
+            sys.exit(f"{n.name}: {n.op_type} has no QOperator form in this generator")
+    # Q of the graph input, DQ of quantized graph outputs (and of a Softmax's input)
+    final = []
+    made = {o for n in nodes for o in n.output}
+    for n in g.node:
+        if n.op_type == "QuantizeLinear" and n.input[0] in [i.name for i in g.input]:
+            final.append(n)
+    final += nodes
+    for n in g.node:
+        if n.op_type == "DequantizeLinear" and n.input[0] in made and any(n.output[0] in m.input or n.output[0] in [o.name for o in g.output] for m in nodes):
+            final.append(n)
+    # topological order: DQs right after their producer
+    order, ready = [], {i.name for i in g.input} | set(inits) | {t.name for t in g.initializer}
+    pending = final
+    while pending:
+        rest = []
+        for n in pending:
+            if all(i in ready or not i for i in n.input):
+                order.append(n)
+                ready.update(n.output)
+            else:
+                rest.append(n)
+        if len(rest) == len(pending):
+            sys.exit("QOperator graph has a cycle or a missing input: " + str([r.op_type for r in rest]))
+        pending = rest
+    used = {i for n in order for i in n.input}
+    graph = helper.make_graph(order, g.name.replace("qop", "") + "qop", list(g.input), list(g.output),
+                              [t for t in g.initializer if t.name in used])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(ms, 1)])
+    m.ir_version = 7
+    return m
+
+
+def vww_float(rng):
+    """MobileNetV1 with width 0.25 at 96 x 96: Conv/Clip(0, 6) blocks (batch norm folded), global
+    average pool, Flatten, Gemm to two classes."""
+    nodes, inits = [], []
+    cfg = [(8, 16, 1), (16, 32, 2), (32, 32, 1), (32, 64, 2), (64, 64, 1), (64, 128, 2)] + [(128, 128, 1)] * 5 + \
+          [(128, 256, 2), (256, 256, 1)]
+    x = "input"
+    inits += [numpy_helper.from_array(np.float32(0), "zero"), numpy_helper.from_array(np.float32(6), "six")]
+
+    def conv(x, cin, cout, k, s, group, i):
+        fan = cin // group * k * k
+        w = (rng.standard_normal((cout, cin // group, k, k)) * np.sqrt(2.0 / fan)).astype(np.float32)
+        b = (rng.standard_normal(cout) * 0.1 + 0.1).astype(np.float32)
+        inits.extend([numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(b, f"b{i}")])
+        nodes.append(helper.make_node("Conv", [x, f"w{i}", f"b{i}"], [f"conv{i}"], kernel_shape=[k, k], strides=[s, s],
+                                      pads=[k // 2] * 4, group=group))
+        nodes.append(helper.make_node("Clip", [f"conv{i}", "zero", "six"], [f"relu6_{i}"]))
+        return f"relu6_{i}"
+
+    x = conv(x, 3, 8, 3, 2, 1, 0)
+    i = 1
+    for cin, cout, s in cfg:
+        x = conv(x, cin, cin, 3, s, cin, i)
+        x = conv(x, cin, cout, 1, 1, 1, i + 1)
+        i += 2
+    nodes.append(helper.make_node("GlobalAveragePool", [x], ["pool"]))
+    nodes.append(helper.make_node("Flatten", ["pool"], ["flat"]))
+    inits.append(numpy_helper.from_array((rng.standard_normal((2, 256)) * 0.1).astype(np.float32), "fc_w"))
+    inits.append(numpy_helper.from_array(np.array([0.1, -0.1], np.float32), "fc_b"))
+    nodes.append(helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["logits"], transB=1))
+    graph = helper.make_graph(nodes, "vww_mobilenet_v1_025",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 96, 96])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 2])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    return m, [("input", rng.random((1, 3, 96, 96), dtype=np.float32))]
+
+
+def load_float(src):
+    if src == "vww":
+        return vww_float(np.random.default_rng(29))
+    model = onnx.load(os.path.join(src, "model.onnx"))
+    x = load_pb(os.path.join(src, "test_data_set_0", "input_0.pb"))
+    return model, [(model.graph.input[0].name, x)]
+
+
+def generate(src, d, style):
+    """Writes folder d: `src` quantized in `style`, its input and ONNX Runtime's outputs."""
+    model, inputs = load_float(src)
+    constants_to_initializers(model)
+    fold_batchnorm(model)
+    values = calibrate(model, inputs)
+    values.update({name: x for name, x in inputs})
+    base = "qdq_u8_pc_fused" if style == "qop" else style
+    q = Quantizer(model, values, base).run()
+    if style == "qop":
+        q = to_qoperator(q)
+    onnx.checker.check_model(q)
+    expected = ort_run(q, inputs)
+    shutil.rmtree(d, ignore_errors=True)
+    save(d, q, inputs, [(o.name, v) for o, v in zip(q.graph.output, expected)], check=False)
+    print(f"{d}: {len(q.graph.node)} nodes, {os.path.getsize(os.path.join(d, 'model.onnx'))} bytes")
+
+
+# The float models the corpus mode quantizes, and the styles whose files are committed for each
+# (kept small: every style of the small models, the every-tensor and QOperator forms of the
+# larger ones; `--all-styles` writes every style of each, as docs/quantization.md measures).
+MODELS = {"kws_dscnn": "kws-dscnn", "resnet8": "resnet8-cifar", "ad_autoencoder": "ad-autoencoder", "vww": "vww"}
+COMMITTED = {"kws_dscnn": STYLES, "resnet8": STYLES, "ad_autoencoder": ["qdq_u8_pc"], "vww": ["qdq_u8_pc", "qop"]}
+
+
+def main():
+    args = sys.argv[1:]
+    if args and args[0] == "--corpus" and len(args) >= 3:
+        # styles.py --corpus SHARED_MODELS_DIR OUT_DIR [--all-styles]
+        shared, out = args[1], args[2]
+        for name, folder in MODELS.items():
+            src = folder if folder == "vww" else os.path.join(shared, folder)
+            for style in STYLES if "--all-styles" in args else COMMITTED[name]:
+                generate(src, os.path.join(out, f"{name}_{style}"), style)
+        return
+    if len(args) < 3:
+        sys.exit(__doc__)
+    src, out, styles = args[0], args[1], args[2:]
+    for style in STYLES if styles == ["all"] else styles:
+        if style not in STYLES:
+            sys.exit(f"unknown style {style}; one of {STYLES}")
+        generate(src, os.path.join(out, style), style)
+
+
+if __name__ == "__main__":
+    main()
