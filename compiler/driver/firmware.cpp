@@ -1,5 +1,8 @@
 #include "driver/firmware.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -146,6 +149,57 @@ long long run_instructions(const Board& board, const std::string& run_output) {
   return static_cast<long long>(static_cast<double>(cycles) * (1e9 / board.clock_hz) + 0.5);
 }
 
+// The top-level steps' comments of a generated model.cpp ("  // N. 'name' Op-13: ... "), by step
+// number: those with the least indentation (nested graphs' steps are indented further).
+std::map<int, std::string> step_comments(const std::string& source, std::size_t* indent_out = nullptr,
+                                         std::vector<std::size_t>* line_ends = nullptr) {
+  std::map<int, std::string> steps;
+  std::size_t indent = std::string::npos;
+  std::vector<std::pair<std::size_t, std::size_t>> found;  // (indent, line start)
+  for (std::size_t at = 0; at < source.size();) {
+    std::size_t end = source.find('\n', at);
+    if (end == std::string::npos) end = source.size();
+    std::size_t first = source.find_first_not_of(' ', at);
+    if (first < end && source.compare(first, 3, "// ") == 0 && first + 3 < end &&
+        std::isdigit(static_cast<unsigned char>(source[first + 3]))) {
+      std::size_t dot = source.find_first_not_of("0123456789", first + 3);
+      if (dot < end && source.compare(dot, 3, ". '") == 0) {
+        found.push_back({first - at, at});
+        indent = std::min(indent, first - at);
+      }
+    }
+    at = end + 1;
+  }
+  for (const auto& [in, start] : found) {
+    if (in != indent) continue;
+    std::size_t end = source.find('\n', start);
+    if (end == std::string::npos) end = source.size();
+    std::string text = source.substr(start + in + 3, end - start - in - 3);
+    steps[std::atoi(text.c_str())] = text;
+    if (line_ends) line_ends->push_back(end);
+  }
+  if (indent_out) *indent_out = indent;
+  return steps;
+}
+
+// model.cpp with a call to onnxc_step_tick(N) (validate_main.cpp) at the start of each top-level
+// step N; *count: one more than the last step's number.
+std::string with_step_ticks(const std::string& source, int* count) {
+  std::size_t indent = 0;
+  std::vector<std::size_t> ends;
+  std::map<int, std::string> steps = step_comments(source, &indent, &ends);
+  *count = steps.empty() ? 0 : steps.rbegin()->first + 1;
+  std::string out = "void onnxc_step_tick(int step);  // validate_main.cpp: --report's instructions per step\n";
+  std::size_t copied = 0;
+  auto step = steps.begin();
+  for (std::size_t end : ends) {
+    out += source.substr(copied, end - copied);
+    out += fmt::format("\n{}::onnxc_step_tick({});", std::string(indent, ' '), (step++)->first);
+    copied = end;
+  }
+  return out + source.substr(copied);
+}
+
 }  // namespace
 
 const Board* find_board(const std::string& target) {
@@ -188,7 +242,7 @@ std::vector<std::string> forbidden_symbols(const std::string& nm_output) {
 }
 
 HostBuild build_firmware(const Compilation& c, const CompileOptions& co_in, const std::string& dir,
-                         const std::string& target, const std::vector<std::string>& flags) {
+                         const std::string& target, const std::vector<std::string>& flags, bool step_counts) {
   const Board& board = board_for(target);
   CompileOptions co = co_in;
   co.weights_section = kFirmwareWeightsSection;
@@ -203,9 +257,17 @@ HostBuild build_firmware(const Compilation& c, const CompileOptions& co_in, cons
   }
   GeneratedCode code = emit_code(c, co, "model.h", "model.cpp");
   write_text(fs::path(dir) / "model.h", code.header);
-  write_text(fs::path(dir) / "model.cpp", code.source);
+  std::vector<std::string> all_flags = flags;
+  if (step_counts) {
+    int steps = 0;
+    write_text(fs::path(dir) / "model.cpp", with_step_ticks(code.source, &steps));
+    if (all_flags.empty()) all_flags.push_back("-O2");  // (compile_command's default)
+    all_flags.push_back(fmt::format("-DONNXC_STEP_COUNTS={}", std::max(steps, 1)));
+  } else {
+    write_text(fs::path(dir) / "model.cpp", code.source);
+  }
   b.program = (fs::path(dir) / "model.elf").string();
-  if (run_tool(compile_command(board, dir, sanitize_identifier(co.name), flags, b.program), &b.log).exit_code != 0)
+  if (run_tool(compile_command(board, dir, sanitize_identifier(co.name), all_flags, b.program), &b.log).exit_code != 0)
     return b;
   ProcessResult nm = run_tool({arm_tool("nm"), b.program}, &b.log);
   if (nm.exit_code != 0) return b;
@@ -258,6 +320,39 @@ std::string firmware_size_report(const std::string& target, const std::string& i
       target, board.machine, code + weights, code, weights, statics + stack, arena,
       measured < 0 ? std::string("unknown") : std::to_string(stack), io, statics - arena - io,
       instructions < 0 ? std::string("more than the SysTick counter holds") : std::to_string(instructions));
+}
+
+std::string firmware_step_report(const std::string& target, const std::string& model_source,
+                                 const std::string& run_output) {
+  const Board& board = board_for(target);
+  std::map<int, std::string> steps = step_comments(model_source);
+  std::vector<std::pair<long long, int>> counts;  // (instructions, step)
+  long long total = 0;
+  std::istringstream lines(run_output);
+  for (std::string line; std::getline(lines, line);) {
+    int step = 0;
+    long long cycles = 0;
+    if (std::sscanf(line.c_str(), "step_cycles: %d %lld", &step, &cycles) != 2) continue;
+    const long long instructions = static_cast<long long>(static_cast<double>(cycles) * (1e9 / board.clock_hz) + 0.5);
+    counts.push_back({instructions, step});
+    total += instructions;
+  }
+  std::sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::string out = fmt::format(
+      "  run() per step, slowest first ({} instructions in all, from a second build with a SysTick read between "
+      "steps: about 20 instructions each, counted in steps of {:.0f}):\n",
+      total, 1e9 / board.clock_hz);
+  for (const auto& [instructions, step] : counts) {
+    // "N. 'name' Op-V -> ([shape])": the comment without the input shapes.
+    std::string text = steps.count(step) ? steps.at(step) : std::to_string(step) + ".";
+    const std::size_t inputs = text.find(": ("), arrow = text.rfind(") -> (");
+    if (inputs != std::string::npos && arrow != std::string::npos && arrow > inputs)
+      text = text.substr(0, inputs) + text.substr(arrow + 1);
+    out += fmt::format("  {:>11} {:5.1f} %  {}\n", instructions, total ? 100.0 * instructions / total : 0.0, text);
+  }
+  return out;
 }
 
 }  // namespace onnxc

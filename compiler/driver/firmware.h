@@ -38,8 +38,9 @@ inline constexpr const char* kFirmwareWeightsSection = ".onnxc_weights";
 // flags: optimisation and extra compiler flags (default -O2). Fails (ok false, log says why)
 // when the code does not compile warning-free, or the image links anything firmware must not
 // have (see forbidden_symbols()).
+// step_counts: with a SysTick read at each top-level step of run(), for firmware_step_report.
 HostBuild build_firmware(const Compilation& c, const CompileOptions& co, const std::string& dir,
-                         const std::string& target, const std::vector<std::string>& flags);
+                         const std::string& target, const std::vector<std::string>& flags, bool step_counts = false);
 
 // Runs a firmware image under QEMU. harness_argv is what the host harness would get
 // ({program, "run", IN..., "--", OUT...}); the program's arguments reach the firmware as its
@@ -54,5 +55,10 @@ std::vector<std::string> forbidden_symbols(const std::string& nm_output);
 // Flash (code, weights) and RAM (arena, I/O buffers, other static data, measured stack) of a
 // built image, for people: several lines. run_output: what run_firmware printed.
 std::string firmware_size_report(const std::string& target, const std::string& image, const std::string& run_output);
+
+// The instructions of each step of run() ("step_cycles: N C" lines of a step_counts build's
+// output), slowest first, each with its step's comment from the generated model.cpp.
+std::string firmware_step_report(const std::string& target, const std::string& model_source,
+                                 const std::string& run_output);
 
 }  // namespace onnxc

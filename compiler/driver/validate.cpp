@@ -430,6 +430,35 @@ bool has_string_io(const Graph& g) {
          std::any_of(g.outputs.begin(), g.outputs.end(), is_string);
 }
 
+// --report on a firmware target: the instructions of each step of run() on data set si, from a
+// second image built with a SysTick read between steps (in dir/steps, so the first image's
+// run() count stays that of the model alone).
+int report_firmware_steps(const Compilation& comp, const CompileOptions& co, const DataSet& set, std::size_t si,
+                          const std::string& dir, const ValidateOptions& v) {
+  const std::string steps_dir = (fs::path(dir) / "steps").string();
+  HostBuild build = build_firmware(comp, co, steps_dir, v.firmware_target, v.cxxflags, true);
+  if (!build.ok) {
+    fmt::print(stderr, "error: {}: the model with step counters did not compile\n{}\n", comp.model.path, build.log);
+    return 1;
+  }
+  const Graph& g = comp.model.graph;
+  std::vector<std::string> argv = harness_command(build.program, v.threads, "run");
+  if (!append_input_files(g, set, si, steps_dir, argv)) return 1;
+  argv.push_back("--");
+  for (std::size_t i = 0; i < g.outputs.size(); ++i)
+    argv.push_back((fs::path(steps_dir) / fmt::format("out_{}_{}.bin", si, i)).string());
+  ProcessResult r = run_firmware(build.firmware_target, argv, v.timeout_s);
+  if (r.exit_code != 0) {
+    fmt::print(stderr, "error: {}: the model with step counters exited with {}\n{}\n", set.dir, r.exit_code, r.output);
+    return 1;
+  }
+  std::ifstream source(fs::path(steps_dir) / "model.cpp", std::ios::binary);
+  std::stringstream text;
+  text << source.rdbuf();
+  fmt::print("{}", firmware_step_report(build.firmware_target, text.str(), r.output));
+  return 0;
+}
+
 // Builds one compilation and runs it on its data sets; returns 0 when all match.
 int build_and_run(const Compilation& comp, const CompileOptions& co, const std::vector<DataSet>& sets,
                   const std::vector<std::size_t>& which, const std::string& dir, const ValidateOptions& v) {
@@ -449,6 +478,8 @@ int build_and_run(const Compilation& comp, const CompileOptions& co, const std::
   }
   for (std::size_t si : which)
     if (int status = run_data_set(comp.model.graph, build, sets[si], si, dir, v)) return status;
+  if (v.report && !build.firmware_target.empty() && !which.empty())
+    return report_firmware_steps(comp, co, sets[which[0]], which[0], dir, v);
   return 0;
 }
 

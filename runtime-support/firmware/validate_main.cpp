@@ -67,12 +67,12 @@ bool transfer_file(const char* path, void* data, std::size_t bytes, bool reading
   sh::exit(2);
 }
 
-// "stack_bytes: 1234\n" without printf.
-void print_count(const char* label, std::size_t n) {
+// "stack_bytes: 1234\n" without printf (`end` after the digits).
+void print_count(const char* label, std::size_t n, char end = '\n') {
   char digits[24];
   char* p = digits + sizeof digits;
   *--p = '\0';
-  *--p = '\n';
+  *--p = end;
   do {
     *--p = static_cast<char>('0' + n % 10);
     n /= 10;
@@ -81,7 +81,26 @@ void print_count(const char* label, std::size_t n) {
   sh::print(p);
 }
 
+#if defined(ONNXC_STEP_COUNTS)
+// `validate --report` builds the model a second time with a call to onnxc_step_tick(N) at the
+// start of each step N of run() (ONNXC_STEP_COUNTS steps); the SysTick cycles between two calls
+// are the step's, printed as "step_cycles: N C" (the call itself, some 20 instructions, included).
+std::uint32_t step_cycles[ONNXC_STEP_COUNTS];
+int current_step = -1;
+long step_started = 0;
+#endif
+
 }  // namespace
+
+#if defined(ONNXC_STEP_COUNTS)
+void onnxc_step_tick(int step) {
+  const long now = onnxc::firmware::cycles_elapsed();
+  if (current_step >= 0 && current_step < ONNXC_STEP_COUNTS && now >= 0)
+    step_cycles[current_step] += static_cast<std::uint32_t>(now - step_started);
+  current_step = step;
+  step_started = onnxc::firmware::cycles_elapsed();
+}
+#endif
 
 int main() {
   constexpr int kMaxWords = 2 + model::kNumInputs + model::kNumOutputs;
@@ -108,9 +127,19 @@ int main() {
   onnxc::firmware::paint_stack();
   onnxc::firmware::start_cycle_count();
   model::run_generic(inputs, outputs, arena);
+#if defined(ONNXC_STEP_COUNTS)
+  onnxc_step_tick(-1);
+#endif
   const long cycles = onnxc::firmware::cycles_elapsed();
   print_count("stack_bytes: ", onnxc::firmware::stack_bytes_used());
   if (cycles >= 0) print_count("run_cycles: ", static_cast<std::size_t>(cycles));
+#if defined(ONNXC_STEP_COUNTS)
+  for (int i = 0; i < ONNXC_STEP_COUNTS; ++i)
+    if (step_cycles[i]) {
+      print_count("step_cycles: ", static_cast<std::size_t>(i), ' ');
+      print_count("", step_cycles[i]);
+    }
+#endif
 
   for (int i = 0; i < model::kNumOutputs; ++i)
     if (!transfer_file(words[2 + model::kNumInputs + i], outputs[i], model::kOutputs[i].bytes, false))

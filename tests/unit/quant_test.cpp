@@ -212,6 +212,45 @@ TEST_CASE("qconv_gemm equals conv_integer (the direct kernel) on odd shapes", "[
   }
 }
 
+TEST_CASE("qconv_tile_dual_mac (the SMLAD tile, portable on hosts) equals plain dot products", "[quant]") {
+  // k_total below 4, not a multiple of 4 (the last group's weights read byte by byte; the
+  // block's bytes past k_total 0) and a multiple; one and two rows; 2 to 64 columns of a block
+  // 80 wide; uint8 inputs over the whole range, int8 weights with -128.
+  std::mt19937 rng(29);
+  std::uniform_int_distribution<int> byte(0, 255);
+  constexpr rt::index_t kStride = 80;
+  for (rt::index_t k_total : {1, 3, 4, 7, 27, 36, 144, 145}) {
+    const rt::index_t groups = (k_total + 3) / 4;
+    std::vector<uint8_t> col(static_cast<std::size_t>(groups * kStride * 4));
+    for (rt::index_t g = 0; g < groups; ++g)
+      for (rt::index_t j = 0; j < kStride; ++j)
+        for (rt::index_t t = 0; t < 4; ++t)
+          col[static_cast<std::size_t>((g * kStride + j) * 4 + t)] = 4 * g + t < k_total ? static_cast<uint8_t>(byte(rng)) : 0;
+    std::vector<int8_t> w(static_cast<std::size_t>(2 * k_total));
+    for (auto& v : w) v = static_cast<int8_t>(byte(rng) - 128);
+    w[0] = -128;
+    col[0] = 255;
+    for (rt::index_t columns : {2, 16, 64}) {
+      auto want = [&](rt::index_t r, rt::index_t j) {
+        int32_t sum = 0;
+        for (rt::index_t k = 0; k < k_total; ++k)
+          sum += int32_t(w[static_cast<std::size_t>(r * k_total + k)]) * int32_t(col[static_cast<std::size_t>((k / 4 * kStride + j) * 4 + k % 4)]);
+        return sum;
+      };
+      for (rt::index_t j0 : {rt::index_t{0}, rt::index_t{16}}) {
+        int32_t acc[2][rt::kQConvColumnQuantum * 4];
+        rt::detail::qconv_tile_dual_mac<2>(w.data(), k_total, groups, col.data() + j0 * 4, kStride, columns, acc);
+        for (rt::index_t j = 0; j < columns; ++j) {
+          CHECK(acc[0][j] == want(0, j0 + j));
+          CHECK(acc[1][j] == want(1, j0 + j));
+        }
+        rt::detail::qconv_tile_dual_mac<1>(w.data() + k_total, k_total, groups, col.data() + j0 * 4, kStride, columns, acc);
+        for (rt::index_t j = 0; j < columns; ++j) CHECK(acc[0][j] == want(1, j0 + j));
+      }
+    }
+  }
+}
+
 TEST_CASE("qconv_pointwise equals conv_integer on 1x1 shapes, raw and requantized", "[quant]") {
   // Odd input channels (the last pairs with itself), output channels not a multiple of the
   // 4-channel tile, odd planes (the last position alone), two images; extreme bytes included.

@@ -1120,6 +1120,16 @@ inline std::int32_t weight_group(const std::int8_t* row, index_t k_total, index_
 }
 #endif
 
+}  // namespace detail
+}  // namespace rt
+}  // namespace onnxc
+
+#include "onnxc/quant_gemm_armv7em_dsp.h"  // (uses the dual 16-bit helpers above; tested on hosts too)
+
+namespace onnxc {
+namespace rt {
+namespace detail {
+
 // acc[r][j] (r < rows, j < 16 * vectors) = dot of weight rows m..m+rows with block columns
 // [j0, j0 + 16 * vectors).
 template <int Rows, int Vectors>
@@ -1141,28 +1151,12 @@ inline void qconv_tile(const std::int8_t* w, index_t k_total, index_t groups, co
   for (int r = 0; r < Rows; ++r)
     for (int v = 0; v < Vectors; ++v) _mm512_storeu_si512(acc[r] + v * kQConvColumnQuantum, sums[r][v]);
 #elif defined(ONNXC_QUANT_DUAL_MAC)
-  // Each column's four bytes (one word) split into the 16-bit pairs (k0, k2) and (k1, k3) once
-  // for all rows; each row's weights paired the same way; two SMLADs per row and column.
-  constexpr index_t kColumns = kQConvColumnQuantum * Vectors;
-  for (int r = 0; r < Rows; ++r)
-    for (index_t j = 0; j < kColumns; ++j) acc[r][j] = 0;
-  for (index_t g = 0; g < groups; ++g) {
-    std::uint32_t w02[Rows], w13[Rows];
-    for (int r = 0; r < Rows; ++r) {
-      std::uint32_t w4[4];
-      for (index_t t = 0; t < 4; ++t)
-        w4[t] = 4 * g + t < k_total ? static_cast<std::uint32_t>(static_cast<std::int32_t>(w[r * k_total + 4 * g + t])) : 0u;
-      w02[r] = low_halves(w4[0], w4[2]);
-      w13[r] = low_halves(w4[1], w4[3]);
-    }
-    const std::uint8_t* c = col + (g * stride_cols + j0) * 4;
-    for (index_t j = 0; j < kColumns; ++j) {
-      std::uint32_t bytes;
-      std::memcpy(&bytes, c + 4 * j, 4);
-      const std::uint32_t x02 = even_bytes(bytes, std::uint8_t{}), x13 = odd_bytes(bytes, std::uint8_t{});
-      ONNXC_UNROLL for (int r = 0; r < Rows; ++r) acc[r][j] = __smlad(x13, w13[r], __smlad(x02, w02[r], acc[r][j]));
-    }
-  }
+  // Tiles of two rows times two columns in registers (quant_gemm_armv7em_dsp.h).
+  for (int r = 0; r + 1 < Rows; r += 2)
+    qconv_tile_dual_mac<2>(w + r * k_total, k_total, groups, col + j0 * 4, stride_cols, kQConvColumnQuantum * Vectors, acc + r);
+  if (Rows % 2)
+    qconv_tile_dual_mac<1>(w + (Rows - 1) * k_total, k_total, groups, col + j0 * 4, stride_cols,
+                           kQConvColumnQuantum * Vectors, acc + (Rows - 1));
 #else
   for (int r = 0; r < Rows; ++r) {
     std::int32_t* a = acc[r];
