@@ -1898,6 +1898,7 @@ inline void flat_planes(const ConvParams& p, const float* x, const float* w, con
 inline void flat_planes(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
                         Range planes, const Epilogue& e) {
   if (p.k_h == 3 && p.k_w == 3) flat_planes<3>(p, x, w, bias, y, planes, e);
+  else if (p.k_h == 5 && p.k_w == 5) flat_planes<5>(p, x, w, bias, y, planes, e);
   else flat_planes<0>(p, x, w, bias, y, planes, e);
 }
 

@@ -27,9 +27,14 @@ inline index_t phase_floats(const ConvParams& p) {
   return (padded_input_w(p) + p.stride_w - 1) / p.stride_w + kDepthwiseRowSlack;
 }
 inline index_t row_floats(const ConvParams& p) { return p.stride_w * phase_floats(p); }
-// The ring of split rows, as depthwise_detail's ring of padded rows, and one zero row after it.
-inline index_t ring_rows(const ConvParams& p) { return depthwise_span_h(p) + p.stride_h; }
-inline index_t scratch_floats(const ConvParams& p) { return (ring_rows(p) + 1) * row_floats(p); }
+// The ring of split rows: the input rows of kMaxRowsAtOnce adjacent output rows, and one zero
+// row after it (the rows of the vertical padding).
+constexpr index_t kMaxRowsAtOnce = 4;
+inline index_t ring_rows(const ConvParams& p) { return depthwise_span_h(p) + (kMaxRowsAtOnce - 1) * p.stride_h; }
+// The padded copy of an input row the split reads, with two vectors of slack for whole-vector
+// loads past its end.
+inline index_t padded_row_floats(const ConvParams& p) { return padded_input_w(p) + 2 * kDepthwiseRowSlack; }
+inline index_t scratch_floats(const ConvParams& p) { return (ring_rows(p) + 1) * row_floats(p) + padded_row_floats(p); }
 
 inline bool applies(const ConvParams& p) {
   return p.in_d == 1 && p.k_d == 1 && p.k_h <= depthwise_detail::kMaxKernelRows && p.k_w <= kMaxKernelColumns;
@@ -40,29 +45,41 @@ inline bool applies(const ConvParams& p) {
 using depthwise_detail::KernelRows;
 using depthwise_detail::kDepthwiseVectors;
 
-// dst[j] = src[j * s] for j < n, src's floats read no further than src[(n - 1) * s].
-inline void copy_strided_floats(const float* src, index_t s, index_t n, float* dst) {
-  if (s == 1) return copy_floats(src, n, dst);
-  if (s == 2) return copy_even_floats(src, n, dst);
-  for (index_t j = 0; j < n; ++j) dst[j] = src[j * s];
+// even[j] = src[2j], odd[j] = src[2j + 1] for j < n, whole vectors: reads up to 2L floats past
+// src[2n) and writes up to L floats past even[n) and odd[n) (the rows' slack).
+inline void deinterleave_pairs(const float* src, index_t n, float* even, float* odd) {
+  index_t j = 0;
+#if defined(__AVX512F__)
+  const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odds = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  for (; j < n; j += 16) {
+    const __m512 a = _mm512_loadu_ps(src + 2 * j), b = _mm512_loadu_ps(src + 2 * j + 16);
+    _mm512_storeu_ps(even + j, _mm512_permutex2var_ps(a, evens, b));
+    _mm512_storeu_ps(odd + j, _mm512_permutex2var_ps(a, odds, b));
+  }
+#elif defined(__AVX2__)
+  for (; j < n; j += 8) {  // [a0 a2 b0 b2 | a4 a6 b4 b6], then the 64-bit lanes reordered
+    const __m256 a = _mm256_loadu_ps(src + 2 * j), b = _mm256_loadu_ps(src + 2 * j + 8);
+    const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)), o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+    _mm256_storeu_ps(even + j, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0))));
+    _mm256_storeu_ps(odd + j, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0))));
+  }
+#endif
+  for (; j < n; ++j) even[j] = src[2 * j], odd[j] = src[2 * j + 1];
 }
 
 // Splits input row xrow into its stride phases at row (phase q at row + q * phase_floats):
-// phase q's column j is padded column q + j * S, input column q + j * S - pad_w, zero outside.
-inline void split_row(const ConvParams& p, const float* xrow, float* row) {
-  const index_t s = p.stride_w, width = padded_input_w(p), stride_floats = phase_floats(p);
+// phase q's column j is padded column q + j * S. padded: a row of padded_row_floats(p) floats,
+// for the padded copy the split reads (stride 1: the padded copy is the row itself).
+inline void split_row(const ConvParams& p, const float* xrow, float* padded, float* row) {
+  const index_t s = p.stride_w;
+  if (s == 1) return pad_input_row(p, xrow, row);
+  pad_input_row(p, xrow, padded);
+  const index_t width = padded_input_w(p), stride_floats = phase_floats(p);
+  if (s == 2) return deinterleave_pairs(padded, (width + 1) / 2, row, row + stride_floats);
   for (index_t q = 0; q < s; ++q) {
     float* phase = row + q * stride_floats;
-    const index_t n = (width - q + s - 1) / s;  // padded columns of phase q
-    // Columns j with 0 <= q + j * s - pad_w < in_w: [lo, hi).
-    const index_t first = p.pad_w - q;
-    index_t lo = first <= 0 ? 0 : (first + s - 1) / s;
-    index_t hi = (p.in_w + p.pad_w - q + s - 1) / s;
-    if (hi > n) hi = n;
-    if (lo > hi) lo = hi;
-    for (index_t j = 0; j < lo; ++j) phase[j] = 0.0f;
-    if (hi > lo) copy_strided_floats(xrow + q + lo * s - p.pad_w, s, hi - lo, phase + lo);
-    for (index_t j = hi; j < n; ++j) phase[j] = 0.0f;
+    for (index_t j = 0, c = q; c < width; ++j, c += s) phase[j] = padded[c];
   }
 }
 
@@ -122,12 +139,14 @@ inline void output_rows(const ConvParams& p, const TapColumns& taps, const Kerne
   if (!packed_gemm_detail::is_clamp(e)) activate_row(e, y, R * p.out_w);
 }
 
-// One channel plane over the ring (`ring`: scratch_floats(p), its zero row zeroed by the caller).
+// One channel plane over the ring (`ring`: scratch_floats(p), zeroed by the caller: the zero row
+// and the padded row's slack stay so).
 template <int KW>
 inline void plane(const ConvParams& p, const TapColumns& taps, const float* xc, const float* wc, float bias, float* yc,
                   float* ring, const Epilogue& e) {
   const index_t slots = ring_rows(p), floats = row_floats(p);
   const float* zero_row = ring + slots * floats;
+  float* padded = ring + (slots + 1) * floats;
   // The ring holds input rows [next_row - slots, next_row), row r in slot r % slots.
   index_t next_row = 0, next_slot = 0;
   auto read_rows = [&](index_t oh, KernelRows& rows) {
@@ -138,7 +157,7 @@ inline void plane(const ConvParams& p, const TapColumns& taps, const float* xc, 
       next_slot = next_row % slots;
     }
     for (; next_row <= last; ++next_row) {
-      split_row(p, xc + next_row * p.in_w, ring + next_slot * floats);
+      split_row(p, xc + next_row * p.in_w, padded, ring + next_slot * floats);
       if (++next_slot == slots) next_slot = 0;
     }
     for (index_t kh = 0; kh < p.k_h; ++kh) {
@@ -152,18 +171,20 @@ inline void plane(const ConvParams& p, const TapColumns& taps, const float* xc, 
       rows[kh] = ring + slot * floats;
     }
   };
-  const bool pairs = depthwise_detail::computes_row_pairs(p);
-  KernelRows rows[2];
+  // kDepthwiseVectors independent accumulators: output rows of one vector go four at a time, of
+  // two vectors two at a time (the plane's last rows fewer).
+  const index_t vectors_per_row = (p.out_w + kFloatLanes - 1) / kFloatLanes;
+  const index_t at_once = vectors_per_row == 1 ? 4 : vectors_per_row == 2 ? 2 : 1;
+  KernelRows rows[kMaxRowsAtOnce];
   for (index_t oh = 0; oh < p.out_h;) {
-    read_rows(oh, rows[0]);
-    if (pairs && oh + 1 < p.out_h) {
-      read_rows(oh + 1, rows[1]);
-      output_rows<KW, 2>(p, taps, rows, wc, bias, yc + oh * p.out_w, e);
-      oh += 2;
-    } else {
-      output_rows<KW, 1>(p, taps, rows, wc, bias, yc + oh * p.out_w, e);
-      oh += 1;
-    }
+    const index_t left = p.out_h - oh;
+    const index_t n = at_once == 4 && left >= 4 ? 4 : at_once >= 2 && left >= 2 ? 2 : 1;
+    for (index_t r = 0; r < n; ++r) read_rows(oh + r, rows[r]);
+    float* y = yc + oh * p.out_w;
+    if (n == 4) output_rows<KW, 4>(p, taps, rows, wc, bias, y, e);
+    else if (n == 2) output_rows<KW, 2>(p, taps, rows, wc, bias, y, e);
+    else output_rows<KW, 1>(p, taps, rows, wc, bias, y, e);
+    oh += n;
   }
 }
 
