@@ -1583,6 +1583,7 @@ inline DepthwisePlane depthwise_plane(const ConvParams& p, index_t plane, const 
 
 }  // namespace rt
 }  // namespace onnxc
+#include "onnxc/depthwise_channels_simd.h"
 #include "onnxc/depthwise_phases_simd.h"
 namespace onnxc {
 namespace rt {
@@ -1593,7 +1594,9 @@ inline index_t conv_depthwise_scratch_floats(const ConvParams& p) {
   if (depthwise_uses_flat_plane(p)) return depthwise_flat_floats(p);
   const index_t padded_rows = (depthwise_ring_rows(p) + 1) * depthwise_row_floats(p);
   const index_t phases = depthwise_phases_detail::scratch_floats(p);
-  return padded_rows > phases ? padded_rows : phases;
+  const index_t channels = depthwise_channels_detail::applies(p) ? depthwise_channels_detail::scratch_floats(p) : 0;
+  const index_t rows = padded_rows > phases ? padded_rows : phases;
+  return rows > channels ? rows : channels;
 }
 
 // ---- depthwise, in place ----
@@ -2274,6 +2277,8 @@ inline void conv_depthwise(const ConvParams& p, const float* x, const float* w, 
     // rectangle, or the inside of the padded rows, is rewritten per channel.
     for (index_t i = 0; i < slot_floats; ++i) slot[i] = 0.0f;
 #if defined(ONNXC_SIMD)
+    if (!flat && depthwise_channels_detail::applies(p) && p.out_w <= kFloatLanes)
+      return depthwise_channels_detail::planes(p, x, w, bias, y, range, slot, e);
     if (!flat && depthwise_phases_detail::applies(p)) return depthwise_phases_detail::planes(p, x, w, bias, y, range, slot, e);
 #endif
     for (index_t plane = range.begin; plane < range.end; ++plane) {
