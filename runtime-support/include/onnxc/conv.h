@@ -1343,13 +1343,6 @@ inline bool depthwise_uses_flat_plane(const ConvParams& p) {
          (p.k_w - 1) * p.dilation_w <= kDepthwiseRowSlack / 2 && depthwise_flat_floats(p) <= kFlatMaxFloats;
 }
 
-// Floats of scratch conv_depthwise needs: the padded plane and the wide output, or the ring of
-// padded rows and the zero row.
-inline index_t conv_depthwise_scratch_floats(const ConvParams& p) {
-  return depthwise_uses_flat_plane(p) ? depthwise_flat_floats(p)
-                                      : (depthwise_ring_rows(p) + 1) * depthwise_row_floats(p);
-}
-
 namespace depthwise_detail {
 
 // The padded rows of one output row: rows[kh] is the padded input row under kernel row kh, or
@@ -1586,6 +1579,24 @@ inline DepthwisePlane depthwise_plane(const ConvParams& p, index_t plane, const 
                                       const float* bias, float* y) {
   const index_t c = plane % p.out_channels;
   return {x + plane * p.in_h * p.in_w, w + c * p.k_h * p.k_w, bias ? bias[c] : 0.0f, y + plane * p.out_h * p.out_w};
+}
+
+}  // namespace rt
+}  // namespace onnxc
+#include "onnxc/depthwise_channels_simd.h"
+#include "onnxc/depthwise_phases_simd.h"
+namespace onnxc {
+namespace rt {
+
+// Floats of scratch conv_depthwise needs: the padded plane and the wide output, or the ring of
+// padded rows and the zero row, or on SIMD targets the ring of rows split into stride phases.
+inline index_t conv_depthwise_scratch_floats(const ConvParams& p) {
+  if (depthwise_uses_flat_plane(p)) return depthwise_flat_floats(p);
+  const index_t padded_rows = (depthwise_ring_rows(p) + 1) * depthwise_row_floats(p);
+  const index_t phases = depthwise_phases_detail::scratch_floats(p);
+  const index_t channels = depthwise_channels_detail::applies(p) ? depthwise_channels_detail::scratch_floats(p) : 0;
+  const index_t rows = padded_rows > phases ? padded_rows : phases;
+  return rows > channels ? rows : channels;
 }
 
 // ---- depthwise, in place ----
@@ -1890,6 +1901,7 @@ inline void flat_planes(const ConvParams& p, const float* x, const float* w, con
 inline void flat_planes(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
                         Range planes, const Epilogue& e) {
   if (p.k_h == 3 && p.k_w == 3) flat_planes<3>(p, x, w, bias, y, planes, e);
+  else if (p.k_h == 5 && p.k_w == 5) flat_planes<5>(p, x, w, bias, y, planes, e);
   else flat_planes<0>(p, x, w, bias, y, planes, e);
 }
 
@@ -2264,6 +2276,11 @@ inline void conv_depthwise(const ConvParams& p, const float* x, const float* w, 
     // The padding (and the slack, read but never used) is zeroed once: only the input's
     // rectangle, or the inside of the padded rows, is rewritten per channel.
     for (index_t i = 0; i < slot_floats; ++i) slot[i] = 0.0f;
+#if defined(ONNXC_SIMD)
+    if (!flat && depthwise_channels_detail::applies(p) && p.out_w <= kFloatLanes)
+      return depthwise_channels_detail::planes(p, x, w, bias, y, range, slot, e);
+    if (!flat && depthwise_phases_detail::applies(p)) return depthwise_phases_detail::planes(p, x, w, bias, y, range, slot, e);
+#endif
     for (index_t plane = range.begin; plane < range.end; ++plane) {
       const DepthwisePlane d = depthwise_plane(p, plane, x, w, bias, y);
       if (flat) depthwise_detail::flat_plane(p, d.x, d.w, d.bias, d.y, slot, e);

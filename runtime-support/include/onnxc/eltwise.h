@@ -90,14 +90,43 @@ inline void for_each_row(const index_t* const* strides, const index_t* shape, in
 // General broadcasting: y has `rank` (1..8) dims `shape`; a and b are read with element
 // strides a_strides/b_strides (0 along broadcast dims). The innermost dim is the fast loop.
 // y may be the same buffer as a when a is read with y's own (contiguous) strides.
+// Adjacent dims both inputs walk as one (each input's stride of the outer dim is its inner
+// stride times the inner dim's size, or 0 along both) are merged first, so the fast loop runs
+// over whole runs of a plane: a squeeze-excite Mul's [1, C, 1, 1] x [1, C, H, W] becomes C rows
+// of H * W, one value of a times a contiguous row of b, which the compiler vectorises (the
+// strides of the fast loop are tested once per call: 0 and 1 get loops of their own).
 template <class A, class B, class Y, class F>
 inline void zip_broadcast(const A* a, const index_t* a_strides, const B* b, const index_t* b_strides, Y* y,
                           const index_t* shape, int rank, F f) {
-  const index_t* strides[2] = {a_strides, b_strides};
-  const index_t inner = shape[rank - 1];
-  const index_t as = a_strides[rank - 1], bs = b_strides[rank - 1];
-  for_each_row<2>(strides, shape, rank, [&](index_t yo, const index_t* in) {
-    for (index_t i = 0; i < inner; ++i) y[yo + i] = store<Y>(f(load(a[in[0] + i * as]), load(b[in[1] + i * bs])));
+  index_t dims[8], as_[8], bs_[8];
+  int r = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (shape[d] == 1 && rank > 1) continue;  // a dim of one contributes no offset
+    if (r > 0 && as_[r - 1] == a_strides[d] * shape[d] && bs_[r - 1] == b_strides[d] * shape[d]) {
+      dims[r - 1] *= shape[d], as_[r - 1] = a_strides[d], bs_[r - 1] = b_strides[d];
+      continue;
+    }
+    dims[r] = shape[d], as_[r] = a_strides[d], bs_[r] = b_strides[d], ++r;
+  }
+  if (r == 0) dims[0] = 1, as_[0] = bs_[0] = 0, r = 1;
+  const index_t* strides[2] = {as_, bs_};
+  const index_t inner = dims[r - 1];
+  const index_t as = as_[r - 1], bs = bs_[r - 1];
+  for_each_row<2>(strides, dims, r, [&](index_t yo, const index_t* in) {
+    const A* ar = a + in[0];
+    const B* br = b + in[1];
+    Y* yr = y + yo;
+    if (as == 0 && bs == 1) {
+      const auto av = load(ar[0]);
+      for (index_t i = 0; i < inner; ++i) yr[i] = store<Y>(f(av, load(br[i])));
+    } else if (as == 1 && bs == 0) {
+      const auto bv = load(br[0]);
+      for (index_t i = 0; i < inner; ++i) yr[i] = store<Y>(f(load(ar[i]), bv));
+    } else if (as == 1 && bs == 1) {
+      for (index_t i = 0; i < inner; ++i) yr[i] = store<Y>(f(load(ar[i]), load(br[i])));
+    } else {
+      for (index_t i = 0; i < inner; ++i) yr[i] = store<Y>(f(load(ar[i * as]), load(br[i * bs])));
+    }
   });
 }
 

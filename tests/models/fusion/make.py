@@ -289,6 +289,59 @@ def eltwise_libm():
     save("eltwise_libm", model, [("x", x)], [("y", y), ("z", z)])
 
 
+def depthwise(x, w, b, stride, pad, dilation):
+    """Depthwise convolution in float64: pad = (top, left, bottom, right)."""
+    n, c, h, wd = x.shape
+    _, _, kh, kw = w.shape
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
+    oh = (xp.shape[2] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (xp.shape[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    y = np.zeros((n, c, oh, ow)) + b.astype(np.float64).reshape(1, -1, 1, 1)
+    for i in range(kh):
+        for j in range(kw):
+            tap = xp[:, :, i * dilation[0]:, j * dilation[1]:][:, :, ::stride[0], ::stride[1]][:, :, :oh, :ow]
+            y += tap * w[:, 0, i, j].astype(np.float64).reshape(1, -1, 1, 1)
+    return y
+
+
+def depthwise_se():
+    """Depthwise Convs of the shapes the row kernels had no fast path for (5 x 5 stride 2 on a
+    29 x 29 plane: stride phases; on a 13 x 13 plane: channels in the lanes; 3 x 3 dilation 2
+    stride 1 not 'same'; 1 x 7 stride 3) with HardSwish, Relu and Sigmoid after them, and a
+    squeeze-excite block (GlobalAveragePool, Sigmoid, the [1, C, 1, 1] x [1, C, H, W] Mul with
+    the scale first)."""
+    c = 20
+    x1, x2 = f32(1, c, 29, 29), f32(1, c, 13, 13)
+    w1, w2, w3, w4 = (f32(c, 1, 5, 5, scale=0.4), f32(c, 1, 5, 5, scale=0.4), f32(c, 1, 3, 3, scale=0.5),
+                      f32(c, 1, 1, 7, scale=0.4))
+    b1, b2, b3, b4 = f32(c), f32(c), f32(c), f32(c)
+    n = helper.make_node
+    consts = {"w1": w1, "b1": b1, "w2": w2, "b2": b2, "w3": w3, "b3": b3, "w4": w4, "b4": b4}
+    graph = helper.make_graph(
+        [n("Conv", ["x1", "w1", "b1"], ["c1"], group=c, strides=[2, 2], pads=[2, 2, 2, 2]),
+         n("HardSwish", ["c1"], ["h1"]), n("GlobalAveragePool", ["h1"], ["g1"]), n("Sigmoid", ["g1"], ["s1"]),
+         n("Mul", ["s1", "h1"], ["y1"]),
+         n("Conv", ["x2", "w2", "b2"], ["c2"], group=c, strides=[2, 2], pads=[2, 1, 2, 2]),
+         n("Relu", ["c2"], ["y2"]),
+         n("Conv", ["x1", "w3", "b3"], ["c3"], group=c, dilations=[2, 2], pads=[1, 1, 1, 1]),
+         n("Sigmoid", ["c3"], ["y3"]),
+         n("Conv", ["x1", "w4", "b4"], ["y4"], group=c, strides=[3, 3], pads=[0, 3, 0, 3])],
+        "depthwise_se", [helper.make_tensor_value_info("x1", TensorProto.FLOAT, x1.shape),
+                         helper.make_tensor_value_info("x2", TensorProto.FLOAT, x2.shape)],
+        [helper.make_tensor_value_info(v, TensorProto.FLOAT, shape) for v, shape in
+         (("y1", [1, c, 15, 15]), ("y2", [1, c, 7, 6]), ("y3", [1, c, 27, 27]), ("y4", [1, c, 10, 10]))],
+        [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    c1 = depthwise(x1, w1, b1, (2, 2), (2, 2, 2, 2), (1, 1))
+    h1 = c1 * np.clip(c1 / 6 + 0.5, 0, 1)
+    s1 = 1 / (1 + np.exp(-h1.mean(axis=(2, 3), keepdims=True)))
+    y2 = np.maximum(depthwise(x2, w2, b2, (2, 2), (2, 1, 2, 2), (1, 1)), 0)
+    y3 = 1 / (1 + np.exp(-depthwise(x1, w3, b3, (1, 1), (1, 1, 1, 1), (2, 2))))
+    y4 = depthwise(x1, w4, b4, (3, 3), (0, 3, 0, 3), (1, 1))
+    f = lambda v: v.astype(np.float32)
+    save("depthwise_se", model, [("x1", x1), ("x2", x2)], [("y1", f(s1 * h1)), ("y2", f(y2)), ("y3", f(y3)), ("y4", f(y4))])
+
+
 if __name__ == "__main__":
     conv_bn()
     gemm_bn("gemm_bn_vector_c", (4,))
@@ -301,3 +354,4 @@ if __name__ == "__main__":
     conv_gelu()
     matmul_activation()
     conv_winograd()
+    depthwise_se()
