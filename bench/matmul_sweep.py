@@ -151,6 +151,7 @@ def main():
     ap.add_argument("--target", default="native")
     ap.add_argument("--work", default="/tmp/matmul-sweep")
     ap.add_argument("--out", help="also write the table (markdown) here")
+    ap.add_argument("--reuse", action="store_true", help="keep harnesses an earlier run built (same onnxc)")
     a = ap.parse_args()
     onnxc = os.path.abspath(a.onnxc)
     todo = []
@@ -163,6 +164,8 @@ def main():
     def build(item):
         kind, p, d, runs = item
         keep = os.path.join(d, "keep-" + a.target)
+        if a.reuse and os.path.exists(os.path.join(keep, "harness")):
+            return 0.0
         return median_us(run(["nice", onnxc, "bench", os.path.join(d, "model.onnx"), "--runs", "3", "--keep", keep,
                               "--inputs", os.path.join(d, "test_data_set_0"), "--target", a.target]))
 
