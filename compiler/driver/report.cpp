@@ -93,6 +93,12 @@ std::string scratch_note(const Step& step) {
   return fmt::format("  (scratch {} B: {}{})", step.op_scratch_bytes, why, grows);
 }
 
+// The matrix-product kernel of a Gemm or MatMul (pack-weights' choice), or "".
+std::string kernel_of(const Node& n) {
+  if ((n.op_type != "Gemm" && n.op_type != "MatMul") || !n.domain.empty()) return "";
+  return matrix_product_kernel(n);
+}
+
 // The nodes merged into n, in order: those a FusedElementwise computes, and those
 // fold-batchnorm, fold-affine and fuse-activation folded into it (kMergedOpsAttr).
 std::vector<std::string> fused_ops(const Node& n) {
@@ -154,6 +160,7 @@ std::string report_text(const Compilation& c) {
       notes += fmt::format("  (fused: {})", fmt::join(fused, ", "));
     notes += scratch_note(*f.step);
     if (float_steps.count(&n)) notes += fmt::format("  (FLOAT between integer steps: {})", float_steps.at(&n));
+    if (const std::string kernel = kernel_of(n); !kernel.empty()) notes += fmt::format("  (kernel: {})", kernel);
     s += fmt::format("{:>4}  {:<32} {:<22} {:>12} {:>12}  {}{}\n", index++, name,
                      fmt::format("{}-{}", n.op_type, n.version), f.macs, f.bytes_moved, shapes(n.outputs), notes);
   }
@@ -191,11 +198,11 @@ std::string report_json(const Compilation& c) {
     const Step& step = *steps[i].step;
     s += fmt::format("    {{\"node\": {}, \"op\": {}, \"version\": {}, \"depth\": {}, \"macs\": {}, \"bytes_moved\": {}, "
                      "\"output_shapes\": [{}], \"scratch_bytes\": {}, \"room_bytes\": {}, \"scratch_note\": {}, "
-                     "\"fused\": [{}]}}{}\n",
+                     "\"fused\": [{}], \"kernel\": {}}}{}\n",
                      json_string(n.name), json_string(n.op_type), n.version, steps[i].depth, steps[i].macs,
                      steps[i].bytes_moved, fmt::join(outs, ", "), step.op_scratch_bytes, step.room_bytes,
                      json_string(n.attr_string(kScratchNoteAttr, "")), fmt::join(json_strings(fused_ops(n)), ", "),
-                     i + 1 < steps.size() ? "," : "");
+                     json_string(kernel_of(n)), i + 1 < steps.size() ? "," : "");
   }
   s += "  ],\n  \"tensors\": [\n";
   auto rows = tensor_rows(c);

@@ -116,6 +116,13 @@ std::size_t depthwise_slot_bytes(const Node& conv);
 // The rt::Epilogue literal of the activation fused into the node (None when there is none).
 std::string epilogue_code(const Node& node);
 
+// Whether a float Gemm takes rt::gemm_packed_b (B constant, packed at compile time into column
+// panels) rather than rt::gemm's row-by-row product: the cost model of the matrix products.
+bool gemm_packs_b(const Node& gemm);
+// The kernel the generated code calls for a Gemm or MatMul (--report): "gemm_packed_b",
+// "gemm_tiles" (B read in place), "matmul_tiles", "gemm" or "matmul" (the loops of onnxc/gemm.h).
+std::string matrix_product_kernel(const Node& product);
+
 // Internal attributes the kernel passes leave on Conv and Gemm nodes (never in a model file).
 constexpr const char* kPackedWeightsAttr = "onnxc.packed_weights";  // int 1: input 1 is packed
 constexpr const char* kActivationAttr = "onnxc.activation";         // string: the fused activation

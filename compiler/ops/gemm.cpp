@@ -73,8 +73,30 @@ rt::GemmParams gemm_params(const Node& n) {
   return p;
 }
 
+// Whether rt::gemm_tiles computes the float Gemm whole: alpha 1 and C absent or a bias per
+// column (shape [N] or [1, N], beta 1), which the kernel adds; other Cs take rt::gemm.
+bool gemm_tiles_apply(const Node& n) {
+  if (n.inputs[0]->dtype != DType::Float || n.outputs[0]->numel() == 0) return false;
+  const rt::GemmParams p = gemm_params(n);
+  if (p.k == 0 || p.alpha != 1.0f) return false;
+  return !n.has_input(2) || (p.beta == 1.0f && p.c_row_stride == 0 && p.c_col_stride == 1);
+}
+
+// rt::gemm_tiles' call: A strided (transA reads its columns), B packed in panels (pack-weights)
+// or, not transposed, read in place; the bias and the activation in the kernel.
+void emit_gemm_tiles(const Node& n, Emitter& e) {
+  e.include("onnxc/gemm_packed_b.h");
+  const rt::GemmParams p = gemm_params(n);
+  const std::string b = n.attr_int(kPackedWeightsAttr, 0) ? fmt::format("rt::PackedColumns{{{}, {}}}", e.in(1), p.k)
+                                                          : fmt::format("rt::PlainRows{{{}, {}}}", e.in(1), p.n);
+  e.linef("rt::gemm_tiles({}, {}, {}, rt::StridedRows{{{}, {}, {}}}, {}, {}, {}, {}, {}, {});", p.m, p.n, p.k, e.in(0),
+          p.trans_a ? 1 : p.k, p.trans_a ? p.m : 1, b, n.has_input(2) ? e.in(2) : "nullptr", e.out(0), p.n,
+          epilogue_code(n), e.parallel(p.m * p.n * p.k));
+}
+
 void emit_gemm(const Node& n, Emitter& e) {
   if (n.outputs[0]->numel() == 0) return;
+  if (matrix_product_kernel(n) != "gemm") return emit_gemm_tiles(n, e);
   e.include("onnxc/gemm.h");
   rt::GemmParams p = gemm_params(n);
   auto num = [](rt::index_t v) { return fmt::format("{}", v); };
@@ -135,6 +157,14 @@ void emit_matmul(const Node& n, Emitter& e) {
   if (n.outputs[0]->numel() == 0) return;
   e.include("onnxc/gemm.h");
   ProductShape s = product_shape(n, 0, 1);
+  if (matrix_product_kernel(n) == "matmul_tiles") {  // two tensors (a constant B makes a Gemm: pack-weights)
+    e.include("onnxc/gemm_packed_b.h");
+    e.index_array("a_offsets", s.a_offsets);
+    e.index_array("b_offsets", s.b_offsets);
+    e.linef("rt::matmul_tiles({}, a_offsets, b_offsets, {}, {}, {}, {}, {}, {}, {});", s.batches, s.m, s.n, s.k,
+            e.in(0), e.in(1), e.out(0), e.parallel(s.batches * s.m * s.n * s.k));
+    return;
+  }
   if (s.batches == 1) {
     e.linef("rt::matmul_2d({}, {}, {}, {}, {}, {});", s.m, s.n, s.k, e.in(0), e.in(1), e.out(0));
     return;
@@ -171,4 +201,16 @@ const OpRegistrar matmul_op([] {
 }());
 
 }  // namespace
+
+bool gemm_packs_b(const Node& n) {
+  if (n.op_type != "Gemm" || !n.domain.empty() || n.has_attr(kPackedWeightsAttr)) return false;
+  return n.inputs[1]->constant && n.inputs[1]->shape.size() == 2 && gemm_tiles_apply(n);
+}
+
+std::string matrix_product_kernel(const Node& n) {
+  if (n.op_type == "MatMul") return n.inputs[0]->dtype == DType::Float ? "matmul_tiles" : "matmul";
+  if (n.attr_int(kPackedWeightsAttr, 0)) return "gemm_packed_b";
+  return gemm_tiles_apply(n) && !n.attr_int("transB", 0) ? "gemm_tiles" : "gemm";
+}
+
 }  // namespace onnxc

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "onnxc/conv.h"
+#include "onnxc/gemm_packed_b.h"
 #include "onnxc/packed_gemm.h"
 #include "onnxc/winograd.h"
 #include "ops/conv_algorithm.h"
@@ -60,6 +61,31 @@ bool untranspose_gemm_weight(Graph& g, Node& gemm) {
   return true;
 }
 
+// Float Gemm through rt::gemm_packed_b: B (or B^T with transB) in column panels, shape
+// [panels, K, 16], transB cleared (the panels are B's columns either way).
+bool pack_gemm_weight(Graph& g, Node& gemm) {
+  if (!gemm_packs_b(gemm)) return false;
+  const Tensor& b = *gemm.inputs[1]->constant;
+  const bool tb = gemm.attr_int("transB", 0) != 0;
+  const int64_t k = tb ? b.shape[1] : b.shape[0], n = tb ? b.shape[0] : b.shape[1];
+  Tensor p(DType::Float, {rt::packed_b_panels(n), k, rt::kPackedBCols});
+  rt::pack_b_panels(b.data<float>(), k, n, tb ? 1 : n, tb ? k : 1, p.data<float>());
+  gemm.inputs[1] = add_constant(g, gemm.inputs[1]->name + "_panels", std::move(p));
+  gemm.set_attr_int("transB", 0);
+  gemm.set_attr_int(kPackedWeightsAttr, 1);
+  return true;
+}
+
+// MatMul by a constant 2-D B as a Gemm of all A's rows (matmul_as_gemm): [37, 1, 192] x
+// [192, 576] is one product of 37 rows, not 37 products of one row each reading all of B.
+int matmuls_as_gemms(Graph& g) {
+  std::vector<Node*> matmuls;
+  for (auto& node : g.nodes)
+    if (matmul_can_be_gemm(*node)) matmuls.push_back(node.get());
+  for (Node* mm : matmuls) matmul_as_gemm(g, *mm, nullptr);
+  return static_cast<int>(matmuls.size());
+}
+
 // QLinearConv through rt::qconv_pointwise: its weights in that kernel's layout as one more input.
 bool add_dual_mac_weights(Graph& g, Node& conv) {
   if (conv.has_input(kDualMacWeightsInput)) return false;
@@ -100,7 +126,8 @@ int pack_dual_mac_weights(Graph& g) {
 }
 
 int pack_weights(Graph& g, bool vnni_layout, bool direct_layout) {
-  return rewrite_nodes(g, [vnni_layout, direct_layout](Graph& graph, Node& n) {
+  const int products = matmuls_as_gemms(g);
+  return products + rewrite_nodes(g, [vnni_layout, direct_layout](Graph& graph, Node& n) {
     if (!n.domain.empty() || n.has_attr(kPackedWeightsAttr)) return false;
     if (n.op_type == "Conv" && n.attr_int(kWinogradRowsAttr, 0) > 0) {
       pack_conv_winograd(graph, n);
@@ -114,7 +141,7 @@ int pack_weights(Graph& g, bool vnni_layout, bool direct_layout) {
       pack_conv(graph, n, true);
       return true;
     }
-    if (n.op_type == "Gemm") return untranspose_gemm_weight(graph, n);
+    if (n.op_type == "Gemm") return pack_gemm_weight(graph, n) || untranspose_gemm_weight(graph, n);
     return vnni_layout && n.op_type == "QLinearConv" && add_vnni_weights(graph, n);
   });
 }

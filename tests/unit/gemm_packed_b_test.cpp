@@ -1,0 +1,147 @@
+// rt::gemm_packed_b (onnxc/gemm_packed_b.h) against a double-precision product computed here,
+// over row counts that cut into uneven tiles, columns that end inside a panel or a vector, short
+// and long K, transposed A and B, a bias, activations and a parallel-for. Built into
+// onnxc_unit_tests (the portable kernel), into onnxc_simd_kernel_tests (ONNXC_SIMD, -march=native:
+// AVX-512 here) and into onnxc_avx2_kernel_tests (ONNXC_SIMD, -mavx2 -mfma).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <sstream>
+#include <vector>
+
+#include "onnxc/gemm_packed_b.h"
+
+namespace {
+
+using onnxc::rt::index_t;
+
+std::vector<float> values(index_t n, int seed) {
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i)
+    v[static_cast<std::size_t>(i)] = 0.125f * static_cast<float>((i * 7 + seed * 13) % 17 - 8);
+  return v;
+}
+
+double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+
+struct Case {
+  index_t m, n, k;
+  bool trans_a, trans_b, bias;
+  onnxc::rt::Activation activation;
+};
+
+// Runs one case serially or through a parallel-for that runs the tasks last first on this thread,
+// with B packed (pack_b_panels) or, when plain and B is not transposed, read in place.
+void check(const Case& c, bool parallel, bool plain = false) {
+  const index_t m = c.m, n = c.n, k = c.k;
+  const std::vector<float> a = values(m * k, 1), b = values(k * n, 2), bias = values(n, 3);
+  // A is [M, K] or, transposed, [K, M]; B is [K, N] or [N, K].
+  std::vector<double> expected(static_cast<std::size_t>(m * n));
+  for (index_t i = 0; i < m; ++i)
+    for (index_t j = 0; j < n; ++j) {
+      double s = c.bias ? bias[static_cast<std::size_t>(j)] : 0.0;
+      for (index_t l = 0; l < k; ++l)
+        s += double(a[static_cast<std::size_t>(c.trans_a ? l * m + i : i * k + l)]) *
+             double(b[static_cast<std::size_t>(c.trans_b ? j * k + l : l * n + j)]);
+      if (c.activation == onnxc::rt::Activation::Relu) s = s > 0 ? s : 0;
+      if (c.activation == onnxc::rt::Activation::Gelu) s = gelu(s);
+      expected[static_cast<std::size_t>(i * n + j)] = s;
+    }
+  std::vector<float> packed(static_cast<std::size_t>(onnxc::rt::packed_b_floats(k, n)), -1.0f);
+  onnxc::rt::pack_b_panels(b.data(), k, n, c.trans_b ? 1 : n, c.trans_b ? k : 1, packed.data());
+  // y has two more columns than the product: they must stay untouched.
+  const index_t ldy = n + 2;
+  std::vector<float> y(static_cast<std::size_t>(m * ldy), 7.0f);
+  const onnxc_parallel_for backwards{[](void*, size_t tasks, onnxc_task_fn task, void* context) {
+                                       for (size_t i = tasks; i-- > 0;) task(context, i);
+                                     },
+                                     nullptr};
+  const onnxc::rt::StridedRows a_rows{a.data(), c.trans_a ? 1 : k, c.trans_a ? m : 1};
+  const onnxc::rt::Epilogue e{c.activation, 0.0f, 0.0f};
+  if (plain)
+    onnxc::rt::gemm_tiles(m, n, k, a_rows, onnxc::rt::PlainRows{b.data(), n}, c.bias ? bias.data() : nullptr, y.data(),
+                          ldy, e, parallel ? &backwards : nullptr);
+  else
+    onnxc::rt::gemm_packed_b(m, n, k, a_rows, packed.data(), c.bias ? bias.data() : nullptr, y.data(), ldy, e,
+                             parallel ? &backwards : nullptr);
+  std::ostringstream what;
+  what << "m " << m << " n " << n << " k " << k << " transA " << c.trans_a << " transB " << c.trans_b << " bias "
+       << c.bias << " activation " << static_cast<int>(c.activation) << " parallel " << parallel << " plain " << plain;
+  INFO(what.str());
+  for (index_t i = 0; i < m; ++i) {
+    for (index_t j = 0; j < n; ++j) {
+      const double want = expected[static_cast<std::size_t>(i * n + j)];
+      REQUIRE(std::abs(y[static_cast<std::size_t>(i * ldy + j)] - want) <= 1e-4 * (1.0 + std::abs(want)) * k);
+    }
+    REQUIRE(y[static_cast<std::size_t>(i * ldy + n)] == 7.0f);
+    REQUIRE(y[static_cast<std::size_t>(i * ldy + n + 1)] == 7.0f);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("pack_b_panels stores 16-column panels, K rows each, the last panel's missing columns zero") {
+  // B [2, 17]: b[l][j] = 100 l + j. Panel 0: columns 0-15, panel 1: column 16 then 15 zeros.
+  std::vector<float> b(2 * 17);
+  for (index_t l = 0; l < 2; ++l)
+    for (index_t j = 0; j < 17; ++j) b[static_cast<std::size_t>(l * 17 + j)] = static_cast<float>(100 * l + j);
+  std::vector<float> p(static_cast<std::size_t>(onnxc::rt::packed_b_floats(2, 17)));
+  REQUIRE(p.size() == 64);
+  onnxc::rt::pack_b_panels(b.data(), 2, 17, 17, 1, p.data());
+  CHECK(p[0] == 0.0f);
+  CHECK(p[15] == 15.0f);
+  CHECK(p[16] == 100.0f);   // panel 0, row 1, column 0
+  CHECK(p[31] == 115.0f);
+  CHECK(p[32] == 16.0f);    // panel 1, row 0, column 16
+  CHECK(p[33] == 0.0f);
+  CHECK(p[48] == 116.0f);   // panel 1, row 1, column 16
+  CHECK(p[63] == 0.0f);
+}
+
+TEST_CASE("gemm_packed_b matches a double-precision product over uneven rows, column tails and K, deep K in ranges") {
+  using onnxc::rt::Activation;
+  for (index_t m : {1, 2, 5, 6, 7, 12, 13, 25, 37})
+    for (index_t n : {1, 3, 8, 15, 16, 17, 31, 32, 33, 47, 64, 100})
+      for (index_t k : {1, 3, 16, 67, 300}) check({m, n, k, false, false, (m + n) % 2 == 0, Activation::None}, (m + k) % 3 == 0);
+}
+
+TEST_CASE("gemm_packed_b reads transposed A and B, adds the bias and applies the activation") {
+  using onnxc::rt::Activation;
+  for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (index_t m : {3, 13, 37})
+          for (index_t n : {5, 40, 577}) {
+            check({m, n, 192, ta, tb, true, act}, false);
+            check({m, n, 19, ta, tb, false, act}, true);
+          }
+}
+
+TEST_CASE("gemm_tiles reads a plain row-major B in place, its last vector a partial load") {
+  using onnxc::rt::Activation;
+  for (index_t m : {1, 4, 13, 37})
+    for (index_t n : {1, 7, 15, 16, 17, 24, 33, 37, 64, 70})
+      for (index_t k : {1, 5, 64, 520}) check({m, n, k, m % 2 == 1, false, n % 2 == 1, Activation::Relu}, (n + k) % 2 == 0, true);
+}
+
+TEST_CASE("matmul_tiles multiplies batches, B broadcast over them by its offsets") {
+  // A [2, 3, m, k] times B [3, k, n] (broadcast over the first dim): 6 batches.
+  const index_t m = 5, n = 37, k = 19;
+  const std::vector<float> a = values(6 * m * k, 4), b = values(3 * k * n, 5);
+  std::vector<index_t> a_off, b_off;
+  for (index_t i = 0; i < 6; ++i) {
+    a_off.push_back(i * m * k);
+    b_off.push_back((i % 3) * k * n);
+  }
+  std::vector<float> y(static_cast<std::size_t>(6 * m * n));
+  onnxc::rt::matmul_tiles(6, a_off.data(), b_off.data(), m, n, k, a.data(), b.data(), y.data());
+  for (index_t t = 0; t < 6; ++t)
+    for (index_t i = 0; i < m; ++i)
+      for (index_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (index_t l = 0; l < k; ++l)
+          s += double(a[static_cast<std::size_t>(a_off[t] + i * k + l)]) *
+               double(b[static_cast<std::size_t>(b_off[t] + l * n + j)]);
+        REQUIRE(std::abs(y[static_cast<std::size_t>((t * m + i) * n + j)] - s) <= 1e-4 * (1.0 + std::abs(s)));
+      }
+}
