@@ -74,7 +74,8 @@ bool fit_winograd(Node& n, std::size_t room, const ScratchOptions& o) {
 // planes beat rt::conv_direct_packed: kTallTileMinColumns with tiles of 16 output channels, else
 // more than kDirectPackedMaxColumns.
 int64_t product_min_columns(const Node& conv) {
-  return conv.outputs[0]->shape[1] >= kTallTileRows ? kTallTileMinColumns : kDirectPackedMaxColumns + 1;
+  const int64_t group_out_channels = conv.outputs[0]->shape[1] / conv.attr_int("group", 1);
+  return group_out_channels >= kTallTileRows ? kTallTileMinColumns : kDirectPackedMaxColumns + 1;
 }
 
 // A Conv or QLinearConv the matrix-product kernel may compute through im2col blocks.
