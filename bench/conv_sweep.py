@@ -14,7 +14,6 @@ distribution of the ratios and the worst cases.
 """
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -22,6 +21,9 @@ import sys
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import median_us, run  # noqa: E402  (bench.py's runners: same timing, same errors)
 
 
 def cases():
@@ -92,20 +94,6 @@ def make_model(folder, shape, m, group, k, s, d):
     for dim in shape[2:]:
         out_plane *= (dim + 2 * pad - d * (k - 1) - 1) // s + 1
     return macs * out_plane
-
-
-def median_us(text):
-    found = re.search(r"median_us:\s*([0-9.]+)", text)
-    if not found:
-        raise RuntimeError("no median_us in output:\n" + text)
-    return float(found.group(1))
-
-
-def run(argv, cwd=None):
-    r = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1800)
-    if r.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} failed:\n{r.stdout}")
-    return r.stdout
 
 
 def main():

@@ -10,26 +10,11 @@
 
 #include "onnxc/conv.h"
 #include "onnxc/conv_grouped.h"
+#include "conv_test_shapes.h"
 
 namespace {
 
-using onnxc::rt::ConvParams;
-using onnxc::rt::index_t;
-
-std::vector<float> wave(index_t n, float scale) {
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (index_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = scale * static_cast<float>((i * 5) % 13 - 6);
-  return v;
-}
-
-// A grouped 2-d convolution: square plane, kernel, stride, padding and dilation.
-ConvParams grouped2d(index_t c, index_t m, index_t group, index_t hw, index_t k, index_t stride, index_t pad,
-                     index_t dilation) {
-  const index_t out = (hw + 2 * pad - dilation * (k - 1) - 1) / stride + 1;
-  return ConvParams{1, c, m, group, 1, hw, hw, 1, out, out, 1, k, k, 1, stride, stride, 1, dilation, dilation, 0, pad, pad};
-}
-
-// The same over a row of `w` (1-d).
+// A 1-d convolution geometry over a row of w.
 ConvParams grouped1d(index_t c, index_t m, index_t group, index_t w, index_t k, index_t stride, index_t pad,
                      index_t dilation) {
   const index_t out = (w + 2 * pad - dilation * (k - 1) - 1) / stride + 1;
@@ -53,7 +38,7 @@ struct GroupedCase {
 GroupedCase grouped_case(const ConvParams& p) {
   const ConvParams q = onnxc::rt::conv_group_params(p);
   const index_t k = onnxc::rt::conv_gemm_k(q), weights = p.out_channels * k;
-  GroupedCase c{wave(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), wave(weights, 0.125f), wave(p.out_channels, 1.0f),
+  GroupedCase c{ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), ramp(weights, 0.125f), ramp(p.out_channels, 1.0f),
                 std::vector<float>(static_cast<std::size_t>(p.batch * p.out_channels * onnxc::rt::conv_gemm_n(p))),
                 std::vector<float>(static_cast<std::size_t>(weights)), std::vector<float>(static_cast<std::size_t>(weights))};
   onnxc::rt::conv(p, c.x.data(), c.w.data(), c.bias.data(), c.expected.data());
@@ -74,15 +59,15 @@ void require_matches(const std::vector<float>& y, const std::vector<float>& expe
 }
 
 std::vector<ConvParams> grouped_shapes() {
-  ConvParams batch2 = grouped2d(12, 18, 3, 9, 3, 1, 1, 1);
+  ConvParams batch2 = conv2d(12, 18, 3, 9, 3, 1, 1, 1);
   batch2.batch = 2;
   return {
       // group widths 2, 3, 8, 16 (regnet's), 24; odd channel counts and output widths per group
-      grouped2d(8, 8, 4, 11, 3, 1, 1, 1), grouped2d(9, 15, 3, 13, 3, 2, 1, 1), grouped2d(32, 32, 4, 17, 3, 1, 1, 1),
-      grouped2d(32, 32, 2, 23, 3, 2, 1, 1), grouped2d(48, 48, 3, 14, 3, 1, 1, 1), grouped2d(48, 24, 2, 10, 3, 2, 1, 1),
+      conv2d(8, 8, 4, 11, 3, 1, 1, 1), conv2d(9, 15, 3, 13, 3, 2, 1, 1), conv2d(32, 32, 4, 17, 3, 1, 1, 1),
+      conv2d(32, 32, 2, 23, 3, 2, 1, 1), conv2d(48, 48, 3, 14, 3, 1, 1, 1), conv2d(48, 24, 2, 10, 3, 2, 1, 1),
       // kernels 1, 5 and 7, dilation 2, padding wider than the kernel's reach, no padding
-      grouped2d(32, 64, 4, 12, 1, 1, 0, 1), grouped2d(20, 20, 5, 15, 5, 1, 2, 1), grouped2d(16, 16, 2, 19, 7, 2, 3, 1),
-      grouped2d(24, 24, 3, 16, 3, 1, 2, 2), grouped2d(12, 12, 2, 9, 3, 1, 0, 1), batch2,
+      conv2d(32, 64, 4, 12, 1, 1, 0, 1), conv2d(20, 20, 5, 15, 5, 1, 2, 1), conv2d(16, 16, 2, 19, 7, 2, 3, 1),
+      conv2d(24, 24, 3, 16, 3, 1, 2, 2), conv2d(12, 12, 2, 9, 3, 1, 0, 1), batch2,
       // 1-d: stride 1 and 2, kernel 9, dilation 2
       grouped1d(16, 16, 2, 70, 3, 1, 1, 1), grouped1d(32, 32, 4, 61, 9, 2, 4, 1), grouped1d(12, 18, 3, 40, 5, 1, 4, 2)};
 }
@@ -157,7 +142,7 @@ TEST_CASE("conv_each_group with the product reading the input in place matches t
 }
 
 TEST_CASE("conv_group_params is one group of one image") {
-  const ConvParams q = onnxc::rt::conv_group_params(grouped2d(400, 200, 25, 7, 3, 1, 1, 1));
+  const ConvParams q = onnxc::rt::conv_group_params(conv2d(400, 200, 25, 7, 3, 1, 1, 1));
   CHECK(q.batch == 1);
   CHECK(q.group == 1);
   CHECK(q.in_channels == 16);
