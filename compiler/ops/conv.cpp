@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "onnxc/conv.h"
+#include "onnxc/conv_grouped.h"
 #include "onnxc/winograd.h"
 #include "ops/conv_algorithm.h"
 #include "ops/emitter.h"
@@ -9,13 +10,21 @@
 
 namespace onnxc {
 
+bool conv_groups_run_one_group_kernels(const Node& n) {
+  const int64_t group = n.attr_int("group", 1);
+  if (group == 1) return true;
+  // One input channel per group is the depthwise kernels' (and the generic direct loops' with a
+  // channel multiplier).
+  return n.inputs[0]->shape[1] / group >= kMinGroupWidthForProduct;
+}
+
 bool conv_packs_weights(const Node& n) {
-  return n.inputs[0]->dtype == DType::Float && n.attr_int("group", 1) == 1 && n.inputs[1]->constant &&
+  return n.inputs[0]->dtype == DType::Float && conv_groups_run_one_group_kernels(n) && n.inputs[1]->constant &&
          n.attr_int(kIm2colColsAttr, -1) != 0;
 }
 
 bool conv_fits_direct_packed(const Node& n) {
-  return n.inputs[0]->dtype == DType::Float && n.attr_int("group", 1) == 1 && n.inputs[1]->constant &&
+  return n.inputs[0]->dtype == DType::Float && conv_groups_run_one_group_kernels(n) && n.inputs[1]->constant &&
          n.inputs[0]->shape.size() <= 4;
 }
 
@@ -104,11 +113,15 @@ rt::ConvParams conv_params_of(const Node& n) {
   return conv_params(conv_window(n), x.shape[0], x.shape[1], n.inputs[1]->shape[0], n.attr_int("group", 1));
 }
 
+// What the one-group kernels compute: the whole Conv, or one group of one image of a grouped one
+// (rt::conv_each_group). The kernel choice and its scratch are made on these.
+rt::ConvParams group_params_of(const Node& n) { return rt::conv_group_params(conv_params_of(n)); }
+
 }  // namespace
 
 Im2colShape conv_im2col_shape(const Node& n) {
-  const rt::ConvParams p = conv_params_of(n);
-  if (n.inputs[0]->dtype != DType::Float || n.attr_int("group", 1) != 1 || rt::conv_reads_input_as_matrix(p))
+  const rt::ConvParams p = group_params_of(n);
+  if (n.inputs[0]->dtype != DType::Float || !conv_groups_run_one_group_kernels(n) || rt::conv_reads_input_as_matrix(p))
     return {};
   const int64_t k = rt::conv_gemm_k(p);
   // Any block is correct; one of a few columns is still whole 4 x 4 tiles without SIMD, and
@@ -118,25 +131,25 @@ Im2colShape conv_im2col_shape(const Node& n) {
 }
 
 bool conv_fits_shifted_input(const Node& n) {
-  return conv_packs_weights(n) && n.inputs[0]->shape.size() <= 4 && rt::conv_shape_reads_shifted_input(conv_params_of(n));
+  return conv_packs_weights(n) && n.inputs[0]->shape.size() <= 4 && rt::conv_shape_reads_shifted_input(group_params_of(n));
 }
 
 bool conv_gemm_reads_padded_input(const Node& n, int64_t im2col_cols) {
-  return rt::conv_gemm_reads_padded_input(conv_params_of(n), im2col_cols);
+  return rt::conv_gemm_reads_padded_input(group_params_of(n), im2col_cols);
 }
 
-int64_t conv_depth(const Node& n) { return rt::conv_gemm_k(conv_params_of(n)); }
+int64_t conv_depth(const Node& n) { return rt::conv_gemm_k(group_params_of(n)); }
 
 int64_t conv_phase_planes_cols(const Node& n) {
   if (!conv_packs_weights(n) || n.inputs[0]->shape.size() != 4) return 0;
-  const rt::ConvParams p = conv_params_of(n);
+  const rt::ConvParams p = group_params_of(n);
   const int64_t k = rt::conv_gemm_k(p), floats = rt::conv_phase_floats(p);
   if (k < rt::kPhaseMinDepth || !rt::conv_shape_reads_phase_planes(p) || k * rt::conv_gemm_n(p) < floats) return 0;
   return (floats + k - 1) / k;
 }
 
 int64_t conv_im2col_cols(const Node& n) {
-  return n.attr_int(kIm2colColsAttr, rt::packed_gemm_block_cols(rt::conv_gemm_k(conv_params_of(n))));
+  return n.attr_int(kIm2colColsAttr, rt::packed_gemm_block_cols(rt::conv_gemm_k(group_params_of(n))));
 }
 
 namespace {
@@ -202,9 +215,9 @@ std::size_t conv_scratch_bytes(const Node& n) {
     return winograd_scratch_bytes(n, n.attr_int(kWinogradRowsAttr, 1), parallel_slots(n),
                                   n.attr_int(kWinogradGroupRowsAttr, rt::kPanelRows));
   if (conv_shifted_input(n)) return 0;
-  if (conv_packs_weights(n)) return float_bytes(rt::conv_gemm_scratch_floats(conv_params_of(n), conv_im2col_cols(n)));
+  if (conv_packs_weights(n)) return float_bytes(rt::conv_gemm_scratch_floats(group_params_of(n), conv_im2col_cols(n)));
   switch (conv_algorithm(n)) {
-    case ConvAlgorithm::Gemm: return float_bytes(rt::conv_gemm_scratch_floats(conv_params_of(n), conv_im2col_cols(n)));
+    case ConvAlgorithm::Gemm: return float_bytes(rt::conv_gemm_scratch_floats(group_params_of(n), conv_im2col_cols(n)));
     case ConvAlgorithm::Depthwise:
       return static_cast<std::size_t>(parallel_slots(n)) * depthwise_slot_bytes(n);
     case ConvAlgorithm::Winograd:
@@ -222,18 +235,38 @@ void emit_separate_activation(const Node& n, Emitter& e) {
     e.linef("rt::activate_row({}, {}, {});", epilogue_code(n), e.out(0), n.outputs[0]->numel());
 }
 
+// A one-group kernel's call: on the whole Conv, or per group through rt::conv_each_group (the
+// groups then split over the parallel-for when the kernel uses no scratch, else the kernel's own
+// tasks split each group).
+void emit_one_group_kernel(const Node& n, Emitter& e, const std::string& kernel, const std::string& rest,
+                           bool groups_split) {
+  const std::string bias = e.in_or_null(2, n.inputs[0]->dtype);
+  if (n.attr_int("group", 1) == 1) {
+    e.linef("rt::{}(p, {}, {}, {}, {}{});", kernel, e.in(0), e.in(1), bias, e.out(0), rest);
+    return;
+  }
+  e.include("onnxc/conv_grouped.h");
+  e.linef("rt::conv_each_group(p, {}, {}, {}, {},", e.in(0), e.in(1), bias, e.out(0));
+  e.line("    [&](const rt::ConvParams& q, const float* xg, const float* wg, const float* bg, float* yg) {");
+  e.linef("      rt::{}(q, xg, wg, bg, yg{});", kernel, rest);
+  e.linef("    }}{});", groups_split ? ", " + e.parallel(float_conv_macs(n)) : "");
+}
+
 void emit_conv(const Node& n, Emitter& e) {
   e.include("onnxc/conv.h");
   const std::string parallel = e.parallel(float_conv_macs(n));
+  const bool grouped = n.attr_int("group", 1) != 1;
   const Value& x = *n.inputs[0];
   e.line(conv_params_code(conv_params_of(n)));
   std::string bias = e.in_or_null(2, x.dtype);
   switch (conv_algorithm(n)) {
     case ConvAlgorithm::Gemm:
-      e.linef("rt::conv_gemm(p, {}, {}, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0),
-              conv_scratch_bytes(n) ? fmt::format("reinterpret_cast<float*>({})", e.scratch())
-                                    : "static_cast<float*>(nullptr)",
-              conv_im2col_cols(n), epilogue_code(n), parallel);
+      emit_one_group_kernel(n, e, "conv_gemm",
+                            fmt::format(", {}, {}, {}, {}",
+                                        conv_scratch_bytes(n) ? fmt::format("reinterpret_cast<float*>({})", e.scratch())
+                                                              : "static_cast<float*>(nullptr)",
+                                        conv_im2col_cols(n), epilogue_code(n), parallel),
+                            false);
       return;
     case ConvAlgorithm::Winograd:
       e.include("onnxc/winograd.h");
@@ -244,8 +277,8 @@ void emit_conv(const Node& n, Emitter& e) {
     case ConvAlgorithm::Shifted:
       e.line("static_assert(rt::kShiftedInputProduct, \"generated for a target with AVX-512 (rt::conv_shifted): \"");
       e.line("              \"compile with it, or generate for this one\");");
-      e.linef("rt::conv_shifted(p, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0), epilogue_code(n),
-              parallel);
+      emit_one_group_kernel(n, e, "conv_shifted",
+                            fmt::format(", {}{}", epilogue_code(n), grouped ? "" : ", " + parallel), true);
       return;
     case ConvAlgorithm::Depthwise:
       if (parallel_slots(n) == 0)  // no room for the padded rows: the kernel that needs none
@@ -256,7 +289,7 @@ void emit_conv(const Node& n, Emitter& e) {
                 e.in(1), bias, e.out(0), e.scratch(), epilogue_code(n), parallel, parallel_slots(n));
       return;
     case ConvAlgorithm::DirectPacked:
-      e.linef("rt::conv_direct_packed(p, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0), parallel);
+      emit_one_group_kernel(n, e, "conv_direct_packed", grouped ? "" : ", " + parallel, true);
       emit_separate_activation(n, e);
       return;
     case ConvAlgorithm::Direct:

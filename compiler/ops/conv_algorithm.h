@@ -11,19 +11,25 @@
 namespace onnxc {
 
 enum class ConvAlgorithm {
-  Gemm,       // float, one group, constant weights: packed-weight matrix product (rt::conv_gemm)
+  Gemm,       // float, constant weights, one group or per group (conv_groups_run_one_group_kernels):
+              // packed-weight matrix product (rt::conv_gemm)
   Winograd,   // float 3x3 stride 1, one group, constant weights fit-scratch gave rt::conv_winograd
               // (weights transformed at compile time by rt::winograd_pack_weights), with scratch
   Shifted,    // a Gemm Conv fit-scratch gave rt::conv_shifted (the product reading its input in
               // place, AVX-512; weights packed as for Gemm), no scratch
   Depthwise,  // float 1-d/2-d, one channel per group: rt::conv_depthwise, or without scratch
               // rt::conv_depthwise_in_place
-  DirectPacked,  // float 1-d/2-d, one group, constant weights packed for it, no im2col room
+  DirectPacked,  // float 1-d/2-d, one group or per group, constant weights packed for it, no im2col room
                  // (SIMD targets): rt::conv_direct_packed, no scratch
   Direct,     // anything else: float 1-d/2-d by register-blocked direct loops (rt::conv_direct),
               // other types and 3-d by the reference loop nest (rt::conv)
 };
 
+// Whether the one-group kernels (Gemm, Shifted, DirectPacked) may compute the Conv: one group,
+// or group by group (rt::conv_each_group over channel-offset views, weights packed per group)
+// when a group has at least kMinGroupWidthForProduct input channels.
+bool conv_groups_run_one_group_kernels(const Node& conv);
+constexpr int64_t kMinGroupWidthForProduct = 2;
 // Whether the Conv may use the Gemm algorithm once its weights are packed (pack-weights does it).
 bool conv_packs_weights(const Node& conv);
 // Whether rt::conv_direct_packed can compute the Conv: float, one group, constant weights, 1-d or 2-d.

@@ -74,7 +74,8 @@ bool fit_winograd(Node& n, std::size_t room, const ScratchOptions& o) {
 // planes beat rt::conv_direct_packed: kTallTileMinColumns with tiles of 16 output channels, else
 // more than kDirectPackedMaxColumns.
 int64_t product_min_columns(const Node& conv) {
-  return conv.outputs[0]->shape[1] >= kTallTileRows ? kTallTileMinColumns : kDirectPackedMaxColumns + 1;
+  const int64_t group_out_channels = conv.outputs[0]->shape[1] / conv.attr_int("group", 1);
+  return group_out_channels >= kTallTileRows ? kTallTileMinColumns : kDirectPackedMaxColumns + 1;
 }
 
 // A Conv or QLinearConv the matrix-product kernel may compute through im2col blocks.
@@ -106,7 +107,10 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
     // kernel from product_min_columns, else rt::conv_direct_packed (below).
     int64_t cols = choose_im2col_cols(shape, room);
     if (cols < smallest_fast) cols = fastest(o) ? smallest_fast : 0;
-    if (conv_depth(n) >= rt::kShiftedMinDepth ||
+    // Grouped: one group's product is too small for the packed direct kernel or im2col to pay
+    // (its panels of 16 output channels, its per-row transposes, the block's copy): in place
+    // from a single output row up (docs/performance.md, "Grouped convolutions: sweep").
+    if (n.attr_int("group", 1) > 1 || conv_depth(n) >= rt::kShiftedMinDepth ||
         (shape.columns >= product_min_columns(n) &&
          (shape.columns <= kDirectPackedMaxColumns || !conv_gemm_reads_padded_input(n, cols)))) {
       n.set_attr_int(kShiftedInputAttr, 1);
@@ -114,8 +118,11 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
       return;
     }
   }
+  // Grouped Convs take the products wherever their scratch fits, however few the columns: the
+  // packed direct kernel runs one group's few output channels in mostly empty panels.
+  const bool grouped = n.op_type == "Conv" && n.attr_int("group", 1) > 1;
   const int64_t phase_cols = o.shifted_input && n.op_type == "Conv" ? conv_phase_planes_cols(n) : 0;
-  if (phase_cols > 0 && shape.columns >= product_min_columns(n) &&
+  if (phase_cols > 0 && (grouped || shape.columns >= product_min_columns(n)) &&
       (fastest(o) || phase_cols * shape.bytes_per_column <= static_cast<int64_t>(room))) {
     // Stride 2 on AVX-512: the product over the input's four phase planes (the scratch of that
     // many im2col columns holds them), not im2col: resnet8-cifar's 16 -> 32 channels on 32 x 32
@@ -130,7 +137,7 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
   if (o.simd && n.op_type == "Conv" && conv_fits_direct_packed(n)) {
     // rt::conv_direct_packed, no scratch: faster than the product on narrow outputs, and than
     // its blocks narrower than a row of tiles (fitting).
-    const bool narrow_output = shape.columns <= kDirectPackedMaxColumns;
+    const bool narrow_output = !grouped && shape.columns <= kDirectPackedMaxColumns;
     if (narrow_output || (!fastest(o) && choose_im2col_cols(shape, room) < smallest_fast)) {
       n.set_attr_int(kIm2colColsAttr, 0);
       n.set_attr_string(kScratchNoteAttr,

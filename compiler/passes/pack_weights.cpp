@@ -13,12 +13,16 @@
 namespace onnxc {
 namespace {
 
-// Packed for the matrix product (rt::pack_weights) or for rt::conv_direct_packed.
+// Packed for the matrix product (rt::pack_weights) or for rt::conv_direct_packed; a grouped
+// Conv's weights group by group, each group's rows as a one-group weight (rt::conv_each_group).
 void pack_conv(Graph& g, Node& conv, bool direct) {
   const Tensor& w = *conv.inputs[1]->constant;
-  const int64_t m = w.shape[0], k = w.numel() / std::max<int64_t>(m, 1);
+  const int64_t groups = conv.attr_int("group", 1);
+  const int64_t m = w.shape[0] / groups, k = w.numel() / std::max<int64_t>(w.shape[0], 1);
   Tensor p(w.dtype, w.shape);
-  (direct ? rt::pack_direct_weights : rt::pack_weights)(w.data<float>(), m, k, p.data<float>());
+  for (int64_t group = 0; group < groups; ++group)
+    (direct ? rt::pack_direct_weights : rt::pack_weights)(w.data<float>() + group * m * k, m, k,
+                                                           p.data<float>() + group * m * k);
   conv.inputs[1] = add_constant(g, conv.inputs[1]->name + "_packed", std::move(p));
   conv.set_attr_int(kPackedWeightsAttr, 1);
 }

@@ -373,6 +373,71 @@ def depthwise_se():
     save("depthwise_se", model, [("x1", x1), ("x2", x2)], [("y1", f(s1 * h1)), ("y2", f(y2)), ("y3", f(y3)), ("y4", f(y4))])
 
 
+def conv_nd(x, w, b, group, stride, pad, dilation):
+    """Grouped 1-d or 2-d convolution in float64 (x [N, C, *spatial], symmetric padding)."""
+    spatial = x.ndim - 2
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    if spatial == 1:
+        x64, w64 = x64[:, :, None, :], w64[:, :, None, :]
+        stride, pad, dilation = (1, stride), (0, pad), (1, dilation)
+    else:
+        stride, pad, dilation = (stride, stride), (pad, pad), (dilation, dilation)
+    n, c, h, wd = x64.shape
+    m, cg, kh, kw = w64.shape
+    mg = m // group
+    xp = np.pad(x64, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
+    oh = (h + 2 * pad[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (wd + 2 * pad[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    y = np.zeros((n, m, oh, ow))
+    for g in range(group):
+        xg, wg = xp[:, g * cg:(g + 1) * cg], w64[g * mg:(g + 1) * mg]
+        for i in range(kh):
+            for j in range(kw):
+                r0, c0 = i * dilation[0], j * dilation[1]
+                tap = xg[:, :, r0:r0 + stride[0] * (oh - 1) + 1:stride[0], c0:c0 + stride[1] * (ow - 1) + 1:stride[1]]
+                y[:, g * mg:(g + 1) * mg] += np.einsum("nchw,mc->nmhw", tap, wg[:, :, i, j])
+    y += b.astype(np.float64).reshape(1, -1, 1, 1)
+    return y[:, :, 0, :] if spatial == 1 else y
+
+
+def conv_grouped():
+    """Grouped Convs, which the one-group kernels compute group by group (rt::conv_each_group,
+    weights packed per group): group widths 2, 8, 16 (regnet_x_400mf's) and 24; stride 1 and 2,
+    a 5 x 5 kernel, dilation 2, a fused Relu, narrow outputs (the packed direct kernel), a 1-d
+    grouped Conv, and one input channel per group with two outputs each (the direct loops).
+    Expected outputs in float64 numpy."""
+    x = f32(1, 48, 15, 15)
+    row = f32(2, 16, 37)
+    specs = [  # name, input, out channels, group, kernel, stride, pad, dilation, relu
+        ("w16", "x", 48, 3, 3, 1, 1, 1, True), ("w16s2", "x", 48, 3, 3, 2, 1, 1, False),
+        ("w24", "x", 48, 2, 3, 1, 1, 1, False), ("w8k5", "x", 24, 6, 5, 1, 2, 1, True),
+        ("w2d2", "x", 48, 24, 3, 1, 2, 2, False), ("w16small", "x", 48, 3, 3, 4, 0, 1, False),
+        ("mult2", "x", 96, 48, 3, 1, 1, 1, False), ("grouped_row", "row", 32, 4, 5, 2, 2, 1, True)]
+    nodes, inits, outputs, expected = [], [], [], []
+    for name, src, m, group, k, stride, pad, dilation, relu in specs:
+        xin = x if src == "x" else row
+        spatial = xin.ndim - 2
+        w = f32(*([m, xin.shape[1] // group] + [k] * spatial), scale=0.25)
+        b = f32(m)
+        inits += [numpy_helper.from_array(w, "w_" + name), numpy_helper.from_array(b, "b_" + name)]
+        conv_out = name + "_conv" if relu else name
+        nodes.append(helper.make_node("Conv", [src, "w_" + name, "b_" + name], [conv_out], group=group,
+                                      kernel_shape=[k] * spatial, strides=[stride] * spatial,
+                                      pads=[pad] * (2 * spatial), dilations=[dilation] * spatial))
+        y = conv_nd(xin, w, b, group, stride, pad, dilation)
+        if relu:
+            nodes.append(helper.make_node("Relu", [conv_out], [name]))
+            y = np.maximum(y, 0)
+        y = y.astype(np.float32)
+        outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, y.shape))
+        expected.append((name, y))
+    graph = helper.make_graph(nodes, "conv_grouped",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+                               helper.make_tensor_value_info("row", TensorProto.FLOAT, row.shape)], outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    save("conv_grouped", model, [("x", x), ("row", row)], expected)
+
+
 if __name__ == "__main__":
     conv_bn()
     gemm_bn("gemm_bn_vector_c", (4,))
@@ -387,3 +452,4 @@ if __name__ == "__main__":
     conv_winograd()
     depthwise_se()
     matrix_products()
+    conv_grouped()
