@@ -187,18 +187,20 @@ def harness_median_us(d, runs):
 
 
 def time_case(st, a, ort):
-    """Interleaved rounds of onnxc and ORT on the same inputs; each round's runs sized so a round
-    takes about --round-ms (at least 3, at most 2000 runs)."""
+    """Interleaved rounds of onnxc and ORT on the same inputs; each round's runs sized so the slower
+    runtime's round takes about --round-ms (at least 3, at most 2000 runs)."""
     d = os.path.join(a.work, "cases", st["name"])
-    probe = harness_median_us(d, 2)
+    # runs sized on the slower runtime, so neither's round takes much over --round-ms
+    probe = max(harness_median_us(d, 2), ort.median_us(d, 2))
     runs = int(min(2000, max(3, a.round_ms * 1000 / max(probe, 0.05))))
-    # a case far off (onnxc over 20 ms a run) gets 3 rounds: its ratio is not in doubt
+    # a case over 20 ms a run gets 3 rounds: its ratio is far from 1 or its work large enough to be stable
     rounds = a.rounds if probe < 20000 else min(a.rounds, 3)
     ours, theirs = [], []
     for _ in range(rounds):
         ours.append(harness_median_us(d, runs))
         theirs.append(ort.median_us(d, runs))
-    us, ort_us = statistics.median(ours), statistics.median(theirs)
+    # the harness prints 0.1 us steps: a case under that counts as 0.05 us, not 0 (a ratio of 0)
+    us, ort_us = max(statistics.median(ours), 0.05), statistics.median(theirs)
     st.update(onnxc_us=us, ort_us=ort_us, ratio=us / ort_us, runs=runs, rounds=rounds)
     return st
 
@@ -260,7 +262,7 @@ def report(results, a, started, elapsed):
     lines += ["", f"The {min(a.worst, len(timed))} worst cases (highest ratio):", "",
               "| case | MACs or elements | onnxc us | ORT us | ratio |", "| --- | ---: | ---: | ---: | ---: |"]
     for r in sorted(timed, key=lambda r: -r["ratio"])[:a.worst]:
-        lines.append(f"| {r['name']} | {r['macs']:,} | {r['onnxc_us']:.1f} | {r['ort_us']:.1f} | {r['ratio']:.2f} |")
+        lines.append(f"| {r['name']} | {r['macs']:,} | {r['onnxc_us']:.2f} | {r['ort_us']:.1f} | {r['ratio']:.2f} |")
     failures = [r for r in results if r["state"] != "ok"]
     lines += ["", f"Cases onnxc refuses or gets wrong: {len(failures)}" + (":" if failures else "."), ""]
     if failures:
