@@ -130,7 +130,7 @@ def prepare(case, a, onnxc_id):
     elif "unsupported" in out:
         st.update(state="refused", detail=first_error(out))
     elif "did not compile" in out:
-        st.update(state="build failed", detail=first_error(out))
+        st.update(state="build failed", detail=compiler_error(out))
     elif re.search(r"crashed|timed out|exited with", out):
         st.update(state="crashed", detail=first_error(out))
     elif "FAIL" in out:
@@ -144,6 +144,12 @@ def prepare(case, a, onnxc_id):
 def last_line(text):
     lines = [l for l in text.strip().splitlines() if l.strip()]
     return lines[-1][:300] if lines else ""
+
+
+def compiler_error(text):
+    """The compiler's first diagnostic about the generated code (file name without its folder)."""
+    m = re.search(r"([\w.]+:\d+:\d+: error: .*)", text)
+    return m.group(1)[:300] if m else first_error(text)
 
 
 def first_error(text):
@@ -228,10 +234,11 @@ def distribution_row(label, results):
             f"| {statistics.geometric_mean(timed):.2f} | {share:.0f} % | {over} | {min(timed):.2f} |")
 
 
-def report(results, a, started, elapsed):
+def report(results, a, started, elapsed, cmd):
     families = list(dict.fromkeys(r["family"] for r in results))
     timed = [r for r in results if "ratio" in r]
-    cmd = " ".join(["bench/sweep/sweep.py"] + sys.argv[1:])
+    run = results[0].get("run", {}) if results else {}
+    at_commit = run.get("commit") or commit()
     lines = [
         SECTION,
         "",
@@ -247,7 +254,7 @@ def report(results, a, started, elapsed):
         "",
         f"Machine: {machine()}; shared with other jobs, so single ratios carry 10-20 % noise.",
         "",
-        f"Command: `{cmd}` (onnxc at commit {commit()}, {started} UTC, {elapsed / 60:.0f} min).",
+        f"Command: `{cmd}` (onnxc at commit {at_commit}, {started} UTC, {elapsed / 60:.0f} min).",
         "",
         "| family | cases | timed | failed | p10 | median | p90 | max | geo. mean | share <= 1.0 | count > 1.5 | min |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -331,8 +338,19 @@ def main():
     ap.add_argument("--work", default=os.path.join(HERE, "..", "..", "build", "sweep"))
     ap.add_argument("--out", default=os.path.join(HERE, "..", "..", "docs", "performance.md"))
     ap.add_argument("--list", action="store_true", help="print the selected cases and stop")
+    ap.add_argument("--report-only", action="store_true",
+                    help="rewrite the report from the last run's results (--work/results.json), timing nothing")
     a = ap.parse_args()
     a.onnxc, a.ort, a.work = os.path.abspath(a.onnxc), os.path.abspath(a.ort), os.path.abspath(a.work)
+    if a.report_only:
+        results = json.load(open(os.path.join(a.work, "results.json")))
+        for r in results:  # failure details as this version words them
+            if r["state"] == "build failed":
+                r["detail"] = compiler_error(r.get("validate_log", ""))
+        run = results[0].get("run", {}) if results else {}
+        write_report(a.out, report(results, a, run.get("started", "?"), run.get("elapsed", 0), run.get("command")))
+        print(f"wrote {a.out}", file=sys.stderr)
+        return 0
 
     cases = select(sweep_cases.all_cases(), a)
     if a.list:
@@ -368,9 +386,13 @@ def main():
                     print(f"[{n}/{len(ok)}] {st['name']}: timing error: {e}", file=sys.stderr)
         finally:
             ort.close()
+        command = " ".join(["bench/sweep/sweep.py"] + sys.argv[1:])
+        if results:
+            results[0]["run"] = {"started": started, "elapsed": time.time() - t0, "command": command,
+                                 "commit": commit(), "rounds": a.rounds, "round_ms": a.round_ms}
         with open(os.path.join(a.work, "results.json"), "w") as f:
             json.dump(results, f, indent=1)
-        write_report(a.out, report(results, a, started, time.time() - t0))
+        write_report(a.out, report(results, a, started, time.time() - t0, command))
         print(f"wrote {a.out}", file=sys.stderr)
     bad = [r for r in results if r["state"] != "ok"]
     for r in bad:
