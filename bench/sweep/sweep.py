@@ -306,13 +306,14 @@ def write_report(path, section):
 def select(cases, a):
     if a.filter:
         cases = [c for c in cases if re.search(a.filter, c.name) or re.search(a.filter, c.family)]
-    if a.limit and len(cases) > a.limit:
-        # round-robin over the families, so a short run still covers each of them
+    if a.limit:
+        # round-robin over the families, so a short run still covers each of them (and --limit N
+        # with --skip M picks the same order for any N)
         by_family = {}
         for c in cases:
             by_family.setdefault(c.family, []).append(c)
         picked, i = [], 0
-        while len(picked) < a.limit:
+        while len(picked) < min(a.limit, len(cases)):
             for fam in by_family.values():
                 if i < len(fam) and len(picked) < a.limit:
                     picked.append(fam[i])
