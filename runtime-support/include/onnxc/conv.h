@@ -132,7 +132,7 @@ inline void copy_even_floats(const float* src, index_t n, float* dst) {
   for (; i < n; ++i) dst[i] = src[2 * i];
 }
 
-#if defined(__AVX512F__)
+#if defined(ONNXC_SIMD) && defined(__AVX512F__)
 
 // Output rows narrower than a vector (kws-dscnn's first layer: 25 x 5 outputs of a 10 x 4
 // stride-2 kernel): copied as segments, a row of im2col is a few floats per call of the segment
@@ -186,7 +186,7 @@ inline void im2col_row_gathered(const ConvParams& p, const float* xc, index_t kh
 // AVX-512, gathered).
 inline void im2col_row(const ConvParams& p, const float* xc, index_t kd, index_t kh, index_t kw, OutputPosition from,
                        index_t cols, float* col) {
-#if defined(__AVX512F__)
+#if defined(ONNXC_SIMD) && defined(__AVX512F__)
   if (im2col_gathers_rows(p)) return im2col_row_gathered(p, xc, kh, kw, from, cols, col);
 #endif
   const index_t offset = kw * p.dilation_w - p.pad_w;  // input column of output column 0
@@ -1902,7 +1902,7 @@ inline void flat_planes(const ConvParams&, const float*, const float*, const flo
 
 }  // namespace depthwise_in_place_detail
 
-#if defined(__AVX512F__)
+#if defined(ONNXC_SIMD) && defined(__AVX512F__)
 
 // ---- depthwise 3x3, stride 2 (AVX-512) ----
 //

@@ -204,7 +204,7 @@ inline void column_max(const float* const* rows, index_t count, index_t width, f
 }
 #endif
 
-#if defined(__AVX512F__)
+#if defined(ONNXC_SIMD) && defined(__AVX512F__)
 // Stride 2 on AVX-512 keeps the column maxima in registers: reloading them from column_max's
 // buffer at the taps' odd offsets straddles two of its stores, which the core cannot forward
 // (squeezenet1_1's three 3 x 3 stride-2 MaxPools spent about twice ORT's time). The column
@@ -261,7 +261,7 @@ inline void max_pool_row_stride2(const PoolParams& p, const float* const* rows, 
 // One output row from the input rows its windows cover: through their column maxima where the
 // row fits the buffer (SIMD targets), else tap by tap.
 inline void max_pool_output_row(const PoolParams& p, const float* const* rows, index_t count, float* yrow) {
-#if defined(__AVX512F__)
+#if defined(ONNXC_SIMD) && defined(__AVX512F__)
   if (count > 0 && p.stride_w == 2 && p.dilation_w == 1 && p.k_w <= kStride2MaxKernel)
     return max_pool_row_stride2(p, rows, count, yrow);
 #endif
@@ -279,7 +279,7 @@ inline void max_pool_output_row(const PoolParams& p, const float* const* rows, i
   else max_pool_row<0>(p, rows, count, yrow);
 }
 
-#if defined(__AVX512F__)
+#if defined(ONNXC_SIMD) && defined(__AVX512F__)
 // ---- 3 x 3 windows, stride 2 (squeezenet1_1's three MaxPools) ----
 //
 // The general stride-2 row above costs 34-41 cycles per vector of 16 outputs (squeezenet1_1's
@@ -426,7 +426,7 @@ inline void planes(const PoolParams& p, const float* x, float* y, Range planes) 
 // cover. Same result as the general loop except when a window's first tap is NaN (that loop
 // returns the NaN, this one the max of the other taps).
 inline void max_pool_rows(const PoolParams& p, const float* x, float* y, Range planes) {
-#if defined(__AVX512F__)
+#if defined(ONNXC_SIMD) && defined(__AVX512F__)
   if (k3s2::applies(p)) return k3s2::planes(p, x, y, planes);
 #endif
   const index_t in_plane = p.in_h * p.in_w;

@@ -119,7 +119,7 @@ static_assert(kLanes <= kSplitSlack, "the split rows' slack must hold a vector")
 // column 2 tx - pad_w), for tiles [tx0, tx1). Entries up to tx1 + kLanes are written.
 inline void split_row(const ConvParams& p, const float* xc, index_t ih, index_t tx0, index_t tx1, float* even,
                       float* odd) {
-#if defined(__AVX512F__)
+#if defined(ONNXC_SIMD) && defined(__AVX512F__)
   // 16 pairs per step: two masked loads (lanes outside the row read as zero and touch no memory)
   // split into their even and odd lanes. (Scalar, the split rows took most of the time of the
   // small planes: resnet8-cifar's 8 x 8 input transform 35 us.)
