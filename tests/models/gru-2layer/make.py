@@ -4,7 +4,7 @@ torch.nn.GRU(40, 64, num_layers=2, batch_first=True) and a Linear(64, 12) on the
 at opset 14, random weights from a fixed seed. Writes gru-2layer/model.onnx and
 test_data_set_0/input_0.pb; the expected output comes from ONNX Runtime, not from this script:
 
-    /usr/bin/python3 tests/models/gru-2layer/make.py     (from tests/models)
+    /usr/bin/python3 tests/models/gru-2layer/make.py     (writes beside itself; needs python3-torch)
     node /work/ort/ort-run.mjs tests/models/gru-2layer   (writes test_data_set_0/output_0.pb)
 """
 import os
