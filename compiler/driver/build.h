@@ -21,6 +21,12 @@ struct HostBuild {
 HostBuild build_harness(const Compilation& c, const CompileOptions& co, const std::string& dir, const std::string& cxx,
                         const std::vector<std::string>& flags, const std::string& pch_cache_dir = "");
 
+// Writes model.h, model.cpp and, when the weights format (auto: choose_weights_format) comes out
+// as incbin, model.weights.bin into dir. Returns the generated code; *weights_define is the
+// compiler flag that tells the assembler where the weights file is ("" for arrays).
+GeneratedCode write_model_code(const Compilation& c, const CompileOptions& co, const std::string& dir,
+                               std::string* weights_define);
+
 std::string default_cxx();
 // onnxc's cache (compiled harness objects, bench --layers' roofline): $XDG_CACHE_HOME/onnxc, else
 // ~/.cache/onnxc, else onnxc-cache in the temporary directory; created when missing.
