@@ -64,7 +64,7 @@ std::string cache_dir() {
   return dir.string();
 }
 
-static void write_text(const fs::path& p, const std::string& text) {
+void write_text(const std::filesystem::path& p, const std::string& text) {
   std::ofstream f(p, std::ios::binary);
   f << text;
   if (!f) throw std::runtime_error("cannot write " + p.string());
