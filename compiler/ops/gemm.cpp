@@ -80,7 +80,8 @@ bool gemm_tiles_apply(const Node& n) {
   if (n.inputs[0]->dtype != DType::Float || n.outputs[0]->numel() == 0) return false;
   const rt::GemmParams p = gemm_params(n);
   if (p.k == 0 || p.alpha != 1.0f) return false;
-  return !n.has_input(2) || (p.beta == 1.0f && p.c_row_stride == 0 && p.c_col_stride == 1);
+  // C [1] or [1, 1] to one column is that column's bias too (its column stride says broadcast).
+  return !n.has_input(2) || (p.beta == 1.0f && p.c_row_stride == 0 && (p.c_col_stride == 1 || p.n == 1));
 }
 
 // rt::gemm_tiles' call: A strided (transA reads its columns), B packed in panels (pack-weights)
