@@ -66,6 +66,17 @@ def cases(count, seed):
             out.append((kind, dict(m=m, k=k, n=n, ta=0, tb=0, bias=0)))
         else:
             out.append((kind, dict(m=m, k=k, n=n, ta=0, tb=0, bias=rng.choice([0, 1]))))
+    # Products to 1-4 columns (rt::gemm_dots) and Gemm by a transposed input B, after the sample
+    # so that it stays the one earlier runs drew.
+    out += [("matmul4", dict(b=12, m=64, k=1000, n=2)),
+            ("matmul_bcast", dict(b=4, m=64, k=512, n=2)),
+            ("matmul3_w", dict(b=4, m=64, k=1000, n=1)),
+            ("gemm_w", dict(m=256, k=1000, n=1, ta=0, tb=0, bias=1)),
+            ("gemm_w", dict(m=64, k=4096, n=2, ta=0, tb=1, bias=1)),
+            ("gemm_w", dict(m=512, k=333, n=4, ta=0, tb=0, bias=0)),
+            ("gemm_in", dict(m=197, k=192, n=197, ta=0, tb=1, bias=0)),
+            ("gemm_in", dict(m=37, k=768, n=64, ta=0, tb=1, bias=0)),
+            ("gemm_in", dict(m=7, k=1000, n=3, ta=0, tb=1, bias=0))]
     return out
 
 
@@ -152,10 +163,13 @@ def main():
     ap.add_argument("--work", default="/tmp/matmul-sweep")
     ap.add_argument("--out", help="also write the table (markdown) here")
     ap.add_argument("--reuse", action="store_true", help="keep harnesses an earlier run built (same onnxc)")
+    ap.add_argument("--only", help="run only the cases whose name matches this regular expression")
     a = ap.parse_args()
     onnxc = os.path.abspath(a.onnxc)
     todo = []
     for kind, p in cases(a.cases, a.seed):
+        if a.only and not re.search(a.only, case_name(kind, p)):
+            continue
         d = os.path.join(a.work, case_name(kind, p))
         make_model(kind, p, d)
         runs = int(max(5, min(50, 2e8 / max(macs(kind, p), 1))))

@@ -19,7 +19,18 @@ enum Trait : unsigned {
   kShiftedInputOnHost = 1u << 5,  // Target::shifted_input_product if this machine has AVX-512 F
   kDepthwiseStride2 = 1u << 6,      // Target::depthwise_stride2_in_place
   kDepthwiseStride2OnHost = 1u << 7,  // Target::depthwise_stride2_in_place if this machine has AVX2 and FMA
+  kElfIncbin = 1u << 8,         // Target::elf_incbin
+  kElfIncbinOnHost = 1u << 9,   // Target::elf_incbin if onnxc itself is an ELF program built by g++ or clang
 };
+
+// Code for the host is built by the host's toolchain: ELF with a GNU-compatible assembler when
+// onnxc's own was.
+constexpr bool kHostIsElf =
+#if defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
+    true;
+#else
+    false;
+#endif
 
 bool host_has_avx512f() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -51,6 +62,7 @@ Target target(std::string name, std::string description, std::vector<std::string
   t.shifted_input_product = (traits & kShiftedInput) || ((traits & kShiftedInputOnHost) && host_has_avx512f());
   t.depthwise_stride2_in_place =
       (traits & kDepthwiseStride2) || ((traits & kDepthwiseStride2OnHost) && host_has_avx2_fma());
+  t.elf_incbin = (traits & kElfIncbin) || ((traits & kElfIncbinOnHost) && kHostIsElf);
   return t;
 }
 
@@ -59,23 +71,23 @@ Target target(std::string name, std::string description, std::vector<std::string
 const std::vector<Target>& targets() {
   static const std::vector<Target> all = {
       target("generic", "portable C++, no SIMD intrinsics (any C++17 compiler, bare metal included)", {}, "",
-             kPortable),
+             kElfIncbinOnHost),
       target("native", "SIMD for the machine onnxc runs on: build the code there with -march=native (validate and bench do)",
-             {"-march=native"}, "", kSimd | kInt8DotProduct | kShiftedInputOnHost | kDepthwiseStride2OnHost),
-      target("x86-64-v2", "x86-64 with SSE4.2", {"-march=x86-64-v2"}, "defined(__SSE4_2__)", kSimd),
+             {"-march=native"}, "", kSimd | kInt8DotProduct | kShiftedInputOnHost | kDepthwiseStride2OnHost | kElfIncbinOnHost),
+      target("x86-64-v2", "x86-64 with SSE4.2", {"-march=x86-64-v2"}, "defined(__SSE4_2__)", kSimd | kElfIncbinOnHost),
       target("x86-64-v3", "x86-64 with AVX2 and FMA", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)",
-             kSimd | kDepthwiseStride2),
+             kSimd | kDepthwiseStride2 | kElfIncbinOnHost),
       target("avx2", "same as x86-64-v3", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)",
-             kSimd | kDepthwiseStride2),
+             kSimd | kDepthwiseStride2 | kElfIncbinOnHost),
       target("avx512", "x86-64 with AVX-512 F/BW/DQ/VL (x86-64-v4)", {"-march=x86-64-v4"}, "defined(__AVX512F__)",
-             kSimd | kShiftedInput | kDepthwiseStride2),
+             kSimd | kShiftedInput | kDepthwiseStride2 | kElfIncbinOnHost),
       target("avx512-vnni", "avx512 plus AVX-512 VNNI int8 dot products (Cascade Lake, Ice Lake, Zen 4 and later)",
              {"-march=x86-64-v4", "-mavx512vnni"}, "defined(__AVX512F__) && defined(__AVX512VNNI__)",
-             kSimd | kInt8DotProduct | kShiftedInput | kDepthwiseStride2),
-      target("neon", "64-bit ARM with NEON (AArch64)", {}, "defined(__ARM_NEON) && defined(__aarch64__)", kSimd),
-      target("cortex-m4", "Arm Cortex-M4 with the DSP extension: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac),
-      target("cortex-m7", "Arm Cortex-M7: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac),
-      target("cortex-m55", "Arm Cortex-M55: portable C++ kernels (no Helium yet), SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac),
+             kSimd | kInt8DotProduct | kShiftedInput | kDepthwiseStride2 | kElfIncbinOnHost),
+      target("neon", "64-bit ARM with NEON (AArch64)", {}, "defined(__ARM_NEON) && defined(__aarch64__)", kSimd | kElfIncbinOnHost),
+      target("cortex-m4", "Arm Cortex-M4 with the DSP extension: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
+      target("cortex-m7", "Arm Cortex-M7: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
+      target("cortex-m55", "Arm Cortex-M55: portable C++ kernels (no Helium yet), SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
   };
   return all;
 }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/target.h"
 #include "support/diagnostics.h"
 
 namespace onnxc {
@@ -72,8 +73,24 @@ std::string declare_weight(const Value& v, const std::string& cname, const std::
 bool parse_weights_format(const std::string& text, WeightsFormat* format) {
   if (text == "array") *format = WeightsFormat::Array;
   else if (text == "incbin") *format = WeightsFormat::Incbin;
+  else if (text == "auto") *format = WeightsFormat::Auto;
   else return false;
   return true;
+}
+
+WeightsFormat choose_weights_format(WeightsFormat requested, const Program& prog, const std::string& target) {
+  if (requested != WeightsFormat::Auto) return requested;
+  const Target* t = find_target(target);
+  const bool strings = std::any_of(prog.weights.begin(), prog.weights.end(),
+                                   [](const Value* w) { return w->constant && w->constant->dtype == DType::String; });
+  return t && t->elf_incbin && prog.weights_bytes >= kAutoIncbinBytes && !strings ? WeightsFormat::Incbin
+                                                                                  : WeightsFormat::Array;
+}
+
+std::string weights_format_description(WeightsFormat requested, WeightsFormat chosen) {
+  const char* name = chosen == WeightsFormat::Incbin ? "incbin" : "array";
+  if (requested != WeightsFormat::Auto) return name;
+  return fmt::format("{} (auto: incbin from {} KiB on ELF targets)", name, kAutoIncbinBytes / 1024);
 }
 
 IncbinWeights render_incbin_weights(const Program& prog, const std::vector<const Value*>& weights,

@@ -9,6 +9,7 @@
 // those the array initialisers would have produced.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -17,12 +18,26 @@
 namespace onnxc {
 
 enum class WeightsFormat {
-  Array,   // const arrays with initialisers in the generated source (the default)
+  Array,   // const arrays with initialisers in the generated source
   Incbin,  // OUT.weights.bin + .incbin, see above
+  Auto,    // the default: the driver picks one of the two (choose_weights_format); never reaches emit_code
 };
 
-// "array" / "incbin" -> the format; false for anything else.
+// "array" / "incbin" / "auto" -> the format; false for anything else.
 bool parse_weights_format(const std::string& text, WeightsFormat* format);
+
+// Auto takes incbin from this many bytes of weights on. Below it the arrays compile in about a
+// second anyway, and a single self-contained source is easier to drop into a project.
+inline constexpr std::size_t kAutoIncbinBytes = std::size_t(1) << 20;
+
+// The format `requested` stands for: Auto is Incbin when the target's code is assembled into ELF
+// objects by a GNU-compatible assembler (Target::elf_incbin), the weights reach kAutoIncbinBytes
+// and none is a string tensor (those have no bytes to include), Array otherwise. Array and Incbin
+// stand for themselves.
+WeightsFormat choose_weights_format(WeightsFormat requested, const Program& prog, const std::string& target);
+
+// For the summary lines: "array", "incbin", "incbin (auto: 1 MiB or more, ELF target)".
+std::string weights_format_description(WeightsFormat requested, WeightsFormat chosen);
 
 // The suffix that turns OUT (the source's path without .cpp) into the weights file's path.
 inline constexpr const char* kWeightsFileSuffix = ".weights.bin";

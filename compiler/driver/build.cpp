@@ -64,7 +64,7 @@ std::string cache_dir() {
   return dir.string();
 }
 
-static void write_text(const fs::path& p, const std::string& text) {
+void write_text(const std::filesystem::path& p, const std::string& text) {
   std::ofstream f(p, std::ios::binary);
   f << text;
   if (!f) throw std::runtime_error("cannot write " + p.string());
@@ -172,6 +172,24 @@ static std::string cached_precompiled_header(const std::vector<std::string>& arg
   return ok && fs::exists(pch) ? header.string() : "";
 }
 
+GeneratedCode write_model_code(const Compilation& c, const CompileOptions& co_in, const std::string& dir,
+                               std::string* weights_define) {
+  CompileOptions co = co_in;
+  co.weights_format = choose_weights_format(co.weights_format, c.program, co.target);
+  const bool incbin = co.weights_format == WeightsFormat::Incbin;
+  const std::string weights_name = std::string("model") + kWeightsFileSuffix;
+  GeneratedCode code = emit_code(c, co, "model.h", "model.cpp", incbin ? weights_name : "");
+  write_text(fs::path(dir) / "model.h", code.header);
+  write_text(fs::path(dir) / "model.cpp", code.source);
+  weights_define->clear();
+  if (incbin) {
+    const fs::path weights = fs::absolute(fs::path(dir) / weights_name);
+    write_text(weights, code.weights_file);
+    *weights_define = fmt::format("-DONNXC_WEIGHTS_FILE=\"{}\"", weights.string());
+  }
+  return code;
+}
+
 HostBuild build_harness(const Compilation& c, const CompileOptions& co, const std::string& dir, const std::string& cxx,
                         const std::vector<std::string>& flags, const std::string& pch_cache_dir) {
   HostBuild b;
@@ -179,9 +197,8 @@ HostBuild build_harness(const Compilation& c, const CompileOptions& co, const st
   fs::create_directories(dir);
   std::string harness = cached_harness_object(cxx, flags, &b.log);
   if (harness.empty()) return b;
-  GeneratedCode code = emit_code(c, co, "model.h", "model.cpp");
-  write_text(fs::path(dir) / "model.h", code.header);
-  write_text(fs::path(dir) / "model.cpp", code.source);
+  std::string weights_define;
+  GeneratedCode code = write_model_code(c, co, dir, &weights_define);
   write_text(fs::path(dir) / "glue.cpp",
              render_template("harness_glue.cpp.tmpl", {{"header_name", "model.h"},
                                                         {"ns", sanitize_identifier(co.name)},
@@ -205,6 +222,7 @@ HostBuild build_harness(const Compilation& c, const CompileOptions& co, const st
   // One translation unit for the model and its glue: one compiler process instead of two, and model.cpp is
   // compiled exactly as it stands (the glue only follows it).
   write_text(fs::path(dir) / "harness_unit.cpp", "#include \"model.cpp\"\n#include \"glue.cpp\"\n");
+  if (!weights_define.empty()) argv.push_back(weights_define);
   argv.insert(argv.end(), {"-I", dir, (fs::path(dir) / "harness_unit.cpp").string(), harness, "-o", b.program});
   ProcessResult r = run_process(argv, 1800);
   b.ok = r.exit_code == 0;

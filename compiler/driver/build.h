@@ -1,6 +1,7 @@
 // Building generated code with the host compiler (validate, bench).
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,15 @@ struct HostBuild {
 // the runtime headers the model includes are precompiled there once per compiler, flags and header set.
 HostBuild build_harness(const Compilation& c, const CompileOptions& co, const std::string& dir, const std::string& cxx,
                         const std::vector<std::string>& flags, const std::string& pch_cache_dir = "");
+
+// Writes model.h, model.cpp and, when the weights format (auto: choose_weights_format) comes out
+// as incbin, model.weights.bin into dir. Returns the generated code; *weights_define is the
+// compiler flag that tells the assembler where the weights file is ("" for arrays).
+GeneratedCode write_model_code(const Compilation& c, const CompileOptions& co, const std::string& dir,
+                               std::string* weights_define);
+
+// Writes text to p byte for byte; throws std::runtime_error when it cannot.
+void write_text(const std::filesystem::path& p, const std::string& text);
 
 std::string default_cxx();
 // onnxc's cache (compiled harness objects, bench --layers' roofline): $XDG_CACHE_HOME/onnxc, else

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -64,12 +63,6 @@ const Board& board_for(const std::string& target) {
   if (const Board* b = find_board(target)) return *b;
   throw CompileError(ErrorKind::Usage, "--target " + target, "no emulated board for this target",
                      fmt::format("validate runs firmware for: {}", fmt::join(board_targets(), ", ")));
-}
-
-void write_text(const fs::path& p, const std::string& text) {
-  std::ofstream f(p, std::ios::binary);
-  f << text;
-  if (!f) throw std::runtime_error("cannot write " + p.string());
 }
 
 // Runs a toolchain program; a missing one is reported with how to install it.
@@ -255,20 +248,20 @@ HostBuild build_firmware(const Compilation& c, const CompileOptions& co_in, cons
             "validation harness (runtime-support/firmware/validate_main.cpp) does not read yet; validate on the host";
     return b;
   }
-  GeneratedCode code = emit_code(c, co, "model.h", "model.cpp");
-  write_text(fs::path(dir) / "model.h", code.header);
+  std::string weights_define;
+  GeneratedCode code = write_model_code(c, co, dir, &weights_define);
   std::vector<std::string> all_flags = flags;
   if (step_counts) {
+    // A second image: the same code with a SysTick read at each top-level step.
     int steps = 0;
     write_text(fs::path(dir) / "model.cpp", with_step_ticks(code.source, &steps));
     if (all_flags.empty()) all_flags.push_back("-O2");  // (compile_command's default)
     all_flags.push_back(fmt::format("-DONNXC_STEP_COUNTS={}", std::max(steps, 1)));
-  } else {
-    write_text(fs::path(dir) / "model.cpp", code.source);
   }
   b.program = (fs::path(dir) / "model.elf").string();
-  if (run_tool(compile_command(board, dir, sanitize_identifier(co.name), all_flags, b.program), &b.log).exit_code != 0)
-    return b;
+  std::vector<std::string> argv = compile_command(board, dir, sanitize_identifier(co.name), all_flags, b.program);
+  if (!weights_define.empty()) argv.insert(argv.begin() + 1, weights_define);
+  if (run_tool(argv, &b.log).exit_code != 0) return b;
   ProcessResult nm = run_tool({arm_tool("nm"), b.program}, &b.log);
   if (nm.exit_code != 0) return b;
   std::vector<std::string> forbidden = forbidden_symbols(nm.output);

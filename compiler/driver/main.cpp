@@ -359,7 +359,7 @@ struct CompileCommand {
   std::string model;
   std::string output;  // OUT.cpp, or "-" for stdout
   std::string header;  // --header: where the header goes (default: beside OUT, or the model with -o -)
-  std::string weights_format = "array";
+  std::string weights_format = "auto";
   std::string weights_section;
   bool check = false;
   bool report = false;
@@ -412,12 +412,13 @@ std::string byte_count(std::size_t n) {
 }
 
 // The one line a successful compile prints: what was made and where it went.
-void print_summary(const Compilation& c, const OutputFiles& files) {
+void print_summary(const Compilation& c, const OutputFiles& files, const std::string& weights_format) {
   std::vector<std::string> written = {files.source == "-" ? "<stdout>" : files.source, files.header};
   if (!files.weights.empty()) written.push_back(files.weights);
-  fmt::print(stderr, "{}: {} nodes -> {} steps ({} folded, {} fused), arena {}, weights {} -> {}\n",
+  fmt::print(stderr, "{}: {} nodes -> {} steps ({} folded, {} fused), arena {}, weights {} as {} -> {}\n",
              file_name(c.model.path), c.file_nodes, c.program.main.steps.size(), c.folded_nodes, c.fused_nodes,
-             byte_count(c.program.arena_bytes), byte_count(c.program.weights_bytes), fmt::join(written, ", "));
+             byte_count(c.program.arena_bytes), byte_count(c.program.weights_bytes), weights_format,
+             fmt::join(written, ", "));
 }
 
 // The shape as the file declares it, symbolic dims by name and unknown ones as '?': "[N, 3, ?]".
@@ -459,16 +460,18 @@ int run_compile(const CompileCommand& cmd, const Terminal& term) {
   CompileOptions co = to_options(cmd.common, term, cmd.model);
   if (!parse_weights_format(cmd.weights_format, &co.weights_format))
     throw CompileError(ErrorKind::Usage, "--weights-format " + cmd.weights_format, "unknown format",
-                       "use 'array' (weights as C++ arrays) or 'incbin' (a binary file the assembler includes)");
+                       "use 'auto', 'array' (weights as C++ arrays) or 'incbin' (a binary file the assembler includes)");
   if (!cmd.weights_section.empty() && !is_section_name(cmd.weights_section))
     throw CompileError(ErrorKind::Usage, "--weights-section " + cmd.weights_section, "not a section name",
                        "use letters, digits, '.', '_' and '$', e.g. .onnxc_weights");
   co.weights_section = cmd.weights_section;
   if (cmd.check) return run_check(cmd, co);
 
-  OutputFiles files = output_files(cmd, co.weights_format);
   ProgressLine progress(term, file_name(cmd.model));
   Compilation c = compile_model(cmd.model, co);
+  const WeightsFormat requested_format = co.weights_format;
+  co.weights_format = choose_weights_format(requested_format, c.program, co.target);
+  OutputFiles files = output_files(cmd, co.weights_format);
   if (cmd.report) fmt::print("{}", report_text(c));
   if (!cmd.report_json_path.empty()) {
     if (auto failure = write_file(cmd.report_json_path, report_json(c))) {
@@ -491,7 +494,7 @@ int run_compile(const CompileCommand& cmd, const Terminal& term) {
     }
   }
   progress.finish();
-  print_summary(c, files);
+  print_summary(c, files, weights_format_description(requested_format, co.weights_format));
   if (co.weights_format == WeightsFormat::Array && c.program.weights_bytes >= kLargeWeightBytes)
     fmt::print(stderr,
                "note: {} of weights as C++ arrays take long to compile; --weights-format incbin (in CMake: "
@@ -534,11 +537,12 @@ int main(int argc, char** argv) {
                  "C++ namespace and C function prefix of the generated code (default: model).")
       ->type_name("NS");
   app.add_option("--weights-format", cmd.weights_format,
-                 "'array' (default): weights as const C++ arrays in OUT.cpp. 'incbin': weights in OUT.weights.bin, "
+                 "'array': weights as const C++ arrays in OUT.cpp. 'incbin': weights in OUT.weights.bin, "
                  "which OUT.cpp includes with the assembler's .incbin (GNU as or clang, ELF targets): a large model "
                  "compiles in seconds instead of minutes. Compile OUT.cpp from the directory of OUT.weights.bin or "
-                 "with -DONNXC_WEIGHTS_FILE='\"path/OUT.weights.bin\"'.")
-      ->type_name("array|incbin");
+                 "with -DONNXC_WEIGHTS_FILE='\"path/OUT.weights.bin\"'. 'auto' (default): incbin for 1 MiB of weights "
+                 "or more on ELF targets (Linux hosts, Cortex-M), array otherwise; the summary line says which.")
+      ->type_name("auto|array|incbin");
   app.add_option("--weights-section", cmd.weights_section,
                  "Put the weights in this linker section (e.g. .onnxc_weights) instead of read-only data, so a "
                  "firmware linker script can place them in a memory region of their own (external flash, say). "

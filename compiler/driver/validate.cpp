@@ -573,8 +573,10 @@ int run_bench(const BenchOptions& b, const CompileOptions& co_in) {
     Compilation comp = compile_model(b.model, co);
     std::vector<std::string> flags = b.cxxflags;
     if (flags.empty()) flags = {"-O3", "-march=native", "-DNDEBUG"};
-    fmt::print(stderr, "building {} ({} steps, arena {} bytes, weights {} bytes)...\n", b.model, comp.program.main.steps.size(),
-               comp.program.arena_bytes, comp.program.weights_bytes);
+    fmt::print(stderr, "building {} ({} steps, arena {} bytes, weights {} bytes as {})...\n", b.model,
+               comp.program.main.steps.size(), comp.program.arena_bytes, comp.program.weights_bytes,
+               weights_format_description(co.weights_format,
+                                          choose_weights_format(co.weights_format, comp.program, co.target)));
     const std::string cxx = b.cxx.empty() ? default_cxx() : b.cxx;
     HostBuild build = build_harness(comp, co, dir, cxx, flags);
     if (!build.ok) {

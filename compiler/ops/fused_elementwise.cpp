@@ -99,10 +99,16 @@ class FusedLoopWriter {
     return libm;
   }
 
+  // The vector loop covers [0, tail_), tail_ a constant: the scalar loop after it starts at
+  // tail_, not at an index carried out of the vector loop. With the carried index GCC's -O3 could
+  // not bound the scalar loop's count from below and warned (-Werror=aggressive-loop-optimizations,
+  // "iteration 4611686018427387903 invokes undefined behavior", issue #28); with constant bounds
+  // it runs fewer than kFloatLanes iterations, as GCC can see.
   void write_vector_loop(std::size_t depth) {
     const int64_t extent = nest_.extents.back();
     e_.line("#if defined(ONNXC_SIMD)");
-    line(depth, fmt::format("for (; i_ + rt::kFloatLanes <= {}; i_ += rt::kFloatLanes) {{", extent));
+    line(depth, fmt::format("constexpr rt::index_t tail_ = {0} - {0} % rt::kFloatLanes;", extent));
+    line(depth, "for (rt::index_t i_ = 0; i_ < tail_; i_ += rt::kFloatLanes) {");
     for (std::size_t k = 0; k < steps_.size(); ++k) {
       std::vector<std::string> args;
       for (int64_t a : steps_[k].args) {
@@ -121,6 +127,8 @@ class FusedLoopWriter {
         line(depth + 1, fmt::format("{}.store_unaligned(y_ + i_);", value));
     }
     line(depth, "}");
+    e_.line("#else");
+    line(depth, "constexpr rt::index_t tail_ = 0;");
     e_.line("#endif");
   }
 
@@ -136,9 +144,8 @@ class FusedLoopWriter {
     }
     line(depth, fmt::format("{}* const y_ = {};", ctype_of(*n_.outputs[0]), row(e_.out(0), out)));
     if (vector_loop()) {
-      line(depth, "rt::index_t i_ = 0;");
       write_vector_loop(depth);
-      line(depth, fmt::format("for (; i_ < {}; ++i_) {{", nest_.extents.back()));
+      line(depth, fmt::format("for (rt::index_t i_ = tail_; i_ < {}; ++i_) {{", nest_.extents.back()));
     } else {
       line(depth, fmt::format("for (rt::index_t i_ = 0; i_ < {}; ++i_) {{", nest_.extents.back()));
     }

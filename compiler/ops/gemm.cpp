@@ -1,6 +1,7 @@
 // Gemm (Y = alpha * A' * B' + beta * C) and MatMul (numpy matmul with batch broadcasting).
 #include "onnxc/activation.h"
 #include "onnxc/gemm.h"
+#include "onnxc/gemm_dots.h"
 #include "ops/conv_algorithm.h"
 #include "ops/elementwise.h"
 #include "ops/emitter.h"
@@ -79,7 +80,8 @@ bool gemm_tiles_apply(const Node& n) {
   if (n.inputs[0]->dtype != DType::Float || n.outputs[0]->numel() == 0) return false;
   const rt::GemmParams p = gemm_params(n);
   if (p.k == 0 || p.alpha != 1.0f) return false;
-  return !n.has_input(2) || (p.beta == 1.0f && p.c_row_stride == 0 && p.c_col_stride == 1);
+  // C [1] or [1, 1] to one column is that column's bias too (its column stride says broadcast).
+  return !n.has_input(2) || (p.beta == 1.0f && p.c_row_stride == 0 && (p.c_col_stride == 1 || p.n == 1));
 }
 
 // rt::gemm_tiles' call: A strided (transA reads its columns), B packed in panels (pack-weights)
@@ -94,9 +96,29 @@ void emit_gemm_tiles(const Node& n, Emitter& e) {
           epilogue_code(n), e.parallel(p.m * p.n * p.k));
 }
 
+// Whether rt::gemm_dots computes the float Gemm (its conditions are gemm_tiles_apply's, and A
+// not transposed: the dot products run along A's rows): a product of at most kDotsCols columns
+// (panels of 16 would waste most of their vectors), or B a runtime input with transB (its rows
+// contiguous along K).
+bool gemm_dots_apply(const Node& n) {
+  if (!gemm_tiles_apply(n) || n.attr_int("transA", 0) || n.attr_int(kPackedWeightsAttr, 0)) return false;
+  return n.outputs[0]->shape[1] <= rt::kDotsCols || (n.attr_int("transB", 0) && !n.inputs[1]->constant);
+}
+
+// rt::gemm_dots' call: B read in place, transposed or not.
+void emit_gemm_dots(const Node& n, Emitter& e) {
+  e.include("onnxc/gemm_dots.h");
+  const rt::GemmParams p = gemm_params(n);
+  e.linef("rt::gemm_dots({}, {}, {}, {}, {}, rt::DotColumns{{{}, {}, {}}}, {}, {}, {}, {}, {});", p.m, p.n, p.k,
+          e.in(0), p.k, e.in(1), p.trans_b ? 1 : p.n, p.trans_b ? p.k : 1, n.has_input(2) ? e.in(2) : "nullptr",
+          e.out(0), p.n, epilogue_code(n), e.parallel(p.m * p.n * p.k));
+}
+
 void emit_gemm(const Node& n, Emitter& e) {
   if (n.outputs[0]->numel() == 0) return;
-  if (matrix_product_kernel(n) != "gemm") return emit_gemm_tiles(n, e);
+  const std::string kernel = matrix_product_kernel(n);
+  if (kernel == "gemm_dots") return emit_gemm_dots(n, e);
+  if (kernel != "gemm") return emit_gemm_tiles(n, e);
   e.include("onnxc/gemm.h");
   rt::GemmParams p = gemm_params(n);
   auto num = [](rt::index_t v) { return fmt::format("{}", v); };
@@ -157,11 +179,12 @@ void emit_matmul(const Node& n, Emitter& e) {
   if (n.outputs[0]->numel() == 0) return;
   e.include("onnxc/gemm.h");
   ProductShape s = product_shape(n, 0, 1);
-  if (matrix_product_kernel(n) == "matmul_tiles") {  // two tensors (a constant B makes a Gemm: pack-weights)
-    e.include("onnxc/gemm_packed_b.h");
+  const std::string kernel = matrix_product_kernel(n);
+  if (kernel == "matmul_tiles" || kernel == "matmul_dots") {  // two tensors (a constant B makes a Gemm: pack-weights)
+    e.include(kernel == "matmul_dots" ? "onnxc/gemm_dots.h" : "onnxc/gemm_packed_b.h");
     e.index_array("a_offsets", s.a_offsets);
     e.index_array("b_offsets", s.b_offsets);
-    e.linef("rt::matmul_tiles({}, a_offsets, b_offsets, {}, {}, {}, {}, {}, {}, {});", s.batches, s.m, s.n, s.k,
+    e.linef("rt::{}({}, a_offsets, b_offsets, {}, {}, {}, {}, {}, {}, {});", kernel, s.batches, s.m, s.n, s.k,
             e.in(0), e.in(1), e.out(0), e.parallel(s.batches * s.m * s.n * s.k));
     return;
   }
@@ -204,12 +227,16 @@ const OpRegistrar matmul_op([] {
 
 bool gemm_packs_b(const Node& n) {
   if (n.op_type != "Gemm" || !n.domain.empty() || n.has_attr(kPackedWeightsAttr)) return false;
-  return n.inputs[1]->constant && n.inputs[1]->shape.size() == 2 && gemm_tiles_apply(n);
+  return n.inputs[1]->constant && n.inputs[1]->shape.size() == 2 && gemm_tiles_apply(n) && !gemm_dots_apply(n);
 }
 
 std::string matrix_product_kernel(const Node& n) {
-  if (n.op_type == "MatMul") return n.inputs[0]->dtype == DType::Float ? "matmul_tiles" : "matmul";
+  if (n.op_type == "MatMul") {
+    if (n.inputs[0]->dtype != DType::Float) return "matmul";
+    return n.outputs[0]->numel() > 0 && product_shape(n, 0, 1).n <= rt::kDotsCols ? "matmul_dots" : "matmul_tiles";
+  }
   if (n.attr_int(kPackedWeightsAttr, 0)) return "gemm_packed_b";
+  if (gemm_dots_apply(n)) return "gemm_dots";
   return gemm_tiles_apply(n) && !n.attr_int("transB", 0) ? "gemm_tiles" : "gemm";
 }
 

@@ -50,9 +50,9 @@ bool add_vnni_weights(Graph& g, Node& conv) {
 }
 
 // Float Gemm with a constant transposed B: store B^T instead and clear transB, so the kernel
-// reads B row by row (rt::gemm's fast path).
+// reads B row by row (rt::gemm's fast path); rt::gemm_dots reads B^T in place.
 bool untranspose_gemm_weight(Graph& g, Node& gemm) {
-  if (gemm.attr_int("transA", 0) != 0 || gemm.attr_int("transB", 0) == 0 || !gemm.inputs[1]->constant ||
+  if (matrix_product_kernel(gemm) == "gemm_dots" || gemm.attr_int("transA", 0) != 0 || gemm.attr_int("transB", 0) == 0 || !gemm.inputs[1]->constant ||
       gemm.inputs[1]->dtype != DType::Float)
     return false;
   const Tensor& b = *gemm.inputs[1]->constant;

@@ -26,7 +26,7 @@ struct CompileOptions {
   std::set<std::string> empty_optionals;  // optional inputs compiled as empty (sequence_io.h)
   std::size_t alignment = 16;                 // arena and weight alignment, bytes
   std::set<std::string> disabled_passes;      // --disable-pass NAME
-  WeightsFormat weights_format = WeightsFormat::Array;  // --weights-format
+  WeightsFormat weights_format = WeightsFormat::Auto;  // --weights-format (validate and bench: auto)
   std::string target = "generic";             // --target (backend/target.h)
   std::string weights_section;                // --weights-section: the linker section of the weights
   // --string-bytes: text storage reserved per element of a string tensor whose text the model

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "onnxc/gemm_dots.h"
 #include "onnxc/gemm_packed_b.h"
 
 namespace {
@@ -31,8 +32,9 @@ struct Case {
 };
 
 // Runs one case serially or through a parallel-for that runs the tasks last first on this thread,
-// with B packed (pack_b_panels) or, when plain and B is not transposed, read in place.
-void check(const Case& c, bool parallel, bool plain = false) {
+// with B packed (pack_b_panels) or, when plain and B is not transposed, read in place, or, with
+// dots (A not transposed), through rt::gemm_dots reading B (either way) in place.
+void check(const Case& c, bool parallel, bool plain = false, bool dots = false) {
   const index_t m = c.m, n = c.n, k = c.k;
   const std::vector<float> a = values(m * k, 1), b = values(k * n, 2), bias = values(n, 3);
   // A is [M, K] or, transposed, [K, M]; B is [K, N] or [N, K].
@@ -58,7 +60,10 @@ void check(const Case& c, bool parallel, bool plain = false) {
                                      nullptr};
   const onnxc::rt::StridedRows a_rows{a.data(), c.trans_a ? 1 : k, c.trans_a ? m : 1};
   const onnxc::rt::Epilogue e{c.activation, 0.0f, 0.0f};
-  if (plain)
+  if (dots)
+    onnxc::rt::gemm_dots(m, n, k, a.data(), k, onnxc::rt::DotColumns{b.data(), c.trans_b ? 1 : n, c.trans_b ? k : 1},
+                         c.bias ? bias.data() : nullptr, y.data(), ldy, e, parallel ? &backwards : nullptr);
+  else if (plain)
     onnxc::rt::gemm_tiles(m, n, k, a_rows, onnxc::rt::PlainRows{b.data(), n}, c.bias ? bias.data() : nullptr, y.data(),
                           ldy, e, parallel ? &backwards : nullptr);
   else
@@ -66,7 +71,8 @@ void check(const Case& c, bool parallel, bool plain = false) {
                              parallel ? &backwards : nullptr);
   std::ostringstream what;
   what << "m " << m << " n " << n << " k " << k << " transA " << c.trans_a << " transB " << c.trans_b << " bias "
-       << c.bias << " activation " << static_cast<int>(c.activation) << " parallel " << parallel << " plain " << plain;
+       << c.bias << " activation " << static_cast<int>(c.activation) << " parallel " << parallel << " plain " << plain
+       << " dots " << dots;
   INFO(what.str());
   for (index_t i = 0; i < m; ++i) {
     for (index_t j = 0; j < n; ++j) {
@@ -122,6 +128,33 @@ TEST_CASE("gemm_tiles reads a plain row-major B in place, its last vector a part
   for (index_t m : {1, 4, 13, 37})
     for (index_t n : {1, 7, 15, 16, 17, 24, 33, 37, 64, 70})
       for (index_t k : {1, 5, 64, 520}) check({m, n, k, m % 2 == 1, false, n % 2 == 1, Activation::Relu}, (n + k) % 2 == 0, true);
+}
+
+TEST_CASE("gemm_dots matches a double-precision product over few and many columns, K tails and depth ranges") {
+  using onnxc::rt::Activation;
+  for (Activation act : {Activation::None, Activation::Gelu})
+    for (bool tb : {false, true})
+      for (index_t m : {1, 2, 3, 5, 8, 13})
+        for (index_t n : {1, 2, 3, 4, 5, 7, 9})
+          for (index_t k : {1, 7, 16, 17, 33, 255, 256, 257, 600})
+            check({m, n, k, false, tb, (m + k) % 2 == 0, act}, (n + k) % 3 == 0, false, true);
+}
+
+TEST_CASE("matmul_dots multiplies batches of few columns, B broadcast over them by its offsets") {
+  const index_t m = 7, n = 3, k = 300;
+  const std::vector<float> a = values(4 * m * k, 6), b = values(2 * k * n, 7);
+  const std::vector<index_t> a_off = {0, m * k, 2 * m * k, 3 * m * k}, b_off = {0, k * n, 0, k * n};
+  std::vector<float> y(static_cast<std::size_t>(4 * m * n));
+  onnxc::rt::matmul_dots(4, a_off.data(), b_off.data(), m, n, k, a.data(), b.data(), y.data());
+  for (index_t t = 0; t < 4; ++t)
+    for (index_t i = 0; i < m; ++i)
+      for (index_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (index_t l = 0; l < k; ++l)
+          s += double(a[static_cast<std::size_t>(a_off[t] + i * k + l)]) *
+               double(b[static_cast<std::size_t>(b_off[t] + l * n + j)]);
+        REQUIRE(std::abs(y[static_cast<std::size_t>((t * m + i) * n + j)] - s) <= 1e-4 * (1.0 + std::abs(s)) * k);
+      }
 }
 
 TEST_CASE("matmul_tiles multiplies batches, B broadcast over them by its offsets") {

@@ -164,11 +164,14 @@ inline void add_matvec_rows(index_t cols, const float* m, const float* v, float*
   for (int i = 0; i < Rows; ++i) out[i] += xsimd::hadd(acc[i]);
 }
 
+// The single rows start at `whole`, computed from `rows`, not at the index the first loop ends with:
+// with that one GCC -O3 could not bound the second loop's count once GruCell::step's row counts were
+// inlined, and warned that a far iteration overflows (-Werror=aggressive-loop-optimizations, issue #28).
 inline void add_matvec(index_t rows, index_t cols, const float* m, const float* v, float* out) {
   constexpr int kRows = 4;
-  index_t r = 0;
-  for (; r + kRows <= rows; r += kRows) add_matvec_rows<kRows>(cols, m + r * cols, v, out + r);
-  for (; r < rows; ++r) add_matvec_rows<1>(cols, m + r * cols, v, out + r);
+  const index_t whole = rows - rows % kRows;
+  for (index_t r = 0; r < whole; r += kRows) add_matvec_rows<kRows>(cols, m + r * cols, v, out + r);
+  for (index_t r = whole; r < rows; ++r) add_matvec_rows<1>(cols, m + r * cols, v, out + r);
 }
 #endif
 

@@ -1,0 +1,61 @@
+# --weights-format auto (the default, issue #28): a model under 1 MiB of weights keeps C++ arrays,
+# one from 1 MiB on gets a .incbin weights file on this (ELF) host and on the Cortex-M targets, and
+# the summary line says which; an explicit format is kept whatever the size. Every output is
+# byte-identical across two runs. Takes ONNXC, SMALL and BIG (model.onnx files) and WORK.
+foreach(var ONNXC SMALL BIG WORK)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "${CMAKE_SCRIPT_MODE_FILE}: -D${var}=... is required")
+  endif()
+endforeach()
+foreach(model "${SMALL}" "${BIG}")
+  if(NOT EXISTS "${model}")
+    message(FATAL_ERROR "${model} not found (the shared model corpus: CMake's ONNXC_SHARED_MODELS)")
+  endif()
+endforeach()
+file(REMOVE_RECURSE "${WORK}")
+
+# Compiles <model> twice (into WORK/<name>/1 and /2) with the onnxc arguments that follow; checks
+# the summary line against <summary> (a regex), whether a weights file was written (<weights_file>:
+# YES/NO) and that both runs wrote the same bytes.
+function(check_compile name model summary weights_file)
+  foreach(run 1 2)
+    set(dir "${WORK}/${name}/${run}")
+    file(MAKE_DIRECTORY "${dir}")
+    execute_process(COMMAND "${ONNXC}" "${model}" -o "${dir}/m.cpp" ${ARGN}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "${name}: onnxc failed (${rc}):\n${out}")
+    endif()
+    if(NOT out MATCHES "${summary}")
+      message(FATAL_ERROR "${name}: expected a summary matching\n  ${summary}\ngot:\n${out}")
+    endif()
+    if(EXISTS "${dir}/m.weights.bin")
+      set(has_file YES)
+    else()
+      set(has_file NO)
+    endif()
+    if(NOT has_file STREQUAL weights_file)
+      message(FATAL_ERROR "${name}: m.weights.bin written: ${has_file}, expected ${weights_file}\n${out}")
+    endif()
+  endforeach()
+  set(files m.cpp m.h)
+  if(weights_file)
+    list(APPEND files m.weights.bin)
+  endif()
+  foreach(f IN LISTS files)
+    execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${WORK}/${name}/1/${f}" "${WORK}/${name}/2/${f}"
+                    RESULT_VARIABLE differ)
+    if(differ)
+      message(FATAL_ERROR "${name}: ${f} differs between two runs")
+    endif()
+  endforeach()
+  message("${name}: ok (${out})")
+endfunction()
+
+set(auto_array "weights [0-9]+ bytes( \\([0-9.]+ KiB\\))? as array \\(auto: incbin from 1024 KiB on ELF targets\\) -> ")
+set(auto_incbin "weights [0-9]+ bytes \\([0-9.]+ MiB\\) as incbin \\(auto: incbin from 1024 KiB on ELF targets\\) -> .*m\\.weights\\.bin")
+check_compile(small "${SMALL}" "${auto_array}" NO)
+check_compile(big "${BIG}" "${auto_incbin}" YES)
+check_compile(big_cortex_m4 "${BIG}" "${auto_incbin}" YES --target cortex-m4)
+check_compile(small_incbin "${SMALL}" "as incbin -> .*m\\.weights\\.bin" YES --weights-format incbin)
+check_compile(big_array "${BIG}" "as array -> " NO --weights-format array)
