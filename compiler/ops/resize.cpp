@@ -169,7 +169,12 @@ struct Tap {
 };
 
 // The input coordinate output coordinate `o` maps to, per coordinate_transformation_mode.
-// length_resized is in * scale, unrounded, as the ONNX reference computes it.
+// length_resized is in * scale, unrounded, as the ONNX reference computes it and the backend
+// tests expect (test_resize_downsample_scales_{linear,cubic}_align_corners; onnx/onnx#2462 calls it
+// intended). ONNX Runtime, like PyTorch, puts the output's (floored) length there instead, so
+// align_corners, pytorch_half_pixel and tf_crop_and_resize with `scales` whose in * scale is not
+// an integer differ from ORT (the sweep's resize_linear_align_corners_n1_c64_7x7_x1.5: 7 -> 10,
+// 10.5 here, 10 in ORT, outputs up to 1.65 apart); with `sizes` the two agree.
 double source_coordinate(const ResizeSpec& s, std::size_t d, int64_t in, int64_t out, int64_t o) {
   const double x = static_cast<double>(o), scale = s.scales[d], n = static_cast<double>(in);
   const double resized = scale * n;

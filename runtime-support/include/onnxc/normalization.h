@@ -48,12 +48,11 @@ inline void softmax(const T* x, T* y, index_t outer, index_t n, index_t inner) {
   if (n == 0) return;
   for_each_lane(x, y, outer, n, inner, [=](const T* xl, T* yl) {
     const C mx = lane_max(xl, n, inner);
-    C sum = C(0);
-    for (index_t j = 0; j < n; ++j) {
+    const C sum = blocked_sum<C>(n, [=](index_t j) {
       const C e = std::exp(load(xl[j * inner]) - mx);
       if (keep_exp_in_y) yl[j * inner] = store<T>(e);
-      sum += e;
-    }
+      return e;
+    });
     const C inv = C(1) / sum;
     for (index_t j = 0; j < n; ++j) {
       const C e = keep_exp_in_y ? load(yl[j * inner]) : std::exp(load(xl[j * inner]) - mx);
@@ -69,8 +68,7 @@ inline void log_softmax(const T* x, T* y, index_t outer, index_t n, index_t inne
   if (n == 0) return;
   for_each_lane(x, y, outer, n, inner, [=](const T* xl, T* yl) {
     const C mx = lane_max(xl, n, inner);
-    C sum = C(0);
-    for (index_t j = 0; j < n; ++j) sum += std::exp(load(xl[j * inner]) - mx);
+    const C sum = blocked_sum<C>(n, [=](index_t j) { return static_cast<C>(std::exp(load(xl[j * inner]) - mx)); });
     const C offset = mx + std::log(sum);
     for (index_t j = 0; j < n; ++j) yl[j * inner] = store<T>(load(xl[j * inner]) - offset);
   });
@@ -106,14 +104,11 @@ struct Moments {
 // Mean and variance of n contiguous elements.
 template <class S, class T>
 inline Moments<S> moments(const T* x, index_t n) {
-  S sum = S(0);
-  for (index_t i = 0; i < n; ++i) sum += static_cast<S>(load(x[i]));
-  const S mean = sum / static_cast<S>(n);
-  S sq = S(0);
-  for (index_t i = 0; i < n; ++i) {
+  const S mean = blocked_sum<S>(n, [x](index_t i) { return static_cast<S>(load(x[i])); }) / static_cast<S>(n);
+  const S sq = blocked_sum<S>(n, [x, mean](index_t i) {
     const S d = static_cast<S>(load(x[i])) - mean;
-    sq += d * d;
-  }
+    return d * d;
+  });
   return {mean, sq / static_cast<S>(n)};
 }
 
@@ -121,8 +116,8 @@ inline Moments<S> moments(const T* x, index_t n) {
 template <class S, class T>
 inline Moments<S> moments(const T* x, const ReduceParams& p) {
   const S n = static_cast<S>(reduced_count(p));
-  const S mean = accumulate(x, p, S(0), [](S a, S v) { return a + v; }) / n;
-  const S sq = accumulate(x, p, S(0), [mean](S a, S v) { return a + (v - mean) * (v - mean); });
+  const S mean = accumulate_sum<S>(x, p, [](S v) { return v; }) / n;
+  const S sq = accumulate_sum<S>(x, p, [mean](S v) { return (v - mean) * (v - mean); });
   return {mean, sq / n};
 }
 
@@ -213,11 +208,10 @@ inline void rms_norm(const T* x, const T* scale, T* y, index_t outer, index_t n,
   for (index_t o = 0; o < outer; ++o) {
     const T* xr = x + o * n;
     T* yr = y + o * n;
-    S sq = S(0);
-    for (index_t i = 0; i < n; ++i) {
+    const S sq = blocked_sum<S>(n, [xr](index_t i) {
       const S v = static_cast<S>(load(xr[i]));
-      sq += v * v;
-    }
+      return v * v;
+    });
     const S inv = S(1) / std::sqrt(sq / static_cast<S>(n) + static_cast<S>(epsilon));
     for (index_t i = 0; i < n; ++i)
       yr[i] = store<T>(static_cast<C>(static_cast<S>(load(xr[i])) * inv) * load(scale[scale_n == 1 ? 0 : i]));

@@ -68,6 +68,26 @@ inline C highest_value() {
   return std::numeric_limits<C>::max();
 }
 
+// Long sums: term(i) for i in [0, n) added in blocks of kSumBlock, each block summed on its
+// own and the block sums added up, so the rounding error grows with kSumBlock + n / kSumBlock
+// rather than with n (LayerNormalization over 1x12x197x197's 465,708 values: 8.2e-4 off float64
+// summed in one chain). Up to kSumBlock terms this is the plain left-to-right sum, bit for bit.
+constexpr index_t kSumBlock = 512;
+
+template <class A, class F>
+inline A blocked_sum(index_t n, F term) {
+  A part = A(0);
+  const index_t first = n < kSumBlock ? n : kSumBlock;
+  for (index_t i = 0; i < first; ++i) part = static_cast<A>(part + term(i));
+  for (index_t b = first; b < n; b += kSumBlock) {
+    const index_t end = n - b < kSumBlock ? n : b + kSumBlock;
+    A block = A(0);
+    for (index_t i = b; i < end; ++i) block = static_cast<A>(block + term(i));
+    part = static_cast<A>(part + block);
+  }
+  return part;
+}
+
 }  // namespace rt
 }  // namespace onnxc
 

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "onnxc/base.h"
+#include "onnxc/numeric.h"
 #include "onnxc/parallel.h"
 #include "onnxc/simd.h"
 
@@ -541,8 +542,8 @@ inline void global_average_pool(index_t planes, index_t plane_size, const T* x, 
   }
 #endif
   for (index_t c = 0; c < planes; ++c) {
-    C sum = C(0);
-    for (index_t i = 0; i < plane_size; ++i) sum += load(x[c * plane_size + i]);
+    const T* xc = x + c * plane_size;
+    const C sum = blocked_sum<C>(plane_size, [xc](index_t i) { return static_cast<C>(load(xc[i])); });
     y[c] = store<T>(sum / static_cast<C>(plane_size));
   }
 }

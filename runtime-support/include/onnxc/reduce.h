@@ -67,6 +67,26 @@ inline A accumulate(const T* x, const ReduceParams& p, A init, F f) {
   return acc;
 }
 
+// The sum of term(v) over the reduced elements of x, blocked as blocked_sum (the same bits up to
+// kSumBlock elements as accumulate's left-to-right chain).
+template <class A, class T, class F>
+inline A accumulate_sum(const T* x, const ReduceParams& p, F term) {
+  A total = A(0), part = A(0);
+  index_t in_part = 0;
+  bool spilled = false;
+  for_each_offset(p.reduced_rank, p.reduced_dims, p.reduced_strides, [&](index_t o) {
+    part = static_cast<A>(part + term(static_cast<A>(load(x[o]))));
+    if (++in_part == kSumBlock) {
+      total = spilled ? static_cast<A>(total + part) : part;
+      spilled = true;
+      part = A(0);
+      in_part = 0;
+    }
+  });
+  if (!spilled) return part;
+  return in_part ? static_cast<A>(total + part) : total;
+}
+
 // ---- reducers: apply(x, p) combines the reduced elements of one output ----
 // Reductions over an empty set give the operation's identity: 0 for sums, 1 for ReduceProd,
 // -inf (or the type's lowest value) for ReduceMax and the logarithmic sums, +inf (or the highest
@@ -75,21 +95,21 @@ inline A accumulate(const T* x, const ReduceParams& p, A init, F f) {
 struct ReduceSum {
   template <class T> static compute_t<T> apply(const T* x, const ReduceParams& p) {
     using C = compute_t<T>;
-    return accumulate(x, p, C(0), [](C a, C v) { return static_cast<C>(a + v); });
+    return accumulate_sum<C>(x, p, [](C v) { return v; });
   }
 };
 
 struct ReduceSumSquare {
   template <class T> static compute_t<T> apply(const T* x, const ReduceParams& p) {
     using C = compute_t<T>;
-    return accumulate(x, p, C(0), [](C a, C v) { return static_cast<C>(a + v * v); });
+    return accumulate_sum<C>(x, p, [](C v) { return static_cast<C>(v * v); });
   }
 };
 
 struct ReduceL1 {
   template <class T> static compute_t<T> apply(const T* x, const ReduceParams& p) {
     using C = compute_t<T>;
-    return accumulate(x, p, C(0), [](C a, C v) { return static_cast<C>(a + abs_value(v)); });
+    return accumulate_sum<C>(x, p, [](C v) { return static_cast<C>(abs_value(v)); });
   }
 };
 
@@ -109,7 +129,7 @@ struct ReduceProd {
 struct ReduceMean {
   template <class T> static compute_t<T> apply(const T* x, const ReduceParams& p) {
     using R = real_t<T>;
-    const R sum = accumulate(x, p, R(0), [](R a, R v) { return a + v; });
+    const R sum = accumulate_sum<R>(x, p, [](R v) { return v; });
     return from_real<T>(sum / static_cast<R>(reduced_count(p)));  // 0/0: NaN, or 0 for integers
   }
 };

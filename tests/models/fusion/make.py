@@ -449,6 +449,96 @@ def conv_grouped():
     save("conv_grouped", model, [("x", x), ("row", row)], expected)
 
 
+def resize_axis(n_in, n_out, scale, mode, roi=(0.0, 1.0)):
+    """Linear-interpolation weights [n_out, n_in] of one axis in float64, straight from the ONNX
+    coordinate_transformation_mode formulas (length_resized: n_out, the output's length), and
+    which outputs fall outside the input (tf_crop_and_resize)."""
+    w, outside = np.zeros((n_out, n_in)), np.zeros(n_out, bool)
+    for x in range(n_out):
+        if mode == "half_pixel":
+            c = (x + 0.5) / scale - 0.5
+        elif mode == "pytorch_half_pixel":
+            c = (x + 0.5) / scale - 0.5 if n_out > 1 else 0.0
+        elif mode == "align_corners":
+            c = x * (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+        elif mode == "asymmetric":
+            c = x / scale
+        else:  # tf_crop_and_resize
+            start, end = roi
+            c = (start * (n_in - 1) + x * (end - start) * (n_in - 1) / (n_out - 1) if n_out > 1
+                 else 0.5 * (start + end) * (n_in - 1))
+            if c < 0 or c > n_in - 1:
+                outside[x] = True
+                continue
+        c = min(max(c, 0.0), n_in - 1.0)
+        i0 = int(np.floor(c))
+        i1 = min(i0 + 1, n_in - 1)
+        w[x, i0] += 1 - (c - i0)
+        w[x, i1] += c - i0
+    return w, outside
+
+
+def resize_modes():
+    """Resize linear over H and W (the row-by-row path, rt::resize_interpolate) at non-integer
+    scales, down and up, for every coordinate_transformation_mode, and with `sizes` (scale =
+    sizes / input), including align_corners and tf_crop_and_resize with a roi reaching outside the
+    input (extrapolation_value). Expected outputs in float64 numpy. With `scales`, the modes whose
+    formula uses length_resized (align_corners, pytorch_half_pixel, tf_crop_and_resize) are given
+    scales whose product with the input length is an integer: the ONNX reference implementation
+    puts the unrounded product there, ONNX Runtime the output's length (onnx/onnx#2462)."""
+    r = np.random.default_rng(7)
+    x = r.standard_normal((1, 3, 7, 10)).astype(np.float32)
+    specs = [  # name, mode, scales (H, W) or None, sizes (H, W) or None, roi (H, W) or None
+        ("half_up", "half_pixel", (1.5, 1.75), None, None),
+        ("half_down", "half_pixel", (0.6, 0.45), None, None),
+        ("pytorch_down", "pytorch_half_pixel", (3 / 7, 0.3), None, None),
+        ("asym_up", "asymmetric", (1.3, 2.25), None, None),
+        ("align_up_int_length", "align_corners", (10 / 7, 1.5), None, None),
+        ("align_sizes_up", "align_corners", None, (10, 17), None),
+        ("align_sizes_down", "align_corners", None, (4, 6), None),
+        ("half_sizes", "half_pixel", None, (11, 4), None),
+        ("pytorch_sizes_one", "pytorch_half_pixel", None, (1, 13), None),
+        ("asym_sizes", "asymmetric", None, (5, 15), None),
+        ("crop_sizes", "tf_crop_and_resize", None, (9, 8), ((0.1, 0.9), (-0.2, 1.1))),
+    ]
+    nodes, inits, outputs, expected = [], [], [], []
+    for name, mode, scales, sizes, roi in specs:
+        h, w = x.shape[2:]
+        if scales:
+            oh, ow = int(np.floor(h * scales[0])), int(np.floor(w * scales[1]))
+            sh, sw = (float(np.float32(s)) for s in scales)  # as the model stores them
+        else:
+            oh, ow = sizes
+            sh, sw = oh / h, ow / w
+        roi_h, roi_w = roi if roi else ((0.0, 1.0), (0.0, 1.0))
+        wh, out_h = resize_axis(h, oh, sh, mode, roi_h)
+        ww, out_w = resize_axis(w, ow, sw, mode, roi_w)
+        y = np.einsum("ah,nchw,bw->ncab", wh, x.astype(np.float64), ww)
+        attrs = {"mode": "linear", "coordinate_transformation_mode": mode}
+        roi_name = ""
+        if roi:
+            attrs["extrapolation_value"] = -3.0
+            y[:, :, out_h, :] = -3.0
+            y[:, :, :, out_w] = -3.0
+            roi_name = "roi_" + name
+            inits.append(numpy_helper.from_array(
+                np.array([0, 0, roi_h[0], roi_w[0], 1, 1, roi_h[1], roi_w[1]], np.float32), roi_name))
+        if scales:
+            inits.append(numpy_helper.from_array(np.array([1, 1, sh, sw], np.float32), "scales_" + name))
+            inputs = ["x", roi_name, "scales_" + name]
+        else:
+            inits.append(numpy_helper.from_array(np.array([1, 3, oh, ow], np.int64), "sizes_" + name))
+            inputs = ["x", roi_name, "", "sizes_" + name]
+        nodes.append(helper.make_node("Resize", inputs, [name], **attrs))
+        y = y.astype(np.float32)
+        outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, y.shape))
+        expected.append((name, y))
+    graph = helper.make_graph(nodes, "resize_modes", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    save("resize_modes", model, [("x", x)], expected)
+
+
 if __name__ == "__main__":
     conv_bn()
     gemm_bn("gemm_bn_vector_c", (4,))
@@ -464,3 +554,4 @@ if __name__ == "__main__":
     depthwise_se()
     matrix_products()
     conv_grouped()
+    resize_modes()
