@@ -16,12 +16,14 @@ import itertools
 import os
 import re
 import statistics
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import median_us, run  # noqa: E402  (bench.py's runners: same timing, same errors)
 
 # (channels, plane) pairs of about the same activation size, as the layers of MobileNets and
 # EfficientNets shrink their planes while their channels grow.
@@ -89,18 +91,6 @@ def make_model(c, d):
     return ch * oh * ow * kh * kw
 
 
-def run(argv, cwd=None):
-    r = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1800)
-    if r.returncode != 0:
-        raise RuntimeError(" ".join(argv) + "\n" + r.stdout)
-    return r.stdout
-
-
-def median_us(output):
-    m = re.search(r"median_us:\s*([0-9.]+)", output)
-    if not m:
-        raise RuntimeError("no median_us in output:\n" + output)
-    return float(m.group(1))
 
 
 def main():

@@ -19,12 +19,14 @@ import os
 import random
 import re
 import statistics
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import median_us, run  # noqa: E402  (bench.py's runners: same timing, same errors)
 
 kMaxMacs = 300e6
 SIZES = [1, 3, 16, 17, 64, 100, 192, 333, 512, 768, 1000, 2048, 4096]
@@ -138,18 +140,6 @@ def make_model(kind, p, folder):
             out.write(numpy_helper.from_array(x, inputs[i].name).SerializeToString())
 
 
-def run(argv, cwd=None):
-    r = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1800)
-    if r.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} failed:\n{r.stdout}")
-    return r.stdout
-
-
-def median_us(output):
-    found = re.search(r"median_us:\s*([0-9.]+)", output)
-    if not found:
-        raise RuntimeError("no median_us in output:\n" + output)
-    return float(found.group(1))
 
 
 def main():
