@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "onnxc/conv.h"
 
 namespace onnxc {
 
@@ -118,6 +119,12 @@ int64_t float_conv_macs(const Node& conv);
 bool depthwise_needs_no_scratch(const Node& conv, bool simd, bool stride2_in_place);
 // The scratch one task of a depthwise Conv needs (padded input rows, or a padded plane).
 std::size_t depthwise_slot_bytes(const Node& conv);
+
+// Whether a ConvTranspose takes rt::conv_transpose_gemm (float, 1 or 2 spatial dims, constant
+// weights, packed at compile time by pack-weights) rather than the loops of rt::conv_transpose.
+bool conv_transpose_gemm_applies(const Node& conv_transpose);
+// Its geometry (rt::ConvParams, read as conv_transpose.h describes).
+rt::ConvParams conv_transpose_params(const Node& conv_transpose);
 
 // The rt::Epilogue literal of the activation fused into the node (None when there is none).
 std::string epilogue_code(const Node& node);
