@@ -400,6 +400,25 @@ def conv_nd(x, w, b, group, stride, pad, dilation):
     return y[:, :, 0, :] if spatial == 1 else y
 
 
+def add_output(nodes, outputs, expected, name, conv_out, y, relu):
+    """Output `name`: the node's conv_out, through a Relu when relu (y its float64 value)."""
+    if relu:
+        nodes.append(helper.make_node("Relu", [conv_out], [name]))
+        y = np.maximum(y, 0)
+    y = y.astype(np.float32)
+    outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, y.shape))
+    expected.append((name, y))
+
+
+def save_x_row_model(name, nodes, inits, outputs, expected, x, row):
+    """Saves an opset-13 model of inputs x and row."""
+    graph = helper.make_graph(nodes, name,
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+                               helper.make_tensor_value_info("row", TensorProto.FLOAT, row.shape)], outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    save(name, model, [("x", x), ("row", row)], expected)
+
+
 def conv_grouped():
     """Grouped Convs, which the one-group kernels compute group by group (rt::conv_each_group,
     weights packed per group): group widths 2, 8, 16 (regnet_x_400mf's) and 24; stride 1 and 2,
@@ -425,17 +444,8 @@ def conv_grouped():
                                       kernel_shape=[k] * spatial, strides=[stride] * spatial,
                                       pads=[pad] * (2 * spatial), dilations=[dilation] * spatial))
         y = conv_nd(xin, w, b, group, stride, pad, dilation)
-        if relu:
-            nodes.append(helper.make_node("Relu", [conv_out], [name]))
-            y = np.maximum(y, 0)
-        y = y.astype(np.float32)
-        outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, y.shape))
-        expected.append((name, y))
-    graph = helper.make_graph(nodes, "conv_grouped",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
-                               helper.make_tensor_value_info("row", TensorProto.FLOAT, row.shape)], outputs, inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    save("conv_grouped", model, [("x", x), ("row", row)], expected)
+        add_output(nodes, outputs, expected, name, conv_out, y, relu)
+    save_x_row_model("conv_grouped", nodes, inits, outputs, expected, x, row)
 
 
 def conv_transpose_nd(x, w, b, group, stride, pads, dilation, output_padding):
@@ -492,17 +502,8 @@ def conv_transpose():
                                       kernel_shape=[k] * spatial, strides=[stride] * spatial, pads=pads,
                                       dilations=[dilation] * spatial, output_padding=[output_padding] * spatial))
         y = conv_transpose_nd(xin, w, b, group, [stride] * 2, pads, [dilation] * 2, [output_padding] * 2)
-        if relu:
-            nodes.append(helper.make_node("Relu", [conv_out], [name]))
-            y = np.maximum(y, 0)
-        y = y.astype(np.float32)
-        outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, y.shape))
-        expected.append((name, y))
-    graph = helper.make_graph(nodes, "conv_transpose",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
-                               helper.make_tensor_value_info("row", TensorProto.FLOAT, row.shape)], outputs, inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    save("conv_transpose", model, [("x", x), ("row", row)], expected)
+        add_output(nodes, outputs, expected, name, conv_out, y, relu)
+    save_x_row_model("conv_transpose", nodes, inits, outputs, expected, x, row)
 
 
 if __name__ == "__main__":
