@@ -410,13 +410,13 @@ def add_output(nodes, outputs, expected, name, conv_out, y, relu):
     expected.append((name, y))
 
 
-def save_x_row_model(name, nodes, inits, outputs, expected, x, row):
-    """Saves an opset-13 model of inputs x and row."""
-    graph = helper.make_graph(nodes, name,
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
-                               helper.make_tensor_value_info("row", TensorProto.FLOAT, row.shape)], outputs, inits)
+def save_x_row_model(name, nodes, inits, outputs, expected, x, row, more_inputs=()):
+    """Saves an opset-13 model of inputs x and row (and more_inputs: (name, value) pairs)."""
+    inputs = [("x", x), ("row", row)] + list(more_inputs)
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape)
+                                            for n, v in inputs], outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    save(name, model, [("x", x), ("row", row)], expected)
+    save(name, model, inputs, expected)
 
 
 def conv_grouped():
@@ -484,15 +484,17 @@ def conv_transpose():
     outputs in float64 numpy."""
     x = f32(2, 24, 9, 11)
     row = f32(1, 16, 29)
+    wide = f32(1, 2, 26, 26)
     specs = [  # name, input, out channels / group, group, kernel, stride, pads, dilation, output_padding, relu
         ("k3s2", "x", 16, 1, 3, 2, [1, 1, 1, 1], 1, 1, False), ("k4s2", "x", 8, 1, 4, 2, [1, 1, 1, 1], 1, 0, True),
         ("k5s3d2", "x", 5, 2, 5, 3, [2, 1, 0, 3], 2, 2, False), ("k2s2", "x", 12, 1, 2, 2, [0, 0, 0, 0], 1, 0, False),
         ("k3s1", "x", 32, 1, 3, 1, [1, 1, 1, 1], 1, 0, False), ("k1s1", "x", 40, 1, 1, 1, [0, 0, 0, 0], 1, 0, True),
         ("k1s4", "x", 6, 3, 1, 4, [0, 0, 0, 0], 1, 3, False), ("k3s4g4", "x", 3, 4, 3, 4, [1, 2, 1, 0], 1, 1, False),
-        ("row_k5s2", "row", 7, 2, 5, 2, [2, 1], 1, 1, True)]
+        ("row_k5s2", "row", 7, 2, 5, 2, [2, 1], 1, 1, True),
+        ("wide_k5", "wide", 64, 1, 5, 1, [2, 2, 2, 2], 1, 0, False)]  # columns over 4 MB: two blocks of rows
     nodes, inits, outputs, expected = [], [], [], []
     for name, src, mg, group, k, stride, pads, dilation, output_padding, relu in specs:
-        xin = x if src == "x" else row
+        xin = {"x": x, "row": row, "wide": wide}[src]
         spatial = xin.ndim - 2
         w = f32(*([xin.shape[1], mg] + [k] * spatial), scale=0.25)
         b = f32(mg * group)
@@ -503,7 +505,7 @@ def conv_transpose():
                                       dilations=[dilation] * spatial, output_padding=[output_padding] * spatial))
         y = conv_transpose_nd(xin, w, b, group, [stride] * 2, pads, [dilation] * 2, [output_padding] * 2)
         add_output(nodes, outputs, expected, name, conv_out, y, relu)
-    save_x_row_model("conv_transpose", nodes, inits, outputs, expected, x, row)
+    save_x_row_model("conv_transpose", nodes, inits, outputs, expected, x, row, [("wide", wide)])
 
 
 if __name__ == "__main__":
