@@ -34,7 +34,7 @@ ConvParams transposed(index_t batch, index_t c, index_t m, index_t group, index_
                     k,      k,      1,      stride,   stride,   1,        dilation, dilation, 0,  pad, pad};
 }
 
-void check(const ConvParams& p, index_t block_rows) {
+void check(const ConvParams& p, index_t block_rows, bool relu = false) {
   const index_t icg = p.in_channels / p.group, ocg = p.out_channels / p.group;
   const index_t weights = p.in_channels * ocg * p.k_h * p.k_w;
   const std::vector<float> x = values(p.batch * p.in_channels * p.in_h * p.in_w, 1), w = values(weights, 2),
@@ -46,13 +46,14 @@ void check(const ConvParams& p, index_t block_rows) {
   onnxc::rt::pack_conv_transpose_weights(p, w.data(), t.data(), packed.data());
   std::vector<float> cols(static_cast<std::size_t>(onnxc::rt::conv_transpose_gemm_scratch_floats(p, block_rows)) + 1);
   onnxc::rt::conv_transpose_gemm(p, x.data(), packed.data(), bias.data(), y.data(), cols.data(), block_rows,
-                                 onnxc::rt::kNoActivation);
+                                 relu ? onnxc::rt::Epilogue{onnxc::rt::Activation::Relu, 0.0f, 0.0f}
+                                      : onnxc::rt::kNoActivation);
   INFO("c " << p.in_channels << " m " << p.out_channels << " group " << p.group << " plane " << p.in_h << "x" << p.in_w
             << " k " << p.k_w << " stride " << p.stride_w << " dilation " << p.dilation_w << " pad " << p.pad_w
             << " out " << p.out_h << "x" << p.out_w << " block " << block_rows);
   for (std::size_t i = 0; i < out; ++i) {
     INFO("output " << i);
-    REQUIRE(y[i] == Approx(expected[i]).margin(1e-4));
+    REQUIRE(y[i] == Approx(relu && expected[i] < 0 ? 0.0f : expected[i]).margin(1e-4));
   }
 }
 
@@ -80,6 +81,12 @@ TEST_CASE("conv_transpose_gemm: groups, batches, wide channels, products alone",
   check(transposed(2, 33, 17, 1, 5, 13, 1, 1, 1, 0, 0), 1);  // 1x1 stride 1: the product alone
   check(transposed(1, 6, 4, 2, 3, 5, 1, 1, 1, 0, 0), 1);
   check(transposed(1, 16, 24, 1, 4, 5, 1, 3, 1, 0, 2), 2);  // 1x1 stride 3: col2im spreads the pixels
+}
+
+TEST_CASE("conv_transpose_gemm: a fused Relu, after col2im and in the product alone", "[conv_transpose]") {
+  check(transposed(2, 6, 9, 3, 5, 4, 3, 2, 1, 1, 1), 2, true);
+  check(transposed(1, 12, 10, 1, 3, 9, 4, 3, 2, 2, 1), 1, true);
+  check(transposed(2, 33, 17, 1, 5, 13, 1, 1, 1, 0, 0), 1, true);
 }
 
 TEST_CASE("conv_transpose_gemm: 1-d", "[conv_transpose]") {
