@@ -51,16 +51,20 @@ void infer_conv_transpose(Node& n) {
 // 7 columns, per product, 2.2x ORT; c256 -> 128 on 14x14, k4 s2, 3 rows, 2.6x ORT.)
 constexpr int64_t kColumnFloats = int64_t{1} << 20;
 
-int64_t block_rows(const rt::ConvParams& p) {
+int64_t fastest_rows(const rt::ConvParams& p) {
   const int64_t row = rt::conv_transpose_gemm_scratch_floats(p, 1);
   if (row == 0) return 1;
   return std::clamp<int64_t>(kColumnFloats / row, 1, p.in_h);
 }
 
+// fit-scratch's choice, or the fastest block.
+int64_t block_rows(const Node& n) {
+  return n.has_attr(kColumnRowsAttr) ? n.attr_int(kColumnRowsAttr, 1) : fastest_rows(conv_transpose_params(n));
+}
+
 std::size_t conv_transpose_scratch_bytes(const Node& n) {
   if (!conv_transpose_gemm_applies(n)) return 0;
-  const rt::ConvParams p = conv_transpose_params(n);
-  return static_cast<std::size_t>(rt::conv_transpose_gemm_scratch_floats(p, block_rows(p))) * sizeof(float);
+  return conv_transpose_row_bytes(n) * static_cast<std::size_t>(block_rows(n));
 }
 
 void emit_conv_transpose(const Node& n, Emitter& e) {
@@ -72,11 +76,15 @@ void emit_conv_transpose(const Node& n, Emitter& e) {
                                  ? fmt::format("reinterpret_cast<float*>({})", e.scratch())
                                  : std::string("nullptr");
     e.linef("rt::conv_transpose_gemm(p, {}, {}, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), e.in_or_null(2, DType::Float),
-            e.out(0), cols, block_rows(p), epilogue_code(n), e.parallel(n.outputs[0]->numel() * p.in_channels));
+            e.out(0), cols, block_rows(n), epilogue_code(n), e.parallel(n.outputs[0]->numel() * p.in_channels));
     return;
   }
   e.include("onnxc/conv_transpose.h");
   e.linef("rt::conv_transpose(p, {}, {}, {}, {});", e.in(0), e.in(1), e.in_or_null(2, n.inputs[0]->dtype), e.out(0));
+  if (n.has_attr(kActivationAttr)) {  // fused while the product was planned (column rows 0 since)
+    e.include("onnxc/activation.h");
+    e.linef("rt::activate_row({}, {}, {});", epilogue_code(n), e.out(0), n.outputs[0]->numel());
+  }
 }
 
 const OpRegistrar conv_transpose_op([] {
@@ -103,7 +111,13 @@ rt::ConvParams conv_transpose_params(const Node& n) {
 bool conv_transpose_gemm_applies(const Node& n) {
   const Value& x = *n.inputs[0];
   return n.domain.empty() && n.op_type == "ConvTranspose" && x.dtype == DType::Float && x.shape.size() <= 4 &&
-         n.inputs[1]->constant && n.outputs[0]->numel() > 0 && x.numel() > 0;
+         n.inputs[1]->constant && n.outputs[0]->numel() > 0 && x.numel() > 0 && n.attr_int(kColumnRowsAttr, 1) > 0;
+}
+
+int64_t conv_transpose_fastest_rows(const Node& n) { return fastest_rows(conv_transpose_params(n)); }
+
+std::size_t conv_transpose_row_bytes(const Node& n) {
+  return static_cast<std::size_t>(rt::conv_transpose_gemm_scratch_floats(conv_transpose_params(n), 1)) * sizeof(float);
 }
 
 }  // namespace onnxc
