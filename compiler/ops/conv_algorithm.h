@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "onnxc/conv.h"
 
 namespace onnxc {
 
@@ -119,6 +120,16 @@ bool depthwise_needs_no_scratch(const Node& conv, bool simd, bool stride2_in_pla
 // The scratch one task of a depthwise Conv needs (padded input rows, or a padded plane).
 std::size_t depthwise_slot_bytes(const Node& conv);
 
+// Whether a ConvTranspose takes rt::conv_transpose_gemm (float, 1 or 2 spatial dims, constant
+// weights, packed at compile time by pack-weights) rather than the loops of rt::conv_transpose.
+bool conv_transpose_gemm_applies(const Node& conv_transpose);
+// Its geometry (rt::ConvParams, read as conv_transpose.h describes).
+rt::ConvParams conv_transpose_params(const Node& conv_transpose);
+// The input rows per block of its columns the fastest way (the whole image's columns up to 4 MB;
+// one row at least), and the bytes of one row's columns (0: the product alone, no columns).
+int64_t conv_transpose_fastest_rows(const Node& conv_transpose);
+std::size_t conv_transpose_row_bytes(const Node& conv_transpose);
+
 // The rt::Epilogue literal of the activation fused into the node (None when there is none).
 std::string epilogue_code(const Node& node);
 
@@ -140,6 +151,9 @@ constexpr const char* kMergedOpsAttr = "onnxc.merged_ops";
 // int: output columns per im2col block of a Gemm Conv (or of QLinearConv's matrix-product
 // kernel); 0: compute it with the direct kernel instead (no scratch, weights left unpacked).
 constexpr const char* kIm2colColsAttr = "onnxc.im2col_cols";
+// int: input rows per block of a ConvTranspose's columns (rt::conv_transpose_gemm), set by
+// fit-scratch (0 would send it to the reference loops). Absent: the fastest block.
+constexpr const char* kColumnRowsAttr = "onnxc.column_rows";
 // int: rows of tiles per block of a Conv computed by rt::conv_winograd (its product buffers:
 // kParallelSlotsAttr); absent or 0: another kernel. Set by fit-scratch; pack-weights then stores
 // the transformed weights (shape [M, C, 4, 4]).

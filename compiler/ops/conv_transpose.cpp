@@ -1,6 +1,10 @@
 // ConvTranspose: the gradient of Conv with respect to its input, 1 to 3 spatial dims, with
 // groups, strides, dilations, pads or auto_pad, output_padding and output_shape.
+#include <algorithm>
+
 #include "onnxc/conv_transpose.h"
+#include "onnxc/conv_transpose_gemm.h"
+#include "ops/conv_algorithm.h"
 #include "ops/emitter.h"
 #include "ops/spatial.h"
 
@@ -41,12 +45,46 @@ void infer_conv_transpose(Node& n) {
   set_output(n, 0, x.dtype, out);
 }
 
+// The columns are computed a block of input rows at a time: the whole image's when they take at
+// most 4 MB, else as many rows as fit (one at least). (Capping them at the size of one group's
+// output planes cut the products to a few columns each: c32 -> 128 on 7x7, k3 s1, took one row,
+// 7 columns, per product, 2.2x ORT; c256 -> 128 on 14x14, k4 s2, 3 rows, 2.6x ORT.)
+constexpr int64_t kColumnFloats = int64_t{1} << 20;
+
+int64_t fastest_rows(const rt::ConvParams& p) {
+  const int64_t row = rt::conv_transpose_gemm_scratch_floats(p, 1);
+  if (row == 0) return 1;
+  return std::clamp<int64_t>(kColumnFloats / row, 1, p.in_h);
+}
+
+// fit-scratch's choice, or the fastest block.
+int64_t block_rows(const Node& n) {
+  return n.has_attr(kColumnRowsAttr) ? n.attr_int(kColumnRowsAttr, 1) : fastest_rows(conv_transpose_params(n));
+}
+
+std::size_t conv_transpose_scratch_bytes(const Node& n) {
+  if (!conv_transpose_gemm_applies(n)) return 0;
+  return conv_transpose_row_bytes(n) * static_cast<std::size_t>(block_rows(n));
+}
+
 void emit_conv_transpose(const Node& n, Emitter& e) {
+  const rt::ConvParams p = conv_transpose_params(n);
+  e.line(conv_params_code(p));
+  if (n.attr_int(kPackedWeightsAttr, 0)) {
+    e.include("onnxc/conv_transpose_gemm.h");
+    const std::string cols = rt::conv_transpose_gemm_scratch_floats(p, 1) > 0
+                                 ? fmt::format("reinterpret_cast<float*>({})", e.scratch())
+                                 : std::string("nullptr");
+    e.linef("rt::conv_transpose_gemm(p, {}, {}, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), e.in_or_null(2, DType::Float),
+            e.out(0), cols, block_rows(n), epilogue_code(n), e.parallel(n.outputs[0]->numel() * p.in_channels));
+    return;
+  }
   e.include("onnxc/conv_transpose.h");
-  const Value& x = *n.inputs[0];
-  e.line(conv_params_code(
-      conv_params(conv_transpose_window(n), x.shape[0], x.shape[1], output_channels(n), n.attr_int("group", 1))));
-  e.linef("rt::conv_transpose(p, {}, {}, {}, {});", e.in(0), e.in(1), e.in_or_null(2, x.dtype), e.out(0));
+  e.linef("rt::conv_transpose(p, {}, {}, {}, {});", e.in(0), e.in(1), e.in_or_null(2, n.inputs[0]->dtype), e.out(0));
+  if (n.has_attr(kActivationAttr)) {  // fused while the product was planned (column rows 0 since)
+    e.include("onnxc/activation.h");
+    e.linef("rt::activate_row({}, {}, {});", epilogue_code(n), e.out(0), n.outputs[0]->numel());
+  }
 }
 
 const OpRegistrar conv_transpose_op([] {
@@ -55,6 +93,7 @@ const OpRegistrar conv_transpose_op([] {
   d.versions = {1, 11, 22};
   d.infer = infer_conv_transpose;
   d.emit = emit_conv_transpose;
+  d.scratch_bytes = conv_transpose_scratch_bytes;
   // Every input element times its group's output channels times the kernel's taps.
   d.macs = [](const Node& n) {
     return n.inputs[0]->numel() * n.inputs[1]->shape[1] * shape_numel(weight_kernel(n, *n.inputs[1]));
@@ -63,4 +102,22 @@ const OpRegistrar conv_transpose_op([] {
 }());
 
 }  // namespace
+
+rt::ConvParams conv_transpose_params(const Node& n) {
+  const Value& x = *n.inputs[0];
+  return conv_params(conv_transpose_window(n), x.shape[0], x.shape[1], output_channels(n), n.attr_int("group", 1));
+}
+
+bool conv_transpose_gemm_applies(const Node& n) {
+  const Value& x = *n.inputs[0];
+  return n.domain.empty() && n.op_type == "ConvTranspose" && x.dtype == DType::Float && x.shape.size() <= 4 &&
+         n.inputs[1]->constant && n.outputs[0]->numel() > 0 && x.numel() > 0 && n.attr_int(kColumnRowsAttr, 1) > 0;
+}
+
+int64_t conv_transpose_fastest_rows(const Node& n) { return fastest_rows(conv_transpose_params(n)); }
+
+std::size_t conv_transpose_row_bytes(const Node& n) {
+  return static_cast<std::size_t>(rt::conv_transpose_gemm_scratch_floats(conv_transpose_params(n), 1)) * sizeof(float);
+}
+
 }  // namespace onnxc

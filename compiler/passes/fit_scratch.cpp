@@ -197,6 +197,21 @@ void fit_lstm(Node& n, std::size_t room) {
                                                          gate_bytes, room));
 }
 
+// A ConvTranspose through rt::conv_transpose_gemm: its columns a block of input rows at a time,
+// as many rows as the room holds (the fastest block with 'speed'), but never fewer than a row of
+// whole register tiles (96 columns) even where the arena grows: the reference loops, which need
+// no scratch, are 15-140x slower (the operator sweep), and products of one 7-column row 2-3x.
+void fit_conv_transpose(Node& n, std::size_t room, const ScratchOptions& o) {
+  const std::size_t row = conv_transpose_row_bytes(n);
+  const int64_t wanted = conv_transpose_fastest_rows(n);
+  const int64_t in_w = n.inputs[0]->shape.back(), least = std::min<int64_t>(wanted, (96 + in_w - 1) / in_w);
+  const int64_t rows = row == 0 || fastest(o) ? wanted
+                                              : std::clamp<int64_t>(static_cast<int64_t>(room / row), least, wanted);
+  n.set_attr_int(kColumnRowsAttr, rows);
+  n.set_attr_string(kScratchNoteAttr,
+                    fmt::format("columns of {} of {} input rows per block, {} B free", rows, wanted, room));
+}
+
 }  // namespace
 
 int fit_scratch(Graph& g, std::size_t alignment, PlanOptions plan, const ScratchOptions& o) {
@@ -210,6 +225,11 @@ int fit_scratch(Graph& g, std::size_t alignment, PlanOptions plan, const Scratch
     if (!n.domain.empty()) return;
     if (n.op_type == "Conv" && conv_algorithm(n) == ConvAlgorithm::Depthwise) {
       fit_depthwise(n, room, o);
+      ++fitted;
+      return;
+    }
+    if (n.op_type == "ConvTranspose" && conv_transpose_gemm_applies(n)) {
+      fit_conv_transpose(n, room, o);
       ++fitted;
       return;
     }

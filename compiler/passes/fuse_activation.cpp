@@ -94,7 +94,7 @@ Node* written_out_gelu(const Graph& g, const Value* x, std::vector<Node*>& inner
   return nullptr;
 }
 
-// The Conv, Gemm or MatMul (matmul_can_be_gemm) producing x, when an activation of x may move into it: directly, or
+// The Conv, Gemm, MatMul (matmul_can_be_gemm) or ConvTranspose (rt::conv_transpose_gemm) producing x, when an activation of x may move into it: directly, or
 // through one view (Reshape, Flatten, Squeeze, Unsqueeze: an elementwise function commutes
 // with it) of its output that nothing else reads. `readers` is how many nodes the activation
 // reads x with (the written-out GELU reads it twice).
@@ -109,6 +109,7 @@ Node* fusable_producer(const Graph& g, const Value* x, std::size_t readers) {
   }
   if (p->has_attr(kActivationAttr) || !p->domain.empty()) return nullptr;
   if (p->op_type == "Conv" || p->op_type == "Gemm" || matmul_can_be_gemm(*p)) return p;
+  if (p->op_type == "ConvTranspose" && conv_transpose_gemm_applies(*p)) return p;  // its reference loops take none
   return nullptr;
 }
 

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "onnxc/conv.h"
+#include "onnxc/conv_transpose_gemm.h"
 #include "onnxc/gemm_packed_b.h"
 #include "onnxc/packed_gemm.h"
 #include "onnxc/winograd.h"
@@ -25,6 +26,18 @@ void pack_conv(Graph& g, Node& conv, bool direct) {
                                                            p.data<float>() + group * m * k);
   conv.inputs[1] = add_constant(g, conv.inputs[1]->name + "_packed", std::move(p));
   conv.set_attr_int(kPackedWeightsAttr, 1);
+}
+
+// Packed for rt::conv_transpose_gemm: each group's weights transposed to [M/g * taps, C/g], in
+// packed_gemm.h's panels (the same number of floats, so the shape stays).
+void pack_conv_transpose(Graph& g, Node& conv_transpose) {
+  const Tensor& w = *conv_transpose.inputs[1]->constant;
+  const rt::ConvParams p = conv_transpose_params(conv_transpose);
+  Tensor packed(w.dtype, w.shape);
+  std::vector<float> t(static_cast<std::size_t>(rt::conv_transpose_gemm_rows(p) * (p.in_channels / p.group)));
+  rt::pack_conv_transpose_weights(p, w.data<float>(), t.data(), packed.data<float>());
+  conv_transpose.inputs[1] = add_constant(g, conv_transpose.inputs[1]->name + "_packed", std::move(packed));
+  conv_transpose.set_attr_int(kPackedWeightsAttr, 1);
 }
 
 // Transformed for rt::conv_winograd: 16 matrices [M, C], each packed, as shape [M, C, 4, 4]
@@ -143,6 +156,10 @@ int pack_weights(Graph& g, bool vnni_layout, bool direct_layout) {
     }
     if (direct_layout && n.op_type == "Conv" && conv_direct_packs_weights(n)) {
       pack_conv(graph, n, true);
+      return true;
+    }
+    if (n.op_type == "ConvTranspose" && conv_transpose_gemm_applies(n)) {
+      pack_conv_transpose(graph, n);
       return true;
     }
     if (n.op_type == "Gemm") return pack_gemm_weight(graph, n) || untranspose_gemm_weight(graph, n);

@@ -411,6 +411,25 @@ def conv_nd(x, w, b, group, stride, pad, dilation):
     return y[:, :, 0, :] if spatial == 1 else y
 
 
+def add_output(nodes, outputs, expected, name, conv_out, y, relu):
+    """Output `name`: the node's conv_out, through a Relu when relu (y its float64 value)."""
+    if relu:
+        nodes.append(helper.make_node("Relu", [conv_out], [name]))
+        y = np.maximum(y, 0)
+    y = y.astype(np.float32)
+    outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, y.shape))
+    expected.append((name, y))
+
+
+def save_x_row_model(name, nodes, inits, outputs, expected, x, row, more_inputs=()):
+    """Saves an opset-13 model of inputs x and row (and more_inputs: (name, value) pairs)."""
+    inputs = [("x", x), ("row", row)] + list(more_inputs)
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape)
+                                            for n, v in inputs], outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    save(name, model, inputs, expected)
+
+
 def conv_grouped():
     """Grouped Convs, which the one-group kernels compute group by group (rt::conv_each_group,
     weights packed per group): group widths 2, 8, 16 (regnet_x_400mf's) and 24; stride 1 and 2,
@@ -436,17 +455,68 @@ def conv_grouped():
                                       kernel_shape=[k] * spatial, strides=[stride] * spatial,
                                       pads=[pad] * (2 * spatial), dilations=[dilation] * spatial))
         y = conv_nd(xin, w, b, group, stride, pad, dilation)
-        if relu:
-            nodes.append(helper.make_node("Relu", [conv_out], [name]))
-            y = np.maximum(y, 0)
-        y = y.astype(np.float32)
-        outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, y.shape))
-        expected.append((name, y))
-    graph = helper.make_graph(nodes, "conv_grouped",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
-                               helper.make_tensor_value_info("row", TensorProto.FLOAT, row.shape)], outputs, inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    save("conv_grouped", model, [("x", x), ("row", row)], expected)
+        add_output(nodes, outputs, expected, name, conv_out, y, relu)
+    save_x_row_model("conv_grouped", nodes, inits, outputs, expected, x, row)
+
+
+def conv_transpose_nd(x, w, b, group, stride, pads, dilation, output_padding):
+    """Grouped 1-d or 2-d ConvTranspose in float64 by scattering every input pixel times every
+    tap (x [N, C, *spatial], w [C, M / group, *kernel], pads [begin..., end...])."""
+    spatial = x.ndim - 2
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    if spatial == 1:
+        x64, w64 = x64[:, :, None, :], w64[:, :, None, :]
+        stride, dilation, output_padding = (1, stride[0]), (1, dilation[0]), (0, output_padding[0])
+        pads = (0, pads[0], 0, pads[1])
+    n, c, h, wd = x64.shape
+    _, mg, kh, kw = w64.shape
+    cg = c // group
+    out = [(size - 1) * stride[i] - pads[i] - pads[i + 2] + dilation[i] * (k - 1) + 1 + output_padding[i]
+           for i, (size, k) in enumerate([(h, kh), (wd, kw)])]
+    full = [max((size - 1) * stride[i] + dilation[i] * (k - 1) + 1, pads[i] + out[i])
+            for i, (size, k) in enumerate([(h, kh), (wd, kw)])]
+    y = np.zeros((n, mg * group, full[0], full[1]))
+    for g in range(group):
+        xg, wg = x64[:, g * cg:(g + 1) * cg], w64[g * cg:(g + 1) * cg]
+        for i in range(kh):
+            for j in range(kw):
+                r0, c0 = i * dilation[0], j * dilation[1]
+                y[:, g * mg:(g + 1) * mg, r0:r0 + stride[0] * (h - 1) + 1:stride[0],
+                  c0:c0 + stride[1] * (wd - 1) + 1:stride[1]] += np.einsum("nchw,cm->nmhw", xg, wg[:, :, i, j])
+    y = y[:, :, pads[0]:pads[0] + out[0], pads[1]:pads[1] + out[1]] + b.astype(np.float64).reshape(1, -1, 1, 1)
+    return y[:, :, 0, :] if spatial == 1 else y
+
+
+def conv_transpose():
+    """ConvTransposes through the matrix product plus col2im (rt::conv_transpose_gemm, W^T packed
+    per group): kernels 1-5, strides 1-4, dilation 2, symmetric and asymmetric pads,
+    output_padding, groups, a 1x1 stride-1 one (the product alone), blocks of input rows (k3
+    stride 1: the columns exceed the output), a batch of 2, a 1-d one and a Relu after. Expected
+    outputs in float64 numpy."""
+    x = f32(2, 24, 9, 11)
+    row = f32(1, 16, 29)
+    wide = f32(1, 2, 26, 26)
+    specs = [  # name, input, out channels / group, group, kernel, stride, pads, dilation, output_padding, relu
+        ("k3s2", "x", 16, 1, 3, 2, [1, 1, 1, 1], 1, 1, False), ("k4s2", "x", 8, 1, 4, 2, [1, 1, 1, 1], 1, 0, True),
+        ("k5s3d2", "x", 5, 2, 5, 3, [2, 1, 0, 3], 2, 2, False), ("k2s2", "x", 12, 1, 2, 2, [0, 0, 0, 0], 1, 0, False),
+        ("k3s1", "x", 32, 1, 3, 1, [1, 1, 1, 1], 1, 0, False), ("k1s1", "x", 40, 1, 1, 1, [0, 0, 0, 0], 1, 0, True),
+        ("k1s4", "x", 6, 3, 1, 4, [0, 0, 0, 0], 1, 3, False), ("k3s4g4", "x", 3, 4, 3, 4, [1, 2, 1, 0], 1, 1, False),
+        ("row_k5s2", "row", 7, 2, 5, 2, [2, 1], 1, 1, True),
+        ("wide_k5", "wide", 64, 1, 5, 1, [2, 2, 2, 2], 1, 0, False)]  # columns over 4 MB: two blocks of rows
+    nodes, inits, outputs, expected = [], [], [], []
+    for name, src, mg, group, k, stride, pads, dilation, output_padding, relu in specs:
+        xin = {"x": x, "row": row, "wide": wide}[src]
+        spatial = xin.ndim - 2
+        w = f32(*([xin.shape[1], mg] + [k] * spatial), scale=0.25)
+        b = f32(mg * group)
+        inits += [numpy_helper.from_array(w, "w_" + name), numpy_helper.from_array(b, "b_" + name)]
+        conv_out = name + "_convt" if relu else name
+        nodes.append(helper.make_node("ConvTranspose", [src, "w_" + name, "b_" + name], [conv_out], group=group,
+                                      kernel_shape=[k] * spatial, strides=[stride] * spatial, pads=pads,
+                                      dilations=[dilation] * spatial, output_padding=[output_padding] * spatial))
+        y = conv_transpose_nd(xin, w, b, group, [stride] * 2, pads, [dilation] * 2, [output_padding] * 2)
+        add_output(nodes, outputs, expected, name, conv_out, y, relu)
+    save_x_row_model("conv_transpose", nodes, inits, outputs, expected, x, row, [("wide", wide)])
 
 
 def resize_axis(n_in, n_out, scale, mode, roi=(0.0, 1.0)):
@@ -555,3 +625,4 @@ if __name__ == "__main__":
     matrix_products()
     conv_grouped()
     resize_modes()
+    conv_transpose()
