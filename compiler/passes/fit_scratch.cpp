@@ -198,18 +198,18 @@ void fit_lstm(Node& n, std::size_t room) {
 }
 
 // A ConvTranspose through rt::conv_transpose_gemm: its columns a block of input rows at a time,
-// as many rows as the room holds (the fastest block with 'speed'), but never fewer than a row of
-// whole register tiles (96 columns) even where the arena grows: the reference loops, which need
-// no scratch, are 15-140x slower (the operator sweep), and products of one 7-column row 2-3x.
+// as many rows as the room holds (the fastest block with 'speed'). Under 'fit' nothing grows the
+// arena: without room for one row's columns it takes the loops of rt::conv_transpose (no
+// scratch, but 15-140x slower in the operator sweep; --scratch speed gives the columns room).
 void fit_conv_transpose(Node& n, std::size_t room, const ScratchOptions& o) {
   const std::size_t row = conv_transpose_row_bytes(n);
   const int64_t wanted = conv_transpose_fastest_rows(n);
-  const int64_t in_w = n.inputs[0]->shape.back(), least = std::min<int64_t>(wanted, (96 + in_w - 1) / in_w);
   const int64_t rows = row == 0 || fastest(o) ? wanted
-                                              : std::clamp<int64_t>(static_cast<int64_t>(room / row), least, wanted);
+                                              : std::min<int64_t>(static_cast<int64_t>(room / row), wanted);
   n.set_attr_int(kColumnRowsAttr, rows);
   n.set_attr_string(kScratchNoteAttr,
-                    fmt::format("columns of {} of {} input rows per block, {} B free", rows, wanted, room));
+                    rows > 0 ? fmt::format("columns of {} of {} input rows per block, {} B free", rows, wanted, room)
+                             : fmt::format("no room for one input row's columns ({} B, {} B free): the loops", row, room));
 }
 
 }  // namespace
