@@ -8,6 +8,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
 for h in "$include"/onnxc/*.h; do
+  # Parts of another header (the per-ISA kernels a header includes under ONNXC_SIMD, say) are
+  # compiled through that header.
+  if grep -q "^// Part of a parent header that includes it" "$h"; then continue; fi
   printf '#include "onnxc/%s"\n' "$(basename "$h")" > "$work/h.cpp"
   if ! "$cxx" -std=c++17 -O1 -march=native -Wall -Wextra -Werror -fsyntax-only -I "$include" "$work/h.cpp" > "$work/log" 2>&1; then
     echo "FAIL: onnxc/$(basename "$h") without ONNXC_SIMD, -march=native:"; head -5 "$work/log"; status=1

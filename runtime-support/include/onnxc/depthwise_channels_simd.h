@@ -1,3 +1,4 @@
+// Part of a parent header that includes it: not included on its own (tests/headers_portable_native.sh).
 // Depthwise convolution of narrow planes with the channels in the vector lanes (SIMD targets:
 // AVX-512 and AVX2 through xsimd's vfloat; included by conv.h, which defines ConvParams and
 // the depthwise helpers it uses).

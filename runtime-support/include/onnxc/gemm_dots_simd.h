@@ -1,3 +1,4 @@
+// Part of a parent header that includes it: not included on its own (tests/headers_portable_native.sh).
 // gemm_dots on xsimd targets (AVX2, AVX-512): gemm_dots.h includes this header under
 // ONNXC_SIMD (include that one).
 //
@@ -63,10 +64,12 @@ template <int Cols>
 inline void dots_rows(index_t i0, index_t i1, index_t len, const float* a, index_t lda, index_t l0,
                       const float* const* bcol, index_t j, float* y, index_t ldy, const float* bias, bool first,
                       bool last, const Epilogue& e) {
-  index_t i = i0;
-  for (; i + kDotsRows <= i1; i += kDotsRows)
+  // The single rows start at a bound computed from the range (as in gemm_tiles_scalar: GCC -O3
+  // loses the range of an index a previous loop left and refuses the tail loop).
+  const index_t whole = i0 + (i1 - i0) / kDotsRows * kDotsRows;
+  for (index_t i = i0; i < whole; i += kDotsRows)
     dots_tile<kDotsRows, Cols>(len, a, lda, i, l0, bcol, j, y, ldy, bias, first, last, e);
-  for (; i < i1; ++i) dots_tile<1, Cols>(len, a, lda, i, l0, bcol, j, y, ldy, bias, first, last, e);
+  for (index_t i = whole; i < i1; ++i) dots_tile<1, Cols>(len, a, lda, i, l0, bcol, j, y, ldy, bias, first, last, e);
 }
 
 }  // namespace dots_detail

@@ -99,9 +99,11 @@ inline void gemm_tiles_scalar(index_t m, index_t n, index_t k, const StridedRows
   using namespace packed_b_detail;
   for (index_t j = 0; j < n; j += kScalarCols) {
     const index_t cols = n - j < kScalarCols ? n - j : kScalarCols;
-    index_t r = 0;
-    for (; r + kScalarRows <= m; r += kScalarRows) scalar_tile<kScalarRows>(cols, k, a, r, b, j, y, ldy, bias, e);
-    for (; r < m; ++r) scalar_tile<1>(cols, k, a, r, b, j, y, ldy, bias, e);
+    // The single rows start at a bound computed from m, not where the tiles' loop left its index:
+    // GCC -O3 loses that index's range and refuses the tail loop (-Werror=aggressive-loop-optimizations).
+    const index_t whole = m - m % kScalarRows;
+    for (index_t r = 0; r < whole; r += kScalarRows) scalar_tile<kScalarRows>(cols, k, a, r, b, j, y, ldy, bias, e);
+    for (index_t r = whole; r < m; ++r) scalar_tile<1>(cols, k, a, r, b, j, y, ldy, bias, e);
   }
 }
 

@@ -1,3 +1,4 @@
+// Part of a parent header that includes it: not included on its own (tests/headers_portable_native.sh).
 // gemm_packed_b on xsimd targets (AVX2, AVX-512): the layout and the portable kernel are in
 // gemm_packed_b.h, which includes this header under ONNXC_SIMD (include that one).
 //

@@ -1,3 +1,4 @@
+// Part of a parent header that includes it: not included on its own (tests/headers_portable_native.sh).
 // The matrix-product tile of rt::qconv_gemm for cores with dual 16-bit multiply-accumulate
 // (Armv7E-M / Armv8-M DSP extension: SMLAD; Cortex-M4, M7, M33, M55). Included by quant.h after
 // the dual 16-bit helpers it uses (load_u32, even_bytes, odd_bytes, dual_mac), whose portable
