@@ -279,6 +279,10 @@ struct ResizeTables {
   std::vector<float> weight;
 };
 
+// Output coordinates per axis up to which the per-axis tables (constant data of the generated
+// code, a few taps per coordinate) are built; a longer axis is refused rather than written out.
+constexpr int64_t kMaxResizeAxisLength = int64_t{1} << 20;
+
 ResizeTables resize_tables(const Node& n, const ResizeSpec& s) {
   const Shape& x = input(n, 0).shape;
   std::vector<int64_t> strides = contiguous_strides(x);
@@ -304,8 +308,14 @@ void infer_resize(Node& n) {
   if (x.dtype == DType::Bool || x.dtype == DType::String || dtype_size(x.dtype) == 0)
     fail_unsupported(n, fmt::format("element type {}", dtype_name(x.dtype)));
   ResizeSpec s = resize_spec(n);
-  for (std::size_t d = 0; d < x.shape.size(); ++d)
+  for (std::size_t d = 0; d < x.shape.size(); ++d) {
     if (x.shape[d] == 0 && s.out[d] > 0) fail_invalid(n, fmt::format("cannot resize empty dim {} to {}", d, s.out[d]));
+    if (s.out[d] > kMaxResizeAxisLength)
+      fail_unsupported(n, fmt::format("output dim {} has {} elements; onnxc writes a table of source taps per "
+                                      "output coordinate and takes axes of at most {}",
+                                      d, s.out[d], kMaxResizeAxisLength),
+                       "check the scales or sizes input (a value this large is usually a mistake)");
+  }
   set_output(n, 0, x.dtype, s.out);
 }
 

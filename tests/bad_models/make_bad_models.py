@@ -362,6 +362,12 @@ def value_rules():
     save("conv_bad_auto_pad.onnx", conv({"auto_pad": "SOMETIMES"}), "auto_pad 'SOMETIMES' is not one of")
     m = model([helper.make_node("Concat", ["x", "x"], ["y"], name="cat", axis=5)])
     save("concat_axis_out_of_range.onnx", m, "axis")
+    # A Resize to a 100-million-long axis (found by the fuzzer from a resize_modes model): refused
+    # before its coordinate tables take the compiler minutes and gigabytes.
+    sizes = helper.make_tensor("sizes", TensorProto.INT64, [2], [1, 100728845])
+    m = model([helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="resize", mode="linear")],
+              inits=[sizes])
+    save("resize_huge_axis.onnx", m, "takes axes of at most 1048576")
     m = model([helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=-3)])
     save("softmax_axis_out_of_range.onnx", m, "axis")
     m = model([helper.make_node("Transpose", ["x"], ["y"], name="t", perm=[0, 0])])
