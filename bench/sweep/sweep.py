@@ -30,7 +30,6 @@ import concurrent.futures
 import hashlib
 import json
 import os
-import platform
 import re
 import statistics
 import subprocess
@@ -40,6 +39,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import cases as sweep_cases  # noqa: E402
+sys.path.insert(0, os.path.dirname(HERE))
+from bench import machine  # noqa: E402  (bench.py's description of the machine)
 from onnx import numpy_helper  # noqa: E402
 
 END_OF_TABLES = "<!-- bench.py writes the text above this line; what follows is kept -->"
@@ -66,16 +67,6 @@ def commit():
     return head.strip() + (" with uncommitted changes" if dirty.strip() else "")
 
 
-def machine():
-    cpu = "unknown CPU"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} logical CPUs, {platform.system()} {platform.release()}"
 
 
 # ---- preparing and validating one case ----
