@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "onnxc/rnn.h"
+#include "ops/conv_algorithm.h"
 #include "ops/emitter.h"
 #include "ops/recurrent.h"
 
@@ -18,6 +19,7 @@ enum Input { kX, kW, kR, kB, kSeqLens, kInitialH, kInitialC, kPeepholes };
 enum Output { kY, kYh, kYc };
 
 bool state_in_outputs(const Node& n) { return n.attr_int(kStateInOutputsAttr, 0) == 1; }
+bool projected(const Node& n) { return n.attr_int(kProjectedAttr, 0) == 1; }
 
 }  // namespace
 
@@ -223,7 +225,9 @@ std::string params_code(const Node& n, const RecurrentOp& op) {
                          {"linear_before_reset", flag(op.gates == 3 && n.attr_int("linear_before_reset", 0) != 0)},
                          {"f", slot(0)},
                          {"g", slot(1)},
-                         {"h", slot(2)}});
+                         {"h", slot(2)},
+                         {"packed", flag(n.attr_int(kPackedWeightsAttr, 0) != 0)},
+                         {"projected", flag(projected(n))}});
 }
 
 // Bytes of `elements` values of the kernel's compute type for the node's element type.
@@ -246,13 +250,17 @@ OpDef recurrent_op(const RecurrentOp& op, std::vector<int> versions) {
     if (op.gates == 4) args.insert(args.end(), {e.in(kInitialC), e.in(kPeepholes)});
     args.insert(args.end(), {e.out(kY), e.out(kYh)});
     if (op.gates == 4) args.push_back(e.out(kYc));
-    if (state_in_outputs(n))
+    if (state_in_outputs(n) && projected(n))
+      e.linef("rt::{}_in_outputs<{}>(p, {}, {});", op.kernel, ctype_of(*n.inputs[kX]), fmt::join(args, ", "),
+              e.scratch());
+    else if (state_in_outputs(n))
       e.linef("rt::{}_in_outputs<{}>(p, {});", op.kernel, ctype_of(*n.inputs[kX]), fmt::join(args, ", "));
     else
       e.linef("rt::{}<{}>(p, {}, {});", op.kernel, ctype_of(*n.inputs[kX]), fmt::join(args, ", "), e.scratch());
   };
   d.scratch_bytes = [op](const Node& n) {
-    return state_in_outputs(n) ? 0 : compute_bytes(n, op.scratch_elements(n.inputs[kR]->shape[2]));
+    const std::size_t projections = projected(n) ? lstm_projection_bytes(n) : 0;
+    return (state_in_outputs(n) ? 0 : compute_bytes(n, op.scratch_elements(n.inputs[kR]->shape[2]))) + projections;
   };
   // Every time step of every direction and batch entry: gates * hidden rows of W (input
   // columns) and of R (hidden columns), the gates' elementwise work not counted.
@@ -262,6 +270,26 @@ OpDef recurrent_op(const RecurrentOp& op, std::vector<int> versions) {
   };
   return d;
 }
+
+}  // namespace
+
+bool lstm_packs_weights(const Node& n, bool simd) {
+  return simd && n.op_type == "LSTM" && n.inputs[kX]->dtype == DType::Float && n.inputs[kW]->constant &&
+         n.inputs[kR]->constant;
+}
+
+std::size_t lstm_gate_scratch_bytes(const Node& n) {
+  return compute_bytes(n, rt::lstm_scratch_elements(n.inputs[kR]->shape[2]));
+}
+
+// One direction's projections (the directions take turns): a row of 4 * hidden per X row.
+std::size_t lstm_projection_bytes(const Node& n) {
+  const Shape& x = n.inputs[kX]->shape;
+  const int64_t input = x.back(), rows = input > 0 ? shape_numel(x) / input : 0;
+  return compute_bytes(n, rt::lstm_projection_elements(rows, 1, n.inputs[kR]->shape[2]));
+}
+
+namespace {
 
 const OpRegistrar rnn_op(recurrent_op({"RNN", "rnn", 1, {"Tanh"}, 6, 2, rt::rnn_scratch_elements}, {1, 7, 14, 22}));
 const OpRegistrar gru_op(recurrent_op({"GRU", "gru", 3, {"Sigmoid", "Tanh"}, 6, 2, rt::gru_scratch_elements},

@@ -6,8 +6,10 @@
 #include "onnxc/conv_transpose_gemm.h"
 #include "onnxc/gemm_packed_b.h"
 #include "onnxc/packed_gemm.h"
+#include "onnxc/rnn.h"
 #include "onnxc/winograd.h"
 #include "ops/conv_algorithm.h"
+#include "ops/recurrent.h"
 #include "passes/kernel_passes.h"
 #include "passes/passes.h"
 
@@ -113,6 +115,21 @@ bool add_dual_mac_weights(Graph& g, Node& conv) {
   return true;
 }
 
+// Float LSTM with constant W and R: both in rt::pack_recurrent_weights' unit-chunk layout (the
+// same number of floats, so the shapes stay), which the SIMD kernels read with vertical
+// multiply-adds instead of one horizontal sum per gate row.
+bool pack_lstm_weights(Graph& g, Node& lstm) {
+  if (!lstm_packs_weights(lstm, true)) return false;
+  for (int i : {1, 2}) {
+    const Tensor& m = *lstm.inputs[i]->constant;  // [directions, 4 * hidden, cols]
+    Tensor p(m.dtype, m.shape);
+    rt::pack_recurrent_weights(m.shape[0], 4, m.shape[1] / 4, m.shape[2], m.data<float>(), p.data<float>());
+    lstm.inputs[i] = add_constant(g, lstm.inputs[i]->name + "_chunks", std::move(p));
+  }
+  lstm.set_attr_int(kPackedWeightsAttr, 1);
+  return true;
+}
+
 // Calls rewrite(g, node) on every node of g and of the graphs nested in its nodes' attributes
 // (the kernels of If branches, Loop and Scan bodies read the same layouts); returns the number
 // of rewrites that returned true.
@@ -163,6 +180,7 @@ int pack_weights(Graph& g, bool vnni_layout, bool direct_layout) {
       return true;
     }
     if (n.op_type == "Gemm") return pack_gemm_weight(graph, n) || untranspose_gemm_weight(graph, n);
+    if (direct_layout && pack_lstm_weights(graph, n)) return true;
     return vnni_layout && n.op_type == "QLinearConv" && add_vnni_weights(graph, n);
   });
 }

@@ -329,7 +329,8 @@ TEST_CASE("a depthwise Conv with no room: the in-place kernel when fitting, its 
 
 TEST_CASE("an LSTM whose gate buffers do not fit keeps its state in Y and Y_c") {
   // One LSTM, hidden 8, whose outputs are the graph's: the arena holds nothing else, no room.
-  auto lstm = [](const std::string& name, bool with_y_c) {
+  auto lstm = [](const std::string& name, bool with_y_c,
+                 std::optional<onnxc::ScratchPolicy> policy = std::nullopt) {
     ModelBuilder b;
     b.input("x", {3, 1, 4}).output("y").output("y_h");
     if (with_y_c) b.output("y_c");
@@ -337,14 +338,25 @@ TEST_CASE("an LSTM whose gate buffers do not fit keeps its state in Y and Y_c") 
     auto& n = b.node("LSTM", {"x", "w", "r"}, with_y_c ? std::vector<std::string>{"y", "y_h", "y_c"}
                                                        : std::vector<std::string>{"y", "y_h"}, "lstm");
     ModelBuilder::attr_int(n, "hidden_size", 8);
-    return compile(b.write(name), "native");
+    return compile(b.write(name), "native", policy);
   };
   auto in_outputs = lstm("lstm_no_room", true);
   CHECK(node_named(in_outputs, "lstm").attr_int(onnxc::kStateInOutputsAttr, -1) == 1);
+  CHECK(node_named(in_outputs, "lstm").attr_int(onnxc::kProjectedAttr, -1) == 0);
   CHECK(in_outputs.program.arena_bytes == 0);
   auto no_y_c = lstm("lstm_no_y_c", false);  // C has nowhere to live: the gates keep their scratch
-  CHECK(node_named(no_y_c, "lstm").attr_int(onnxc::kStateInOutputsAttr, -1) == -1);
+  CHECK(node_named(no_y_c, "lstm").attr_int(onnxc::kStateInOutputsAttr, -1) == 0);
+  CHECK(node_named(no_y_c, "lstm").attr_int(onnxc::kProjectedAttr, -1) == 0);
   CHECK(no_y_c.program.arena_bytes == 6 * 8 * sizeof(float));
+  // --scratch speed: the input projections of the 3 steps first (3 rows of 4 x 8 gates), the
+  // state still in the outputs (as fast) where it can be.
+  auto speed = lstm("lstm_speed", true, onnxc::ScratchPolicy::Speed);
+  CHECK(node_named(speed, "lstm").attr_int(onnxc::kStateInOutputsAttr, -1) == 1);
+  CHECK(node_named(speed, "lstm").attr_int(onnxc::kProjectedAttr, -1) == 1);
+  CHECK(speed.program.arena_bytes == 3 * 32 * sizeof(float));
+  auto speed_no_y_c = lstm("lstm_speed_no_y_c", false, onnxc::ScratchPolicy::Speed);
+  CHECK(node_named(speed_no_y_c, "lstm").attr_int(onnxc::kProjectedAttr, -1) == 1);
+  CHECK(speed_no_y_c.program.arena_bytes == (6 * 8 + 3 * 32) * sizeof(float));
 }
 
 TEST_CASE("kernel scratch goes into the gaps the tensors leave at its step") {

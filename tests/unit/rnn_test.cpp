@@ -22,7 +22,8 @@ constexpr rt::RnnFunction kTanh{rt::RnnActivation::Tanh, 0, 0};
 
 rt::RnnParams params(rt::index_t seq, rt::index_t batch, rt::index_t input, rt::index_t hidden, rt::index_t dirs,
                      rt::RnnFunction f, rt::RnnFunction g = kTanh, rt::RnnFunction h = kTanh) {
-  return rt::RnnParams{seq, batch, input, hidden, dirs, false, false, kNoClip, false, false, {f, f}, {g, g}, {h, h}};
+  return rt::RnnParams{seq, batch, input, hidden, dirs, false, false, kNoClip, false, false, {f, f}, {g, g}, {h, h},
+                       false, false};
 }
 
 void add_string_attr(onnx::NodeProto& n, const std::string& name, const std::string& v) {

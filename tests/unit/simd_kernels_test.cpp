@@ -705,7 +705,8 @@ TEST_CASE("lstm matches a double-precision reference on rows with vector tails")
   auto bias = ramp(8 * hidden, 0.1f);
   const rt::RnnFunction sig{rt::RnnActivation::Sigmoid, 0, 0}, tanh{rt::RnnActivation::Tanh, 0, 0};
   const rt::RnnParams p{seq,   1,     input, hidden,     1,          false,      false,
-                        std::numeric_limits<float>::infinity(), false, false, {sig, sig}, {tanh, tanh}, {tanh, tanh}};
+                        std::numeric_limits<float>::infinity(), false, false, {sig, sig}, {tanh, tanh}, {tanh, tanh},
+                        false, false};
   std::vector<float> y_h(static_cast<std::size_t>(hidden));
   std::vector<float> scratch(static_cast<std::size_t>(rt::lstm_scratch_elements(hidden)));
   const float* none = nullptr;
@@ -727,7 +728,7 @@ TEST_CASE("lstm_in_outputs, the state in Y and Y_c, computes lstm's bits") {
   const std::int32_t lens[] = {5, 3};
   const rt::RnnFunction sig{rt::RnnActivation::Sigmoid, 0, 0}, tanh{rt::RnnActivation::Tanh, 0, 0};
   const rt::RnnParams p{seq, batch, input, hidden, dirs, false, false, 2.5f, false, false,
-                        {sig, sig}, {tanh, tanh}, {tanh, tanh}};
+                        {sig, sig}, {tanh, tanh}, {tanh, tanh}, false, false};
   const std::size_t y_size = static_cast<std::size_t>(seq * dirs * batch * hidden);
   const std::size_t state_size = static_cast<std::size_t>(dirs * batch * hidden);
   std::vector<float> y(y_size), y_h(state_size), y_c(state_size);
@@ -749,6 +750,54 @@ TEST_CASE("lstm_in_outputs, the state in Y and Y_c, computes lstm's bits") {
                              y_h2.data(), y_c2.data());
   for (std::size_t i = 0; i < y_size; ++i) REQUIRE(y2[i] == y[i]);
   for (std::size_t i = 0; i < state_size; ++i) REQUIRE(y_c2[i] == y_c[i]);
+}
+
+TEST_CASE("lstm with W and R in the unit-chunk layout, projected or not, matches the row-major kernel") {
+  // Bidirectional, two batch entries of lengths 5 and 3, initial states, peepholes and clip;
+  // hidden sizes with a tail chunk (5, 21, 37) or none (16, 32): every kernel variant (state in
+  // the outputs or in scratch, input projections first or per step) against rt::lstm on the
+  // row-major weights (itself checked against the double-precision reference above).
+  namespace rt = onnxc::rt;
+  const rt::RnnFunction sig{rt::RnnActivation::Sigmoid, 0, 0}, tanh{rt::RnnActivation::Tanh, 0, 0};
+  for (index_t hidden : {5, 16, 21, 32, 37})
+    for (index_t input : {3, 19}) {
+      const index_t seq = 5, batch = 2, dirs = 2;
+      auto x = ramp(seq * batch * input, 0.2f), w = ramp(dirs * 4 * hidden * input, 0.05f);
+      auto r = ramp(dirs * 4 * hidden * hidden, 0.04f), bias = ramp(dirs * 8 * hidden, 0.1f);
+      auto h0 = ramp(dirs * batch * hidden, 0.1f), c0 = ramp(dirs * batch * hidden, 0.3f);
+      auto peep = ramp(dirs * 3 * hidden, 0.02f);
+      const std::int32_t lens[] = {5, 3};
+      rt::RnnParams p{seq, batch, input, hidden, dirs, false, false, 2.5f, false, false,
+                      {sig, sig}, {tanh, tanh}, {tanh, tanh}, false, false};
+      const std::size_t y_size = static_cast<std::size_t>(seq * dirs * batch * hidden);
+      const std::size_t state_size = static_cast<std::size_t>(dirs * batch * hidden);
+      std::vector<float> y(y_size), y_h(state_size), y_c(state_size);
+      std::vector<float> scratch(static_cast<std::size_t>(rt::lstm_scratch_elements(hidden) +
+                                                          rt::lstm_projection_elements(seq, batch, hidden)));
+      rt::lstm<float>(p, x.data(), w.data(), r.data(), bias.data(), lens, h0.data(), c0.data(), peep.data(), y.data(),
+                      y_h.data(), y_c.data(), scratch.data());
+      std::vector<float> wp(w.size()), rp(r.size());
+      rt::pack_recurrent_weights(dirs, 4, hidden, input, w.data(), wp.data());
+      rt::pack_recurrent_weights(dirs, 4, hidden, hidden, r.data(), rp.data());
+      p.packed = true;
+      for (bool projected : {false, true})
+        for (bool in_outputs : {false, true}) {
+          CAPTURE(hidden, input, projected, in_outputs);
+          p.projected = projected;
+          std::vector<float> y2(y_size, -1.0f), y_h2(state_size, -1.0f), y_c2(state_size, -1.0f);
+          if (in_outputs)
+            rt::lstm_in_outputs<float>(p, x.data(), wp.data(), rp.data(), bias.data(), lens, h0.data(), c0.data(),
+                                       peep.data(), y2.data(), y_h2.data(), y_c2.data(), scratch.data());
+          else
+            rt::lstm<float>(p, x.data(), wp.data(), rp.data(), bias.data(), lens, h0.data(), c0.data(), peep.data(),
+                            y2.data(), y_h2.data(), y_c2.data(), scratch.data());
+          for (std::size_t i = 0; i < y_size; ++i) REQUIRE(y2[i] == Approx(y[i]).margin(2e-6));
+          for (std::size_t i = 0; i < state_size; ++i) {
+            REQUIRE(y_h2[i] == Approx(y_h[i]).margin(2e-6));
+            REQUIRE(y_c2[i] == Approx(y_c[i]).margin(2e-6));
+          }
+        }
+    }
 }
 
 TEST_CASE("float max_pool's row kernel matches the general loop") {

@@ -108,7 +108,45 @@ struct RnnParams {
   bool linear_before_reset;  // GRU: apply the reset gate after the recurrence product
   // Activation functions per direction: LSTM f, g, h; GRU f, g; RNN f.
   RnnFunction f[2], g[2], h[2];
+  // LSTM: W and R in the unit-chunk layout of pack_recurrent_weights (float only).
+  bool packed;
+  // LSTM with packed weights: the input projections X W^T + Wb + Rb of all steps first, a
+  // direction at a time, into lstm_projection_elements of scratch; the steps then read only R.
+  bool projected;
 };
+
+// Scratch of the input projections of one direction: a gate row per step and batch entry.
+constexpr index_t lstm_projection_elements(index_t seq_length, index_t batch, index_t hidden_size) {
+  return seq_length * batch * 4 * hidden_size;
+}
+
+// ---- The unit-chunk layout of W and R (LSTM on SIMD targets) ----
+//
+// A row-major W [gates * hidden, cols] turns a step's product into `gates * hidden` dot products
+// of `cols` floats, each ending in a horizontal sum across the lanes. Stored instead as chunks of
+// kRnnChunkUnits hidden units, each chunk column after column, each column its gates' values of
+// the chunk's units ([k][gate][unit]), the product is a sum over k of one broadcast input value
+// times a contiguous run of gates * units weights: vertical multiply-adds into a few vector
+// accumulators, no horizontal sum, each weight read once per step. Per direction d, the chunk of
+// units [j, j + units) starts at d * gates * hidden * cols + j * gates * cols.
+constexpr index_t kRnnChunkUnits = 16;
+
+// dst = src in the unit-chunk layout, for `directions` matrices [gates * hidden, cols].
+template <class T>
+inline void pack_recurrent_weights(index_t directions, index_t gates, index_t hidden, index_t cols, const T* src,
+                                   T* dst) {
+  for (index_t d = 0; d < directions; ++d) {
+    const T* s = src + d * gates * hidden * cols;
+    T* out = dst + d * gates * hidden * cols;
+    for (index_t j = 0; j < hidden; j += kRnnChunkUnits) {
+      const index_t units = hidden - j < kRnnChunkUnits ? hidden - j : kRnnChunkUnits;
+      T* chunk = out + j * gates * cols;
+      for (index_t k = 0; k < cols; ++k)
+        for (index_t q = 0; q < gates; ++q)
+          for (index_t u = 0; u < units; ++u) chunk[(k * gates + q) * units + u] = s[(q * hidden + j + u) * cols + k];
+    }
+  }
+}
 
 namespace rnn_detail {
 
@@ -365,22 +403,132 @@ inline void lstm_update(const RnnParams& p, index_t d, index_t units, index_t st
   for (index_t i = 0; i < units; ++i) h[i] = output[i] * cell_out[i];
 }
 
+// acc[q * units + u] += sum_k chunk[(k * gates + q) * units + u] * v[k]: one chunk of a
+// unit-chunk matrix (pack_recurrent_weights) times a vector; len = gates * units.
+inline void add_chunk_product(index_t len, index_t cols, const float* chunk, const float* v, float* acc) {
+#if defined(ONNXC_SIMD)
+  // The four-gate chunk of 16 units, the common case, in registers: 64 floats, 4 (AVX-512) or
+  // 8 (AVX2) accumulators, two sets over even and odd k on AVX-512 to hide the FMA latency.
+  constexpr index_t kFull = 4 * kRnnChunkUnits, kVectors = kFull / kFloatLanes;
+  if (len == kFull && kVectors <= kVectorRegisters / 2) {
+    constexpr index_t kSets = kVectors <= 4 ? 2 : 1;
+    vfloat sum[kSets][kVectors];
+    for (index_t s = 0; s < kSets; ++s)
+      for (index_t i = 0; i < kVectors; ++i) sum[s][i] = vfloat(0.0f);
+    index_t k = 0;
+    for (; k + kSets <= cols; k += kSets)
+      for (index_t s = 0; s < kSets; ++s) {
+        const vfloat x(v[k + s]);
+        const float* w = chunk + (k + s) * kFull;
+        for (index_t i = 0; i < kVectors; ++i)
+          sum[s][i] = xsimd::fma(vfloat::load_unaligned(w + i * kFloatLanes), x, sum[s][i]);
+      }
+    for (; k < cols; ++k) {
+      const vfloat x(v[k]);
+      for (index_t i = 0; i < kVectors; ++i)
+        sum[0][i] = xsimd::fma(vfloat::load_unaligned(chunk + k * kFull + i * kFloatLanes), x, sum[0][i]);
+    }
+    for (index_t i = 0; i < kVectors; ++i) {
+      vfloat t = vfloat::load_unaligned(acc + i * kFloatLanes) + sum[0][i];
+      if (kSets > 1) t += sum[kSets - 1][i];
+      t.store_unaligned(acc + i * kFloatLanes);
+    }
+    return;
+  }
+#endif
+  for (index_t k = 0; k < cols; ++k) {
+    const float x = v[k];
+    const float* w = chunk + k * len;
+    for (index_t i = 0; i < len; ++i) acc[i] += w[i] * x;
+  }
+}
+
+// acc (4 * units) = the biases of hidden units [j, j + units) of direction d plus their input
+// term x_t W^T, from packed W.
+inline void lstm_chunk_input_term(const RnnParams& p, index_t d, index_t j, index_t units, const float* x_t,
+                                  const float* w, const float* bias, float* acc) {
+  const index_t n = p.hidden_size, in = p.input_size;
+  const Biases<float> b = biases(bias, d, 4, n);
+  for (index_t q = 0; q < 4; ++q)
+    for (index_t u = 0; u < units; ++u) {
+      const index_t row = q * n + j + u;
+      acc[q * units + u] = (b.wb ? b.wb[row] : 0.0f) + (b.rb ? b.rb[row] : 0.0f);
+    }
+  add_chunk_product(4 * units, in, w + d * 4 * n * in + j * 4 * in, x_t, acc);
+}
+
+// The input terms of direction d for every step and batch entry (X row i's 4 * hidden gate
+// values at proj + i * 4 * hidden, rows input, output, forget, candidate): chunk by chunk, so a
+// chunk of W is read from memory once and from the cache for every row.
+inline void lstm_project_inputs(const RnnParams& p, index_t d, const float* x, const float* w, const float* bias,
+                                float* proj) {
+  const index_t n = p.hidden_size, rows = p.seq_length * p.batch;
+  for (index_t j = 0; j < n; j += kRnnChunkUnits) {
+    const index_t units = n - j < kRnnChunkUnits ? n - j : kRnnChunkUnits;
+    for (index_t i = 0; i < rows; ++i) {
+      float acc[4 * kRnnChunkUnits];
+      lstm_chunk_input_term(p, d, j, units, x + i * p.input_size, w, bias, acc);
+      for (index_t q = 0; q < 4; ++q)
+        for (index_t u = 0; u < units; ++u) proj[i * 4 * n + q * n + j + u] = acc[q * units + u];
+    }
+  }
+}
+
+// The four gates' pre-activations of hidden units [j, j + units) of direction d with packed W
+// and R (rows input, output, forget, candidate, `stride` apart in out); h_prev null: zeros.
+// projected: the step's row of lstm_project_inputs (then x_t, w and bias are not read), or null.
+inline void lstm_packed_chunk(const RnnParams& p, index_t d, index_t j, index_t units, const float* x_t,
+                              const float* w, const float* r, const float* bias, const float* projected,
+                              const float* h_prev, float* out, index_t stride) {
+  const index_t n = p.hidden_size;
+  float acc[4 * kRnnChunkUnits];
+  if (projected) {
+    for (index_t q = 0; q < 4; ++q)
+      for (index_t u = 0; u < units; ++u) acc[q * units + u] = projected[q * n + j + u];
+  } else {
+    lstm_chunk_input_term(p, d, j, units, x_t, w, bias, acc);
+  }
+  if (h_prev) add_chunk_product(4 * units, n, r + d * 4 * n * n + j * 4 * n, h_prev, acc);
+  for (index_t q = 0; q < 4; ++q)
+    for (index_t u = 0; u < units; ++u) out[q * stride + u] = acc[q * units + u];
+}
+
+// The gates of a whole step with packed weights.
+inline void lstm_packed_gates(const RnnParams& p, index_t d, const float* x_t, const float* w, const float* r,
+                              const float* bias, const float* projected, const float* h, float* gates) {
+  const index_t n = p.hidden_size;
+  for (index_t j = 0; j < n; j += kRnnChunkUnits)
+    lstm_packed_chunk(p, d, j, n - j < kRnnChunkUnits ? n - j : kRnnChunkUnits, x_t, w, r, bias, projected, h,
+                      gates + j, n);
+}
+
 template <class T> struct LstmCell {
   using C = compute_t<T>;
   const RnnParams& p;
-  const T *w, *r, *bias, *initial_c, *peepholes;
+  const T *x, *w, *r, *bias, *initial_c, *peepholes;
   T* y_c;
   C *h, *c;
   C* gates;  // 4 * hidden: i, o, f, c
+  C* proj;   // p.projected: lstm_project_inputs' rows of the current direction
 
-  void start(index_t d, index_t b) { load_state(p.hidden_size, initial_c, Rows{p}.state(d, b), c); }
+  void start(index_t d, index_t b) {
+    load_state(p.hidden_size, initial_c, Rows{p}.state(d, b), c);
+    if constexpr (std::is_same<T, float>::value)
+      if (p.projected && b == 0) lstm_project_inputs(p, d, x, w, bias, proj);
+  }
   // The gates row by row, so each activation runs over a whole row (vectorised for float).
   void step(index_t d, const T* x_t) {
     const index_t n = p.hidden_size;
-    const Biases<T> b = biases(bias, d, 4, n);
-    set_bias(4 * n, b.wb, b.rb, gates);
-    add_matvec(4 * n, p.input_size, w + d * 4 * n * p.input_size, x_t, gates);
-    add_matvec(4 * n, n, r + d * 4 * n * n, h, gates);
+    if (p.packed) {
+      if constexpr (std::is_same<T, float>::value)
+        lstm_packed_gates(p, d, x_t, w, r, bias, p.projected ? proj + (x_t - x) / p.input_size * 4 * n : nullptr, h,
+                          gates);
+    } else {
+      const Biases<T> b = biases(bias, d, 4, n);
+      set_bias(4 * n, b.wb, b.rb, gates);
+      add_matvec(4 * n, p.input_size, w + d * 4 * n * p.input_size, x_t, gates);
+      add_matvec(4 * n, n, r + d * 4 * n * n, h, gates);
+    }
     const T* pd = peepholes ? peepholes + d * 3 * n : nullptr;
     lstm_update(p, d, n, n, pd, gates, c, h);
   }
@@ -431,6 +579,7 @@ inline void gru(const RnnParams& p, const T* x, const T* w, const T* r, const T*
 //   o = f(X Wo^T + H Ro^T + Po . C + Wbo + Rbo)     H = o . h(C)
 // The output gate's peephole reads the updated C; clip also bounds C before h.
 
+// (With p.projected, lstm_projection_elements more after these.)
 constexpr index_t lstm_scratch_elements(index_t hidden_size) { return 6 * hidden_size; }
 
 template <class T>
@@ -439,7 +588,7 @@ inline void lstm(const RnnParams& p, const T* x, const T* w, const T* r, const T
   using C = compute_t<T>;
   C* s = static_cast<C*>(scratch);
   const index_t n = p.hidden_size;
-  rnn_detail::LstmCell<T> cell{p, w, r, bias, initial_c, peepholes, y_c, s, s + n, s + 2 * n};
+  rnn_detail::LstmCell<T> cell{p, x, w, r, bias, initial_c, peepholes, y_c, s, s + n, s + 2 * n, s + 6 * n};
   rnn_detail::run(p, x, seq_lens, initial_h, y, y_h, cell);
 }
 
@@ -452,15 +601,25 @@ inline void lstm(const RnnParams& p, const T* x, const T* w, const T* r, const T
 
 namespace rnn_detail {
 
-// Hidden units per chunk of lstm_step_in_outputs: its gates (4 x 16 values) on the stack.
-constexpr index_t kLstmChunkUnits = 16;
+// Hidden units per chunk of lstm_step_in_outputs: its gates (4 x 16 values) on the stack; the
+// chunks of the packed layout, so a packed chunk is one of its chunks.
+constexpr index_t kLstmChunkUnits = kRnnChunkUnits;
+
+// lstm_packed_chunk for float; double is never packed.
+template <class T>
+inline void lstm_packed_chunk_of(const RnnParams& p, index_t d, index_t j, index_t units, const T* x_t, const T* w,
+                                 const T* r, const T* bias, const T* projected, const T* h_prev, T* out,
+                                 index_t stride) {
+  if constexpr (std::is_same<T, float>::value)
+    lstm_packed_chunk(p, d, j, units, x_t, w, r, bias, projected, h_prev, out, stride);
+}
 
 // One time step of direction d: h = the new H from x_t and h_prev (null: zeros), c updated in
 // place, chunk by chunk of hidden units. Each gate row is the same sum as rt::lstm's, and a
 // chunk starts on a vector boundary, so the results are the same bits.
 template <class T>
 inline void lstm_step_in_outputs(const RnnParams& p, index_t d, const T* x_t, const T* w, const T* r, const T* bias,
-                                 const T* peepholes, const T* h_prev, T* c, T* h) {
+                                 const T* peepholes, const T* projected, const T* h_prev, T* c, T* h) {
   const index_t n = p.hidden_size, in = p.input_size;
   const Biases<T> b = biases(bias, d, 4, n);
   const T* wd = w + d * 4 * n * in;
@@ -470,7 +629,8 @@ inline void lstm_step_in_outputs(const RnnParams& p, index_t d, const T* x_t, co
   for (index_t j = 0; j < n; j += kLstmChunkUnits) {
     const index_t units = n - j < kLstmChunkUnits ? n - j : kLstmChunkUnits;
     T gates[4 * kLstmChunkUnits];  // input, output, forget, candidate of units [j, j + units)
-    for (index_t q = 0; q < 4; ++q) {
+    if (p.packed) lstm_packed_chunk_of<T>(p, d, j, units, x_t, w, r, bias, projected, h_prev, gates, kLstmChunkUnits);
+    for (index_t q = 0; q < 4 && !p.packed; ++q) {
       const index_t row = q * n + j;
       T* gate = gates + q * kLstmChunkUnits;
       set_bias(units, b.wb ? b.wb + row : none, b.rb ? b.rb + row : none, gate);
@@ -483,15 +643,19 @@ inline void lstm_step_in_outputs(const RnnParams& p, index_t d, const T* x_t, co
 
 }  // namespace rnn_detail
 
+// With p.projected, scratch holds lstm_projection_elements values (else it is not read).
 template <class T>
 inline void lstm_in_outputs(const RnnParams& p, const T* x, const T* w, const T* r, const T* bias,
                             const std::int32_t* seq_lens, const T* initial_h, const T* initial_c, const T* peepholes,
-                            T* y, T* y_h, T* y_c) {
+                            T* y, T* y_h, T* y_c, void* scratch = nullptr) {
   static_assert(std::is_same<compute_t<T>, T>::value, "the state is kept in the outputs: T must be its compute type");
   const rnn_detail::Rows rows{p};
   const index_t n = p.hidden_size;
+  T* proj = static_cast<T*>(scratch);
   for (index_t d = 0; d < p.directions; ++d) {
     const bool backwards = p.reverse || d == 1;
+    if constexpr (std::is_same<T, float>::value)
+      if (p.projected) rnn_detail::lstm_project_inputs(p, d, x, w, bias, proj);
     for (index_t b = 0; b < p.batch; ++b) {
       const index_t len = rnn_detail::sequence_length(p, seq_lens, b);
       T* c = y_c + rows.state(d, b);
@@ -500,7 +664,8 @@ inline void lstm_in_outputs(const RnnParams& p, const T* x, const T* w, const T*
       for (index_t s = 0; s < len; ++s) {
         const index_t t = backwards ? len - 1 - s : s;
         T* h = y + rows.y(t, d, b);
-        rnn_detail::lstm_step_in_outputs(p, d, x + rows.x(t, b), w, r, bias, peepholes, h_prev, c, h);
+        const T* projected = p.projected ? proj + rows.x(t, b) / p.input_size * 4 * n : nullptr;
+        rnn_detail::lstm_step_in_outputs(p, d, x + rows.x(t, b), w, r, bias, peepholes, projected, h_prev, c, h);
         h_prev = h;
       }
       for (index_t t = len; t < p.seq_length; ++t) rnn_detail::zero_row(n, y + rows.y(t, d, b));
