@@ -21,6 +21,13 @@ namespace {
 
 std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
+// Whether a node has outputs other than its first.
+bool writes_more_outputs(const Node& n) {
+  for (std::size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i]) return true;
+  return false;
+}
+
 // The value an outer-scope reference finally names.
 const Value* outer_root(const Value* v) {
   while (v->outer) v = v->outer;
@@ -100,8 +107,10 @@ class Planner {
         TensorPlace& tp = place(v, &b);
         tp.first = tp.last = idx;
         const Value* src = n.has_input(0) ? n.inputs[0] : nullptr;
+        // A view's output is its input; not a Dropout's with a mask to write (codegen skips a
+        // view's step, and with it the mask).
         if (step.op->is_view && i == 0 && src && !src->constant && T.count(src) &&
-            T[src].storage != Storage::Outer) {
+            T[src].storage != Storage::Outer && !writes_more_outputs(n)) {
           alias(tp, src);
         } else if (options_.in_place && step.op->inplace && i == 0 && dies_here(b, src, v, idx, last_read)) {
           alias(tp, src);

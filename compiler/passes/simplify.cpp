@@ -43,13 +43,19 @@ bool is_identity(const std::vector<int64_t>& perm) {
   return true;
 }
 
-// Dropout in inference mode (no training_mode input, or a constant false one) whose mask
-// nobody reads: its output is its input.
+// Dropout that keeps every element, whose mask nobody reads: its output is its input. It keeps
+// every element in inference mode (no training_mode input, or a constant false one) and in
+// training mode with a constant ratio 0 (scale 1 / (1 - 0); torch exports attention dropout so).
 bool is_inference_dropout(const Graph& g, const Node& n) {
   if (!is_op(&n, "Dropout")) return false;
+  auto constant_scalar = [&](std::size_t i) {
+    const Value* v = n.has_input(i) ? n.inputs[i] : nullptr;
+    return v && v->constant && v->constant->numel() == 1;
+  };
   if (n.has_input(2)) {
-    const Value* training = n.inputs[2];
-    if (!training->constant || training->constant->numel() != 1 || training->constant->float_at(0) != 0) return false;
+    if (!constant_scalar(2)) return false;
+    const bool training = n.inputs[2]->constant->float_at(0) != 0;
+    if (training && !(constant_scalar(1) && n.inputs[1]->constant->float_at(0) == 0)) return false;
   }
   return !n.has_output(1) || !has_readers(g, n.outputs[1]);
 }

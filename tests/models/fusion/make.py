@@ -609,6 +609,31 @@ def resize_modes():
     save("resize_modes", model, [("x", x)], expected)
 
 
+def dropout_masks():
+    """Dropouts that keep every element (inference mode; training mode with ratio 0, as torch
+    exports attention dropout), with their masks read (cast to float and added) or not: the
+    output is the input, every mask element true (found on torchvision's swin_t, whose unread
+    masks were declared and never written, and a read one would have been garbage)."""
+    x = f32(2, 3, 4)
+    const = lambda name, v: helper.make_node("Constant", [], [name], value=numpy_helper.from_array(v, name))
+    graph = helper.make_graph(
+        [const("ratio0", np.array(0.0, np.float32)), const("ratio", np.array(0.25, np.float32)),
+         const("train", np.array(True)), const("infer", np.array(False)),
+         helper.make_node("Dropout", ["x", "ratio0", "train"], ["d1", "m1"]),  # mask unread
+         helper.make_node("Relu", ["d1"], ["r1"]),
+         helper.make_node("Dropout", ["r1", "ratio", "infer"], ["d2", "m2"]),  # mask read
+         helper.make_node("Cast", ["m2"], ["m2f"], to=TensorProto.FLOAT),
+         helper.make_node("Add", ["d2", "m2f"], ["y"]),
+         helper.make_node("Dropout", ["x", "ratio0", "train"], ["d3", "m3"]),  # mask read, training
+         helper.make_node("Cast", ["m3"], ["m3f"], to=TensorProto.FLOAT),
+         helper.make_node("Sub", ["d3", "m3f"], ["z"])],
+        "dropout_masks", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, x.shape),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, x.shape)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    save("dropout_masks", model, [("x", x)], [("y", np.maximum(x, 0) + 1), ("z", x - 1)])
+
+
 if __name__ == "__main__":
     conv_bn()
     gemm_bn("gemm_bn_vector_c", (4,))
@@ -626,3 +651,4 @@ if __name__ == "__main__":
     conv_grouped()
     resize_modes()
     conv_transpose()
+    dropout_masks()
