@@ -154,8 +154,10 @@ bool lower_conv(Graph& g, Node& conv, std::set<const Node*>& removed) {
 bool lower_matmul(Graph& g, Node& matmul, std::set<const Node*>& removed) {
   const std::optional<Dequantized> a = match_dequantize(matmul.inputs[0]);
   const std::optional<Dequantized> b = match_dequantize(matmul.inputs[1]);
-  // b per tensor or per column ([K, N] along axis 1).
-  if (!a || !b || !is_activation(*a) || !is_weight(*b, 1) || b->data->shape.size() != 2) return false;
+  // b a constant per tensor or per column ([K, N] along axis 1), or an activation (attention's
+  // products of two run-time tensors).
+  if (!a || !b || !is_activation(*a)) return false;
+  if (!is_activation(*b) && (!is_weight(*b, 1) || b->data->shape.size() != 2)) return false;
   const std::optional<Requantized> q = match_quantize(g, matmul.outputs[0]);
   if (!q) return false;
   removed.insert({q->quantize, q->relu});
