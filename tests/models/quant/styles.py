@@ -151,8 +151,8 @@ class Quantizer:
 
     def quantized(self, name):
         """Whether activation `name` gets Q -> DQ (is integer in the style)."""
-        if name in self.inits:
-            return False
+        if name in self.inits or (name in self.values and self.values[name].dtype != np.float32):
+            return False  # weights, and the integer shape computations
         r = self.readers.get(name, [])
         if r and all(x.op_type == "Softmax" for x in r) and name not in [o.name for o in self.g.output]:
             return True  # Softmax reads dequantized logits
@@ -470,7 +470,28 @@ def mobile_float(rng):
     return m, [("input", rng.random((1, 3, 32, 32), dtype=np.float32))]
 
 
+def pools_float(rng):
+    """AveragePool the ways lower-qdq takes as a depthwise QLinearConv (opset 19): a 3 x 3 window
+    with padding counted, stride 2; a 3 x 3 after it; a 2 x 3 window, strides 3 x 2 on odd sizes; and
+    one it must leave float (padding not counted: the border windows divide by fewer taps)."""
+    nodes = [helper.make_node("AveragePool", ["input"], ["padded"], kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1], count_include_pad=1),
+             helper.make_node("AveragePool", ["padded"], ["second"], kernel_shape=[3, 3]),
+             helper.make_node("AveragePool", ["input"], ["odd"], kernel_shape=[2, 3], strides=[3, 2]),
+             helper.make_node("AveragePool", ["input"], ["excluded"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+    graph = helper.make_graph(nodes, "average_pools",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 5, 15, 17])],
+                              [helper.make_tensor_value_info("second", TensorProto.FLOAT, [1, 5, 6, 7]),
+                               helper.make_tensor_value_info("odd", TensorProto.FLOAT, [1, 5, 5, 8]),
+                               helper.make_tensor_value_info("excluded", TensorProto.FLOAT, [1, 5, 15, 17])], [])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    m.ir_version = 9
+    return m, [("input", (rng.standard_normal((1, 5, 15, 17)) * 2).astype(np.float32))]
+
+
 def load_float(src):
+    if src == "pools":
+        return pools_float(np.random.default_rng(29))
     if src == "mobile":
         return mobile_float(np.random.default_rng(29))
     if src == "vww":
@@ -505,11 +526,11 @@ def generate(src, d, style):
 # (kept small: every style of the small models, the every-tensor and QOperator forms of the
 # larger ones; `--all-styles` writes every style of each, as docs/quantization.md measures).
 MODELS = {"kws_dscnn": "kws-dscnn", "resnet8": "resnet8-cifar", "ad_autoencoder": "ad-autoencoder", "vww": "vww",
-          "mobile": "mobile"}
+          "mobile": "mobile", "pools": "pools"}
 COMMITTED = {"kws_dscnn": STYLES, "resnet8": STYLES, "ad_autoencoder": ["qdq_u8_pc"], "vww": ["qdq_u8_pc", "qop", "tflite"],
-             "mobile": ["qdq_u8_pc", "qdq_s8_pc_fused", "fx"]}
+             "mobile": ["qdq_u8_pc", "qdq_s8_pc_fused", "fx"], "pools": ["qdq_u8_pc", "qdq_s8_pt"]}
 # Styles a model cannot take: the QOperator forms have no operator for HardSwish, Sigmoid, Resize...
-NO_QOPERATOR = {"mobile"}
+NO_QOPERATOR = {"mobile", "pools"}
 
 
 def main():
@@ -518,7 +539,7 @@ def main():
         # styles.py --corpus SHARED_MODELS_DIR OUT_DIR [--all-styles]
         shared, out = args[1], args[2]
         for name, folder in MODELS.items():
-            src = folder if folder in ("vww", "mobile") else os.path.join(shared, folder)
+            src = folder if folder in ("vww", "mobile", "pools") else os.path.join(shared, folder)
             for style in STYLES if "--all-styles" in args else COMMITTED[name]:
                 if name in NO_QOPERATOR and style in ("qop", "tflite"):
                     continue
