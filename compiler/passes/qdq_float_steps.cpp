@@ -30,6 +30,9 @@ std::string why_float(const Node& n) {
       is_onnx_op(&n, "GroupNormalization"))
     return "onnxc has no integer form of " + n.op_type +
            " (it divides by a standard deviation computed at run time over the normalised axes)";
+  if (is_onnx_op(&n, "Resize") || is_onnx_op(&n, "Upsample"))
+    return "a nearest Resize runs on the 8-bit tensor; onnxc has no integer kernel for linear or cubic "
+           "interpolation (blending 8-bit values, rounding once) yet";
   if (is_onnx_op(&n, "AveragePool"))
     return "AveragePool's integer form is a depthwise QLinearConv, which needs every window to divide by its whole "
            "size: padding counted (count_include_pad=1) or none, no partial window of ceil_mode, no dilation";

@@ -373,6 +373,17 @@ def to_nhwc_input(model, inputs):
     return model, [(nhwc, np.ascontiguousarray(inputs[0][1].transpose(0, 2, 3, 1)))]
 
 
+def float_model(name, nodes, inits, x, outputs, opset):
+    """The float model of `nodes` reading "input" (the array x, its test input) and writing
+    `outputs` [(name, shape)], with its test input."""
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("input", TensorProto.FLOAT, list(x.shape))],
+                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, shape) for o, shape in outputs],
+                              inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 7 if opset <= 13 else 9
+    return m, [("input", x)]
+
+
 def vww_float(rng):
     """MobileNetV1 with width 0.25 at 96 x 96: Conv/Clip(0, 6) blocks (batch norm folded), global
     average pool, Flatten, Gemm to two classes."""
@@ -403,12 +414,8 @@ def vww_float(rng):
     inits.append(numpy_helper.from_array((rng.standard_normal((2, 256)) * 0.1).astype(np.float32), "fc_w"))
     inits.append(numpy_helper.from_array(np.array([0.1, -0.1], np.float32), "fc_b"))
     nodes.append(helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["logits"], transB=1))
-    graph = helper.make_graph(nodes, "vww_mobilenet_v1_025",
-                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 96, 96])],
-                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 2])], inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 7
-    return m, [("input", rng.random((1, 3, 96, 96), dtype=np.float32))]
+    return float_model("vww_mobilenet_v1_025", nodes, inits, rng.random((1, 3, 96, 96), dtype=np.float32),
+                       [("logits", [1, 2])], 13)
 
 
 def mobile_float(rng):
@@ -462,12 +469,8 @@ def mobile_float(rng):
     fl = op("Flatten", [sel], "flat")
     op("Gemm", [fl, const("fc_w", (rng.standard_normal((4, 128)) * 0.1).astype(np.float32)),
                 const("fc_b", np.array([0.1, -0.1, 0.05, 0], np.float32))], "logits", transB=1)
-    graph = helper.make_graph(nodes, "mobile_mini",
-                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 32, 32])],
-                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 4])], inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
-    m.ir_version = 9
-    return m, [("input", rng.random((1, 3, 32, 32), dtype=np.float32))]
+    return float_model("mobile_mini", nodes, inits, rng.random((1, 3, 32, 32), dtype=np.float32), [("logits", [1, 4])],
+                       20)
 
 
 def pools_float(rng):
@@ -479,14 +482,8 @@ def pools_float(rng):
              helper.make_node("AveragePool", ["padded"], ["second"], kernel_shape=[3, 3]),
              helper.make_node("AveragePool", ["input"], ["odd"], kernel_shape=[2, 3], strides=[3, 2]),
              helper.make_node("AveragePool", ["input"], ["excluded"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
-    graph = helper.make_graph(nodes, "average_pools",
-                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 5, 15, 17])],
-                              [helper.make_tensor_value_info("second", TensorProto.FLOAT, [1, 5, 6, 7]),
-                               helper.make_tensor_value_info("odd", TensorProto.FLOAT, [1, 5, 5, 8]),
-                               helper.make_tensor_value_info("excluded", TensorProto.FLOAT, [1, 5, 15, 17])], [])
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    m.ir_version = 9
-    return m, [("input", (rng.standard_normal((1, 5, 15, 17)) * 2).astype(np.float32))]
+    return float_model("average_pools", nodes, [], (rng.standard_normal((1, 5, 15, 17)) * 2).astype(np.float32),
+                       [("second", [1, 5, 6, 7]), ("odd", [1, 5, 5, 8]), ("excluded", [1, 5, 15, 17])], 19)
 
 
 def load_float(src):
