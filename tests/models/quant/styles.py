@@ -3,13 +3,15 @@
 calibrated with ONNX Runtime on the model's test inputs, and writes the expected outputs from
 ONNX Runtime running the quantized model.
 
-    styles.py SRC_DIR|vww OUT_DIR STYLE...     (STYLE: see STYLES; `all` for every one)
+    styles.py SRC_DIR|vww|mobile|pools OUT_DIR STYLE...   (STYLE: see STYLES; `all` for every one)
     styles.py --corpus SHARED_MODELS_DIR OUT_DIR [--all-styles]
                                                the four models below into OUT_DIR/MODEL_STYLE
                                                (tests/models/quant/styles holds this output)
 
 SRC_DIR is a float model folder (model.onnx, test_data_set_0/input_0.pb); `vww` builds a
-MobileNetV1-0.25 (96 x 96 x 3, two classes, random weights from a fixed seed). OUT_DIR/STYLE gets
+MobileNetV1-0.25 (96 x 96 x 3, two classes, random weights from a fixed seed), `mobile` a small
+MobileNetV3-like net with squeeze-and-excitation, HardSwish, Resize, Concat and attention, `pools`
+four AveragePools (see mobile_float and pools_float). OUT_DIR/STYLE gets
 the quantized model and test_data_set_0 (SRC's input, ONNX Runtime's outputs).
 
 Calibration: every float tensor of the (batch-norm folded) float model is made a graph output
@@ -30,6 +32,10 @@ Styles (the names say activation type, weight granularity, and placement):
                     parameters; float bias; per-channel weights, uint8 activations
   qop               ONNX Runtime QOperator (uint8, per channel): QLinearConv, QLinearAdd,
                     QLinearGlobalAveragePool, QGemm, integer Flatten/Pad; Relu/Clip fused into the range
+  tflite            a TFLite int8 model as tf2onnx converts it: the QOperator ops on int8 asymmetric
+                    activations, per-channel weights with int8 zero points, the input NHWC,
+                    quantized by a QuantizeLinear naming its axis, then transposed on the 8-bit tensor
+FX also gives Sigmoid, HardSigmoid, Softmax (and Tanh) PyTorch's fixed output parameters.
 Graph outputs are delivered dequantized (float), except after a final Softmax, which stays
 float in every style (it reads the dequantized logits)."""
 import os
