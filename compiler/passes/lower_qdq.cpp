@@ -154,8 +154,10 @@ bool lower_conv(Graph& g, Node& conv, std::set<const Node*>& removed) {
 bool lower_matmul(Graph& g, Node& matmul, std::set<const Node*>& removed) {
   const std::optional<Dequantized> a = match_dequantize(matmul.inputs[0]);
   const std::optional<Dequantized> b = match_dequantize(matmul.inputs[1]);
-  // b per tensor or per column ([K, N] along axis 1).
-  if (!a || !b || !is_activation(*a) || !is_weight(*b, 1) || b->data->shape.size() != 2) return false;
+  // b a constant per tensor or per column ([K, N] along axis 1), or an activation (attention's
+  // products of two run-time tensors).
+  if (!a || !b || !is_activation(*a)) return false;
+  if (!is_activation(*b) && (!is_weight(*b, 1) || b->data->shape.size() != 2)) return false;
   const std::optional<Requantized> q = match_quantize(g, matmul.outputs[0]);
   if (!q) return false;
   removed.insert({q->quantize, q->relu});
@@ -314,13 +316,66 @@ bool lower_global_average(Graph& g, Node& pool, std::set<const Node*>& removed) 
   return true;
 }
 
+// A 2-D AveragePool over windows whose every average divides by the whole window (no padding, or
+// count_include_pad; no partial window of ceil_mode; no dilation) is a depthwise convolution with weights 1 of
+// scale 1 / window: QLinearConv (padding with the zero point adds 0) reading and writing the 8-bit
+// tensors, with each target's depthwise kernel. Its one requantization multiplies the exact
+// integer sum by x_scale / (window * y_scale); the float step rounds each tap first, so a value
+// on a rounding tie can come out one step apart.
+bool lower_average_pool(Graph& g, Node& pool, std::set<const Node*>& removed) {
+  if (!is_onnx_op(&pool, "AveragePool") || !pool.has_input(0) || is_global_average(pool)) return false;
+  const Shape& x_shape = pool.inputs[0]->shape;
+  const Shape& y_shape = pool.outputs[0]->shape;
+  const std::vector<int64_t> kernel = pool.attr_ints("kernel_shape");
+  if (x_shape.size() != 4 || y_shape.size() != 4 || kernel.size() != 2) return false;
+  const std::string auto_pad = pool.attr_string("auto_pad", "NOTSET");
+  std::vector<int64_t> pads = pool.attr_ints("pads");
+  std::vector<int64_t> strides = pool.attr_ints("strides");
+  const std::vector<int64_t> dilations = pool.attr_ints("dilations");
+  if (strides.empty()) strides = {1, 1};
+  if (std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; })) return false;
+  if (pads.empty()) pads = {0, 0, 0, 0};
+  const bool padded = std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; });
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") return false;
+  if (padded && !pool.attr_int("count_include_pad", 0)) return false;
+  for (std::size_t d = 0; d < 2; ++d) {  // the output floor's division gives: no partial window
+    const int64_t span = kernel[d];
+    const int64_t in = x_shape[2 + d] + (auto_pad == "VALID" ? 0 : pads[d] + pads[d + 2]);
+    if (in < span || (in - span) / strides[d] + 1 != y_shape[2 + d]) return false;
+  }
+  const std::optional<Dequantized> x = match_dequantize(pool.inputs[0]);
+  if (!x || !is_activation(*x)) return false;
+  const std::optional<Requantized> q = match_quantize(g, pool.outputs[0]);
+  if (!q || q->quantize->inputs[2]->dtype != x->zero_point->dtype) return false;
+  const int64_t channels = x_shape[1];
+  Tensor ones(DType::Int8, {channels, 1, kernel[0], kernel[1]});
+  std::fill(ones.bytes.begin(), ones.bytes.end(), uint8_t{1});
+  Tensor scale(DType::Float, {});
+  scale.data<float>()[0] = 1.0f / static_cast<float>(kernel[0] * kernel[1]);
+  Value* w = add_constant(g, pool.name + "_ones", std::move(ones));
+  Value* w_scale = add_constant(g, pool.name + "_ones_scale", std::move(scale));
+  Value* w_zero = scalar_constant(g, pool.name + "_ones_zero_point", DType::Int8, 0);
+  removed.insert({q->quantize, q->relu});
+  rewrite(pool, "QLinearConv",
+          {x->data, x->scale, x->zero_point, w, w_scale, w_zero, q->quantize->inputs[1], q->quantize->inputs[2]}, *q);
+  pool.attrs.clear();
+  pool.set_attr_ints("kernel_shape", kernel);
+  pool.set_attr_ints("strides", strides);
+  if (auto_pad == "NOTSET") pool.set_attr_ints("pads", pads);
+  pool.set_attr_int("group", channels);
+  const OpDef* def = find_op(pool.domain, pool.op_type);
+  if (def) def->infer(pool);
+  return true;
+}
+
 }  // namespace
 
 int lower_qdq_pools(Graph& g) {
   int lowered = 0;
   std::set<const Node*> removed;
   for (const auto& n : g.nodes)
-    if (!removed.count(n.get()) && lower_global_average(g, *n, removed)) ++lowered;
+    if (!removed.count(n.get()) && (lower_global_average(g, *n, removed) || lower_average_pool(g, *n, removed)))
+      ++lowered;
   erase_nodes(g, removed);
   return lowered;
 }

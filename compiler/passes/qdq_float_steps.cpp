@@ -22,6 +22,20 @@ bool has_integer_form(const Node& n) {
 std::string why_float(const Node& n) {
   if (is_onnx_op(&n, "DequantizeLinear")) return "dequantizes for the float step after it";
   if (is_onnx_op(&n, "QuantizeLinear")) return "quantizes a float result";
+  // Operators with no integer form in onnxc, and why (docs/quantization.md lists them).
+  if (is_onnx_op(&n, "Softmax") || is_onnx_op(&n, "LogSoftmax"))
+    return "onnxc has no integer form of " + n.op_type +
+           " (each output depends on its whole row through the sum of exponentials, not on one 8-bit value)";
+  if (is_onnx_op(&n, "LayerNormalization") || is_onnx_op(&n, "InstanceNormalization") ||
+      is_onnx_op(&n, "GroupNormalization"))
+    return "onnxc has no integer form of " + n.op_type +
+           " (it divides by a standard deviation computed at run time over the normalised axes)";
+  if (is_onnx_op(&n, "Resize") || is_onnx_op(&n, "Upsample"))
+    return "a nearest Resize runs on the 8-bit tensor; onnxc has no integer kernel for linear or cubic "
+           "interpolation (blending 8-bit values, rounding once) yet";
+  if (is_onnx_op(&n, "AveragePool"))
+    return "AveragePool's integer form is a depthwise QLinearConv, which needs every window to divide by its whole "
+           "size: padding counted (count_include_pad=1) or none, no partial window of ceil_mode, no dilation";
   if (has_integer_form(n))
     return "its quantization does not fit lower-qdq's integer form (per-axis or computed scales, mixed 8-bit types, "
            "an operand not quantized, or several readers of its float result)";

@@ -2,7 +2,8 @@
 // With equal parameters it is q exactly (every 8-bit value dequantizes to a float that quantizes
 // back to it); with others it is a requantization, tabulated over the 256 values of q as ONNX
 // computes it (float DQ, float division, round half to even, saturation). An integer Clip
-// reading such a table's output only is folded into the table.
+// reading such a table's output only is folded into the table, and so is one writing the
+// table's input that nothing else reads (table[clamp(v)] for each v).
 #include <algorithm>
 #include <memory>
 #include <set>
@@ -82,6 +83,31 @@ int qdq_fold_pairs(Graph& g) {
     lookup->inputs[1] = add_constant(g, lookup->name + "_clamped", std::move(table));
     replace_uses(g, clip.outputs[0], lookup->outputs[0]);
     removed.insert(&clip);
+    ++folded;
+  }
+  erase_nodes(g, removed);
+  // A clamp before a table: the table of the clamped values (Relu's integer Clip before a
+  // requantization in the every-tensor QDQ form). The DQs the tables replaced read the clamps
+  // still: dropped first.
+  eliminate_dead_nodes(g);
+  removed.clear();
+  for (auto& np : g.nodes) {
+    Node& lookup = *np;
+    if (!is_lookup(&lookup) || !lookup.inputs[1]->constant) continue;
+    Node* clip = lookup.inputs[0]->producer;
+    int32_t lo = 0, hi = 0;
+    if (!clip || removed.count(clip) || !integer_clip_bounds(*clip, lo, hi) || clip->outputs[0]->is_graph_output ||
+        single_reader(g, clip->outputs[0]) != &lookup || clip->inputs[1]->dtype != lookup.inputs[1]->dtype)
+      continue;
+    const Tensor& old = *lookup.inputs[1]->constant;
+    Tensor table = table_of(old.dtype, [&](int32_t v) {
+      const int32_t c = std::clamp(v, lo, hi);
+      const uint8_t b = old.bytes[static_cast<std::size_t>(old.dtype == DType::Int8 ? c + 128 : c)];
+      return old.dtype == DType::Int8 ? static_cast<int32_t>(static_cast<int8_t>(b)) : static_cast<int32_t>(b);
+    });
+    lookup.inputs[1] = add_constant(g, lookup.name + "_of_clamped", std::move(table));
+    lookup.inputs[0] = clip->inputs[0];
+    removed.insert(clip);
     ++folded;
   }
   erase_nodes(g, removed);

@@ -2,6 +2,9 @@
 // the operators that commute with it, so the data movement runs on the 8-bit tensor and the DQ
 // meets the next QuantizeLinear (qdq_fold_pairs) or the integer operator that reads it.
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "passes/passes.h"
 #include "passes/qdq_patterns.h"
@@ -11,10 +14,12 @@ namespace {
 
 // Operators f with f(DQ(q)) == DQ(f'(q)) exactly for every 8-bit q, reading the data at input 0.
 // Views and copies move values unchanged; MaxPool takes the largest, and DQ is increasing (scale
-// > 0); constant padding with 0 pads with the zero point; Relu is max(q, zero point).
+// > 0); constant padding with 0 pads with the zero point; Relu is max(q, zero point). Gather and
+// a nearest-neighbour Resize (any coordinate transformation) pick elements.
 bool commutes(const Node& n) {
-  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Relu"})
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Relu", "Gather"})
     if (is_onnx_op(&n, op)) return true;
+  if (is_onnx_op(&n, "Resize")) return n.version >= 11 && n.attr_string("mode", "nearest") == "nearest";
   if (is_onnx_op(&n, "MaxPool")) return n.version >= 12 && !n.has_output(1);
   if (!is_onnx_op(&n, "Pad") || n.version < 11 || n.attr_string("mode", "constant") != "constant") return false;
   if (!n.has_input(2)) return true;
@@ -32,6 +37,36 @@ const Node* equal_dequantized_concat(const Node& n) {
     if (!dq || !(*per_tensor_params(*dq) == *per_tensor_params(*first))) return nullptr;
   }
   return first;
+}
+
+// A Concat of DQs (per tensor, one 8-bit type) whose one reader is a Q: each input of other
+// parameters than Q's goes through Q -> DQ of Q's parameters first. Exact: Q(concat(DQ_i(x_i)))
+// is concat(Q(DQ_i(x_i))), and Q(DQ(v)) = v for DQ of Q's parameters. qdq_fold_pairs then makes
+// each new DQ_i -> Q a requantizing table, and the Concat (now of equal parameters) moves below.
+bool requantize_concat_inputs(Graph& g, Node& n) {
+  if (!is_onnx_op(&n, "Concat") || n.inputs.empty() || equal_dequantized_concat(n)) return false;
+  const Node* q = single_reader(g, n.outputs[0]);
+  if (!is_onnx_op(q, "QuantizeLinear")) return false;
+  const std::optional<QuantParams> out = per_tensor_params(*q);
+  if (!out) return false;
+  for (const Value* v : n.inputs) {
+    const Node* dq = per_tensor_dequantize(v);
+    if (!dq || per_tensor_params(*dq)->type != out->type) return false;
+  }
+  for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+    const Node* dq = per_tensor_dequantize(n.inputs[k]);
+    if (*per_tensor_params(*dq) == *out) continue;
+    const std::string name = n.inputs[k]->name + "_for_" + n.name;
+    Value* requantized = g.add_unique_value(name + "_quantized");
+    Value* dequantized = g.add_unique_value(name);
+    Node* q_k = insert_node_after(g, dq, make_node(*q, "_input" + std::to_string(k), "", "QuantizeLinear", q->version,
+                                                   {n.inputs[k], q->inputs[1], q->inputs[2]}, {requantized}));
+    insert_node_after(g, q_k, make_node(*q, "_input" + std::to_string(k) + "_dequantize", "", "DequantizeLinear",
+                                        q->version, {requantized, q->inputs[1], q->inputs[2]}, {dequantized}));
+    n.inputs[k] = dequantized;
+  }
+  g.relink();
+  return true;
 }
 
 // n reads the quantized data instead; a new DQ (dq's parameters) writes n's old output.
@@ -60,9 +95,7 @@ void move_below(Graph& g, Node& n, const Node& dq) {
                               {quantized, dq.inputs[1], dq.inputs[2]}, {out}));
 }
 
-}  // namespace
-
-int qdq_move_dequantize(Graph& g) {
+int move_dequantizes(Graph& g) {
   int moved = 0;
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = *g.nodes[i];
@@ -75,6 +108,20 @@ int qdq_move_dequantize(Graph& g) {
   }
   if (moved) g.relink();
   return moved;
+}
+
+}  // namespace
+
+// The moves, then each Concat of unequal parameters requantized (its inputs may have become DQs
+// by the moves), then the moves again (the Concat itself and what follows it).
+int qdq_move_dequantize(Graph& g) {
+  int moved = move_dequantizes(g);
+  std::vector<Node*> concats;
+  for (const auto& n : g.nodes)
+    if (is_onnx_op(n.get(), "Concat")) concats.push_back(n.get());
+  int requantized = 0;
+  for (Node* n : concats) requantized += requantize_concat_inputs(g, *n) ? 1 : 0;
+  return moved + requantized + (requantized ? move_dequantizes(g) : 0);
 }
 
 }  // namespace onnxc

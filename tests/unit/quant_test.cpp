@@ -526,3 +526,65 @@ TEST_CASE("QDQ canonical forms: a Clip between Q/DQ pairs becomes one table, a r
     CHECK(int(table.bytes[0]) == 0);
   }
 }
+
+TEST_CASE("lower-qdq: attention, SE gates, Resize, Concat of other scales and window averages become integer", "[quant]") {
+  const std::string dir = std::string(ONNXC_TEST_DIR) + "/models/quant/styles/";
+  // styles.py's mobile net: only Softmax and LayerNormalization (no integer form) stay float, each
+  // between one DQ and one Q.
+  for (const char* model : {"mobile_qdq_u8_pc", "mobile_qdq_s8_pc_fused", "mobile_fx"}) {
+    INFO(model);
+    const onnxc::Compilation c = onnxc::compile_model(dir + model + "/model.onnx", {});
+    std::vector<std::string> floats;
+    for (const onnxc::FloatStep& f : onnxc::float_steps_between_integers(c.model.graph))
+      if (f.node->op_type != "QuantizeLinear" && f.node->op_type != "DequantizeLinear") floats.push_back(f.node->op_type);
+    std::sort(floats.begin(), floats.end());
+    CHECK(floats == std::vector<std::string>{"LayerNormalization", "Softmax"});
+    const std::vector<std::string> ops = op_types(c);
+    for (const char* op : {"Conv", "Mul", "Add", "MatMul", "AveragePool", "Sigmoid", "HardSwish", "HardSigmoid", "Gelu"})
+      CHECK_FALSE(contains(ops, op));
+    // The two attention products of activations (the Gemm is onnxc.QLinearMatMulBias).
+    CHECK(std::count(ops.begin(), ops.end(), "QLinearMatMul") == 2);
+    // Concat and Resize run on the 8-bit tensors (their outputs are 1-byte).
+    for (const auto& n : c.model.graph.nodes)
+      if (n->op_type == "Concat" || n->op_type == "Resize" || n->op_type == "Gather") CHECK(onnxc::dtype_size(n->outputs[0]->dtype) == 1);
+  }
+  // styles.py's pools: three AveragePools divide each window by its whole size (depthwise
+  // QLinearConvs of ones); the one not counting its padding stays float.
+  const onnxc::Compilation pools = onnxc::compile_model(dir + "pools_qdq_u8_pc/model.onnx", {});
+  const std::vector<std::string> ops = op_types(pools);
+  CHECK(std::count(ops.begin(), ops.end(), "QLinearConv") == 3);
+  CHECK(std::count(ops.begin(), ops.end(), "AveragePool") == 1);
+}
+
+TEST_CASE("QDQ canonical forms: a Relu's clamp before a requantizing table is folded into it", "[quant]") {
+  // Q/DQ on every tensor: Conv -> Q -> DQ -> Relu -> Q(other parameters) -> DQ. Relu moves onto the
+  // 8-bit tensor (an integer Clip), DQ -> Q becomes a table; the table takes the clamp too.
+  for (const char* model : {"kws_dscnn_qdq_u8_pc", "resnet8_qdq_u8_pc", "ad_autoencoder_qdq_u8_pc"}) {
+    INFO(model);
+    const onnxc::Compilation c =
+        onnxc::compile_model(std::string(ONNXC_TEST_DIR) + "/models/quant/styles/" + model + "/model.onnx", {});
+    const std::vector<std::string> ops = op_types(c);
+    CHECK_FALSE(contains(ops, "Clip"));
+    CHECK(contains(ops, "QLinearLookup"));
+  }
+}
+
+TEST_CASE("QOperator and TFLite-converted int8 activations become uint8 (zero point + 128)", "[quant]") {
+  // styles.py's tflite style: int8 activations through QLinearConv, QLinearAdd, QGemm,
+  // QLinearGlobalAveragePool, Transpose, Pad and Flatten; the model's results are ONNX Runtime's
+  // (ctest model.quant_style.*_tflite); here, that every activation the operators read is uint8.
+  for (const char* model : {"kws_dscnn_tflite", "resnet8_tflite", "vww_tflite"}) {
+    INFO(model);
+    const onnxc::Compilation c =
+        onnxc::compile_model(std::string(ONNXC_TEST_DIR) + "/models/quant/styles/" + model + "/model.onnx", {});
+    int convs = 0;
+    for (const auto& n : c.model.graph.nodes) {
+      if (n->op_type != "QLinearConv") continue;
+      ++convs;
+      CHECK(n->inputs[0]->dtype == onnxc::DType::Uint8);
+      CHECK(n->outputs[0]->dtype == onnxc::DType::Uint8);
+      CHECK(n->inputs[3]->dtype == onnxc::DType::Int8);  // the weights stay int8
+    }
+    CHECK(convs > 0);
+  }
+}

@@ -3,13 +3,15 @@
 calibrated with ONNX Runtime on the model's test inputs, and writes the expected outputs from
 ONNX Runtime running the quantized model.
 
-    styles.py SRC_DIR|vww OUT_DIR STYLE...     (STYLE: see STYLES; `all` for every one)
+    styles.py SRC_DIR|vww|mobile|pools OUT_DIR STYLE...   (STYLE: see STYLES; `all` for every one)
     styles.py --corpus SHARED_MODELS_DIR OUT_DIR [--all-styles]
                                                the four models below into OUT_DIR/MODEL_STYLE
                                                (tests/models/quant/styles holds this output)
 
 SRC_DIR is a float model folder (model.onnx, test_data_set_0/input_0.pb); `vww` builds a
-MobileNetV1-0.25 (96 x 96 x 3, two classes, random weights from a fixed seed). OUT_DIR/STYLE gets
+MobileNetV1-0.25 (96 x 96 x 3, two classes, random weights from a fixed seed), `mobile` a small
+MobileNetV3-like net with squeeze-and-excitation, HardSwish, Resize, Concat and attention, `pools`
+four AveragePools (see mobile_float and pools_float). OUT_DIR/STYLE gets
 the quantized model and test_data_set_0 (SRC's input, ONNX Runtime's outputs).
 
 Calibration: every float tensor of the (batch-norm folded) float model is made a graph output
@@ -30,6 +32,10 @@ Styles (the names say activation type, weight granularity, and placement):
                     parameters; float bias; per-channel weights, uint8 activations
   qop               ONNX Runtime QOperator (uint8, per channel): QLinearConv, QLinearAdd,
                     QLinearGlobalAveragePool, QGemm, integer Flatten/Pad; Relu/Clip fused into the range
+  tflite            a TFLite int8 model as tf2onnx converts it: the QOperator ops on int8 asymmetric
+                    activations, per-channel weights with int8 zero points, the input NHWC,
+                    quantized by a QuantizeLinear naming its axis, then transposed on the 8-bit tensor
+FX also gives Sigmoid, HardSigmoid, Softmax (and Tanh) PyTorch's fixed output parameters.
 Graph outputs are delivered dequantized (float), except after a final Softmax, which stays
 float in every style (it reads the dequantized logits)."""
 import os
@@ -50,9 +56,13 @@ from quantize import attrs, fold_batchnorm  # noqa: E402
 from qdq import quantize_weight, weight_qparams  # noqa: E402
 
 ORT_RUN = os.environ.get("ORT_RUN", "/work/ort/ort-run.mjs")
-STYLES = ["qdq_u8_pt_fused", "qdq_s8_pc_fused", "qdq_u8_pc", "qdq_s8_pt", "fx", "qop"]
+STYLES = ["qdq_u8_pt_fused", "qdq_s8_pc_fused", "qdq_u8_pc", "qdq_s8_pt", "fx", "qop", "tflite"]
 ACTIVATIONS = ("Relu", "Clip")
-SHARED = ("Clip", "MaxPool", "Flatten", "Reshape", "Pad")  # FX: output observer shared with the input
+SHARED = ("Clip", "MaxPool", "Flatten", "Reshape", "Pad", "Transpose", "Squeeze", "Unsqueeze", "Slice", "Gather",
+          "Resize")  # FX: output observer shared with the input
+# FX: operators with fixed output parameters (PyTorch's fixed-qparams observers, uint8): their
+# outputs lie in [0, 1] (Tanh in [-1, 1]) whatever the data.
+FIXED = {"Sigmoid": (1.0 / 256, 0), "HardSigmoid": (1.0 / 256, 0), "Softmax": (1.0 / 256, 0), "Tanh": (2.0 / 256, 128)}
 
 
 def load_pb(path):
@@ -73,8 +83,15 @@ def ort_run(model, inputs):
 def constants_to_initializers(model):
     g = model.graph
     kept = []
+    known = {t.name: t for t in g.initializer}
     for n in g.node:
-        if n.op_type == "Constant":
+        if n.op_type == "Identity" and n.input[0] in known:  # a shared weight under a second name
+            t = onnx.TensorProto()
+            t.CopyFrom(known[n.input[0]])
+            t.name = n.output[0]
+            g.initializer.append(t)
+            known[t.name] = t
+        elif n.op_type == "Constant":
             g.initializer.append(numpy_helper.from_array(numpy_helper.to_array(attrs(n)["value"]), n.output[0]))
         else:
             kept.append(n)
@@ -105,6 +122,7 @@ def act_qparams(v, dtype, symmetric):
 
 class Quantizer:
     def __init__(self, model, values, style):
+        self.model = model
         self.g = model.graph
         self.values = values
         self.style = style
@@ -118,7 +136,7 @@ class Quantizer:
                 self.producer[o] = n
         s = style
         self.dtype = np.int8 if "_s8" in s else np.uint8
-        self.symmetric = "_s8_pc_fused" in s
+        self.symmetric = s == "qdq_s8_pc_fused"  # qdq_s8a_pc_fused (the TFLite base): asymmetric
         self.per_channel = "_pc" in s or s == "fx"
         self.fused = s.endswith("_fused") or s == "qop"
         self.nodes, self.new_inits, self.params = [], [], {}
@@ -139,13 +157,14 @@ class Quantizer:
 
     def quantized(self, name):
         """Whether activation `name` gets Q -> DQ (is integer in the style)."""
-        if name in self.inits:
-            return False
+        if name in self.inits or (name in self.values and self.values[name].dtype != np.float32):
+            return False  # weights, and the integer shape computations
         r = self.readers.get(name, [])
         if r and all(x.op_type == "Softmax" for x in r) and name not in [o.name for o in self.g.output]:
             return True  # Softmax reads dequantized logits
-        if self.producer.get(name) is not None and self.producer[name].op_type == "Softmax":
-            return False
+        if self.producer.get(name) is not None and self.producer[name].op_type == "Softmax" and \
+                name in [o.name for o in self.g.output]:
+            return False  # a final Softmax stays float
         return not self.fused_away(name)
 
     def qparams(self, name):
@@ -153,6 +172,9 @@ class Quantizer:
             n = self.producer.get(name)
             if self.style in ("fx", "qop") and n is not None and n.op_type in SHARED and n.input[0] in self.params:
                 self.params[name] = self.params[n.input[0]]
+            elif self.style == "fx" and n is not None and n.op_type in FIXED:
+                scale, zp = FIXED[n.op_type]
+                self.params[name] = (np.float32(scale), self.dtype(zp))
             else:
                 self.params[name] = act_qparams(self.values[name], self.dtype, self.symmetric)
         return self.params[name]
@@ -233,9 +255,13 @@ class Quantizer:
         kept = [t for t in g.initializer if t.name in used]
         out_infos = list(g.output)
         graph = helper.make_graph(self.nodes, f"{g.name}_{self.style}", list(g.input), out_infos, kept + self.new_inits)
-        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-        m.ir_version = 7
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", max(13, opset(self.model)))])
+        m.ir_version = 7 if opset(self.model) <= 13 else 9
         return m
+
+
+def opset(model):
+    return max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
 
 
 def to_qoperator(qdq_model):
@@ -331,6 +357,39 @@ def to_qoperator(qdq_model):
     return m
 
 
+def to_nhwc_input(model, inputs):
+    """tf2onnx's layout of a converted TFLite model: the graph input is NHWC, quantized per
+    tensor by a QuantizeLinear that names its axis, then transposed to NCHW on the 8-bit tensor."""
+    g = model.graph
+    x = g.input[0]
+    dims = [d.dim_value for d in x.type.tensor_type.shape.dim]
+    if len(dims) != 4:
+        return model, inputs
+    nhwc = x.name + "_nhwc"
+    for n in g.node:
+        if n.op_type == "QuantizeLinear" and n.input[0] == x.name:
+            n.input[0] = nhwc
+            n.attribute.append(helper.make_attribute("axis", 1))
+            q = n.output[0]
+            n.output[0] = q + "_nhwc"
+            g.node.insert(list(g.node).index(n) + 1, helper.make_node("Transpose", [q + "_nhwc"], [q], perm=[0, 3, 1, 2]))
+            break
+    del g.input[:]
+    g.input.extend([helper.make_tensor_value_info(nhwc, TensorProto.FLOAT, [dims[0], dims[2], dims[3], dims[1]])])
+    return model, [(nhwc, np.ascontiguousarray(inputs[0][1].transpose(0, 2, 3, 1)))]
+
+
+def float_model(name, nodes, inits, x, outputs, opset):
+    """The float model of `nodes` reading "input" (the array x, its test input) and writing
+    `outputs` [(name, shape)], with its test input."""
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("input", TensorProto.FLOAT, list(x.shape))],
+                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, shape) for o, shape in outputs],
+                              inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 7 if opset <= 13 else 9
+    return m, [("input", x)]
+
+
 def vww_float(rng):
     """MobileNetV1 with width 0.25 at 96 x 96: Conv/Clip(0, 6) blocks (batch norm folded), global
     average pool, Flatten, Gemm to two classes."""
@@ -361,15 +420,83 @@ def vww_float(rng):
     inits.append(numpy_helper.from_array((rng.standard_normal((2, 256)) * 0.1).astype(np.float32), "fc_w"))
     inits.append(numpy_helper.from_array(np.array([0.1, -0.1], np.float32), "fc_b"))
     nodes.append(helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["logits"], transB=1))
-    graph = helper.make_graph(nodes, "vww_mobilenet_v1_025",
-                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 96, 96])],
-                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 2])], inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 7
-    return m, [("input", rng.random((1, 3, 96, 96), dtype=np.float32))]
+    return float_model("vww_mobilenet_v1_025", nodes, inits, rng.random((1, 3, 96, 96), dtype=np.float32),
+                       [("logits", [1, 2])], 13)
+
+
+def mobile_float(rng):
+    """A small MobileNetV3/EfficientNet-like net with attention at 32 x 32 (opset 20): HardSwish,
+    depthwise Conv, a squeeze-and-excitation block (GlobalAveragePool, HardSigmoid, Mul by the
+    gate), a residual Add, AveragePool, Sigmoid, Resize (nearest), Concat, Pad, then one
+    self-attention over the 64 positions (Reshape, Transpose, MatMul of two activations, Softmax,
+    MatMul, Add), LayerNormalization, Gelu, Gather, Flatten and a Gemm to four classes."""
+    nodes, inits = [], []
+
+    def const(name, value):
+        inits.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def conv(x, cin, cout, k, s, group, name, pad=None):
+        fan = cin // group * k * k
+        w = (rng.standard_normal((cout, cin // group, k, k)) * np.sqrt(2.0 / fan)).astype(np.float32)
+        b = (rng.standard_normal(cout) * 0.1).astype(np.float32)
+        nodes.append(helper.make_node("Conv", [x, const(f"{name}_w", w), const(f"{name}_b", b)], [name],
+                                      kernel_shape=[k, k], strides=[s, s], pads=[k // 2 if pad is None else pad] * 4,
+                                      group=group))
+        return name
+
+    def op(op_type, ins, name, **kw):
+        nodes.append(helper.make_node(op_type, ins, [name], **kw))
+        return name
+
+    h0 = op("HardSwish", [conv("input", 3, 16, 3, 2, 1, "stem")], "stem_hswish")
+    r1 = op("Relu", [conv(h0, 16, 16, 3, 1, 16, "dw")], "dw_relu")
+    se = op("GlobalAveragePool", [r1], "se_pool")
+    se = op("Relu", [conv(se, 16, 8, 1, 1, 1, "se_reduce")], "se_relu")
+    gate = op("HardSigmoid", [conv(se, 8, 16, 1, 1, 1, "se_expand")], "se_gate", alpha=1.0 / 6, beta=0.5)
+    m = op("Mul", [r1, gate], "se_mul")
+    a = op("Add", [conv(m, 16, 16, 1, 1, 1, "project"), h0], "residual")
+    ap = op("AveragePool", [a], "branch_pool", kernel_shape=[2, 2], strides=[2, 2])
+    bs = op("Sigmoid", [conv(ap, 16, 8, 1, 1, 1, "branch")], "branch_sigmoid")
+    up = op("Resize", [bs, "", const("up_scales", np.array([1, 1, 2, 2], np.float32))], "upsample", mode="nearest")
+    cat = op("Concat", [a, up], "concat", axis=1)
+    pd = op("Pad", [cat, const("pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64))], "pad")
+    h2 = op("HardSwish", [conv(pd, 24, 16, 3, 2, 1, "down", pad=0)], "down_hswish")
+    t = op("Reshape", [h2, const("tokens_shape", np.array([1, 16, 64], np.int64))], "tokens_t")
+    tt = op("Transpose", [t], "tokens", perm=[0, 2, 1])
+    sc = op("MatMul", [tt, t], "scores")
+    sm = op("Softmax", [sc], "attention", axis=-1)
+    at = op("MatMul", [sm, tt], "attended")
+    res = op("Add", [at, tt], "attention_residual")
+    ln = op("LayerNormalization", [res, const("ln_gamma", (1 + 0.1 * rng.standard_normal(16)).astype(np.float32)),
+                                   const("ln_beta", (0.1 * rng.standard_normal(16)).astype(np.float32))], "norm", axis=-1)
+    ge = op("Gelu", [ln], "gelu")
+    sel = op("Gather", [ge, const("picked", np.array([0, 9, 18, 27, 36, 45, 54, 63], np.int64))], "picked_tokens", axis=1)
+    fl = op("Flatten", [sel], "flat")
+    op("Gemm", [fl, const("fc_w", (rng.standard_normal((4, 128)) * 0.1).astype(np.float32)),
+                const("fc_b", np.array([0.1, -0.1, 0.05, 0], np.float32))], "logits", transB=1)
+    return float_model("mobile_mini", nodes, inits, rng.random((1, 3, 32, 32), dtype=np.float32), [("logits", [1, 4])],
+                       20)
+
+
+def pools_float(rng):
+    """AveragePool the ways lower-qdq takes as a depthwise QLinearConv (opset 19): a 3 x 3 window
+    with padding counted, stride 2; a 3 x 3 after it; a 2 x 3 window, strides 3 x 2 on odd sizes; and
+    one it must leave float (padding not counted: the border windows divide by fewer taps)."""
+    nodes = [helper.make_node("AveragePool", ["input"], ["padded"], kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1], count_include_pad=1),
+             helper.make_node("AveragePool", ["padded"], ["second"], kernel_shape=[3, 3]),
+             helper.make_node("AveragePool", ["input"], ["odd"], kernel_shape=[2, 3], strides=[3, 2]),
+             helper.make_node("AveragePool", ["input"], ["excluded"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+    return float_model("average_pools", nodes, [], (rng.standard_normal((1, 5, 15, 17)) * 2).astype(np.float32),
+                       [("second", [1, 5, 6, 7]), ("odd", [1, 5, 5, 8]), ("excluded", [1, 5, 15, 17])], 19)
 
 
 def load_float(src):
+    if src == "pools":
+        return pools_float(np.random.default_rng(29))
+    if src == "mobile":
+        return mobile_float(np.random.default_rng(29))
     if src == "vww":
         return vww_float(np.random.default_rng(29))
     model = onnx.load(os.path.join(src, "model.onnx"))
@@ -384,11 +511,14 @@ def generate(src, d, style):
     fold_batchnorm(model)
     values = calibrate(model, inputs)
     values.update({name: x for name, x in inputs})
-    base = "qdq_u8_pc_fused" if style == "qop" else style
+    base = {"qop": "qdq_u8_pc_fused", "tflite": "qdq_s8a_pc_fused"}.get(style, style)
     q = Quantizer(model, values, base).run()
-    if style == "qop":
+    if style in ("qop", "tflite"):
         q = to_qoperator(q)
-    onnx.checker.check_model(q)
+    if style == "tflite":
+        q, inputs = to_nhwc_input(q, inputs)
+    if opset(q) <= onnx.defs.onnx_opset_version():
+        onnx.checker.check_model(q)
     expected = ort_run(q, inputs)
     shutil.rmtree(d, ignore_errors=True)
     save(d, q, inputs, [(o.name, v) for o, v in zip(q.graph.output, expected)], check=False)
@@ -398,8 +528,12 @@ def generate(src, d, style):
 # The float models the corpus mode quantizes, and the styles whose files are committed for each
 # (kept small: every style of the small models, the every-tensor and QOperator forms of the
 # larger ones; `--all-styles` writes every style of each, as docs/quantization.md measures).
-MODELS = {"kws_dscnn": "kws-dscnn", "resnet8": "resnet8-cifar", "ad_autoencoder": "ad-autoencoder", "vww": "vww"}
-COMMITTED = {"kws_dscnn": STYLES, "resnet8": STYLES, "ad_autoencoder": ["qdq_u8_pc"], "vww": ["qdq_u8_pc", "qop"]}
+MODELS = {"kws_dscnn": "kws-dscnn", "resnet8": "resnet8-cifar", "ad_autoencoder": "ad-autoencoder", "vww": "vww",
+          "mobile": "mobile", "pools": "pools"}
+COMMITTED = {"kws_dscnn": STYLES, "resnet8": STYLES, "ad_autoencoder": ["qdq_u8_pc"], "vww": ["qdq_u8_pc", "qop", "tflite"],
+             "mobile": ["qdq_u8_pc", "qdq_s8_pc_fused", "fx"], "pools": ["qdq_u8_pc", "qdq_s8_pt"]}
+# Styles a model cannot take: the QOperator forms have no operator for HardSwish, Sigmoid, Resize...
+NO_QOPERATOR = {"mobile", "pools"}
 
 
 def main():
@@ -408,8 +542,10 @@ def main():
         # styles.py --corpus SHARED_MODELS_DIR OUT_DIR [--all-styles]
         shared, out = args[1], args[2]
         for name, folder in MODELS.items():
-            src = folder if folder == "vww" else os.path.join(shared, folder)
+            src = folder if folder in ("vww", "mobile", "pools") else os.path.join(shared, folder)
             for style in STYLES if "--all-styles" in args else COMMITTED[name]:
+                if name in NO_QOPERATOR and style in ("qop", "tflite"):
+                    continue
                 generate(src, os.path.join(out, f"{name}_{style}"), style)
         return
     if len(args) < 3:

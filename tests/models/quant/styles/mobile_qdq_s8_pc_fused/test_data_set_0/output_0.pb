@@ -1,0 +1,1 @@
+BlogitsJXiê¾/fÅ;cÛC?5D.¿
