@@ -31,6 +31,10 @@
 #include <arm_acle.h>
 #define ONNXC_QUANT_DUAL_MAC 1  // dual 16-bit multiply-accumulate (SMLAD)
 #endif
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)  // Helium integer vectors (Cortex-M55, M85)
+#include <arm_mve.h>
+#define ONNXC_QUANT_MVE 1
+#endif
 
 #include "onnxc/base.h"
 #include "onnxc/conv.h"
@@ -1125,6 +1129,9 @@ inline std::int32_t weight_group(const std::int8_t* row, index_t k_total, index_
 }  // namespace onnxc
 
 #include "onnxc/quant_gemm_armv7em_dsp.h"  // (uses the dual 16-bit helpers above; tested on hosts too)
+#if defined(ONNXC_QUANT_MVE)
+#include "onnxc/quant_gemm_mve.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
 
 namespace onnxc {
 namespace rt {
@@ -1150,6 +1157,13 @@ inline void qconv_tile(const std::int8_t* w, index_t k_total, index_t groups, co
   }
   for (int r = 0; r < Rows; ++r)
     for (int v = 0; v < Vectors; ++v) _mm512_storeu_si512(acc[r] + v * kQConvColumnQuantum, sums[r][v]);
+#elif defined(ONNXC_QUANT_MVE)
+  // Tiles of two rows times two columns, sixteen k per vector (quant_gemm_mve.h).
+  for (int r = 0; r + 1 < Rows; r += 2)
+    qconv_tile_mve<2>(w + r * k_total, k_total, groups, col + j0 * 4, stride_cols, kQConvColumnQuantum * Vectors, acc + r);
+  if (Rows % 2)
+    qconv_tile_mve<1>(w + (Rows - 1) * k_total, k_total, groups, col + j0 * 4, stride_cols, kQConvColumnQuantum * Vectors,
+                      acc + (Rows - 1));
 #elif defined(ONNXC_QUANT_DUAL_MAC)
   // Tiles of two rows times two columns in registers (quant_gemm_armv7em_dsp.h).
   for (int r = 0; r + 1 < Rows; r += 2)
