@@ -1,0 +1,136 @@
+// The int8 kernels of the Cortex-M targets checked on the core itself: built with
+// arm-none-eabi-g++ for a board (kernels_firmware.sh) and run under QEMU, so the variants that
+// exist only there (quant_gemm_mve.h on the M55, the SMLAD assembly on the M4) run. Each kernel's
+// int32 sums are compared with a direct convolution in this file (the definition of the sums)
+// over odd shapes: channel counts and reductions that are not multiples of the vectors, tails
+// of columns and positions, padding, strides, x's zero point. Prints each mismatch and exits with
+// the number of failed cases.
+#include <cstdint>
+
+#include "onnxc/quant.h"
+#include "semihosting.h"
+
+namespace {
+
+namespace rt = onnxc::rt;
+using rt::index_t;
+namespace sh = onnxc::firmware::semihosting;
+
+constexpr index_t kMaxX = 24 * 20 * 20, kMaxW = 40 * 24 * 9, kMaxY = 40 * 20 * 20, kMaxScratch = 64 * 1024;
+std::uint8_t x[kMaxX];
+std::int8_t w[kMaxW];
+std::int32_t y[kMaxY], expected[kMaxY];
+alignas(16) std::uint8_t scratch[kMaxScratch];
+index_t row_sums[64];
+std::uint32_t seed = 12345;
+
+std::uint32_t next() {
+  seed = seed * 1664525u + 1013904223u;
+  return seed >> 8;
+}
+
+void print_number(long v) {
+  char text[24];
+  int n = 0;
+  const bool negative = v < 0;
+  unsigned long u = negative ? 0ul - static_cast<unsigned long>(v) : static_cast<unsigned long>(v);
+  do {
+    text[n++] = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u);
+  char out[26];
+  int o = 0;
+  if (negative) out[o++] = '-';
+  while (n) out[o++] = text[--n];
+  out[o] = 0;
+  sh::print(out);
+}
+
+// sum over (c, kh, kw) of (x - zx) * w, x's padding taking zx (so contributing 0).
+void direct(const rt::ConvParams& p, std::int32_t zx) {
+  for (index_t m = 0; m < p.out_channels; ++m)
+    for (index_t oh = 0; oh < p.out_h; ++oh)
+      for (index_t ow = 0; ow < p.out_w; ++ow) {
+        std::int32_t s = 0;
+        for (index_t c = 0; c < p.in_channels; ++c)
+          for (index_t kh = 0; kh < p.k_h; ++kh)
+            for (index_t kw = 0; kw < p.k_w; ++kw) {
+              const index_t ih = oh * p.stride_h + kh - p.pad_h, iw = ow * p.stride_w + kw - p.pad_w;
+              if (ih < 0 || ih >= p.in_h || iw < 0 || iw >= p.in_w) continue;
+              s += (static_cast<std::int32_t>(x[(c * p.in_h + ih) * p.in_w + iw]) - zx) *
+                   w[((m * p.in_channels + c) * p.k_h + kh) * p.k_w + kw];
+            }
+        expected[(m * p.out_h + oh) * p.out_w + ow] = s;
+      }
+}
+
+struct Case {
+  index_t ic, oc, h, w, k, stride, pad, cols;
+  std::uint8_t zx;
+};
+
+int check(const char* kernel, const Case& c, index_t n) {
+  for (index_t i = 0; i < n; ++i)
+    if (y[i] != expected[i]) {
+      sh::print(kernel);
+      sh::print(": ic ");
+      print_number(c.ic);
+      sh::print(" oc ");
+      print_number(c.oc);
+      sh::print(" k ");
+      print_number(c.k);
+      sh::print(" at ");
+      print_number(i);
+      sh::print(": ");
+      print_number(y[i]);
+      sh::print(" expected ");
+      print_number(expected[i]);
+      sh::print("\n");
+      return 1;
+    }
+  return 0;
+}
+
+int run_case(const Case& c) {
+  const index_t oh = (c.h + 2 * c.pad - c.k) / c.stride + 1, ow = (c.w + 2 * c.pad - c.k) / c.stride + 1;
+  const rt::ConvParams p = {1, c.ic, c.oc, 1, 1, c.h, c.w, 1, oh, ow, 1, c.k, c.k, 1, c.stride, c.stride, 1, 1, 1, 0, c.pad, c.pad};
+  for (index_t i = 0; i < c.ic * c.h * c.w; ++i) x[i] = static_cast<std::uint8_t>(next());
+  for (index_t i = 0; i < c.oc * c.ic * c.k * c.k; ++i) w[i] = static_cast<std::int8_t>(next());
+  // Extremes too: the flipped int8 range and the SMLAD halves at their limits.
+  x[0] = 255;
+  w[0] = -128;
+  direct(p, c.zx);
+  rt::qconv_weight_row_sums(p, w, row_sums);
+  const index_t n = c.oc * oh * ow;
+  for (index_t i = 0; i < n; ++i) y[i] = -1;
+  rt::qconv_gemm(p, x, c.zx, w, row_sums, [](index_t, index_t i, std::int32_t acc) { y[i] = acc; }, c.cols, scratch);
+  int failed = check("qconv_gemm", c, n);
+  if (c.k == 1 && c.stride == 1 && c.pad == 0) {
+    static std::int32_t packed[64 * 24];
+    rt::qconv_pointwise_pack_weights(p, w, packed);
+    for (index_t i = 0; i < n; ++i) y[i] = -1;
+    rt::qconv_pointwise(p, x, c.zx, packed, row_sums, [](index_t, index_t i, std::int32_t acc) { y[i] = acc; });
+    failed += check("qconv_pointwise", c, n);
+  }
+  return failed;
+}
+
+}  // namespace
+
+int main() {
+  // in channels, out channels, height, width, kernel, stride, pad, block columns, x zero point
+  const Case cases[] = {
+      {3, 8, 9, 9, 3, 2, 1, 16, 0},     // k 27: one predicated vector
+      {16, 16, 10, 10, 3, 1, 1, 16, 7},  // k 144: nine whole vectors, narrow blocks
+      {5, 7, 11, 6, 3, 1, 1, 48, 128},   // odd rows: a one-row tile
+      {1, 6, 13, 7, 4, 1, 0, 32, 3},     // k 16: one whole vector
+      {24, 40, 6, 6, 3, 1, 1, 64, 255},  // k 216: a predicated last vector of 8
+      {2, 5, 5, 5, 1, 1, 0, 16, 9},      // k 2 (1x1): mostly predicated
+      {17, 9, 7, 5, 1, 1, 0, 32, 100},   // 1x1 with odd channels and positions
+      {64, 12, 5, 5, 1, 1, 0, 16, 128},  // 1x1 with 64 channels
+  };
+  int failed = 0;
+  for (const Case& c : cases) failed += run_case(c);
+  sh::print(failed ? "FAIL\n" : "PASS quant kernels\n");
+  return failed;
+}
