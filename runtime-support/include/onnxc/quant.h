@@ -1344,6 +1344,16 @@ ONNXC_INLINE void pointwise_tile(const std::uint8_t* x0, index_t plane, index_t 
 
 }  // namespace detail
 
+}  // namespace rt
+}  // namespace onnxc
+
+#if defined(ONNXC_QUANT_MVE)
+#include "onnxc/quant_pointwise_mve.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
+
+namespace onnxc {
+namespace rt {
+
 // y = conv(x - x_zp, w): out(channel, flat index, acc) as for conv_integer. w_packed:
 // qconv_pointwise_pack_weights; row_sums: qconv_weight_row_sums. Needs no scratch.
 template <class Out>
@@ -1368,6 +1378,14 @@ inline void qconv_pointwise(const ConvParams& p, const std::uint8_t* x, std::uin
         const index_t block = plane - i0 < kPointwiseBlock ? plane - i0 : kPointwiseBlock;
         for (index_t j = 0; j < block; j += kPointwiseTilePositions) {
           const index_t i = i0 + j;
+#if defined(ONNXC_QUANT_MVE)
+          if (detail::pointwise_mve_applies(plane)) {
+            if (i < pair_positions)
+              detail::pointwise_tile_mve<kPointwiseTilePositions>(xb + i, plane, p.in_channels, wt, acc);
+            else
+              detail::pointwise_tile_mve<1>(xb + i, plane, p.in_channels, wt, acc);
+          } else
+#endif
           if (i < pair_positions)
             detail::pointwise_tile<kPointwiseTilePositions>(xb + i, plane, p.in_channels, wt, acc);
           else
