@@ -340,6 +340,16 @@ inline void store_row(const RequantizeOutput<Q, R>& out, index_t channel, index_
     y[j] = requantize<Q>(static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[j]) + add), r, out.zero_point);
 }
 
+}  // namespace rt
+}  // namespace onnxc
+
+#if defined(ONNXC_QUANT_MVE) && (__ARM_FEATURE_MVE & 2) && !defined(ONNXC_REQUANTIZE_IN_INTEGERS)
+#include "onnxc/quant_requantize_mve.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
+
+namespace onnxc {
+namespace rt {
+
 #if defined(__AVX512F__)
 // store_row of the n <= 16 lanes of a vector of accumulators.
 template <class Out>

@@ -5,6 +5,7 @@
 // over odd shapes: channel counts and reductions that are not multiples of the vectors, tails
 // of columns and positions, padding, strides, x's zero point. Prints each mismatch and exits with
 // the number of failed cases.
+#include <cmath>
 #include <cstdint>
 
 #include "onnxc/quant.h"
@@ -115,6 +116,48 @@ int run_case(const Case& c) {
   return failed;
 }
 
+// store_row of requantized 8-bit outputs (Helium's vector form on the M55) against the
+// definition: saturate(round_half_even(float(acc + bias) * multiplier) + zero_point), the
+// rounding by nearbyintf in the default rounding mode.
+template <class Q>
+int requantize_case(index_t n, float multiplier, std::int32_t zero_point, std::int32_t bias) {
+  std::int32_t acc[67];
+  Q out[68];
+  const std::int32_t biases[1] = {bias};
+  const rt::Requant r = rt::make_requant(multiplier);
+  // Mostly within the output's range (ties included: multiplier 0.5 and odd sums), some far out.
+  const std::int32_t span = static_cast<std::int32_t>(400.0f / multiplier);
+  for (index_t i = 0; i < n; ++i)
+    acc[i] = i % 5 == 4 ? static_cast<std::int32_t>(next()) - (1 << 23)
+                        : static_cast<std::int32_t>(next() % static_cast<std::uint32_t>(span)) - span / 2 + 3 - bias;
+  acc[0] = 2147483647;  // wraps with the bias, as the accumulation does
+  acc[1] = -2147483647 - 1;
+  out[n] = 77;
+  rt::store_row(rt::RequantizeOutput<Q, rt::Requant>{out, biases, &r, 0, zero_point}, 0, 0, acc, n, 3);
+  for (index_t i = 0; i < n; ++i) {
+    const std::int32_t biased = static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[i]) + static_cast<std::uint32_t>(bias) - 3u);
+    const float v = std::nearbyintf(static_cast<float>(biased) * r.multiplier);
+    const float lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
+    const float q = v + static_cast<float>(zero_point);
+    const std::int32_t want = static_cast<std::int32_t>(q < lo ? lo : (q > hi ? hi : q));
+    if (out[i] != want) {
+      sh::print("store_row: at ");
+      print_number(i);
+      sh::print(": ");
+      print_number(out[i]);
+      sh::print(" expected ");
+      print_number(want);
+      sh::print("\n");
+      return 1;
+    }
+  }
+  if (out[n] != 77) {
+    sh::print("store_row wrote past the row\n");
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main() {
@@ -131,6 +174,13 @@ int main() {
   };
   int failed = 0;
   for (const Case& c : cases) failed += run_case(c);
+  const index_t lengths[] = {1, 3, 4, 7, 16, 67};
+  for (index_t n : lengths) {
+    failed += requantize_case<std::uint8_t>(n, 0.0123f, 17, 1000);
+    failed += requantize_case<std::uint8_t>(n, 3.0e-5f, 255, -70000);
+    failed += requantize_case<std::int8_t>(n, 0.00071f, -5, 12345);
+    failed += requantize_case<std::int8_t>(n, 0.5f, 0, 0);
+  }
   sh::print(failed ? "FAIL\n" : "PASS quant kernels\n");
   return failed;
 }
