@@ -860,11 +860,24 @@ ONNXC_INLINE void depthwise_3x3_row(const X* row, Depthwise3x3Row k, std::int32_
 
 }  // namespace detail
 
+}  // namespace rt
+}  // namespace onnxc
+
+#if defined(ONNXC_QUANT_MVE)
+#include "onnxc/quant_depthwise_mve.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
+
+namespace onnxc {
+namespace rt {
+
 // y = depthwise conv(x - x_zp, w - w_zp): out(channel, flat index, acc) as for conv_integer.
 // Needs no scratch: the ring of padded rows, a row of zero points and one output row's sums
 // (requantized by one store_row per row) are on the stack, about 540 bytes.
 template <class X, class W, class Out>
 inline void depthwise_3x3(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
+#if defined(ONNXC_QUANT_MVE)
+  return detail::depthwise_3x3_mve(p, x, w, out);  // (quant_depthwise_mve.h)
+#endif
   const X zx = static_cast<X>(x.zero_point_at(0));
   const index_t width = p.in_w, plane = p.in_h * p.in_w;
   X ring[3][detail::kDepthwise3x3RowBytes];

@@ -158,6 +158,39 @@ int requantize_case(index_t n, float multiplier, std::int32_t zero_point, std::i
   return 0;
 }
 
+// depthwise_3x3 ("same" 3x3, stride 1) against the direct definition, with per-channel weight
+// zero points: sum over taps inside the input of (x - zx) * (w - zw).
+template <class X>
+int depthwise_case(index_t channels, index_t h, index_t wd, X zx) {
+  static X xd[6 * 64 * 9];
+  static std::int8_t wd8[6 * 9], zw[6];
+  for (index_t i = 0; i < channels * h * wd; ++i) xd[i] = static_cast<X>(next());
+  for (index_t i = 0; i < channels * 9; ++i) wd8[i] = static_cast<std::int8_t>(next());
+  for (index_t c = 0; c < channels; ++c) zw[c] = static_cast<std::int8_t>(static_cast<int>(next() % 7) - 3);
+  xd[0] = std::numeric_limits<X>::max();
+  wd8[0] = -128;
+  const rt::ConvParams p = {1, channels, channels, channels, 1, h, wd, 1, h, wd, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0, 1, 1};
+  for (index_t c = 0; c < channels; ++c)
+    for (index_t oh = 0; oh < h; ++oh)
+      for (index_t ow = 0; ow < wd; ++ow) {
+        std::int32_t sum = 0;
+        for (index_t kh = 0; kh < 3; ++kh)
+          for (index_t kw = 0; kw < 3; ++kw) {
+            const index_t ih = oh + kh - 1, iw = ow + kw - 1;
+            if (ih < 0 || ih >= h || iw < 0 || iw >= wd) continue;
+            sum += (static_cast<std::int32_t>(xd[(c * h + ih) * wd + iw]) - zx) * (wd8[c * 9 + kh * 3 + kw] - zw[c]);
+          }
+        expected[(c * h + oh) * wd + ow] = sum;
+      }
+  const index_t n = channels * h * wd;
+  for (index_t i = 0; i < n; ++i) y[i] = -1;
+  const X zx_array[1] = {zx};
+  rt::depthwise_3x3(p, rt::QuantOperand<X>{xd, zx_array, 0}, rt::QuantOperand<std::int8_t>{wd8, zw, 1},
+                    [](index_t, index_t i, std::int32_t acc) { y[i] = acc; });
+  const Case c = {channels, channels, h, wd, 3, 1, 1, 0, 0};
+  return check("depthwise_3x3", c, n);
+}
+
 }  // namespace
 
 int main() {
@@ -174,6 +207,13 @@ int main() {
   };
   int failed = 0;
   for (const Case& c : cases) failed += run_case(c);
+  failed += depthwise_case<std::uint8_t>(3, 5, 5, 7);  // kws' width
+  failed += depthwise_case<std::uint8_t>(2, 3, 1, 255);
+  failed += depthwise_case<std::uint8_t>(4, 4, 8, 0);
+  failed += depthwise_case<std::uint8_t>(2, 7, 13, 128);
+  failed += depthwise_case<std::uint8_t>(1, 2, 64, 3);  // the widest row
+  failed += depthwise_case<std::int8_t>(3, 6, 6, -4);
+  failed += depthwise_case<std::int8_t>(2, 5, 11, 127);
   const index_t lengths[] = {1, 3, 4, 7, 16, 67};
   for (index_t n : lengths) {
     failed += requantize_case<std::uint8_t>(n, 0.0123f, 17, 1000);
