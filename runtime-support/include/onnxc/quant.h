@@ -948,10 +948,23 @@ struct QLinearMul {
   }
 };
 
+}  // namespace rt
+}  // namespace onnxc
+
+#if defined(ONNXC_QUANT_MVE)
+#include "onnxc/quant_lookup_mve.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
+
+namespace onnxc {
+namespace rt {
+
 // y[i] = table[x[i]] for 8-bit x: a quantized unary function tabulated at compile time over the
 // 256 values of x's type (table[0] is the value for the type's lowest x).
 template <class Q>
 inline void lookup(const Q* x, const Q* table, Q* y, index_t n) {
+#if defined(ONNXC_QUANT_MVE)
+  return detail::lookup_mve(x, table, y, n);  // (quant_lookup_mve.h)
+#endif
   constexpr std::int32_t lowest = std::numeric_limits<Q>::lowest();
   for (index_t i = 0; i < n; ++i) y[i] = table[static_cast<std::int32_t>(x[i]) - lowest];
 }

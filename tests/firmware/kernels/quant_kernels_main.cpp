@@ -191,6 +191,26 @@ int depthwise_case(index_t channels, index_t h, index_t wd, X zx) {
   return check("depthwise_3x3", c, n);
 }
 
+// lookup over n values: each output the table's entry at the value less the type's lowest.
+template <class Q>
+int lookup_case(index_t n) {
+  Q table[256], values[70], out[71];
+  for (int i = 0; i < 256; ++i) table[i] = static_cast<Q>(next());
+  for (index_t i = 0; i < n; ++i) values[i] = static_cast<Q>(next());
+  values[0] = std::numeric_limits<Q>::lowest();
+  if (n > 1) values[1] = std::numeric_limits<Q>::max();
+  out[n] = 42;
+  rt::lookup(values, table, out, n);
+  for (index_t i = 0; i < n; ++i)
+    if (out[i] != table[static_cast<int>(values[i]) - std::numeric_limits<Q>::lowest()]) {
+      sh::print("lookup: at ");
+      print_number(i);
+      sh::print("\n");
+      return 1;
+    }
+  return out[n] == 42 ? 0 : 1;
+}
+
 }  // namespace
 
 int main() {
@@ -214,6 +234,8 @@ int main() {
   failed += depthwise_case<std::uint8_t>(1, 2, 64, 3);  // the widest row
   failed += depthwise_case<std::int8_t>(3, 6, 6, -4);
   failed += depthwise_case<std::int8_t>(2, 5, 11, 127);
+  const index_t counts[] = {1, 15, 16, 17, 70};
+  for (index_t n : counts) failed += lookup_case<std::uint8_t>(n) + lookup_case<std::int8_t>(n);
   const index_t lengths[] = {1, 3, 4, 7, 16, 67};
   for (index_t n : lengths) {
     failed += requantize_case<std::uint8_t>(n, 0.0123f, 17, 1000);
