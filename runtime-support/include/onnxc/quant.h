@@ -561,6 +561,16 @@ inline void accumulate_pair(std::int32_t* acc, const X* x0, const X* x1, index_t
 
 }  // namespace detail
 
+}  // namespace rt
+}  // namespace onnxc
+
+#if defined(ONNXC_QUANT_MVE)
+#include "onnxc/quant_depthwise_mve.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
+
+namespace onnxc {
+namespace rt {
+
 // ConvInteger / QLinearConv geometry as for Conv (conv.h). x's zero point is per tensor, w's per
 // tensor or per output channel; out(channel, flat index, acc) receives each int32 result.
 // acc: scratch for one output plane (out_d * out_h * out_w int32). Each kernel tap adds its
@@ -568,6 +578,9 @@ inline void accumulate_pair(std::int32_t* acc, const X* x0, const X* x1, index_t
 // contiguous x without bounds checks (padding contributes nothing: it equals x's zero point).
 template <class X, class W, class Out>
 inline void conv_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out, std::int32_t* acc) {
+#if defined(ONNXC_QUANT_MVE)
+  if (detail::depthwise_rows_mve_applies(p)) return detail::depthwise_rows_mve(p, x, w, out);  // (quant_depthwise_mve.h)
+#endif
   const index_t icg = p.in_channels / p.group, ocg = p.out_channels / p.group;
   const index_t in_plane = p.in_d * p.in_h * p.in_w, out_plane = p.out_d * p.out_h * p.out_w;
   const index_t ksize = p.k_d * p.k_h * p.k_w;
@@ -860,22 +873,13 @@ ONNXC_INLINE void depthwise_3x3_row(const X* row, Depthwise3x3Row k, std::int32_
 
 }  // namespace detail
 
-}  // namespace rt
-}  // namespace onnxc
-
-#if defined(ONNXC_QUANT_MVE)
-#include "onnxc/quant_depthwise_mve.h"  // (tested under QEMU: tests/firmware/kernels)
-#endif
-
-namespace onnxc {
-namespace rt {
-
 // y = depthwise conv(x - x_zp, w - w_zp): out(channel, flat index, acc) as for conv_integer.
 // Needs no scratch: the ring of padded rows, a row of zero points and one output row's sums
 // (requantized by one store_row per row) are on the stack, about 540 bytes.
 template <class X, class W, class Out>
 inline void depthwise_3x3(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
 #if defined(ONNXC_QUANT_MVE)
+  static_assert(kDepthwise3x3MaxWidth <= detail::kDepthwiseMveBand, "the band holds a padded row");
   return detail::depthwise_3x3_mve(p, x, w, out);  // (quant_depthwise_mve.h)
 #endif
   const X zx = static_cast<X>(x.zero_point_at(0));

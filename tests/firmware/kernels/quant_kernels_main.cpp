@@ -211,6 +211,40 @@ int lookup_case(index_t n) {
   return out[n] == 42 ? 0 : 1;
 }
 
+// conv_integer of a depthwise convolution (Helium's row kernel on the M55): any kernel, stride
+// and padding, against the direct definition with per-channel weight zero points.
+int depthwise_strided_case(index_t channels, index_t h, index_t wd, index_t kh_, index_t kw_, index_t stride,
+                           index_t pad_h, index_t pad_w, std::uint8_t zx) {
+  static std::uint8_t xd[4 * 40 * 40];
+  static std::int8_t wq[4 * 25], zw[4];
+  static std::int32_t plane[40 * 40];
+  for (index_t i = 0; i < channels * h * wd; ++i) xd[i] = static_cast<std::uint8_t>(next());
+  for (index_t i = 0; i < channels * kh_ * kw_; ++i) wq[i] = static_cast<std::int8_t>(next());
+  for (index_t c = 0; c < channels; ++c) zw[c] = static_cast<std::int8_t>(static_cast<int>(next() % 5) - 2);
+  const index_t oh_n = (h + 2 * pad_h - kh_) / stride + 1, ow_n = (wd + 2 * pad_w - kw_) / stride + 1;
+  const rt::ConvParams p = {1, channels, channels, channels, 1, h, wd, 1, oh_n, ow_n, 1, kh_, kw_,
+                            1, stride, stride, 1, 1, 1, 0, pad_h, pad_w};
+  for (index_t c = 0; c < channels; ++c)
+    for (index_t oh = 0; oh < oh_n; ++oh)
+      for (index_t ow = 0; ow < ow_n; ++ow) {
+        std::int32_t sum = 0;
+        for (index_t kh = 0; kh < kh_; ++kh)
+          for (index_t kw = 0; kw < kw_; ++kw) {
+            const index_t ih = oh * stride + kh - pad_h, iw = ow * stride + kw - pad_w;
+            if (ih < 0 || ih >= h || iw < 0 || iw >= wd) continue;
+            sum += (static_cast<std::int32_t>(xd[(c * h + ih) * wd + iw]) - zx) * (wq[(c * kh_ + kh) * kw_ + kw] - zw[c]);
+          }
+        expected[(c * oh_n + oh) * ow_n + ow] = sum;
+      }
+  const index_t n = channels * oh_n * ow_n;
+  for (index_t i = 0; i < n; ++i) y[i] = -1;
+  const std::uint8_t zx_array[1] = {zx};
+  rt::conv_integer(p, rt::QuantOperand<std::uint8_t>{xd, zx_array, 0}, rt::QuantOperand<std::int8_t>{wq, zw, 1},
+                   [](index_t, index_t i, std::int32_t acc) { y[i] = acc; }, plane);
+  const Case c = {channels, channels, h, wd, kh_, stride, pad_h, 0, zx};
+  return check("depthwise conv_integer", c, n);
+}
+
 }  // namespace
 
 int main() {
@@ -234,6 +268,11 @@ int main() {
   failed += depthwise_case<std::uint8_t>(1, 2, 64, 3);  // the widest row
   failed += depthwise_case<std::int8_t>(3, 6, 6, -4);
   failed += depthwise_case<std::int8_t>(2, 5, 11, 127);
+  failed += depthwise_strided_case(3, 9, 9, 3, 3, 2, 1, 1, 7);     // MobileNet's stride 2
+  failed += depthwise_strided_case(2, 8, 8, 3, 3, 2, 0, 0, 128);   // no padding (VWW's pads end only)
+  failed += depthwise_strided_case(2, 40, 39, 3, 3, 2, 1, 1, 255);  // rows past 16 outputs
+  failed += depthwise_strided_case(4, 7, 10, 5, 5, 1, 2, 2, 3);    // 5x5, stride 1
+  failed += depthwise_strided_case(1, 6, 5, 1, 4, 3, 0, 1, 0);     // 1x4, stride 3
   const index_t counts[] = {1, 15, 16, 17, 70};
   for (index_t n : counts) failed += lookup_case<std::uint8_t>(n) + lookup_case<std::int8_t>(n);
   const index_t lengths[] = {1, 3, 4, 7, 16, 67};
