@@ -1138,6 +1138,11 @@ inline void qconv_pack_block(const ConvParams& p, const std::uint8_t* x, std::ui
         _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(hi01, hi23));
         _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(hi01, hi23));
       }
+#elif defined(ONNXC_QUANT_MVE)
+      for (; j + 16 <= chunk; j += 16) {  // 16 columns: VST40..VST43 interleave the four rows' bytes
+        const uint8x16x4_t r = {{vld1q_u8(rows[0] + j), vld1q_u8(rows[1] + j), vld1q_u8(rows[2] + j), vld1q_u8(rows[3] + j)}};
+        vst4q_u8(dst + 4 * j, r);
+      }
 #endif
       for (; j < chunk; ++j) {
         dst[4 * j] = rows[0][j];
