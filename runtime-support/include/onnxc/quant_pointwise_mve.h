@@ -9,10 +9,11 @@
 // weights are the pairs qconv_pointwise_pack_weights wrote for SMLAD ((w[m, 2k], w[m, 2k + 1])
 // per word, the tile's four channels' words adjacent), so one word gather (offsets 0, 4, 8, 12
 // words) loads one output channel's eight weights of the same channels. VMLADAVA.S16 adds the
-// eight products to a scalar. Two output channels times two positions per pass (four scalar
-// accumulators: VMLADAVA takes even registers): per eight channels 2 + 2 gathers and 4
-// VMLADAVAs for 32 multiply-accumulates. The last vector is predicated (VCTP): channels past
-// the input's are not read, and their weights are 0.
+// eight products to a scalar. Whole vectors: the whole tile of four output channels times two
+// positions in eight accumulators (pointwise_tile_vectors_mve, inline assembly). The last
+// channels (fewer than eight) and single positions: two output channels at a time
+// (pointwise_rows_mve, four accumulators), the vector predicated (VCTP): channels past the
+// input's are not read, and their weights are 0.
 #ifndef ONNXC_QUANT_POINTWISE_MVE_H
 #define ONNXC_QUANT_POINTWISE_MVE_H
 
@@ -126,9 +127,23 @@ ONNXC_INLINE void pointwise_tile_mve(const std::uint8_t* x0, index_t plane, inde
                                      PointwiseTile& out) {
   static_assert(kPointwiseTileChannels == 4, "two passes of two output channels");
   const index_t vectors = channels / 8;
-  if (Positions == 2 && vectors > 0 && channels % 8 == 0) return pointwise_tile_vectors_mve(x0, plane, vectors, w, out);
-  pointwise_rows_mve<Positions>(x0, plane, channels, w, 0, out);
-  pointwise_rows_mve<Positions>(x0, plane, channels, w, 2, out);
+  if (Positions == 1 || vectors == 0) {
+    pointwise_rows_mve<Positions>(x0, plane, channels, w, 0, out);
+    pointwise_rows_mve<Positions>(x0, plane, channels, w, 2, out);
+    return;
+  }
+  pointwise_tile_vectors_mve(x0, plane, vectors, w, out);
+  if (channels % 8 == 0) return;
+  // The last channels (fewer than eight, predicated) two rows at a time, added to the tile.
+  PointwiseTile tail;
+  const std::uint8_t* x_tail = x0 + 8 * vectors * plane;
+  const std::int32_t* w_tail = w + 4 * vectors * kPointwiseTileChannels;  // four pairs of each row per vector
+  pointwise_rows_mve<Positions>(x_tail, plane, channels % 8, w_tail, 0, tail);
+  pointwise_rows_mve<Positions>(x_tail, plane, channels % 8, w_tail, 2, tail);
+  ONNXC_UNROLL for (int r = 0; r < kPointwiseTileChannels; ++r) {
+    out[r][0] += tail[r][0];
+    out[r][1] += tail[r][1];
+  }
 }
 
 }  // namespace detail
