@@ -20,15 +20,18 @@ inline void store_row_mve(const RequantizeOutput<Q, R>& out, index_t channel, in
   const float multiplier = out.requant[channel * out.requant_stride].multiplier;
   const std::int32_t lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
   Q* y = out.y + i;
-  for (index_t j = 0; j < n; j += 4) {
-    const mve_pred16_t p = vctp32q(static_cast<std::uint32_t>(n - j));
-    const int32x4_t biased = vaddq_n_s32(vldrwq_z_s32(acc + j, p), add);  // wrapping, as the scalar form
-    int32x4_t q = vcvtnq_s32_f32(vmulq_n_f32(vcvtq_f32_s32(biased), multiplier));
-    q = vminq_s32(vmaxq_s32(vqaddq_n_s32(q, out.zero_point), vdupq_n_s32(lo)), vdupq_n_s32(hi));
-    if (std::numeric_limits<Q>::is_signed)
-      vstrbq_p_s32(reinterpret_cast<std::int8_t*>(y + j), q, p);
-    else
-      vstrbq_p_u32(reinterpret_cast<std::uint8_t*>(y + j), vreinterpretq_u32_s32(q), p);
+  const int32x4_t low = vdupq_n_s32(lo), high = vdupq_n_s32(hi);
+  // The four outputs' bytes (wrapping addition of the bias, as the scalar form).
+  const auto quantize = [&](int32x4_t sums) {
+    const int32x4_t q = vcvtnq_s32_f32(vmulq_n_f32(vcvtq_f32_s32(vaddq_n_s32(sums, add)), multiplier));
+    return vminq_s32(vmaxq_s32(vqaddq_n_s32(q, out.zero_point), low), high);
+  };
+  std::int8_t* const ys = reinterpret_cast<std::int8_t*>(y);  // (the narrowing store keeps the low bytes)
+  const index_t full = n / 4 * 4;  // whole vectors unpredicated: GCC moves each predicate through a register
+  for (index_t j = 0; j < full; j += 4) vstrbq_s32(ys + j, quantize(vldrwq_s32(acc + j)));
+  if (full < n) {
+    const mve_pred16_t p = vctp32q(static_cast<std::uint32_t>(n - full));
+    vstrbq_p_s32(ys + full, quantize(vldrwq_z_s32(acc + full, p)), p);
   }
 }
 
