@@ -561,6 +561,33 @@ inline void accumulate_pair(std::int32_t* acc, const X* x0, const X* x1, index_t
 
 }  // namespace detail
 
+// n bytes from src to dst, and n bytes of v at dst: the short runs of im2col rows. With Helium
+// sixteen bytes per predicated vector (newlib's memcpy and memset take about 4 instructions per
+// byte on these short, unaligned runs); elsewhere the library's.
+inline void copy_bytes(std::uint8_t* dst, const std::uint8_t* src, index_t n) {
+#if defined(ONNXC_QUANT_MVE)
+  index_t j = 0;
+  for (; j + 16 <= n; j += 16) vst1q_u8(dst + j, vld1q_u8(src + j));
+  if (j < n) {
+    const mve_pred16_t p = vctp8q(static_cast<std::uint32_t>(n - j));
+    vstrbq_p_u8(dst + j, vldrbq_z_u8(src + j, p), p);
+  }
+#else
+  if (n > 0) std::memcpy(dst, src, static_cast<std::size_t>(n));
+#endif
+}
+
+inline void fill_bytes(std::uint8_t* dst, std::uint8_t v, index_t n) {
+#if defined(ONNXC_QUANT_MVE)
+  const uint8x16_t value = vdupq_n_u8(v);
+  index_t j = 0;
+  for (; j + 16 <= n; j += 16) vst1q_u8(dst + j, value);
+  if (j < n) vstrbq_p_u8(dst + j, value, vctp8q(static_cast<std::uint32_t>(n - j)));
+#else
+  if (n > 0) std::memset(dst, v, static_cast<std::size_t>(n));
+#endif
+}
+
 }  // namespace rt
 }  // namespace onnxc
 
@@ -1034,29 +1061,6 @@ inline void next_tap(const ConvParams& p, ConvTap& t) {
 // the input at the flat index oh * in_w + ow + shift, one shift per tap.
 inline bool conv_keeps_row_width(const ConvParams& p) {
   return p.k_d == 1 && p.in_d == 1 && p.out_d == 1 && p.stride_h == 1 && p.stride_w == 1 && p.out_w == p.in_w;
-}
-
-// n bytes from src to dst, and n bytes of v at dst: the short runs of im2col rows. With Helium
-// sixteen bytes per predicated vector (newlib's memcpy and memset take about 4 instructions per
-// byte on these short, unaligned runs); elsewhere the library's.
-inline void copy_bytes(std::uint8_t* dst, const std::uint8_t* src, index_t n) {
-#if defined(ONNXC_QUANT_MVE)
-  for (index_t j = 0; j < n; j += 16) {
-    const mve_pred16_t p = vctp8q(static_cast<std::uint32_t>(n - j));
-    vstrbq_p_u8(dst + j, vldrbq_z_u8(src + j, p), p);
-  }
-#else
-  if (n > 0) std::memcpy(dst, src, static_cast<std::size_t>(n));
-#endif
-}
-
-inline void fill_bytes(std::uint8_t* dst, std::uint8_t v, index_t n) {
-#if defined(ONNXC_QUANT_MVE)
-  const uint8x16_t value = vdupq_n_u8(v);
-  for (index_t j = 0; j < n; j += 16) vstrbq_p_u8(dst + j, value, vctp8q(static_cast<std::uint32_t>(n - j)));
-#else
-  if (n > 0) std::memset(dst, v, static_cast<std::size_t>(n));
-#endif
 }
 
 // qconv_im2col_row for conv_keeps_row_width: one copy of the shifted plane, then the padding

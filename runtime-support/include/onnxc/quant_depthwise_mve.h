@@ -50,14 +50,10 @@ ONNXC_INLINE int32x4_t depthwise_3x3_vector(const X* src, index_t wp, const std:
   return vmlaq_n_s32(a, depthwise_load4(src + 2 * wp + 2, pred...), k[8]);
 }
 
-// n bytes from src to dst, sixteen per vector.
+// n values of a byte type from src to dst (copy_bytes, sixteen per vector).
 template <class X>
 ONNXC_INLINE void depthwise_copy_mve(const X* src, index_t n, X* dst) {
-  for (index_t j = 0; j < n; j += 16) {
-    const mve_pred16_t p = vctp8q(static_cast<std::uint32_t>(n - j));
-    vstrbq_p_u8(reinterpret_cast<std::uint8_t*>(dst + j),
-                vldrbq_z_u8(reinterpret_cast<const std::uint8_t*>(src + j), p), p);
-  }
+  copy_bytes(reinterpret_cast<std::uint8_t*>(dst), reinterpret_cast<const std::uint8_t*>(src), n);
 }
 
 template <class X, class W, class Out>
