@@ -106,6 +106,12 @@ inline bool depthwise_rows_mve_applies(const ConvParams& p) {
          (p.out_w - 1) * p.stride_w + p.k_w <= kDepthwiseMveMaxRow && p.out_w <= kDepthwiseMveMaxOut;
 }
 
+ONNXC_INLINE int32x4_t depthwise_gather4(const std::uint8_t* p, uint32x4_t offsets) {
+  return vreinterpretq_s32_u32(vldrbq_gather_offset_u32(p, offsets));
+}
+ONNXC_INLINE int32x4_t depthwise_gather4(const std::int8_t* p, uint32x4_t offsets) {
+  return vldrbq_gather_offset_s32(p, offsets);
+}
 ONNXC_INLINE int32x4_t depthwise_gather4(const std::uint8_t* p, uint32x4_t offsets, mve_pred16_t pred) {
   return vreinterpretq_s32_u32(vldrbq_gather_offset_z_u32(p, offsets, pred));
 }
@@ -113,20 +119,33 @@ ONNXC_INLINE int32x4_t depthwise_gather4(const std::int8_t* p, uint32x4_t offset
   return vldrbq_gather_offset_z_s32(p, offsets, pred);
 }
 
+// a + sum over kw of src[j * stride + kw] * k[kw] for the four lanes j (loads predicated by
+// pred..., if given).
+template <class X, class... Pred>
+ONNXC_INLINE int32x4_t depthwise_taps_mve(int32x4_t a, const X* src, index_t stride, uint32x4_t offsets,
+                                          const std::int32_t* k, index_t k_w, Pred... pred) {
+  if (stride == 1)
+    for (index_t kw = 0; kw < k_w; ++kw) a = vmlaq_n_s32(a, depthwise_load4(src + kw, pred...), k[kw]);
+  else
+    for (index_t kw = 0; kw < k_w; ++kw) a = vmlaq_n_s32(a, depthwise_gather4(src + kw, offsets, pred...), k[kw]);
+  return a;
+}
+
 // acc[ow] (ow < out_w) += sum over kw of row[ow * stride + kw] * k[kw] (= instead of += if first).
+// Whole vectors unpredicated, the last predicated.
 template <class X>
 ONNXC_INLINE void depthwise_row_taps_mve(const X* row, index_t out_w, index_t stride, const std::int32_t* k,
                                          index_t k_w, bool first, std::int32_t* acc) {
   const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0u, 1), static_cast<std::uint32_t>(stride));
-  for (index_t ow = 0; ow < out_w; ow += 4) {
-    const mve_pred16_t pred = vctp32q(static_cast<std::uint32_t>(out_w - ow));
-    int32x4_t a = first ? vdupq_n_s32(0) : vldrwq_z_s32(acc + ow, pred);
-    const X* src = row + ow * stride;
-    if (stride == 1)
-      for (index_t kw = 0; kw < k_w; ++kw) a = vmlaq_n_s32(a, depthwise_load4(src + kw, pred), k[kw]);
-    else
-      for (index_t kw = 0; kw < k_w; ++kw) a = vmlaq_n_s32(a, depthwise_gather4(src + kw, offsets, pred), k[kw]);
-    vstrwq_p_s32(acc + ow, a, pred);
+  const index_t full = out_w / 4 * 4;
+  for (index_t ow = 0; ow < full; ow += 4) {
+    const int32x4_t a = first ? vdupq_n_s32(0) : vldrwq_s32(acc + ow);
+    vstrwq_s32(acc + ow, depthwise_taps_mve(a, row + ow * stride, stride, offsets, k, k_w));
+  }
+  if (full < out_w) {
+    const mve_pred16_t pred = vctp32q(static_cast<std::uint32_t>(out_w - full));
+    const int32x4_t a = first ? vdupq_n_s32(0) : vldrwq_z_s32(acc + full, pred);
+    vstrwq_p_s32(acc + full, depthwise_taps_mve(a, row + full * stride, stride, offsets, k, k_w, pred), pred);
   }
 }
 
