@@ -11,8 +11,9 @@
 // lanes; each tap is one widening load of four bytes (VLDRB.U32 or .S32) and one VMLA by the
 // tap's weight as a scalar (x * (w - zw) needs 17 bits: 16-bit lanes would overflow), 19
 // instructions with the store for 36 multiply-accumulates; the two padded columns of each row
-// are computed and dropped. Each output row is requantized by one store_row. The band holds
-// kDepthwiseMveBand flat outputs (at least one row): about 500 bytes of stack.
+// are computed and dropped. The band's rows are moved together and requantized by one
+// store_row. The band holds kDepthwiseMveBand flat outputs (at least one row): about 500 bytes
+// of stack.
 //
 // Other depthwise convolutions (strides, other kernels and padding: MobileNet's stride-2 layers,
 // which conv_integer, the plane kernel, computes elsewhere) go row by row through
@@ -90,8 +91,13 @@ inline void depthwise_3x3_mve(const ConvParams& p, QuantOperand<X> x, QuantOpera
           const mve_pred16_t pred = vctp32q(static_cast<std::uint32_t>(flat - full));
           vstrwq_p_s32(acc + full, depthwise_3x3_vector(band + full, wp, k, pred), pred);
         }
-        for (index_t r = 0; r < rows; ++r)
-          store_row(out, c, (n * p.out_channels + c) * plane + (oh0 + r) * width, acc + r * wp, width, correction);
+        // The rows' sums side by side (dropping the padded columns), requantized by one store_row.
+        for (index_t r = 1; r < rows; ++r)
+          for (index_t j = 0; j < width; j += 4) {
+            const mve_pred16_t pred = vctp32q(static_cast<std::uint32_t>(width - j));
+            vstrwq_p_s32(acc + r * width + j, vldrwq_z_s32(acc + r * wp + j, pred), pred);
+          }
+        store_row(out, c, (n * p.out_channels + c) * plane + oh0 * width, acc, rows * width, correction);
       }
     }
 }
