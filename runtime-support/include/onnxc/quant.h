@@ -577,6 +577,24 @@ inline void copy_bytes(std::uint8_t* dst, const std::uint8_t* src, index_t n) {
 #endif
 }
 
+// dst[j] = src[j * stride] for j < n: im2col rows of strided convolutions. With Helium sixteen
+// per byte gather (offsets 0, stride, ..., 15 stride: 8-bit, so strides up to 17).
+inline void copy_bytes_strided(std::uint8_t* dst, const std::uint8_t* src, index_t stride, index_t n) {
+  index_t j = 0;
+#if defined(ONNXC_QUANT_MVE)
+  if (stride <= 17) {
+    const uint8x16_t offsets = vmulq_n_u8(vidupq_n_u8(0u, 1), static_cast<std::uint8_t>(stride));
+    for (; j + 16 <= n; j += 16) vst1q_u8(dst + j, vldrbq_gather_offset_u8(src + j * stride, offsets));
+    if (j < n) {
+      const mve_pred16_t p = vctp8q(static_cast<std::uint32_t>(n - j));
+      vstrbq_p_u8(dst + j, vldrbq_gather_offset_z_u8(src + j * stride, offsets, p), p);
+    }
+    return;
+  }
+#endif
+  for (; j < n; ++j) dst[j] = src[j * stride];
+}
+
 inline void fill_bytes(std::uint8_t* dst, std::uint8_t v, index_t n) {
 #if defined(ONNXC_QUANT_MVE)
   const uint8x16_t value = vdupq_n_u8(v);
@@ -1120,7 +1138,7 @@ inline void qconv_im2col_row(const ConvParams& p, const std::uint8_t* x, std::ui
     if (p.stride_w == 1) {
       copy_bytes(out + lo, xrow + lo, hi - lo);
     } else {
-      for (index_t ow = lo; ow < hi; ++ow) out[ow] = xrow[ow * p.stride_w];
+      if (hi > lo) copy_bytes_strided(out + lo, xrow + lo * p.stride_w, p.stride_w, hi - lo);
     }
     for (index_t ow = hi > lo ? hi : lo; ow < ow0 + seg; ++ow) out[ow] = zx;
     j += seg;
