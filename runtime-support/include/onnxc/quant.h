@@ -616,6 +616,97 @@ inline void fill_bytes(std::uint8_t* dst, std::uint8_t v, index_t n) {
 namespace onnxc {
 namespace rt {
 
+// ---- depthwise convolution row by row, for the Cortex-M cores ----
+//
+// A depthwise 2-D convolution (dilation 1, any kernel, stride and padding) without scratch, which
+// conv_integer takes on cores with the DSP extension or Helium (MobileNet's stride-2 layers; the
+// plane kernel spent about 15 instructions per multiply-accumulate on them): per output row and
+// kernel row inside the input, the input row with its horizontal padding (x's zero point) in a
+// buffer on the stack, then the kernel row's taps added to the output row's sums
+// (depthwise_row_taps: Helium's vectors in quant_depthwise_mve.h, else a load and a
+// multiply-add per tap); kernel rows above or below the input are skipped and left out of the
+// zero-point correction. One store_row per output row.
+namespace detail {
+
+constexpr index_t kDepthwiseRowsMaxRow = 256;  // padded input row bytes
+constexpr index_t kDepthwiseRowsMaxOut = 128;  // output row
+constexpr index_t kDepthwiseRowsMaxTaps = 64;
+
+inline bool depthwise_rows_applies(const ConvParams& p) {
+  return p.group == p.in_channels && p.group == p.out_channels && p.in_d == 1 && p.k_d == 1 && p.out_d == 1 &&
+         p.dilation_h == 1 && p.dilation_w == 1 && p.k_h * p.k_w <= kDepthwiseRowsMaxTaps &&
+         (p.out_w - 1) * p.stride_w + p.k_w <= kDepthwiseRowsMaxRow && p.out_w <= kDepthwiseRowsMaxOut;
+}
+
+#if !defined(ONNXC_QUANT_MVE)
+// acc[ow] (ow < out_w) += sum over kw of row[ow * stride + kw] * k[kw] (= instead of += if first).
+template <class X>
+inline void depthwise_row_taps(const X* row, index_t out_w, index_t stride, const std::int32_t* k, index_t k_w,
+                               bool first, std::int32_t* acc) {
+  if (k_w == 3) {  // the common kernel, its weights in registers
+    const std::int32_t k0 = k[0], k1 = k[1], k2 = k[2];
+    for (index_t ow = 0; ow < out_w; ++ow) {
+      const X* s = row + ow * stride;
+      const std::int32_t sum = s[0] * k0 + s[1] * k1 + s[2] * k2;
+      acc[ow] = first ? sum : acc[ow] + sum;
+    }
+    return;
+  }
+  for (index_t ow = 0; ow < out_w; ++ow) {
+    const X* s = row + ow * stride;
+    std::int32_t sum = 0;
+    for (index_t kw = 0; kw < k_w; ++kw) sum += s[kw] * k[kw];
+    acc[ow] = first ? sum : acc[ow] + sum;
+  }
+}
+#else
+template <class X>
+inline void depthwise_row_taps(const X* row, index_t out_w, index_t stride, const std::int32_t* k, index_t k_w,
+                               bool first, std::int32_t* acc) {
+  depthwise_row_taps_mve(row, out_w, stride, k, k_w, first, acc);
+}
+#endif
+
+template <class X, class W, class Out>
+inline void depthwise_rows(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
+  const X zx = static_cast<X>(x.zero_point_at(0));
+  const index_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w, taps = p.k_h * p.k_w;
+  const index_t cols = (p.out_w - 1) * p.stride_w + p.k_w;  // padded input columns the row reads
+  // Input columns [lo - pad_w, hi - pad_w) go to row[lo, hi); the rest is x's zero point.
+  const index_t lo = p.pad_w < cols ? p.pad_w : cols;
+  const index_t hi = p.pad_w + p.in_w < cols ? p.pad_w + p.in_w : cols;
+  X row[kDepthwiseRowsMaxRow];
+  std::int32_t acc[kDepthwiseRowsMaxOut];
+  for (index_t j = 0; j < cols; ++j) row[j] = zx;
+  for (index_t n = 0; n < p.batch; ++n)
+    for (index_t c = 0; c < p.out_channels; ++c) {
+      const X* xc = x.data + (n * p.in_channels + c) * in_plane;
+      const W* wc = w.data + c * taps;
+      const std::int32_t zw = w.zero_point_at(c);
+      std::int32_t k[kDepthwiseRowsMaxTaps];
+      for (index_t t = 0; t < taps; ++t) k[t] = static_cast<std::int32_t>(wc[t]) - zw;
+      for (index_t oh = 0; oh < p.out_h; ++oh) {
+        std::int32_t weight_sum = 0;  // of the kernel rows inside the input
+        bool first = true;
+        for (index_t kh = 0; kh < p.k_h; ++kh) {
+          const index_t ih = oh * p.stride_h + kh - p.pad_h;
+          if (ih < 0 || ih >= p.in_h) continue;
+          copy_bytes(reinterpret_cast<std::uint8_t*>(row + lo),
+                     reinterpret_cast<const std::uint8_t*>(xc + ih * p.in_w + lo - p.pad_w), hi - lo);
+          for (index_t kw = 0; kw < p.k_w; ++kw) weight_sum += k[kh * p.k_w + kw];
+          depthwise_row_taps(row, p.out_w, p.stride_w, k + kh * p.k_w, p.k_w, first, acc);
+          first = false;
+        }
+        if (first)
+          for (index_t ow = 0; ow < p.out_w; ++ow) acc[ow] = 0;
+        store_row(out, c, (n * p.out_channels + c) * out_plane + oh * p.out_w, acc, p.out_w,
+                  static_cast<std::int32_t>(zx) * weight_sum);
+      }
+    }
+}
+
+}  // namespace detail
+
 // ConvInteger / QLinearConv geometry as for Conv (conv.h). x's zero point is per tensor, w's per
 // tensor or per output channel; out(channel, flat index, acc) receives each int32 result.
 // acc: scratch for one output plane (out_d * out_h * out_w int32). Each kernel tap adds its
@@ -623,8 +714,8 @@ namespace rt {
 // contiguous x without bounds checks (padding contributes nothing: it equals x's zero point).
 template <class X, class W, class Out>
 inline void conv_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out, std::int32_t* acc) {
-#if defined(ONNXC_QUANT_MVE)
-  if (detail::depthwise_rows_mve_applies(p)) return detail::depthwise_rows_mve(p, x, w, out);  // (quant_depthwise_mve.h)
+#if defined(ONNXC_QUANT_MVE) || defined(ONNXC_QUANT_DUAL_MAC)
+  if (detail::depthwise_rows_applies(p)) return detail::depthwise_rows(p, x, w, out);
 #endif
   const index_t icg = p.in_channels / p.group, ocg = p.out_channels / p.group;
   const index_t in_plane = p.in_d * p.in_h * p.in_w, out_plane = p.out_d * p.out_h * p.out_w;

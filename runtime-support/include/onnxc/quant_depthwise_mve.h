@@ -15,12 +15,10 @@
 // store_row. The band holds kDepthwiseMveBand flat outputs (at least one row): about 500 bytes
 // of stack.
 //
-// Other depthwise convolutions (strides, other kernels and padding: MobileNet's stride-2 layers,
-// which conv_integer, the plane kernel, computes elsewhere) go row by row through
-// depthwise_rows_mve: per output row and kernel row inside the input, the input row with its
-// horizontal padding in a buffer on the stack, four outputs per vector, one load per tap (a byte
-// gather at offsets 0, s, 2s, 3s for stride s > 1) and one VMLA; kernel rows above or below the
-// input are skipped and left out of the zero-point correction.
+// Other depthwise convolutions (strides, other kernels and padding: MobileNet's stride-2 layers)
+// go row by row through quant.h's detail::depthwise_rows, whose kernel rows are
+// depthwise_row_taps_mve here: four outputs per vector, one load per tap (a byte gather at
+// offsets 0, s, 2s, 3s for stride s > 1) and one VMLA.
 #ifndef ONNXC_QUANT_DEPTHWISE_MVE_H
 #define ONNXC_QUANT_DEPTHWISE_MVE_H
 
@@ -102,16 +100,6 @@ inline void depthwise_3x3_mve(const ConvParams& p, QuantOperand<X> x, QuantOpera
     }
 }
 
-constexpr index_t kDepthwiseMveMaxRow = 256;  // padded input row bytes of depthwise_rows_mve
-constexpr index_t kDepthwiseMveMaxOut = 128;  // output row
-constexpr index_t kDepthwiseMveMaxTaps = 64;
-
-inline bool depthwise_rows_mve_applies(const ConvParams& p) {
-  return p.group == p.in_channels && p.group == p.out_channels && p.in_d == 1 && p.k_d == 1 && p.out_d == 1 &&
-         p.dilation_h == 1 && p.dilation_w == 1 && p.k_h * p.k_w <= kDepthwiseMveMaxTaps &&
-         (p.out_w - 1) * p.stride_w + p.k_w <= kDepthwiseMveMaxRow && p.out_w <= kDepthwiseMveMaxOut;
-}
-
 ONNXC_INLINE int32x4_t depthwise_gather4(const std::uint8_t* p, uint32x4_t offsets) {
   return vreinterpretq_s32_u32(vldrbq_gather_offset_u32(p, offsets));
 }
@@ -153,45 +141,6 @@ ONNXC_INLINE void depthwise_row_taps_mve(const X* row, index_t out_w, index_t st
     const int32x4_t a = first ? vdupq_n_s32(0) : vldrwq_z_s32(acc + full, pred);
     vstrwq_p_s32(acc + full, depthwise_taps_mve(a, row + full * stride, stride, offsets, k, k_w, pred), pred);
   }
-}
-
-// A depthwise 2-D convolution (dilation 1, any kernel, stride and padding within the limits of
-// depthwise_rows_mve_applies): out(channel, flat index, acc) as for conv_integer.
-template <class X, class W, class Out>
-inline void depthwise_rows_mve(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
-  const X zx = static_cast<X>(x.zero_point_at(0));
-  const index_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w, taps = p.k_h * p.k_w;
-  const index_t cols = (p.out_w - 1) * p.stride_w + p.k_w;  // padded input columns the row reads
-  // Input columns [lo - pad_w, hi - pad_w) go to row[lo, hi); the rest is x's zero point.
-  const index_t lo = p.pad_w < cols ? p.pad_w : cols;
-  const index_t hi = p.pad_w + p.in_w < cols ? p.pad_w + p.in_w : cols;
-  X row[kDepthwiseMveMaxRow];
-  std::int32_t acc[kDepthwiseMveMaxOut];
-  for (index_t j = 0; j < cols; ++j) row[j] = zx;
-  for (index_t n = 0; n < p.batch; ++n)
-    for (index_t c = 0; c < p.out_channels; ++c) {
-      const X* xc = x.data + (n * p.in_channels + c) * in_plane;
-      const W* wc = w.data + c * taps;
-      const std::int32_t zw = w.zero_point_at(c);
-      std::int32_t k[kDepthwiseMveMaxTaps];
-      for (index_t t = 0; t < taps; ++t) k[t] = static_cast<std::int32_t>(wc[t]) - zw;
-      for (index_t oh = 0; oh < p.out_h; ++oh) {
-        std::int32_t weight_sum = 0;  // of the kernel rows inside the input
-        bool first = true;
-        for (index_t kh = 0; kh < p.k_h; ++kh) {
-          const index_t ih = oh * p.stride_h + kh - p.pad_h;
-          if (ih < 0 || ih >= p.in_h) continue;
-          if (hi > lo) depthwise_copy_mve(xc + ih * p.in_w + lo - p.pad_w, hi - lo, row + lo);
-          for (index_t kw = 0; kw < p.k_w; ++kw) weight_sum += k[kh * p.k_w + kw];
-          depthwise_row_taps_mve(row, p.out_w, p.stride_w, k + kh * p.k_w, p.k_w, first, acc);
-          first = false;
-        }
-        if (first)
-          for (index_t ow = 0; ow < p.out_w; ++ow) acc[ow] = 0;
-        store_row(out, c, (n * p.out_channels + c) * out_plane + oh * p.out_w, acc, p.out_w,
-                  static_cast<std::int32_t>(zx) * weight_sum);
-      }
-    }
 }
 
 }  // namespace detail
