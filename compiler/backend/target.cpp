@@ -87,7 +87,7 @@ const std::vector<Target>& targets() {
       target("neon", "64-bit ARM with NEON (AArch64)", {}, "defined(__ARM_NEON) && defined(__aarch64__)", kSimd | kElfIncbinOnHost),
       target("cortex-m4", "Arm Cortex-M4 with the DSP extension: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
       target("cortex-m7", "Arm Cortex-M7: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
-      target("cortex-m55", "Arm Cortex-M55: portable C++ kernels (no Helium yet), SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
+      target("cortex-m55", "Arm Cortex-M55: portable C++ kernels, Helium (MVE) for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
   };
   return all;
 }

@@ -31,6 +31,10 @@
 #include <arm_acle.h>
 #define ONNXC_QUANT_DUAL_MAC 1  // dual 16-bit multiply-accumulate (SMLAD)
 #endif
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)  // Helium integer vectors (Cortex-M55, M85)
+#include <arm_mve.h>
+#define ONNXC_QUANT_MVE 1
+#endif
 
 #include "onnxc/base.h"
 #include "onnxc/conv.h"
@@ -336,6 +340,16 @@ inline void store_row(const RequantizeOutput<Q, R>& out, index_t channel, index_
     y[j] = requantize<Q>(static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[j]) + add), r, out.zero_point);
 }
 
+}  // namespace rt
+}  // namespace onnxc
+
+#if defined(ONNXC_QUANT_MVE) && (__ARM_FEATURE_MVE & 2) && !defined(ONNXC_REQUANTIZE_IN_INTEGERS)
+#include "onnxc/quant_requantize_mve.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
+
+namespace onnxc {
+namespace rt {
+
 #if defined(__AVX512F__)
 // store_row of the n <= 16 lanes of a vector of accumulators.
 template <class Out>
@@ -547,6 +561,152 @@ inline void accumulate_pair(std::int32_t* acc, const X* x0, const X* x1, index_t
 
 }  // namespace detail
 
+// n bytes from src to dst, and n bytes of v at dst: the short runs of im2col rows. With Helium
+// sixteen bytes per predicated vector (newlib's memcpy and memset take about 4 instructions per
+// byte on these short, unaligned runs); elsewhere the library's.
+inline void copy_bytes(std::uint8_t* dst, const std::uint8_t* src, index_t n) {
+#if defined(ONNXC_QUANT_MVE)
+  index_t j = 0;
+  for (; j + 16 <= n; j += 16) vst1q_u8(dst + j, vld1q_u8(src + j));
+  if (j < n) {
+    const mve_pred16_t p = vctp8q(static_cast<std::uint32_t>(n - j));
+    vstrbq_p_u8(dst + j, vldrbq_z_u8(src + j, p), p);
+  }
+#else
+  if (n > 0) std::memcpy(dst, src, static_cast<std::size_t>(n));
+#endif
+}
+
+// dst[j] = src[j * stride] for j < n: im2col rows of strided convolutions. With Helium sixteen
+// per byte gather (offsets 0, stride, ..., 15 stride: 8-bit, so strides up to 17).
+inline void copy_bytes_strided(std::uint8_t* dst, const std::uint8_t* src, index_t stride, index_t n) {
+  index_t j = 0;
+#if defined(ONNXC_QUANT_MVE)
+  if (stride <= 17) {
+    const uint8x16_t offsets = vmulq_n_u8(vidupq_n_u8(0u, 1), static_cast<std::uint8_t>(stride));
+    for (; j + 16 <= n; j += 16) vst1q_u8(dst + j, vldrbq_gather_offset_u8(src + j * stride, offsets));
+    if (j < n) {
+      const mve_pred16_t p = vctp8q(static_cast<std::uint32_t>(n - j));
+      vstrbq_p_u8(dst + j, vldrbq_gather_offset_z_u8(src + j * stride, offsets, p), p);
+    }
+    return;
+  }
+#endif
+  for (; j < n; ++j) dst[j] = src[j * stride];
+}
+
+inline void fill_bytes(std::uint8_t* dst, std::uint8_t v, index_t n) {
+#if defined(ONNXC_QUANT_MVE)
+  const uint8x16_t value = vdupq_n_u8(v);
+  index_t j = 0;
+  for (; j + 16 <= n; j += 16) vst1q_u8(dst + j, value);
+  if (j < n) vstrbq_p_u8(dst + j, value, vctp8q(static_cast<std::uint32_t>(n - j)));
+#else
+  if (n > 0) std::memset(dst, v, static_cast<std::size_t>(n));
+#endif
+}
+
+}  // namespace rt
+}  // namespace onnxc
+
+#if defined(ONNXC_QUANT_MVE)
+#include "onnxc/quant_depthwise_mve.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
+
+namespace onnxc {
+namespace rt {
+
+// ---- depthwise convolution row by row, for the Cortex-M cores ----
+//
+// A depthwise 2-D convolution (dilation 1, any kernel, stride and padding) without scratch, which
+// conv_integer takes on cores with the DSP extension or Helium (MobileNet's stride-2 layers; the
+// plane kernel spent about 15 instructions per multiply-accumulate on them): per output row and
+// kernel row inside the input, the input row with its horizontal padding (x's zero point) in a
+// buffer on the stack, then the kernel row's taps added to the output row's sums
+// (depthwise_row_taps: Helium's vectors in quant_depthwise_mve.h, else a load and a
+// multiply-add per tap); kernel rows above or below the input are skipped and left out of the
+// zero-point correction. One store_row per output row.
+namespace detail {
+
+constexpr index_t kDepthwiseRowsMaxRow = 256;  // padded input row bytes
+constexpr index_t kDepthwiseRowsMaxOut = 128;  // output row
+constexpr index_t kDepthwiseRowsMaxTaps = 64;
+
+inline bool depthwise_rows_applies(const ConvParams& p) {
+  return p.group == p.in_channels && p.group == p.out_channels && p.in_d == 1 && p.k_d == 1 && p.out_d == 1 &&
+         p.dilation_h == 1 && p.dilation_w == 1 && p.k_h * p.k_w <= kDepthwiseRowsMaxTaps &&
+         (p.out_w - 1) * p.stride_w + p.k_w <= kDepthwiseRowsMaxRow && p.out_w <= kDepthwiseRowsMaxOut;
+}
+
+#if !defined(ONNXC_QUANT_MVE)
+// acc[ow] (ow < out_w) += sum over kw of row[ow * stride + kw] * k[kw] (= instead of += if first).
+template <class X>
+inline void depthwise_row_taps(const X* row, index_t out_w, index_t stride, const std::int32_t* k, index_t k_w,
+                               bool first, std::int32_t* acc) {
+  if (k_w == 3) {  // the common kernel, its weights in registers
+    const std::int32_t k0 = k[0], k1 = k[1], k2 = k[2];
+    for (index_t ow = 0; ow < out_w; ++ow) {
+      const X* s = row + ow * stride;
+      const std::int32_t sum = s[0] * k0 + s[1] * k1 + s[2] * k2;
+      acc[ow] = first ? sum : acc[ow] + sum;
+    }
+    return;
+  }
+  for (index_t ow = 0; ow < out_w; ++ow) {
+    const X* s = row + ow * stride;
+    std::int32_t sum = 0;
+    for (index_t kw = 0; kw < k_w; ++kw) sum += s[kw] * k[kw];
+    acc[ow] = first ? sum : acc[ow] + sum;
+  }
+}
+#else
+template <class X>
+inline void depthwise_row_taps(const X* row, index_t out_w, index_t stride, const std::int32_t* k, index_t k_w,
+                               bool first, std::int32_t* acc) {
+  depthwise_row_taps_mve(row, out_w, stride, k, k_w, first, acc);
+}
+#endif
+
+template <class X, class W, class Out>
+inline void depthwise_rows(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
+  const X zx = static_cast<X>(x.zero_point_at(0));
+  const index_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w, taps = p.k_h * p.k_w;
+  const index_t cols = (p.out_w - 1) * p.stride_w + p.k_w;  // padded input columns the row reads
+  // Input columns [lo - pad_w, hi - pad_w) go to row[lo, hi); the rest is x's zero point.
+  const index_t lo = p.pad_w < cols ? p.pad_w : cols;
+  const index_t hi = p.pad_w + p.in_w < cols ? p.pad_w + p.in_w : cols;
+  X row[kDepthwiseRowsMaxRow];
+  std::int32_t acc[kDepthwiseRowsMaxOut];
+  for (index_t j = 0; j < cols; ++j) row[j] = zx;
+  for (index_t n = 0; n < p.batch; ++n)
+    for (index_t c = 0; c < p.out_channels; ++c) {
+      const X* xc = x.data + (n * p.in_channels + c) * in_plane;
+      const W* wc = w.data + c * taps;
+      const std::int32_t zw = w.zero_point_at(c);
+      std::int32_t k[kDepthwiseRowsMaxTaps];
+      for (index_t t = 0; t < taps; ++t) k[t] = static_cast<std::int32_t>(wc[t]) - zw;
+      for (index_t oh = 0; oh < p.out_h; ++oh) {
+        std::int32_t weight_sum = 0;  // of the kernel rows inside the input
+        bool first = true;
+        for (index_t kh = 0; kh < p.k_h; ++kh) {
+          const index_t ih = oh * p.stride_h + kh - p.pad_h;
+          if (ih < 0 || ih >= p.in_h) continue;
+          copy_bytes(reinterpret_cast<std::uint8_t*>(row + lo),
+                     reinterpret_cast<const std::uint8_t*>(xc + ih * p.in_w + lo - p.pad_w), hi - lo);
+          for (index_t kw = 0; kw < p.k_w; ++kw) weight_sum += k[kh * p.k_w + kw];
+          depthwise_row_taps(row, p.out_w, p.stride_w, k + kh * p.k_w, p.k_w, first, acc);
+          first = false;
+        }
+        if (first)
+          for (index_t ow = 0; ow < p.out_w; ++ow) acc[ow] = 0;
+        store_row(out, c, (n * p.out_channels + c) * out_plane + oh * p.out_w, acc, p.out_w,
+                  static_cast<std::int32_t>(zx) * weight_sum);
+      }
+    }
+}
+
+}  // namespace detail
+
 // ConvInteger / QLinearConv geometry as for Conv (conv.h). x's zero point is per tensor, w's per
 // tensor or per output channel; out(channel, flat index, acc) receives each int32 result.
 // acc: scratch for one output plane (out_d * out_h * out_w int32). Each kernel tap adds its
@@ -554,6 +714,9 @@ inline void accumulate_pair(std::int32_t* acc, const X* x0, const X* x1, index_t
 // contiguous x without bounds checks (padding contributes nothing: it equals x's zero point).
 template <class X, class W, class Out>
 inline void conv_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out, std::int32_t* acc) {
+#if defined(ONNXC_QUANT_MVE) || defined(ONNXC_QUANT_DUAL_MAC)
+  if (detail::depthwise_rows_applies(p)) return detail::depthwise_rows(p, x, w, out);
+#endif
   const index_t icg = p.in_channels / p.group, ocg = p.out_channels / p.group;
   const index_t in_plane = p.in_d * p.in_h * p.in_w, out_plane = p.out_d * p.out_h * p.out_w;
   const index_t ksize = p.k_d * p.k_h * p.k_w;
@@ -851,6 +1014,10 @@ ONNXC_INLINE void depthwise_3x3_row(const X* row, Depthwise3x3Row k, std::int32_
 // (requantized by one store_row per row) are on the stack, about 540 bytes.
 template <class X, class W, class Out>
 inline void depthwise_3x3(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
+#if defined(ONNXC_QUANT_MVE)
+  static_assert(kDepthwise3x3MaxWidth <= detail::kDepthwiseMveBand, "the band holds a padded row");
+  return detail::depthwise_3x3_mve(p, x, w, out);  // (quant_depthwise_mve.h)
+#endif
   const X zx = static_cast<X>(x.zero_point_at(0));
   const index_t width = p.in_w, plane = p.in_h * p.in_w;
   X ring[3][detail::kDepthwise3x3RowBytes];
@@ -921,10 +1088,23 @@ struct QLinearMul {
   }
 };
 
+}  // namespace rt
+}  // namespace onnxc
+
+#if defined(ONNXC_QUANT_MVE)
+#include "onnxc/quant_lookup_mve.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
+
+namespace onnxc {
+namespace rt {
+
 // y[i] = table[x[i]] for 8-bit x: a quantized unary function tabulated at compile time over the
 // 256 values of x's type (table[0] is the value for the type's lowest x).
 template <class Q>
 inline void lookup(const Q* x, const Q* table, Q* y, index_t n) {
+#if defined(ONNXC_QUANT_MVE)
+  return detail::lookup_mve(x, table, y, n);  // (quant_lookup_mve.h)
+#endif
   constexpr std::int32_t lowest = std::numeric_limits<Q>::lowest();
   for (index_t i = 0; i < n; ++i) y[i] = table[static_cast<std::int32_t>(x[i]) - lowest];
 }
@@ -1002,9 +1182,9 @@ inline void qconv_im2col_row_shifted(const ConvParams& p, const std::uint8_t* xc
   const index_t plane = p.in_h * p.in_w;
   const index_t lo = start < 0 ? (-start < cols ? -start : cols) : 0;        // columns before the plane
   const index_t hi = plane - start < cols ? (plane - start > lo ? plane - start : lo) : cols;  // and after it
-  std::memset(row, zx, static_cast<std::size_t>(lo));
-  if (hi > lo) std::memcpy(row + lo, xc + start + lo, static_cast<std::size_t>(hi - lo));
-  std::memset(row + hi, zx, static_cast<std::size_t>(cols - hi));
+  fill_bytes(row, zx, lo);
+  copy_bytes(row + lo, xc + start + lo, hi - lo);
+  fill_bytes(row + hi, zx, cols - hi);
   // Output columns [0, left) and [right, out_w) of every row tap outside the input row.
   const index_t left = column_shift < 0 ? (-column_shift < p.out_w ? -column_shift : p.out_w) : 0;
   const index_t right = column_shift > 0 ? (column_shift < p.out_w ? p.out_w - column_shift : 0) : p.out_w;
@@ -1025,7 +1205,7 @@ inline void qconv_im2col_row(const ConvParams& p, const std::uint8_t* x, std::ui
   const std::uint8_t* xc = x + tap.ic * p.in_d * p.in_h * p.in_w;
   if (conv_reads_input_as_matrix(p)) {  // 1x1, stride 1, no padding: the row is the plane
     const index_t first = (from.od * p.out_h + from.oh) * p.out_w + from.ow;
-    std::memcpy(row, xc + first, static_cast<std::size_t>(cols));
+    copy_bytes(row, xc + first, cols);
     return;
   }
   if (conv_keeps_row_width(p)) return qconv_im2col_row_shifted(p, xc, zx, tap, from, cols, row);
@@ -1047,9 +1227,9 @@ inline void qconv_im2col_row(const ConvParams& p, const std::uint8_t* x, std::ui
     }
     for (index_t ow = ow0; ow < lo; ++ow) out[ow] = zx;
     if (p.stride_w == 1) {
-      if (hi > lo) std::memcpy(out + lo, xrow + lo, static_cast<std::size_t>(hi - lo));
+      copy_bytes(out + lo, xrow + lo, hi - lo);
     } else {
-      for (index_t ow = lo; ow < hi; ++ow) out[ow] = xrow[ow * p.stride_w];
+      if (hi > lo) copy_bytes_strided(out + lo, xrow + lo * p.stride_w, p.stride_w, hi - lo);
     }
     for (index_t ow = hi > lo ? hi : lo; ow < ow0 + seg; ++ow) out[ow] = zx;
     j += seg;
@@ -1094,6 +1274,11 @@ inline void qconv_pack_block(const ConvParams& p, const std::uint8_t* x, std::ui
         _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(hi01, hi23));
         _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(hi01, hi23));
       }
+#elif defined(ONNXC_QUANT_MVE)
+      for (; j + 16 <= chunk; j += 16) {  // 16 columns: VST40..VST43 interleave the four rows' bytes
+        const uint8x16x4_t r = {{vld1q_u8(rows[0] + j), vld1q_u8(rows[1] + j), vld1q_u8(rows[2] + j), vld1q_u8(rows[3] + j)}};
+        vst4q_u8(dst + 4 * j, r);
+      }
 #endif
       for (; j < chunk; ++j) {
         dst[4 * j] = rows[0][j];
@@ -1125,6 +1310,9 @@ inline std::int32_t weight_group(const std::int8_t* row, index_t k_total, index_
 }  // namespace onnxc
 
 #include "onnxc/quant_gemm_armv7em_dsp.h"  // (uses the dual 16-bit helpers above; tested on hosts too)
+#if defined(ONNXC_QUANT_MVE)
+#include "onnxc/quant_gemm_mve.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
 
 namespace onnxc {
 namespace rt {
@@ -1150,6 +1338,13 @@ inline void qconv_tile(const std::int8_t* w, index_t k_total, index_t groups, co
   }
   for (int r = 0; r < Rows; ++r)
     for (int v = 0; v < Vectors; ++v) _mm512_storeu_si512(acc[r] + v * kQConvColumnQuantum, sums[r][v]);
+#elif defined(ONNXC_QUANT_MVE)
+  // Tiles of two rows times two columns, sixteen k per vector (quant_gemm_mve.h).
+  for (int r = 0; r + 1 < Rows; r += 2)
+    qconv_tile_mve<2>(w + r * k_total, k_total, groups, col + j0 * 4, stride_cols, kQConvColumnQuantum * Vectors, acc + r);
+  if (Rows % 2)
+    qconv_tile_mve<1>(w + (Rows - 1) * k_total, k_total, groups, col + j0 * 4, stride_cols, kQConvColumnQuantum * Vectors,
+                      acc + (Rows - 1));
 #elif defined(ONNXC_QUANT_DUAL_MAC)
   // Tiles of two rows times two columns in registers (quant_gemm_armv7em_dsp.h).
   for (int r = 0; r + 1 < Rows; r += 2)
@@ -1330,6 +1525,16 @@ ONNXC_INLINE void pointwise_tile(const std::uint8_t* x0, index_t plane, index_t 
 
 }  // namespace detail
 
+}  // namespace rt
+}  // namespace onnxc
+
+#if defined(ONNXC_QUANT_MVE)
+#include "onnxc/quant_pointwise_mve.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
+
+namespace onnxc {
+namespace rt {
+
 // y = conv(x - x_zp, w): out(channel, flat index, acc) as for conv_integer. w_packed:
 // qconv_pointwise_pack_weights; row_sums: qconv_weight_row_sums. Needs no scratch.
 template <class Out>
@@ -1354,6 +1559,14 @@ inline void qconv_pointwise(const ConvParams& p, const std::uint8_t* x, std::uin
         const index_t block = plane - i0 < kPointwiseBlock ? plane - i0 : kPointwiseBlock;
         for (index_t j = 0; j < block; j += kPointwiseTilePositions) {
           const index_t i = i0 + j;
+#if defined(ONNXC_QUANT_MVE)
+          if (detail::pointwise_mve_applies(plane)) {
+            if (i < pair_positions)
+              detail::pointwise_tile_mve<kPointwiseTilePositions>(xb + i, plane, p.in_channels, wt, acc);
+            else
+              detail::pointwise_tile_mve<1>(xb + i, plane, p.in_channels, wt, acc);
+          } else
+#endif
           if (i < pair_positions)
             detail::pointwise_tile<kPointwiseTilePositions>(xb + i, plane, p.in_channels, wt, acc);
           else
