@@ -771,8 +771,17 @@ inline void depthwise_integer_same_width(const ConvParams& p, QuantOperand<X> x,
 
 }  // namespace detail
 
+}  // namespace rt
+}  // namespace onnxc
+#include "onnxc/quant_depthwise_avx512vbmi.h"  // (uses store_vector and QuantOperand above)
+namespace onnxc {
+namespace rt {
+
 template <class X, class W, class Out>
 inline void depthwise_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out, unsigned char* scratch) {
+#if defined(ONNXC_DEPTHWISE_PERMUTE_AVX512)
+  if (detail::depthwise_permute_applies(p)) return detail::depthwise_integer_permute(p, x, w, out);
+#endif
 #if defined(ONNXC_DEPTHWISE_INTEGER_AVX512)
   if (detail::depthwise_integer_same_width_applies(p)) return detail::depthwise_integer_same_width(p, x, w, out);
 #endif
@@ -797,6 +806,28 @@ inline void depthwise_integer(const ConvParams& p, QuantOperand<X> x, QuantOpera
         std::memmove(acc + oh * p.out_w, acc + oh * wp, static_cast<std::size_t>(p.out_w) * sizeof(std::int32_t));
       store_row(out, c, (n * p.out_channels + c) * out_plane, acc, out_plane, static_cast<std::int32_t>(zx) * weight_sum);
     }
+}
+
+// Depthwise integer convolution (2-d) of any stride, dilation and padding: the byte-permute
+// kernel where it is compiled (AVX-512 VBMI), else depthwise_integer for stride 1 and dilation 1,
+// else conv_integer. Scratch: depthwise_integer_any_scratch_bytes(p), for the last two.
+inline bool depthwise_integer_any_applies(const ConvParams& p) {
+  return p.group == p.in_channels && p.group == p.out_channels && p.in_d == 1 && p.k_d == 1;
+}
+
+inline index_t depthwise_integer_any_scratch_bytes(const ConvParams& p) {
+  if (depthwise_integer_applies(p)) return depthwise_integer_scratch_bytes(p);
+  return p.out_h * p.out_w * static_cast<index_t>(sizeof(std::int32_t));
+}
+
+template <class X, class W, class Out>
+inline void depthwise_integer_any(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out,
+                                  unsigned char* scratch) {
+#if defined(ONNXC_DEPTHWISE_PERMUTE_AVX512)
+  if (detail::depthwise_permute_applies(p)) return detail::depthwise_integer_permute(p, x, w, out);
+#endif
+  if (depthwise_integer_applies(p)) return depthwise_integer(p, x, w, out, scratch);
+  conv_integer(p, x, w, out, reinterpret_cast<std::int32_t*>(scratch));
 }
 
 // 3x3 depthwise integer convolution without scratch, for cores with dual 16-bit
