@@ -129,6 +129,13 @@ inline void for_each_quant_element(const QuantLayout& q, F f) {
 // X: float, float16, bfloat16 or int32; S: the scale's type; Q: the integer output type.
 template <class X, class S, class Q>
 inline void quantize_linear(const QuantLayout& q, const X* x, const S* scale, const Q* zero_point, Q* y) {
+  if (q.scale_outer == 0 && q.scale_axis == 0 && q.scale_inner == 0) {  // per tensor: a loop compilers vectorise
+    const float s = static_cast<float>(load(scale[0]));
+    const std::int32_t zp = zero_point ? static_cast<std::int32_t>(zero_point[0]) : 0;
+    const index_t n = q.outer * q.axis * q.inner;
+    for (index_t i = 0; i < n; ++i) y[i] = quantize_value<Q>(static_cast<float>(load(x[i])) / s, zp);
+    return;
+  }
   for_each_quant_element(q, [&](index_t i, index_t s) {
     const std::int32_t zp = zero_point ? static_cast<std::int32_t>(zero_point[s]) : 0;
     y[i] = quantize_value<Q>(static_cast<float>(load(x[i])) / static_cast<float>(load(scale[s])), zp);
@@ -954,10 +961,20 @@ struct QLinearMul {
 
 // y[i] = table[x[i]] for 8-bit x: a quantized unary function tabulated at compile time over the
 // 256 values of x's type (table[0] is the value for the type's lowest x).
+}  // namespace rt
+}  // namespace onnxc
+#include "onnxc/quant_lookup_avx512vbmi.h"
+namespace onnxc {
+namespace rt {
+
 template <class Q>
 inline void lookup(const Q* x, const Q* table, Q* y, index_t n) {
   constexpr std::int32_t lowest = std::numeric_limits<Q>::lowest();
-  for (index_t i = 0; i < n; ++i) y[i] = table[static_cast<std::int32_t>(x[i]) - lowest];
+  index_t i = 0;
+#if defined(ONNXC_LOOKUP_AVX512VBMI)
+  i = detail::lookup_avx512vbmi(x, table, y, n);
+#endif
+  for (; i < n; ++i) y[i] = table[static_cast<std::int32_t>(x[i]) - lowest];
 }
 
 // The multiplier of a global average over `size` elements: x_scale / y_scale / size, in float

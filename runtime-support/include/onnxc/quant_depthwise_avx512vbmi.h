@@ -60,27 +60,36 @@ inline index_t depthwise_permute_base(const ConvParams& p, index_t f) {
 
 // The block starting at output f0: as many outputs (up to 16) as keep each kernel row's bytes
 // within 64. The lane masks come from per-lane row and column validity (16-bit lane masks per
-// kernel row and column) spread to bits 4j or 4j + 2 by PDEP.
+// kernel row and column, one vector compare each) spread to bits 4j or 4j + 2 by PDEP.
 inline void depthwise_permute_block(const ConvParams& p, index_t f0, DepthwisePermuteBlock& b) {
   const index_t out_plane = p.out_h * p.out_w, in_plane = p.in_h * p.in_w, reach = (p.k_w - 1) * p.dilation_w;
   const index_t base0 = depthwise_permute_base(p, f0);
   alignas(64) std::uint8_t offsets[64] = {};
-  std::uint32_t row_ok[kDepthwisePermuteMaxRows] = {}, column_ok[2 * kDepthwisePermuteMaxPairs] = {};
+  alignas(64) std::int32_t rows[16] = {}, columns[16] = {};
   index_t lanes = 0, oh = f0 / p.out_w, ow = f0 % p.out_w;
   while (lanes < 16 && f0 + lanes < out_plane) {
     const index_t offset = oh * p.stride_h * p.in_w + ow * p.stride_w - base0;
     if (offset < 0 || offset + reach > 63) break;  // (output rows wider than the input rows go back)
     offsets[4 * lanes] = offsets[4 * lanes + 2] = static_cast<std::uint8_t>(offset);
-    for (index_t kh = 0; kh < p.k_h; ++kh) {
-      const index_t ih = oh * p.stride_h + kh * p.dilation_h - p.pad_h;
-      if (ih >= 0 && ih < p.in_h) row_ok[kh] |= 1u << lanes;
-    }
-    for (index_t kw = 0; kw < p.k_w; ++kw) {
-      const index_t iw = ow * p.stride_w + kw * p.dilation_w - p.pad_w;
-      if (iw >= 0 && iw < p.in_w) column_ok[kw] |= 1u << lanes;
-    }
+    rows[lanes] = static_cast<std::int32_t>(oh * p.stride_h - p.pad_h);    // ih at kh = 0
+    columns[lanes] = static_cast<std::int32_t>(ow * p.stride_w - p.pad_w);  // iw at kw = 0
     ++lanes;
     if (++ow == p.out_w) ow = 0, ++oh;
+  }
+  // Per kernel row and column, the lanes whose input row (column) is inside the plane.
+  const __mmask16 used = static_cast<__mmask16>((1u << lanes) - 1u);
+  const __m512i row0 = _mm512_load_si512(rows), column0 = _mm512_load_si512(columns);
+  const __m512i height = _mm512_set1_epi32(static_cast<std::int32_t>(p.in_h));
+  const __m512i width = _mm512_set1_epi32(static_cast<std::int32_t>(p.in_w));
+  __mmask16 row_ok[kDepthwisePermuteMaxRows], column_ok[2 * kDepthwisePermuteMaxPairs];
+  for (index_t kh = 0; kh < p.k_h; ++kh) {
+    const __m512i ih = _mm512_add_epi32(row0, _mm512_set1_epi32(static_cast<std::int32_t>(kh * p.dilation_h)));
+    // 0 <= ih < in_h as one unsigned compare
+    row_ok[kh] = _mm512_mask_cmplt_epu32_mask(used, ih, height);
+  }
+  for (index_t kw = 0; kw < p.k_w; ++kw) {
+    const __m512i iw = _mm512_add_epi32(column0, _mm512_set1_epi32(static_cast<std::int32_t>(kw * p.dilation_w)));
+    column_ok[kw] = _mm512_mask_cmplt_epu32_mask(used, iw, width);
   }
   b.f0 = f0;
   b.lanes = lanes;
@@ -97,11 +106,36 @@ inline void depthwise_permute_block(const ConvParams& p, index_t f0, DepthwisePe
     const std::uint64_t below_first = first >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << first) - 1;
     b.load_mask[kh] = below_last & ~below_first;
     for (index_t q = 0; q < pairs; ++q) {
-      const std::uint64_t a = _pdep_u64(row_ok[kh] & column_ok[2 * q], first_bytes);
-      const std::uint64_t c = 2 * q + 1 < p.k_w ? _pdep_u64(row_ok[kh] & column_ok[2 * q + 1], first_bytes) : 0;
+      const std::uint64_t a = _pdep_u64(static_cast<std::uint32_t>(row_ok[kh] & column_ok[2 * q]), first_bytes);
+      const std::uint64_t c =
+          2 * q + 1 < p.k_w ? _pdep_u64(static_cast<std::uint32_t>(row_ok[kh] & column_ok[2 * q + 1]), first_bytes) : 0;
       b.lane_mask[kh * pairs + q] = a | c << 2;
     }
   }
+}
+
+// The accumulators of one block of one channel plane: per kernel row one load, per pair of taps
+// one permute and one 16-bit multiply-add.
+template <class X>
+ONNXC_INLINE __m512i depthwise_permute_sum(const DepthwisePermuteBlock& b, const X* plane, index_t rows, index_t pairs,
+                                           __m512i flip, __m512i zx_pairs, const __m512i* pair_shift,
+                                           const __m512i* weights) {
+  __m512i sum = _mm512_setzero_si512();
+  for (index_t kh = 0; kh < rows; ++kh) {
+    // (origin may precede the plane: those bytes are masked off and not read.)
+    const __m512i row = _mm512_xor_si512(
+        _mm512_maskz_loadu_epi8(b.load_mask[kh], reinterpret_cast<const char*>(plane) + b.origin[kh]), flip);
+    for (index_t q = 0; q < pairs; ++q) {
+      const __m512i index = _mm512_add_epi8(b.lane_offsets, pair_shift[q]);
+      const __m512i products = _mm512_mask_permutexvar_epi8(zx_pairs, b.lane_mask[kh * pairs + q], index, row);
+#if defined(__AVX512VNNI__)
+      sum = _mm512_dpwssd_epi32(sum, products, weights[kh * pairs + q]);
+#else
+      sum = _mm512_add_epi32(sum, _mm512_madd_epi16(products, weights[kh * pairs + q]));
+#endif
+    }
+  }
+  return sum;
 }
 
 template <class X, class W, class Out>
@@ -147,21 +181,11 @@ inline void depthwise_integer_permute(const ConvParams& p, QuantOperand<X> x, Qu
         const std::int32_t correction = zx * weight_sum;
         for (index_t i = 0; i < count; ++i) {
           const DepthwisePermuteBlock& b = blocks[i];
-          __m512i sum = _mm512_setzero_si512();
-          for (index_t kh = 0; kh < p.k_h; ++kh) {
-            // (origin may precede the plane: those bytes are masked off and not read.)
-            const __m512i row = _mm512_xor_si512(
-                _mm512_maskz_loadu_epi8(b.load_mask[kh], reinterpret_cast<const char*>(plane) + b.origin[kh]), flip);
-            for (index_t q = 0; q < pairs; ++q) {
-              const __m512i index = _mm512_add_epi8(b.lane_offsets, pair_shift[q]);
-              const __m512i products = _mm512_mask_permutexvar_epi8(zx_pairs, b.lane_mask[kh * pairs + q], index, row);
-#if defined(__AVX512VNNI__)
-              sum = _mm512_dpwssd_epi32(sum, products, weights[kh * pairs + q]);
-#else
-              sum = _mm512_add_epi32(sum, _mm512_madd_epi16(products, weights[kh * pairs + q]));
-#endif
-            }
-          }
+          // (3 x 3 and 5 x 5 kernels with constant trip counts: the loops unroll)
+          const __m512i sum =
+              p.k_h == 3 && pairs == 2   ? depthwise_permute_sum(b, plane, 3, 2, flip, zx_pairs, pair_shift, weights)
+              : p.k_h == 5 && pairs == 3 ? depthwise_permute_sum(b, plane, 5, 3, flip, zx_pairs, pair_shift, weights)
+                                         : depthwise_permute_sum(b, plane, p.k_h, pairs, flip, zx_pairs, pair_shift, weights);
           store_vector(out, c, (n * p.out_channels + c) * out_plane + b.f0, sum, b.lanes, correction);
         }
       }

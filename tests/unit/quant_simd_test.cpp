@@ -1,11 +1,15 @@
-// rt::depthwise_integer_any over the shape space against a direct sum written here: kernels
+// The int8 kernels with per-ISA variants, against references written here.
+// rt::depthwise_integer_any over the shape space against a direct sum: kernels
 // k x k, 1 x k, k x 1, strides 1-3, dilations 1-2, paddings from none to past the kernel's
 // reach, planes from 1 wide to wider than a 64-byte load, uint8 and int8 inputs, per-channel
 // weight zero points, int32 and requantized outputs. onnxc_unit_tests runs the portable kernels
 // (depthwise_integer, conv_integer); onnxc_simd_kernel_tests (-march=native) the AVX-512 VBMI
-// byte-permute kernel where the build machine has it.
+// byte-permute kernel where the build machine has it. rt::lookup (table of 256) and per-tensor
+// rt::quantize_linear over lengths around the vector widths.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -146,3 +150,42 @@ TEST_CASE("the byte-permute depthwise kernel takes every depthwise shape of the 
   }
 }
 #endif
+
+TEST_CASE("lookup reads the table at x less the type's lowest value, every length and byte", "[quant]") {
+  std::mt19937 rng(9);
+  std::uniform_int_distribution<int> byte(0, 255);
+  auto check = [&](auto type) {
+    using Q = decltype(type);
+    std::vector<Q> table(256);
+    for (int i = 0; i < 256; ++i) table[static_cast<std::size_t>(i)] = static_cast<Q>((i * 37 + 11) & 255);
+    for (index_t n : {0, 1, 63, 64, 65, 127, 128, 256, 1000}) {
+      std::vector<Q> x(static_cast<std::size_t>(n)), y(x.size());
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<Q>(i < 256 ? i : static_cast<std::size_t>(byte(rng)));
+      rt::lookup(x.data(), table.data(), y.data(), n);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        const int index = static_cast<int>(x[i]) - static_cast<int>(std::numeric_limits<Q>::lowest());
+        REQUIRE(static_cast<int>(y[i]) == ((index * 37 + 11) & 255) - (std::numeric_limits<Q>::is_signed && ((index * 37 + 11) & 255) > 127 ? 256 : 0));
+      }
+    }
+  };
+  check(uint8_t{});
+  check(int8_t{});
+}
+
+TEST_CASE("per-tensor quantize_linear rounds x / scale to nearest even and saturates, every length", "[quant]") {
+  std::mt19937 rng(10);
+  std::uniform_real_distribution<float> value(-40.0f, 40.0f);
+  const float scale = 0.125f;  // ties at every 1/16
+  for (index_t n : {1, 15, 16, 17, 64, 1000}) {
+    std::vector<float> x(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = i % 3 ? value(rng) : static_cast<float>(static_cast<int>(i) - 300) / 16.0f;
+    const rt::QuantLayout all = {1, 1, n, 1, 0, 0, 0};
+    const uint8_t zp = 100;
+    std::vector<uint8_t> y(x.size());
+    rt::quantize_linear(all, x.data(), &scale, &zp, y.data());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double rounded = std::nearbyint(static_cast<double>(x[i] / scale)) + 100.0;  // default mode: ties to even
+      REQUIRE(static_cast<double>(y[i]) == std::min(255.0, std::max(0.0, rounded)));
+    }
+  }
+}
