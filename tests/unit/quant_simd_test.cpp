@@ -189,3 +189,21 @@ TEST_CASE("per-tensor quantize_linear rounds x / scale to nearest even and satur
     }
   }
 }
+
+TEST_CASE("QLinearAdd over two same-shape tensors equals the functor on every element", "[quant]") {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(0, 255);
+  auto check = [&](auto type, rt::QLinearAdd f) {
+    using Q = decltype(type);
+    for (index_t n : {1, 15, 16, 17, 100, 4099}) {
+      std::vector<Q> a(static_cast<std::size_t>(n)), b(a.size()), y(a.size());
+      for (auto& v : a) v = static_cast<Q>(byte(rng));
+      for (auto& v : b) v = static_cast<Q>(byte(rng));
+      rt::zip(a.data(), b.data(), y.data(), n, f);
+      for (std::size_t i = 0; i < a.size(); ++i) REQUIRE(y[i] == f(a[i], b[i]));
+    }
+  };
+  check(uint8_t{}, rt::QLinearAdd{0.73f, 0.41f, 128, 120, 131});
+  check(uint8_t{}, rt::QLinearAdd{0.5f, 0.25f, 0, 3, 0});  // ties
+  check(int8_t{}, rt::QLinearAdd{1.3f, 0.9f, -3, 5, 0});
+}

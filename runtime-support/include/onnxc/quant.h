@@ -945,6 +945,12 @@ struct QLinearAdd {
   }
 };
 
+}  // namespace rt
+}  // namespace onnxc
+#include "onnxc/quant_add_avx512.h"  // (uses QLinearAdd and widen_to_epi32 above)
+namespace onnxc {
+namespace rt {
+
 // QLinearMul as an elementwise functor:
 //   c = saturate(round_half_even(multiplier * (a - a_zp) * (b - b_zp)) + c_zp),
 // multiplier = a_scale * b_scale / c_scale in float; the product of the two offsets is exact in
