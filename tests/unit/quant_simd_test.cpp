@@ -14,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "onnxc/eltwise.h"  // rt::zip (quant.h adds the AVX-512 QLinearAdd overload)
 #include "onnxc/quant.h"
 
 namespace rt = onnxc::rt;
