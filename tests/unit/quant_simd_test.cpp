@@ -208,3 +208,44 @@ TEST_CASE("QLinearAdd over two same-shape tensors equals the functor on every el
   check(uint8_t{}, rt::QLinearAdd{0.5f, 0.25f, 0, 3, 0});  // ties
   check(int8_t{}, rt::QLinearAdd{1.3f, 0.9f, -3, 5, 0});
 }
+
+TEST_CASE("qconv_gemm (VNNI, AVX2 or portable tile) matches the direct sum of a one-group convolution", "[quant]") {
+  // in channels, out channels, plane, kernel, stride, block columns: K not a multiple of 4, out
+  // channels not a multiple of the 4-row tile, blocks of 16-64 columns and a last partial one.
+  struct Case {
+    index_t c, m, hw, k, stride, cols;
+  };
+  const Case cases[] = {{3, 8, 9, 3, 1, 32}, {16, 16, 8, 3, 1, 64}, {5, 7, 11, 3, 2, 16}, {32, 6, 5, 1, 1, 16},
+                        {1, 4, 10, 5, 2, 48}};
+  std::mt19937 rng(12);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const Case& c : cases) {
+    const index_t pad = c.k / 2, o = (c.hw + 2 * pad - c.k) / c.stride + 1;
+    const rt::ConvParams p = {1, c.c, c.m, 1, 1, c.hw, c.hw, 1, o, o, 1, c.k, c.k, 1, c.stride, c.stride, 1, 1, 1,
+                              0, pad, pad};
+    std::vector<uint8_t> x(static_cast<std::size_t>(c.c * c.hw * c.hw));
+    std::vector<int8_t> w(static_cast<std::size_t>(c.m * c.c * c.k * c.k));
+    for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
+    for (auto& v : w) v = static_cast<int8_t>(byte(rng) - 128);
+    w[0] = -128, x[0] = 255;
+    const uint8_t zx = 77;
+    std::vector<int32_t> expected(static_cast<std::size_t>(c.m * o * o)), got(expected.size());
+    std::size_t i = 0;
+    for (index_t m = 0; m < c.m; ++m)
+      for (index_t oh = 0; oh < o; ++oh)
+        for (index_t ow = 0; ow < o; ++ow, ++i)
+          for (index_t ic = 0; ic < c.c; ++ic)
+            for (index_t kh = 0; kh < c.k; ++kh)
+              for (index_t kw = 0; kw < c.k; ++kw) {
+                const index_t ih = oh * c.stride + kh - pad, iw = ow * c.stride + kw - pad;
+                if (ih < 0 || ih >= c.hw || iw < 0 || iw >= c.hw) continue;
+                expected[i] += (static_cast<int32_t>(x[static_cast<std::size_t>((ic * c.hw + ih) * c.hw + iw)]) - zx) *
+                               w[static_cast<std::size_t>(((m * c.c + ic) * c.k + kh) * c.k + kw)];
+              }
+    std::vector<index_t> row_sums(static_cast<std::size_t>(c.m));
+    rt::qconv_weight_row_sums(p, w.data(), row_sums.data());
+    std::vector<uint8_t> scratch(static_cast<std::size_t>(rt::qconv_gemm_scratch_bytes(p, c.cols)));
+    rt::qconv_gemm(p, x.data(), zx, w.data(), row_sums.data(), rt::StoreInt32{got.data()}, c.cols, scratch.data());
+    CHECK(got == expected);
+  }
+}

@@ -1159,7 +1159,7 @@ inline void qconv_pack_block(const ConvParams& p, const std::uint8_t* x, std::ui
   }
 }
 
-#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#if (defined(__AVX512VNNI__) && defined(__AVX512BW__)) || defined(__AVX2__)  // (qconv_tile on both)
 // The four weights w[m, 4g .. 4g + 3] as one little-endian int32 (0 past the row's end).
 inline std::int32_t weight_group(const std::int8_t* row, index_t k_total, index_t g) {
   if (4 * g + 4 <= k_total) {
@@ -1204,6 +1204,27 @@ inline void qconv_tile(const std::int8_t* w, index_t k_total, index_t groups, co
   }
   for (int r = 0; r < Rows; ++r)
     for (int v = 0; v < Vectors; ++v) _mm512_storeu_si512(acc[r] + v * kQConvColumnQuantum, sums[r][v]);
+#elif defined(__AVX2__)
+  // Eight columns per 256-bit vector, one vector of accumulators per row for the whole
+  // reduction. Each column's four bytes (k0 k1 k2 k3) split into the 16-bit pairs (k0, k2) and
+  // (k1, k3); each weight group's bytes sign-extended the same way; two vpmaddwd give the four
+  // products' sum exactly (vpmaddubsw would saturate at 16 bits).
+  const __m256i low_bytes = _mm256_set1_epi16(0x00FF);
+  for (int v = 0; v < 2 * Vectors; ++v) {
+    __m256i sums[Rows];
+    for (int r = 0; r < Rows; ++r) sums[r] = _mm256_setzero_si256();
+    for (index_t g = 0; g < groups; ++g) {
+      const __m256i xv =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + (g * stride_cols + j0 + v * 8) * 4));
+      const __m256i x02 = _mm256_and_si256(xv, low_bytes), x13 = _mm256_srli_epi16(xv, 8);
+      for (int r = 0; r < Rows; ++r) {
+        const __m256i wv = _mm256_set1_epi32(weight_group(w + r * k_total, k_total, g));
+        const __m256i w02 = _mm256_srai_epi16(_mm256_slli_epi16(wv, 8), 8), w13 = _mm256_srai_epi16(wv, 8);
+        sums[r] = _mm256_add_epi32(sums[r], _mm256_add_epi32(_mm256_madd_epi16(x02, w02), _mm256_madd_epi16(x13, w13)));
+      }
+    }
+    for (int r = 0; r < Rows; ++r) _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc[r] + v * 8), sums[r]);
+  }
 #elif defined(ONNXC_QUANT_DUAL_MAC)
   // Tiles of two rows times two columns in registers (quant_gemm_armv7em_dsp.h).
   for (int r = 0; r + 1 < Rows; r += 2)
