@@ -113,30 +113,43 @@ def main():
         name = case_name(c)
         d = os.path.join(a.work, name)
         macs = make_model(c, d)
-        keep = os.path.join(a.work, "keep-" + name)
-        model = os.path.join(d, "model.onnx")
-        try:
-            first = run([onnxc, "bench", model, "--runs", str(a.runs), "--keep", keep, "--inputs",
-                         os.path.join(d, "test_data_set_0"), "--target", a.target])
-        except RuntimeError as e:
-            print(f"{name}: not measured: {str(e).strip().splitlines()[-1]}", file=sys.stderr)
-            continue
-        inputs = sorted(f for f in os.listdir(keep) if re.fullmatch(r"in_0_\d+\.bin", f))
-        harness = [os.path.join(keep, "harness"), "bench", str(a.runs)] + [os.path.join(keep, f) for f in inputs]
-        ours, theirs = [median_us(first)], []
-        for i in range(a.rounds):
-            theirs.append(median_us(run(["node", "ort-run.mjs", d, "--bench", str(a.runs), "--threads", "1"],
-                                        cwd=a.ort)))
-            if i > 0:
-                ours.append(median_us(run(harness)))
-        us, ort_us = statistics.median(ours), statistics.median(theirs)
-        rows.append((name, macs, us, ort_us, us / ort_us))
-        print(f"[{n + 1}/{len(grid)}] {name}: {us:.1f} us, ORT {ort_us:.1f} us, ratio {us / ort_us:.2f}", flush=True)
+        row = measure(onnxc, a.ort, name, d, macs, a.runs, a.rounds, a.target, a.work)
+        if row:
+            rows.append(row)
+            print(f"[{n + 1}/{len(grid)}] {name}: {row[2]:.1f} us, ORT {row[3]:.1f} us, ratio {row[4]:.2f}", flush=True)
+    write_summary(rows, a.target, a.rounds, a.runs, a.out)
+
+
+def measure(onnxc, ort, name, d, macs, runs, rounds, target, work):
+    """(name, macs, onnxc us, ORT us, ratio) of the model folder d, or None where onnxc cannot build
+    it: onnxc (its first bench, then the kept harness) and ORT alternated round by round, the
+    median of the rounds' medians."""
+    keep = os.path.join(work, "keep-" + name)
+    model = os.path.join(d, "model.onnx")
+    try:
+        first = run([onnxc, "bench", model, "--runs", str(runs), "--keep", keep, "--inputs",
+                     os.path.join(d, "test_data_set_0"), "--target", target])
+    except RuntimeError as e:
+        print(f"{name}: not measured: {str(e).strip().splitlines()[-1]}", file=sys.stderr)
+        return None
+    inputs = sorted(f for f in os.listdir(keep) if re.fullmatch(r"in_0_\d+\.bin", f))
+    harness = [os.path.join(keep, "harness"), "bench", str(runs)] + [os.path.join(keep, f) for f in inputs]
+    ours, theirs = [median_us(first)], []
+    for i in range(rounds):
+        theirs.append(median_us(run(["node", "ort-run.mjs", d, "--bench", str(runs), "--threads", "1"], cwd=ort)))
+        if i > 0:
+            ours.append(median_us(run(harness)))
+    us, ort_us = statistics.median(ours), statistics.median(theirs)
+    return (name, macs, us, ort_us, us / ort_us)
+
+
+def write_summary(rows, target, rounds, runs, out, worst=15):
+    """The ratio distribution and the worst cases as markdown, to `out` and stdout."""
     ratios = sorted(r[4] for r in rows)
     if not ratios:
         sys.exit("no case measured")
     q = lambda f: ratios[min(len(ratios) - 1, int(f * len(ratios)))]
-    lines = [f"{len(rows)} cases, target {a.target}, {a.rounds} rounds of {a.runs} runs, one thread.", "",
+    lines = [f"{len(rows)} cases, target {target}, {rounds} rounds of {runs} runs, one thread.", "",
              "| ratio onnxc / ORT | value |", "| --- | ---: |",
              f"| cases at or below 1.0 | {sum(r <= 1.0 for r in ratios)} of {len(ratios)} "
              f"({100.0 * sum(r <= 1.0 for r in ratios) / len(ratios):.0f} %) |",
@@ -145,10 +158,10 @@ def main():
              f"{q(0.75):.2f} / {q(0.95):.2f} / {ratios[-1]:.2f} |",
              f"| geometric mean | {float(np.exp(np.mean(np.log(ratios)))):.2f} |", "",
              "| worst cases | MMAC | onnxc us | ORT us | ratio |", "| --- | ---: | ---: | ---: | ---: |"]
-    for name, macs, us, ort_us, ratio in sorted(rows, key=lambda r: -r[4])[:15]:
+    for name, macs, us, ort_us, ratio in sorted(rows, key=lambda r: -r[4])[:worst]:
         lines.append(f"| {name} | {macs / 1e6:.2f} | {us:.1f} | {ort_us:.1f} | {ratio:.2f} |")
     text = "\n".join(lines) + "\n"
-    with open(a.out, "w") as f:
+    with open(out, "w") as f:
         f.write(text)
     print(text)
 

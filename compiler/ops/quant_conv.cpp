@@ -67,12 +67,13 @@ std::size_t plane_scratch_bytes(const Node& n) {
   return static_cast<std::size_t>(shape_numel(Shape(y.begin() + 2, y.end()))) * sizeof(int32_t);
 }
 
-// The scratch of the kernel emit_conv_call picks: none for depthwise_3x3, depthwise_integer's (a
-// padded plane and its accumulators) or conv_integer's plane.
+// The scratch of the kernel emit_conv_call picks: none for depthwise_3x3, depthwise_integer_any's
+// (depthwise_integer's padded plane and its accumulators, or conv_integer's plane) or
+// conv_integer's plane.
 std::size_t direct_scratch_bytes(const Node& n, ConvInputs in) {
   if (n.has_attr(kDepthwise3x3Attr)) return 0;
   const rt::ConvParams p = integer_conv_params(n, in);
-  if (rt::depthwise_integer_applies(p)) return static_cast<std::size_t>(rt::depthwise_integer_scratch_bytes(p));
+  if (rt::depthwise_integer_any_applies(p)) return static_cast<std::size_t>(rt::depthwise_integer_any_scratch_bytes(p));
   return plane_scratch_bytes(n);
 }
 
@@ -83,8 +84,8 @@ void emit_conv_call(const Node& n, Emitter& e, ConvInputs in, const std::string&
   const std::string w = quant_operand_code(n, e, in.w, in.w_zero_point);
   if (n.has_attr(kDepthwise3x3Attr))
     e.linef("rt::depthwise_3x3(p, {}, {}, {});", x, w, output);
-  else if (rt::depthwise_integer_applies(p))
-    e.linef("rt::depthwise_integer(p, {}, {}, {}, {});", x, w, output, e.scratch());
+  else if (rt::depthwise_integer_any_applies(p))
+    e.linef("rt::depthwise_integer_any(p, {}, {}, {}, {});", x, w, output, e.scratch());
   else
     e.linef("rt::conv_integer(p, {}, {}, {}, reinterpret_cast<std::int32_t*>({}));", x, w, output, e.scratch());
 }
@@ -228,7 +229,10 @@ const OpRegistrar qlinear_conv_op([] {
     const std::string output = emit_requantize_output(n, e, kRequantInputs, m, 7, kBias, requant_scratch);
     const int64_t cols = qconv_gemm_cols(n);
     const bool dual_mac = takes_dual_mac_kernel(n);
-    if (cols <= 0 && !dual_mac) return emit_conv_call(n, e, in, output);
+    const bool vnni = n.has_input(kVnniWeightsInput);
+    // rt::qconv_vnni needs no scratch: it runs whether or not the plan left room for an im2col
+    // block; the code built without VNNI takes the block or, without one, the direct kernel.
+    if (cols <= 0 && !dual_mac && !vnni) return emit_conv_call(n, e, in, output);
     const rt::ConvParams p = integer_conv_params(n, in);
     std::vector<rt::index_t> sums(static_cast<std::size_t>(p.out_channels));
     rt::qconv_weight_row_sums(p, n.inputs[in.w]->constant->data<int8_t>(), sums.data());
@@ -238,7 +242,6 @@ const OpRegistrar qlinear_conv_op([] {
     if (dual_mac)
       return e.linef("rt::qconv_pointwise(p, {}, {}, {}, {}, {});", e.in(in.x), x_zero_point,
                      e.in(kDualMacWeightsInput), row_sums, output);
-    const bool vnni = n.has_input(kVnniWeightsInput);
     // Each branch names the other's weights in a discarded expression: clang's -Wunused-const-variable
     // counts the preprocessed code only.
     if (vnni) e.line("#if defined(ONNXC_QCONV_VNNI)");
@@ -249,8 +252,14 @@ const OpRegistrar qlinear_conv_op([] {
     }
     if (vnni) e.line("#else");
     if (vnni) e.linef("static_cast<void>({});", e.in(kVnniWeightsInput));
-    e.linef("rt::qconv_gemm(p, {}, {}, {}, {}, {}, {}, {});", e.in(in.x), x_zero_point, e.in(in.w), row_sums, output,
-            cols, e.scratch());
+    if (cols > 0)
+      e.linef("rt::qconv_gemm(p, {}, {}, {}, {}, {}, {}, {});", e.in(in.x), x_zero_point, e.in(in.w), row_sums, output,
+              cols, e.scratch());
+    else {
+      e.line("{  // (its own p)");
+      emit_conv_call(n, e, in, output);
+      e.line("}");
+    }
     if (vnni) e.line("#endif");
   };
   d.fold = fold_qlinear_conv;

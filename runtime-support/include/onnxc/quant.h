@@ -133,6 +133,13 @@ inline void for_each_quant_element(const QuantLayout& q, F f) {
 // X: float, float16, bfloat16 or int32; S: the scale's type; Q: the integer output type.
 template <class X, class S, class Q>
 inline void quantize_linear(const QuantLayout& q, const X* x, const S* scale, const Q* zero_point, Q* y) {
+  if (q.scale_outer == 0 && q.scale_axis == 0 && q.scale_inner == 0) {  // per tensor: a loop compilers vectorise
+    const float s = static_cast<float>(load(scale[0]));
+    const std::int32_t zp = zero_point ? static_cast<std::int32_t>(zero_point[0]) : 0;
+    const index_t n = q.outer * q.axis * q.inner;
+    for (index_t i = 0; i < n; ++i) y[i] = quantize_value<Q>(static_cast<float>(load(x[i])) / s, zp);
+    return;
+  }
   for_each_quant_element(q, [&](index_t i, index_t s) {
     const std::int32_t zp = zero_point ? static_cast<std::int32_t>(zero_point[s]) : 0;
     y[i] = quantize_value<Q>(static_cast<float>(load(x[i])) / static_cast<float>(load(scale[s])), zp);
@@ -934,8 +941,17 @@ inline void depthwise_integer_same_width(const ConvParams& p, QuantOperand<X> x,
 
 }  // namespace detail
 
+}  // namespace rt
+}  // namespace onnxc
+#include "onnxc/quant_depthwise_avx512vbmi.h"  // (uses store_vector and QuantOperand above)
+namespace onnxc {
+namespace rt {
+
 template <class X, class W, class Out>
 inline void depthwise_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out, unsigned char* scratch) {
+#if defined(ONNXC_DEPTHWISE_PERMUTE_AVX512)
+  if (detail::depthwise_permute_applies(p)) return detail::depthwise_integer_permute(p, x, w, out);
+#endif
 #if defined(ONNXC_DEPTHWISE_INTEGER_AVX512)
   if (detail::depthwise_integer_same_width_applies(p)) return detail::depthwise_integer_same_width(p, x, w, out);
 #endif
@@ -960,6 +976,28 @@ inline void depthwise_integer(const ConvParams& p, QuantOperand<X> x, QuantOpera
         std::memmove(acc + oh * p.out_w, acc + oh * wp, static_cast<std::size_t>(p.out_w) * sizeof(std::int32_t));
       store_row(out, c, (n * p.out_channels + c) * out_plane, acc, out_plane, static_cast<std::int32_t>(zx) * weight_sum);
     }
+}
+
+// Depthwise integer convolution (2-d) of any stride, dilation and padding: the byte-permute
+// kernel where it is compiled (AVX-512 VBMI), else depthwise_integer for stride 1 and dilation 1,
+// else conv_integer. Scratch: depthwise_integer_any_scratch_bytes(p), for the last two.
+inline bool depthwise_integer_any_applies(const ConvParams& p) {
+  return p.group == p.in_channels && p.group == p.out_channels && p.in_d == 1 && p.k_d == 1;
+}
+
+inline index_t depthwise_integer_any_scratch_bytes(const ConvParams& p) {
+  if (depthwise_integer_applies(p)) return depthwise_integer_scratch_bytes(p);
+  return p.out_h * p.out_w * static_cast<index_t>(sizeof(std::int32_t));
+}
+
+template <class X, class W, class Out>
+inline void depthwise_integer_any(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out,
+                                  unsigned char* scratch) {
+#if defined(ONNXC_DEPTHWISE_PERMUTE_AVX512)
+  if (detail::depthwise_permute_applies(p)) return detail::depthwise_integer_permute(p, x, w, out);
+#endif
+  if (depthwise_integer_applies(p)) return depthwise_integer(p, x, w, out, scratch);
+  conv_integer(p, x, w, out, reinterpret_cast<std::int32_t*>(scratch));
 }
 
 // 3x3 depthwise integer convolution without scratch, for cores with dual 16-bit
@@ -1074,6 +1112,12 @@ struct QLinearAdd {
   }
 };
 
+}  // namespace rt
+}  // namespace onnxc
+#include "onnxc/quant_add_avx512.h"  // (uses QLinearAdd and widen_to_epi32 above)
+namespace onnxc {
+namespace rt {
+
 // QLinearMul as an elementwise functor:
 //   c = saturate(round_half_even(multiplier * (a - a_zp) * (b - b_zp)) + c_zp),
 // multiplier = a_scale * b_scale / c_scale in float; the product of the two offsets is exact in
@@ -1100,13 +1144,23 @@ namespace rt {
 
 // y[i] = table[x[i]] for 8-bit x: a quantized unary function tabulated at compile time over the
 // 256 values of x's type (table[0] is the value for the type's lowest x).
+}  // namespace rt
+}  // namespace onnxc
+#include "onnxc/quant_lookup_avx512vbmi.h"
+namespace onnxc {
+namespace rt {
+
 template <class Q>
 inline void lookup(const Q* x, const Q* table, Q* y, index_t n) {
 #if defined(ONNXC_QUANT_MVE)
   return detail::lookup_mve(x, table, y, n);  // (quant_lookup_mve.h)
 #endif
   constexpr std::int32_t lowest = std::numeric_limits<Q>::lowest();
-  for (index_t i = 0; i < n; ++i) y[i] = table[static_cast<std::int32_t>(x[i]) - lowest];
+  index_t i = 0;
+#if defined(ONNXC_LOOKUP_AVX512VBMI)
+  i = detail::lookup_avx512vbmi(x, table, y, n);
+#endif
+  for (; i < n; ++i) y[i] = table[static_cast<std::int32_t>(x[i]) - lowest];
 }
 
 // The multiplier of a global average over `size` elements: x_scale / y_scale / size, in float
@@ -1290,7 +1344,7 @@ inline void qconv_pack_block(const ConvParams& p, const std::uint8_t* x, std::ui
   }
 }
 
-#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#if (defined(__AVX512VNNI__) && defined(__AVX512BW__)) || defined(__AVX2__)  // (qconv_tile on both)
 // The four weights w[m, 4g .. 4g + 3] as one little-endian int32 (0 past the row's end).
 inline std::int32_t weight_group(const std::int8_t* row, index_t k_total, index_t g) {
   if (4 * g + 4 <= k_total) {
@@ -1345,6 +1399,27 @@ inline void qconv_tile(const std::int8_t* w, index_t k_total, index_t groups, co
   if (Rows % 2)
     qconv_tile_mve<1>(w + (Rows - 1) * k_total, k_total, groups, col + j0 * 4, stride_cols, kQConvColumnQuantum * Vectors,
                       acc + (Rows - 1));
+#elif defined(__AVX2__)
+  // Eight columns per 256-bit vector, one vector of accumulators per row for the whole
+  // reduction. Each column's four bytes (k0 k1 k2 k3) split into the 16-bit pairs (k0, k2) and
+  // (k1, k3); each weight group's bytes sign-extended the same way; two vpmaddwd give the four
+  // products' sum exactly (vpmaddubsw would saturate at 16 bits).
+  const __m256i low_bytes = _mm256_set1_epi16(0x00FF);
+  for (int v = 0; v < 2 * Vectors; ++v) {
+    __m256i sums[Rows];
+    for (int r = 0; r < Rows; ++r) sums[r] = _mm256_setzero_si256();
+    for (index_t g = 0; g < groups; ++g) {
+      const __m256i xv =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + (g * stride_cols + j0 + v * 8) * 4));
+      const __m256i x02 = _mm256_and_si256(xv, low_bytes), x13 = _mm256_srli_epi16(xv, 8);
+      for (int r = 0; r < Rows; ++r) {
+        const __m256i wv = _mm256_set1_epi32(weight_group(w + r * k_total, k_total, g));
+        const __m256i w02 = _mm256_srai_epi16(_mm256_slli_epi16(wv, 8), 8), w13 = _mm256_srai_epi16(wv, 8);
+        sums[r] = _mm256_add_epi32(sums[r], _mm256_add_epi32(_mm256_madd_epi16(x02, w02), _mm256_madd_epi16(x13, w13)));
+      }
+    }
+    for (int r = 0; r < Rows; ++r) _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc[r] + v * 8), sums[r]);
+  }
 #elif defined(ONNXC_QUANT_DUAL_MAC)
   // Tiles of two rows times two columns in registers (quant_gemm_armv7em_dsp.h).
   for (int r = 0; r + 1 < Rows; r += 2)
