@@ -1,8 +1,8 @@
 // rt::packed_gemm (onnxc/packed_gemm.h) against a double-precision product computed here, over
 // the register tiles' remainders: every column count from 1 to 100 (tiles of 3, 2 and 1 vectors
 // and a partial vector on AVX-512 and AVX2 alike), a 14 x 14 plane (196), primes; row counts that
-// leave every partial panel; K of 1, a prime and deep enough for the columns-outer order
-// (packed_gemm_columns_outer) and past it; the epilogue's activations. Built into
+// leave every partial panel; K of 1, a prime, the deepest the columns-outer order takes
+// (packed_gemm_columns_outer, SIMD targets) and one more; the epilogue's activations. Built into
 // onnxc_unit_tests (the portable kernel), onnxc_simd_kernel_tests (-march=native: AVX-512 here)
 // and onnxc_avx2_kernel_tests (-mavx2 -mfma).
 #include <catch2/catch.hpp>
@@ -11,21 +11,15 @@
 
 #include "onnxc/packed_gemm.h"
 #include "onnxc/simd.h"
+#include "kernel_test_values.h"
 
 namespace {
 
 using onnxc::rt::index_t;
 
-std::vector<float> pg_values(index_t n, int seed) {
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (index_t i = 0; i < n; ++i)
-    v[static_cast<std::size_t>(i)] = 0.125f * static_cast<float>((i * 7 + seed * 13) % 19 - 9);
-  return v;
-}
-
 void check_packed_gemm(index_t m, index_t n, index_t k, const onnxc::rt::Epilogue& e, bool with_bias) {
   namespace rt = onnxc::rt;
-  const auto a = pg_values(m * k, 1), b = pg_values(k * n, 2), bias = pg_values(m, 3);
+  const auto a = kernel_test_values(m * k, 1), b = kernel_test_values(k * n, 2), bias = kernel_test_values(m, 3);
   std::vector<float> packed(a.size()), y(static_cast<std::size_t>(m * n), -1.0f);
   rt::pack_weights(a.data(), m, k, packed.data());
   rt::packed_gemm(m, n, k, packed.data(), b.data(), n, y.data(), n, with_bias ? bias.data() : nullptr, e);
@@ -57,7 +51,11 @@ TEST_CASE("packed_gemm: the columns-outer order and the panel order agree with a
   // Columns outer (several panels, a K x 48 strip within L1, one block) and the cases just past it.
   namespace rt = onnxc::rt;
   const index_t deepest = rt::kColumnsOuterL1Floats / (rt::kTileVectorsMax * rt::kFloatLanes);  // 170 on AVX-512
+#if defined(ONNXC_SIMD)
   CHECK(rt::packed_gemm_columns_outer(40, 196, deepest));
+#else
+  CHECK_FALSE(rt::packed_gemm_columns_outer(40, 196, deepest));  // the portable kernel keeps the panel order
+#endif
   CHECK_FALSE(rt::packed_gemm_columns_outer(40, 196, deepest + 1));
   CHECK_FALSE(rt::packed_gemm_columns_outer(16, 196, 64));
   CHECK_FALSE(rt::packed_gemm_columns_outer(40, 2048, 64));

@@ -194,7 +194,8 @@ constexpr bool kMaskedTail = true;
 struct LaneMask {
   __m256i mask;
   explicit LaneMask(index_t cols)
-      : mask(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(cols)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))) {}
+      : mask(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(cols)),
+                                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))) {}
   vfloat load(const float* p) const { return _mm256_maskload_ps(p, mask); }
   void store(vfloat v, float* p) const { _mm256_maskstore_ps(p, mask, v); }
 };
@@ -262,8 +263,8 @@ ONNXC_INLINE void tail_tile(index_t cols, index_t k, const float* a, index_t a_s
   tile<Rows, 1, true>(k, a, a_step, b, y, ldy, bias, e, cols);
 }
 
-// `vectors` vectors of columns from column j in one tile, the last one partial (tail columns)
-// when `last` and the product ends in a partial vector.
+// Vecs vectors of columns from column j in one tile, the last one partial (`tail` columns) when
+// `partial`.
 template <int Rows, int Vecs, class B>
 ONNXC_INLINE void tile_of(bool partial, index_t tail, index_t j, index_t k, const float* a, index_t a_step,
                           const B& b, float* y, index_t ldy, const float* bias, const Epilogue& e) {
@@ -291,7 +292,8 @@ inline void panel_rows(index_t n, index_t k, const float* a, index_t a_step, con
   index_t j = 0;
   for (index_t t = 0; t < wide; ++t, j += 3 * L)
     tile_of<Rows, 3>(masked && rest == 0 && t + 1 == wide, tail, j, k, a, a_step, b, y, ldy, bias, e);
-  for (; rest >= 2; rest -= 2, j += 2 * L) tile_of<Rows, 2>(masked && rest == 2, tail, j, k, a, a_step, b, y, ldy, bias, e);
+  for (; rest >= 2; rest -= 2, j += 2 * L)
+    tile_of<Rows, 2>(masked && rest == 2, tail, j, k, a, a_step, b, y, ldy, bias, e);
   if (rest == 1) tile_of<Rows, 1>(masked, tail, j, k, a, a_step, b, y, ldy, bias, e), j += L;
   if (!kMaskedTail && j < n) tail_tile<Rows>(n - j, k, a, a_step, b.shifted(j), y + j, ldy, bias, e);
 }
@@ -540,9 +542,15 @@ inline void packed_gemm_narrow(index_t m, index_t n, index_t k, const float* a_p
 constexpr index_t kColumnsOuterL1Floats = 8 * 1024;  // 32 KB of the 48 KB L1
 constexpr index_t kColumnsOuterMaxCols = 1024;
 
+// (SIMD targets only: the portable kernel's 4 x 4 tiles would see strips of 3 columns.)
 inline bool packed_gemm_columns_outer(index_t m, index_t n, index_t k) {
+#if defined(ONNXC_SIMD)
   return k * kTileVectorsMax * kFloatLanes <= kColumnsOuterL1Floats && n <= kColumnsOuterMaxCols &&
          n > kTileVectorsMax * kFloatLanes && packed_gemm_panels(m) > 2;
+#else
+  (void)m, (void)n, (void)k;
+  return false;
+#endif
 }
 
 // Panels [p0, p1) times all n columns, a strip of columns at a time; the last strip takes what is
