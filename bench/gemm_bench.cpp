@@ -141,7 +141,7 @@ int main() {
   std::printf("fma_peak_gflops: %.1f\n", fma_peak_gflops());
   std::printf("gemm_512_gflops: %.1f\n", gemm_gflops(512));
   // Layers of the corpus: resnet8-cifar's 3x3 ones, squeezenet1_1's first layer and 3x3 expands,
-  // mobilenet_v2's 1x1 expansion and projection on 56 x 56.
+  // mobilenet_v2's 1x1 expansion and projection on 56 x 56 and 14 x 14, regnet_x_400mf's 7 x 7.
   const ConvLayer layers[] = {{"resnet8 16->16 3x3 32x32", 16, 16, 32, 3, 1},
                               {"resnet8 16->32 3x3/2 32x32", 16, 32, 32, 3, 2},
                               {"resnet8 64->64 3x3 8x8", 64, 64, 8, 3, 1},
@@ -149,6 +149,12 @@ int main() {
                               {"squeezenet 16->64 3x3 55x55", 16, 64, 55, 3, 1},
                               {"squeezenet 64->256 3x3 13x13", 64, 256, 13, 3, 1},
                               {"mobilenet 24->144 1x1 56x56", 24, 144, 56, 1, 1},
-                              {"mobilenet 144->24 1x1 56x56", 144, 24, 56, 1, 1}};
+                              {"mobilenet 144->24 1x1 56x56", 144, 24, 56, 1, 1},
+                              // Small planes (issue #21: 1x1 products of 49 and 196 columns), and an odd one.
+                              {"mobilenet 160->960 1x1 14x14", 160, 960, 14, 1, 1},
+                              {"mobilenet 960->160 1x1 14x14", 960, 160, 14, 1, 1},
+                              {"mobilenet 576->96 1x1 14x14", 576, 96, 14, 1, 1},
+                              {"regnet 400->400 1x1 7x7", 400, 400, 7, 1, 1},
+                              {"odd 200->300 1x1 19x19", 200, 300, 19, 1, 1}};
   for (const ConvLayer& l : layers) conv_layer(l);
 }

@@ -330,6 +330,11 @@ def gemm_cases(rnd, count):
     out, seen = [], set()
     edges = [(1, 4096, 4096, 0, 1, 1), (1, 1024, 1000, 0, 1, 1), (512, 512, 512, 0, 0, 0), (1, 1, 1, 0, 0, 0),
              (512, 1, 4096, 0, 0, 1), (512, 4096, 1, 0, 0, 0), (197, 192, 768, 0, 1, 1), (7, 4095, 33, 1, 1, 1)]
+    # Small M (tokens, a 7x7 or 14x14 plane's positions) against mid-size N and K, odd ones included (issue #21).
+    for i, m in enumerate([1, 7, 37, 49, 50, 196, 197, 784]):
+        k, n = [(192, 576), (768, 192), (160, 960), (400, 400), (127, 255), (1023, 65), (960, 160), (64, 1024)][i]
+        edges.append((m, k, n, i % 2, (i // 2) % 2, 1))
+        edges.append((m, n, k, 0, 0, 0))
     for a in edges:
         c = gemm_case(*a)
         if c:
@@ -350,7 +355,10 @@ def matmul_cases(rnd, count):
     out, seen = [], set()
     edges = [((), 197, 192, 576, True, False), ((3,), 197, 64, 197, False, True), ((3,), 197, 197, 64, False, False),
              ((1, 3), 197, 64, 197, False, True), ((), 1, 4096, 1000, True, False), ((8,), 64, 64, 64, False, False),
-             ((2, 12), 50, 64, 50, False, True), ((), 511, 257, 129, True, False)]
+             ((2, 12), 50, 64, 50, False, True), ((), 511, 257, 129, True, False),
+             # attention's Q.K^T and P.V at 37, 49 and 197 tokens (K = 64), and token GEMMs with weights
+             ((3,), 37, 64, 37, False, True), ((3,), 37, 37, 64, False, False), ((4,), 49, 64, 49, False, True),
+             ((4,), 49, 49, 64, False, False), ((), 37, 192, 576, True, False), ((), 37, 768, 192, True, False)]
     for a in edges:
         c = matmul_case(*a)
         if c:
@@ -741,8 +749,8 @@ FAMILIES = {
     "conv2d": (lambda r, n: conv2d_edges() + conv2d_cases(r, n - len(conv2d_edges())), 150),
     "conv1d": (conv1d_cases, 30),
     "convtranspose": (conv_transpose_cases, 20),
-    "gemm": (gemm_cases, 45),
-    "matmul": (matmul_cases, 35),
+    "gemm": (gemm_cases, 61),
+    "matmul": (matmul_cases, 41),
     "pool": (pool_cases, 40),
     "resize": (resize_cases, 25),
     "elementwise": (elementwise_cases, 60),

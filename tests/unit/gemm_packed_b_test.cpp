@@ -11,17 +11,11 @@
 
 #include "onnxc/gemm_dots.h"
 #include "onnxc/gemm_packed_b.h"
+#include "kernel_test_values.h"
 
 namespace {
 
 using onnxc::rt::index_t;
-
-std::vector<float> values(index_t n, int seed) {
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (index_t i = 0; i < n; ++i)
-    v[static_cast<std::size_t>(i)] = 0.125f * static_cast<float>((i * 7 + seed * 13) % 17 - 8);
-  return v;
-}
 
 double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 
@@ -36,7 +30,8 @@ struct Case {
 // dots (A not transposed), through rt::gemm_dots reading B (either way) in place.
 void check(const Case& c, bool parallel, bool plain = false, bool dots = false) {
   const index_t m = c.m, n = c.n, k = c.k;
-  const std::vector<float> a = values(m * k, 1), b = values(k * n, 2), bias = values(n, 3);
+  const std::vector<float> a = kernel_test_values(m * k, 1), b = kernel_test_values(k * n, 2);
+  const std::vector<float> bias = kernel_test_values(n, 3);
   // A is [M, K] or, transposed, [K, M]; B is [K, N] or [N, K].
   std::vector<double> expected(static_cast<std::size_t>(m * n));
   for (index_t i = 0; i < m; ++i)
@@ -142,7 +137,7 @@ TEST_CASE("gemm_dots matches a double-precision product over few and many column
 
 TEST_CASE("matmul_dots multiplies batches of few columns, B broadcast over them by its offsets") {
   const index_t m = 7, n = 3, k = 300;
-  const std::vector<float> a = values(4 * m * k, 6), b = values(2 * k * n, 7);
+  const std::vector<float> a = kernel_test_values(4 * m * k, 6), b = kernel_test_values(2 * k * n, 7);
   const std::vector<index_t> a_off = {0, m * k, 2 * m * k, 3 * m * k}, b_off = {0, k * n, 0, k * n};
   std::vector<float> y(static_cast<std::size_t>(4 * m * n));
   onnxc::rt::matmul_dots(4, a_off.data(), b_off.data(), m, n, k, a.data(), b.data(), y.data());
@@ -160,7 +155,7 @@ TEST_CASE("matmul_dots multiplies batches of few columns, B broadcast over them 
 TEST_CASE("matmul_tiles multiplies batches, B broadcast over them by its offsets") {
   // A [2, 3, m, k] times B [3, k, n] (broadcast over the first dim): 6 batches.
   const index_t m = 5, n = 37, k = 19;
-  const std::vector<float> a = values(6 * m * k, 4), b = values(3 * k * n, 5);
+  const std::vector<float> a = kernel_test_values(6 * m * k, 4), b = kernel_test_values(3 * k * n, 5);
   std::vector<index_t> a_off, b_off;
   for (index_t i = 0; i < 6; ++i) {
     a_off.push_back(i * m * k);

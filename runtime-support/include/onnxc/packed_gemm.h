@@ -6,10 +6,12 @@
 // dimensions ldb and ldy, so NCHW planes are used as they are, with no copy.
 //
 // Blocking, from the registers out:
-// - a register tile of kTileRows rows by kTileVectors vectors of y stays in registers for the
-//   whole K loop (AVX-512: 8 x 2 vectors = 16 of the 32 registers; 16-register ISAs: 4 x 3
+// - a register tile of kTileRows rows by up to kTileVectors vectors of y stays in registers for
+//   the whole K loop (AVX-512: 8 x 3 vectors = 24 of the 32 registers; 16-register ISAs: 4 x 3
 //   = 12), so each k step does kTileRows broadcasts of A, kTileVectors loads of B and
-//   kTileRows * kTileVectors FMAs;
+//   kTileRows * kTileVectors FMAs; a row's columns are cut into tiles of 3 and 2 vectors (13
+//   vectors: 3 3 3 2 2, not 3 3 3 3 1: a one-vector tile has too few accumulators to hide the
+//   FMA latency), on AVX-512 the partial last vector counted as one (masked loads);
 // - one A panel (K x 8 floats, 30 KB at K = 960) stays in L1 while the tiles sweep a block of
 //   N columns;
 // - that block of B (K x block_cols floats, at most kBlockFloats = 256 KB) stays in L2 while
@@ -29,6 +31,8 @@ namespace onnxc {
 namespace rt {
 
 constexpr index_t kPanelRows = 8;
+// The widest register tile, in vectors (packed_gemm_detail::kTileVectors on SIMD targets).
+constexpr index_t kTileVectorsMax = 3;
 constexpr index_t kBlockFloats = 64 * 1024;
 // Column blocks are multiples of 96: a whole number of tiles on every ISA (32, 24, 12 wide).
 constexpr index_t kBlockColsQuantum = 96;
@@ -163,12 +167,46 @@ ONNXC_INLINE void store_activated(const vfloat* acc, const Epilogue& e, Store st
   }
 }
 
+// (AVX-512's tile was 8 x 2: 8 x 3 loads 11 values per 24 FMAs instead of 10 per 16; M = 160,
+// K = 960, N = 196: 153 -> 171 GFLOP/s, bench/gemm_bench.)
+constexpr int kTileVectors = static_cast<int>(kTileVectorsMax);
 #if defined(__AVX512F__)
 constexpr int kTileRows = 8;
-constexpr int kTileVectors = 2;
 #else
 constexpr int kTileRows = 4;
-constexpr int kTileVectors = 3;
+#endif
+
+// The first `cols` lanes of a vector, loaded and stored under a mask made once per tile. Where
+// the ISA masks loads (AVX-512, AVX2), a partial vector costs what a whole one does, and the last
+// tile of a row takes it (kMaskedTail); elsewhere it goes through simd.h's copies, in a
+// one-vector tile of its own. (AVX2, M = 400, N = 49, K = 400: the copies made the one-column
+// tail as slow as the six vectors before it.)
+#if defined(__AVX512F__)
+constexpr bool kMaskedTail = true;
+struct LaneMask {
+  __mmask16 mask;
+  explicit LaneMask(index_t cols) : mask(static_cast<__mmask16>((1u << cols) - 1u)) {}
+  vfloat load(const float* p) const { return _mm512_maskz_loadu_ps(mask, p); }
+  void store(vfloat v, float* p) const { _mm512_mask_storeu_ps(p, mask, v); }
+};
+#elif defined(__AVX2__)
+constexpr bool kMaskedTail = true;
+struct LaneMask {
+  __m256i mask;
+  explicit LaneMask(index_t cols)
+      : mask(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(cols)),
+                                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))) {}
+  vfloat load(const float* p) const { return _mm256_maskload_ps(p, mask); }
+  void store(vfloat v, float* p) const { _mm256_maskstore_ps(p, mask, v); }
+};
+#else
+constexpr bool kMaskedTail = false;
+struct LaneMask {
+  index_t cols;
+  explicit LaneMask(index_t c) : cols(c) {}
+  vfloat load(const float* p) const { return load_partial(p, cols); }
+  void store(vfloat v, float* p) const { store_partial(v, p, cols); }
+};
 #endif
 static_assert(kTileRows * kTileVectors + kTileVectors + 1 <= kVectorRegisters, "the tile must fit the registers");
 
@@ -180,10 +218,15 @@ alignas(64) constexpr float kZeroBias[kTileRows] = {};
 
 // y[Rows, Vecs vectors] = act(a_panel[Rows, K] * b[K, Vecs vectors] + bias): the accumulators
 // live in registers for the whole K loop. `a` points at the tile's first row inside its
-// panel; rows of the panel are a_step apart.
-template <int Rows, int Vecs, class B>
+// panel; rows of the panel are a_step apart. With Partial, the last vector holds `tail` < lanes
+// columns (LaneMask's loads and stores).
+template <int Rows, int Vecs, bool Partial = false, class B>
 ONNXC_INLINE void tile(index_t k, const float* a, index_t a_step, const B& b, float* y, index_t ldy,
-                 const float* bias, const Epilogue& e) {
+                 const float* bias, const Epilogue& e, index_t tail = kFloatLanes) {
+  const LaneMask last(Partial ? tail : kFloatLanes);
+  auto load = [&](const float* p, int v) {
+    return Partial && v + 1 == Vecs ? last.load(p) : vfloat::load_unaligned(p);
+  };
   vfloat acc[Rows][Vecs];
   const float* start = bias ? bias : kZeroBias;
   ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
@@ -191,74 +234,47 @@ ONNXC_INLINE void tile(index_t k, const float* a, index_t a_step, const B& b, fl
   }
   for (index_t l = 0; l < k; ++l) {
     vfloat bv[Vecs];
-    for (int v = 0; v < Vecs; ++v) bv[v] = vfloat::load_unaligned(b.row(l) + v * kFloatLanes);
+    ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) bv[v] = load(b.row(l) + v * kFloatLanes, v);
     ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
       const vfloat av(a[l * a_step + r]);
       ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) acc[r][v] = xsimd::fma(av, bv[v], acc[r][v]);
     }
   }
-  store_activated<Rows * Vecs>(&acc[0][0], e, [&](int i, vfloat out) {
-    out.store_unaligned(y + i / Vecs * ldy + i % Vecs * kFloatLanes);
-  });
-}
-
-// Tiles of `rows` (<= kTileRows) rows, chosen at run time among the compiled shapes.
-template <int Vecs, class B>
-inline void tile_rows(index_t rows, index_t k, const float* a, index_t a_step, const B& b, float* y,
-                      index_t ldy, const float* bias, const Epilogue& e) {
-  switch (rows) {
-    case 1: return tile<1, Vecs>(k, a, a_step, b, y, ldy, bias, e);
-    case 2: return tile<2, Vecs>(k, a, a_step, b, y, ldy, bias, e);
-    case 3: return tile<3, Vecs>(k, a, a_step, b, y, ldy, bias, e);
-    case 4: return tile<4, Vecs>(k, a, a_step, b, y, ldy, bias, e);
-#if defined(__AVX512F__)
-    case 5: return tile<5, Vecs>(k, a, a_step, b, y, ldy, bias, e);
-    case 6: return tile<6, Vecs>(k, a, a_step, b, y, ldy, bias, e);
-    case 7: return tile<7, Vecs>(k, a, a_step, b, y, ldy, bias, e);
-    case 8: return tile<8, Vecs>(k, a, a_step, b, y, ldy, bias, e);
-#endif
-    default: return;
+  // (A loop over acc[] that is not unrolled makes GCC keep the accumulators in memory and store
+  // all of them on every k step: 4x slower. Since the tiles are inlined into panel_rows, that
+  // includes the loops above: without ONNXC_UNROLL there, the 4-column tail of M = 64, K = 384,
+  // N = 196 did, and the product took 99 us instead of 88.)
+  // Row by row: GCC unrolls a loop of at most 16 (ONNXC_UNROLL), and over 8 x 3 accumulators
+  // it kept a loop that addressed acc, so stored all 24 to the stack on every k step (M = 64,
+  // N = 37, K = 64: 2.2 -> 5.2 us).
+  ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
+    store_activated<Vecs>(acc[r], e, [&](int v, vfloat out) {
+      float* to = y + r * ldy + v * kFloatLanes;
+      if (Partial && v + 1 == Vecs) last.store(out, to);
+      else out.store_unaligned(to);
+    });
   }
 }
 
 // The last cols < lanes columns: a one-vector tile with partial loads and stores (simd.h).
 template <int Rows, class B>
 ONNXC_INLINE void tail_tile(index_t cols, index_t k, const float* a, index_t a_step, const B& b, float* y,
-                      index_t ldy, const float* bias, const Epilogue& e) {
-  vfloat acc[Rows];
-  const float* start = bias ? bias : kZeroBias;
-  ONNXC_UNROLL for (int r = 0; r < Rows; ++r) acc[r] = vfloat(start[r]);
-  for (index_t l = 0; l < k; ++l) {
-    const vfloat bv = load_partial(b.row(l), cols);
-    ONNXC_UNROLL for (int r = 0; r < Rows; ++r) acc[r] = xsimd::fma(vfloat(a[l * a_step + r]), bv, acc[r]);
-  }
-  // (A loop over acc[] that is not unrolled makes GCC keep the accumulators in memory and store
-  // all of them on every k step: 4x slower. Since the tiles are inlined into panel_rows, that
-  // includes the loops above: without ONNXC_UNROLL there, the 4-column tail of M = 64, K = 384,
-  // N = 196 did, and the product took 99 us instead of 88.)
-  store_activated<Rows>(acc, e, [&](int r, vfloat out) { store_partial(out, y + r * ldy, cols); });
+                            index_t ldy, const float* bias, const Epilogue& e) {
+  tile<Rows, 1, true>(k, a, a_step, b, y, ldy, bias, e, cols);
 }
 
-template <class B>
-inline void tail_rows(index_t rows, index_t cols, index_t k, const float* a, index_t a_step, const B& b,
-                      float* y, index_t ldy, const float* bias, const Epilogue& e) {
-  switch (rows) {
-    case 1: return tail_tile<1>(cols, k, a, a_step, b, y, ldy, bias, e);
-    case 2: return tail_tile<2>(cols, k, a, a_step, b, y, ldy, bias, e);
-    case 3: return tail_tile<3>(cols, k, a, a_step, b, y, ldy, bias, e);
-    case 4: return tail_tile<4>(cols, k, a, a_step, b, y, ldy, bias, e);
-#if defined(__AVX512F__)
-    case 5: return tail_tile<5>(cols, k, a, a_step, b, y, ldy, bias, e);
-    case 6: return tail_tile<6>(cols, k, a, a_step, b, y, ldy, bias, e);
-    case 7: return tail_tile<7>(cols, k, a, a_step, b, y, ldy, bias, e);
-    case 8: return tail_tile<8>(cols, k, a, a_step, b, y, ldy, bias, e);
-#endif
-    default: return;
-  }
+// Vecs vectors of columns from column j in one tile, the last one partial (`tail` columns) when
+// `partial`.
+template <int Rows, int Vecs, class B>
+ONNXC_INLINE void tile_of(bool partial, index_t tail, index_t j, index_t k, const float* a, index_t a_step,
+                          const B& b, float* y, index_t ldy, const float* bias, const Epilogue& e) {
+  if (partial) tile<Rows, Vecs, true>(k, a, a_step, b.shifted(j), y + j, ldy, bias, e, tail);
+  else tile<Rows, Vecs>(k, a, a_step, b.shifted(j), y + j, ldy, bias, e);
 }
 
-// Rows (<= kTileRows) rows of a panel times columns [0, n): wide tiles, then one-vector tiles,
-// then the tail, each inlined into its column loop. (Choosing the height per tile instead, a
+// Rows (<= kTileRows) rows of a panel times columns [0, n): tiles of 3 vectors, a remainder of 1
+// or 4 vectors as tiles of 2 (and 1 when n has a single vector), then (without masked loads) the
+// partial vector, each inlined into its column loop. (Choosing the height per tile instead, a
 // switch among eight instantiations inside the column loop, made every tile a call: GCC keeps
 // them out of line, and a call per tile, with its vzeroupper, saved registers and reloaded
 // arguments, cost M = 64, K = 16, N = 3025 78 us against 59 us inlined; at K = 16 a tile is
@@ -266,11 +282,20 @@ inline void tail_rows(index_t rows, index_t cols, index_t k, const float* a, ind
 template <int Rows, class B>
 inline void panel_rows(index_t n, index_t k, const float* a, index_t a_step, const B& b, float* y, index_t ldy,
                        const float* bias, const Epilogue& e) {
+  static_assert(kTileVectors == 3, "the remainders below are tiles of 2 and 1 vectors");
+  constexpr index_t L = kFloatLanes;
+  const index_t tail = n % L;
+  const bool masked = kMaskedTail && tail != 0;  // the partial vector in the last tile
+  const index_t vectors = n / L + (masked ? 1 : 0);
+  index_t wide = vectors / 3, rest = vectors % 3;
+  if (rest == 1 && wide > 0) --wide, rest = 4;
   index_t j = 0;
-  for (; j + kTileVectors * kFloatLanes <= n; j += kTileVectors * kFloatLanes)
-    tile<Rows, kTileVectors>(k, a, a_step, b.shifted(j), y + j, ldy, bias, e);
-  for (; j + kFloatLanes <= n; j += kFloatLanes) tile<Rows, 1>(k, a, a_step, b.shifted(j), y + j, ldy, bias, e);
-  if (j < n) tail_tile<Rows>(n - j, k, a, a_step, b.shifted(j), y + j, ldy, bias, e);
+  for (index_t t = 0; t < wide; ++t, j += 3 * L)
+    tile_of<Rows, 3>(masked && rest == 0 && t + 1 == wide, tail, j, k, a, a_step, b, y, ldy, bias, e);
+  for (; rest >= 2; rest -= 2, j += 2 * L)
+    tile_of<Rows, 2>(masked && rest == 2, tail, j, k, a, a_step, b, y, ldy, bias, e);
+  if (rest == 1) tile_of<Rows, 1>(masked, tail, j, k, a, a_step, b, y, ldy, bias, e), j += L;
+  if (!kMaskedTail && j < n) tail_tile<Rows>(n - j, k, a, a_step, b.shifted(j), y + j, ldy, bias, e);
 }
 
 // One panel times columns [0, n) of B, kTileRows rows at a time.
@@ -479,7 +504,7 @@ inline void rows(index_t n, index_t k, const float* a_packed, index_t row0, cons
 // Fewer columns than one wide tile (where vectors along N waste lanes), and deep enough that the
 // transposed stores are a small part of a tile's work.
 inline bool packed_gemm_is_narrow(index_t m, index_t n, index_t k) {
-  return n < packed_gemm_detail::kTileVectors * kFloatLanes * 2 && k >= 64 && m >= narrow_detail::kNarrowRows;
+  return n < 4 * kFloatLanes && k >= 64 && m >= narrow_detail::kNarrowRows;
 }
 
 #else
@@ -504,11 +529,57 @@ inline void packed_gemm_narrow(index_t m, index_t n, index_t k, const float* a_p
 #endif
 }
 
+// ---- columns outer: a strip of B in L1, the panels of A streaming past it ----
+//
+// The panel loop (packed_gemm_panel) keeps one panel of A in L1 and reads the whole block of B
+// from L2 for every panel: per k step, a tile's kTileVectors vectors from K rows ldb apart. When a
+// strip of B one tile wide (K x 48 floats on AVX-512) fits L1, the other order reads less from L2:
+// the strip stays in L1 while every panel of A (8 floats per k step, sequential) passes over it.
+// Taken for a product that is one block of columns (at most kColumnsOuterMaxCols: y's rows are
+// then close enough not to collide in L1's sets, which made M = 96, N = 12544 2x slower) of
+// several panels. M = 960, N = 196, K = 160 (a 1x1 Conv on 14 x 14): 169 -> 187 GFLOP/s; K = 64,
+// M = 384: 170 -> 187 (bench/gemm_bench's small-M products).
+constexpr index_t kColumnsOuterL1Floats = 8 * 1024;  // 32 KB of the 48 KB L1
+constexpr index_t kColumnsOuterMaxCols = 1024;
+
+// (SIMD targets only: the portable kernel's 4 x 4 tiles would see strips of 3 columns.)
+inline bool packed_gemm_columns_outer(index_t m, index_t n, index_t k) {
+#if defined(ONNXC_SIMD)
+  return k * kTileVectorsMax * kFloatLanes <= kColumnsOuterL1Floats && n <= kColumnsOuterMaxCols &&
+         n > kTileVectorsMax * kFloatLanes && packed_gemm_panels(m) > 2;
+#else
+  (void)m, (void)n, (void)k;
+  return false;
+#endif
+}
+
+// Panels [p0, p1) times all n columns, a strip of columns at a time; the last strip takes what is
+// left below two strips' width, so panel_rows splits the remainder as it would a whole row.
+inline void packed_gemm_strips(index_t p0, index_t p1, index_t m, index_t n, index_t k, const float* a_packed,
+                               const float* b, index_t ldb, float* y, index_t ldy, const float* bias,
+                               const Epilogue& e) {
+  constexpr index_t width = kTileVectorsMax * kFloatLanes;
+  for (index_t j = 0; j < n;) {
+    const index_t cols = n - j < 2 * width ? n - j : width;
+    for (index_t p = p0; p < p1; ++p)
+      packed_gemm_panel(p, m, cols, k, a_packed, b + j, ldb, y + j, ldy, bias, e);
+    j += cols;
+  }
+}
+
 // The whole product, block by block of columns: every (block, panel) pair is a task, panels of
 // one block next to each other so threads share that block of B (serially: block by block).
 inline void packed_gemm(index_t m, index_t n, index_t k, const float* a_packed, const float* b, index_t ldb, float* y,
                         index_t ldy, const float* bias, const Epilogue& e, Parallel parallel = nullptr) {
   if (packed_gemm_is_narrow(m, n, k)) return packed_gemm_narrow(m, n, k, a_packed, b, ldb, y, ldy, bias, e, parallel);
+  if (packed_gemm_columns_outer(m, n, k)) {
+    // Tasks are ranges of panels (each over every strip): threads share B's strips in L2.
+    const index_t panels = packed_gemm_panels(m), tasks = parallel ? (panels < 8 ? panels : 8) : 1;
+    return parallel_for(parallel, tasks, [&](index_t t) {
+      const Range r = part_of(panels, tasks, t);
+      packed_gemm_strips(r.begin, r.end, m, n, k, a_packed, b, ldb, y, ldy, bias, e);
+    });
+  }
   const index_t block = packed_gemm_block_cols(k);
   const index_t panels = packed_gemm_panels(m), blocks = (n + block - 1) / block;
 #if defined(ONNXC_SIMD) && defined(__AVX512F__)
