@@ -16,6 +16,10 @@
 #include "onnxc/numeric.h"
 #include "onnxc/reduce.h"
 
+#if defined(ONNXC_SIMD)
+#include "onnxc/softmax_simd.h"
+#endif
+
 namespace onnxc {
 namespace rt {
 
@@ -46,6 +50,12 @@ inline void softmax(const T* x, T* y, index_t outer, index_t n, index_t inner) {
   // so they are computed again instead.
   constexpr bool keep_exp_in_y = std::is_same<T, C>::value;
   if (n == 0) return;
+#if defined(ONNXC_SIMD)
+  if constexpr (std::is_same<T, float>::value) {
+    softmax_simd<false>(x, y, outer, n, inner);
+    return;
+  }
+#endif
   for_each_lane(x, y, outer, n, inner, [=](const T* xl, T* yl) {
     const C mx = lane_max(xl, n, inner);
     const C sum = blocked_sum<C>(n, [=](index_t j) {
@@ -66,6 +76,12 @@ template <class T>
 inline void log_softmax(const T* x, T* y, index_t outer, index_t n, index_t inner) {
   using C = compute_t<T>;
   if (n == 0) return;
+#if defined(ONNXC_SIMD)
+  if constexpr (std::is_same<T, float>::value) {
+    softmax_simd<true>(x, y, outer, n, inner);
+    return;
+  }
+#endif
   for_each_lane(x, y, outer, n, inner, [=](const T* xl, T* yl) {
     const C mx = lane_max(xl, n, inner);
     const C sum = blocked_sum<C>(n, [=](index_t j) { return static_cast<C>(std::exp(load(xl[j * inner]) - mx)); });
