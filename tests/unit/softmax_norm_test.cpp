@@ -158,3 +158,51 @@ TEST_CASE("exp_vec is within 2 ulp of float64's exp over the whole float range")
   }
 }
 #endif
+
+namespace {
+
+void check_layer_norm(index_t outer, index_t n, index_t scale_n, bool with_bias, float offset) {
+  std::mt19937 rng(static_cast<unsigned>(outer * 131 + n));
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  std::vector<float> x(static_cast<std::size_t>(outer * n)), scale(static_cast<std::size_t>(scale_n)),
+      bias(static_cast<std::size_t>(scale_n)), y(x.size()), mean(static_cast<std::size_t>(outer)),
+      inv_std(static_cast<std::size_t>(outer));
+  for (auto& v : x) v = offset + u(rng);
+  for (auto& v : scale) v = u(rng);
+  for (auto& v : bias) v = u(rng);
+  onnxc::rt::layer_norm<float>(x.data(), scale.data(), with_bias ? bias.data() : nullptr, y.data(), mean.data(),
+                               inv_std.data(), outer, n, scale_n, scale_n, 1e-5f);
+  for (index_t o = 0; o < outer; ++o) {
+    double m = 0, var = 0;
+    for (index_t j = 0; j < n; ++j) m += x[static_cast<std::size_t>(o * n + j)];
+    m /= static_cast<double>(n);
+    for (index_t j = 0; j < n; ++j) {
+      const double d = x[static_cast<std::size_t>(o * n + j)] - m;
+      var += d * d;
+    }
+    const double inv = 1.0 / std::sqrt(var / static_cast<double>(n) + 1e-5);
+    REQUIRE(mean[static_cast<std::size_t>(o)] == Approx(m).epsilon(1e-6).margin(1e-6));
+    REQUIRE(inv_std[static_cast<std::size_t>(o)] == Approx(inv).epsilon(1e-5));
+    for (index_t j = 0; j < n; ++j) {
+      const std::size_t i = static_cast<std::size_t>(o * n + j), p = scale_n == 1 ? 0 : static_cast<std::size_t>(j);
+      const double expected = (x[i] - m) * inv * scale[p] + (with_bias ? bias[p] : 0.0);
+      INFO("row " << o << " j " << j << " of " << n);
+      // x - mean rounds to float around a large offset (and the float mean is off by its ulp too):
+      // three times the offset's half ulp, scaled by inv_std and scale.
+      const double tolerance = (1e-5 + std::fabs(offset) * 3.6e-7 * inv) * (1.0 + std::fabs(scale[p]));
+      REQUIRE(std::fabs(y[i] - expected) <= tolerance);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("layer_norm matches float64 over rows with vector tails, broadcast scale, no bias and a large mean") {
+  for (index_t n : {1, 3, 16, 17, 37, 192, 197, 768, 1029}) {
+    check_layer_norm(5, n, n, true, 0.0f);
+    check_layer_norm(2, n, 1, false, 0.0f);
+    check_layer_norm(3, n, n, true, 1000.0f);
+  }
+  // A long row: the sums go in blocks.
+  check_layer_norm(1, 465708, 465708, true, 1.0f);
+}

@@ -17,6 +17,7 @@
 #include "onnxc/reduce.h"
 
 #if defined(ONNXC_SIMD)
+#include "onnxc/layer_norm_simd.h"
 #include "onnxc/softmax_simd.h"
 #endif
 
@@ -202,6 +203,12 @@ template <class S, class T>
 inline void layer_norm(const T* x, const T* scale, const T* bias, T* y, S* mean_out, S* inv_std_out, index_t outer,
                        index_t n, index_t scale_n, index_t bias_n, float epsilon) {
   using C = compute_t<T>;
+#if defined(ONNXC_SIMD)
+  if constexpr (std::is_same<T, float>::value && std::is_same<S, float>::value) {
+    layer_norm_simd(x, scale, bias, y, mean_out, inv_std_out, outer, n, scale_n, bias_n, epsilon);
+    return;
+  }
+#endif
   for (index_t o = 0; o < outer; ++o) {
     const T* xr = x + o * n;
     T* yr = y + o * n;
