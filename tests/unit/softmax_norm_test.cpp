@@ -12,6 +12,8 @@
 #include <random>
 #include <vector>
 
+#include "onnxc/activation.h"
+#include "onnxc/math_simd.h"
 #include "onnxc/normalization.h"
 
 namespace {
@@ -131,7 +133,7 @@ TEST_CASE("exp_vec is within 2 ulp of float64's exp over the whole float range")
   float worst_x = 0;
   for (std::size_t i = 0; i < xs.size(); i += static_cast<std::size_t>(kFloatLanes)) {
     alignas(64) float out[64];
-    onnxc::rt::softmax_detail::exp_vec(vfloat::load_unaligned(&xs[i])).store_aligned(out);
+    onnxc::rt::exp_vec(vfloat::load_unaligned(&xs[i])).store_aligned(out);
     for (index_t l = 0; l < kFloatLanes; ++l) {
       const float x = xs[i + static_cast<std::size_t>(l)];
       const float expected = static_cast<float>(std::exp(static_cast<double>(x)));
@@ -151,7 +153,7 @@ TEST_CASE("exp_vec is within 2 ulp of float64's exp over the whole float range")
   // The masks and NaN.
   alignas(64) float in[64], out[64];
   for (index_t l = 0; l < kFloatLanes; ++l) in[l] = l % 2 ? -std::numeric_limits<float>::infinity() : std::nanf("");
-  onnxc::rt::softmax_detail::exp_vec(vfloat::load_aligned(in)).store_aligned(out);
+  onnxc::rt::exp_vec(vfloat::load_aligned(in)).store_aligned(out);
   for (index_t l = 0; l < kFloatLanes; ++l) {
     if (l % 2) REQUIRE(out[l] == 0.0f);
     else REQUIRE(std::isnan(out[l]));
@@ -206,3 +208,61 @@ TEST_CASE("layer_norm matches float64 over rows with vector tails, broadcast sca
   // A long row: the sums go in blocks.
   check_layer_norm(1, 465708, 465708, true, 1.0f);
 }
+
+#if defined(ONNXC_SIMD)
+TEST_CASE("erf_vec is within 3 ulp of float64's erf, and the GELU epilogue within float64's") {
+  using onnxc::rt::vfloat;
+  using onnxc::rt::kFloatLanes;
+  std::vector<float> xs;
+  // Every 7th float of magnitude up to 6 (both signs), then the branch points, tiny ones, infinities.
+  uint32_t top;
+  const float six = 6.0f;
+  std::memcpy(&top, &six, sizeof top);
+  for (uint32_t b = 0; b < top; b += 7) {
+    float v;
+    std::memcpy(&v, &b, sizeof v);
+    xs.push_back(v);
+    xs.push_back(-v);
+  }
+  for (float v : {1.0f, 0.99999994f, 1.0000001f, 4.0f, 3.9999998f, 10.0f, 1e-30f, -0.0f,
+                  std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()})
+    xs.push_back(v);
+  while (xs.size() % static_cast<std::size_t>(kFloatLanes) != 0) xs.push_back(0.0f);
+  int64_t worst = 0;
+  float worst_x = 0;
+  double worst_gelu = 0;
+  for (std::size_t i = 0; i < xs.size(); i += static_cast<std::size_t>(kFloatLanes)) {
+    alignas(64) float out[64], gelu[64];
+    const vfloat v = vfloat::load_unaligned(&xs[i]);
+    onnxc::rt::erf_vec(v).store_aligned(out);
+    onnxc::rt::activate(onnxc::rt::Epilogue{onnxc::rt::Activation::Gelu, 0, 0}, v).store_aligned(gelu);
+    for (index_t l = 0; l < kFloatLanes; ++l) {
+      const double x = xs[i + static_cast<std::size_t>(l)];
+      const float expected = static_cast<float>(std::erf(x));
+      REQUIRE(std::signbit(out[l]) == std::signbit(expected));
+      const int64_t d = ulp_distance(out[l], expected);
+      if (d > worst) {
+        worst = d;
+      }
+      if (std::isinf(x)) continue;
+      // GELU: 0.5 x (1 + erf(x / sqrt 2)), relative to its magnitude and to x's (1 + erf cancels
+      // for large negative x, where the result is below an ulp of x).
+      const double g = 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+      // Excess over 1e-6 relative plus an ulp of 1 (what 1 + erf rounds to) times |x|: at most 0.
+      const double err = std::fabs(gelu[l] - g) - (1e-6 * std::fabs(g) + 6e-8 * std::fabs(x) + 1e-44);  // and a subnormal ulp
+      if (err > worst_gelu) {
+        worst_gelu = err;
+        worst_x = static_cast<float>(x);
+      }
+    }
+  }
+  INFO("worst erf " << worst << " ulp");
+  REQUIRE(worst <= 3);
+  INFO("GELU's error beyond its bound " << worst_gelu << " at x = " << worst_x);
+  REQUIRE(worst_gelu <= 0.0);
+  alignas(64) float in[64], out[64];
+  for (index_t l = 0; l < kFloatLanes; ++l) in[l] = std::nanf("");
+  onnxc::rt::erf_vec(vfloat::load_aligned(in)).store_aligned(out);
+  for (index_t l = 0; l < kFloatLanes; ++l) REQUIRE(std::isnan(out[l]));
+}
+#endif

@@ -2,10 +2,7 @@
 // Softmax and LogSoftmax of float on xsimd targets: normalization.h includes this header under
 // ONNXC_SIMD (include that one).
 //
-// exp_vec is exp over the whole float range by Cody-Waite reduction, x = n ln2 + r with
-// |r| <= ln2 / 2, and exp(r) by its Taylor polynomial of degree 7 (truncation below 0.1 ulp);
-// 2^n is applied as two powers of two, so results that are subnormal, or finite above 2^127,
-// are rounded once. Within a few ulp of float64's exp over the range (tests/unit).
+// The exponentials are math_simd.h's exp_vec (within 2 ulp of float64's).
 //
 // The lanes of a Softmax are either rows (inner == 1: vectors along the row, the tail masked) or
 // columns of `inner` contiguous lanes (vectors across the lanes, one row of vectors at a time).
@@ -15,41 +12,13 @@
 
 #include <limits>
 
+#include "onnxc/math_simd.h"
 #include "onnxc/numeric.h"
 #include "onnxc/simd.h"
 
 namespace onnxc {
 namespace rt {
 namespace softmax_detail {
-
-using vint = xsimd::batch<int32_t>;
-
-inline vfloat exp_vec(vfloat x) {
-  // exp(-103.98) is below half the smallest subnormal, exp(88.73) above the largest float.
-  const vfloat xc = xsimd::min(xsimd::max(x, vfloat(-104.0f)), vfloat(88.75f));
-  // n = round(x / ln2) by the 1.5 * 2^23 shifter (exact for |n| < 2^22).
-  const vfloat shifter(12582912.0f);
-  const vfloat n = xsimd::fma(xc, vfloat(1.44269504088896341f), shifter) - shifter;
-  // r = x - n ln2 with ln2 in two parts (the high part's product with n is exact).
-  vfloat r = xsimd::fnma(n, vfloat(0.693145751953125f), xc);
-  r = xsimd::fnma(n, vfloat(1.428606765330187045e-06f), r);
-  vfloat p(1.0f / 5040.0f);
-  p = xsimd::fma(p, r, vfloat(1.0f / 720.0f));
-  p = xsimd::fma(p, r, vfloat(1.0f / 120.0f));
-  p = xsimd::fma(p, r, vfloat(1.0f / 24.0f));
-  p = xsimd::fma(p, r, vfloat(1.0f / 6.0f));
-  p = xsimd::fma(p, r, vfloat(0.5f));
-  p = xsimd::fma(p, r, vfloat(1.0f));
-  p = xsimd::fma(p, r, vfloat(1.0f));
-  // 2^n = 2^n1 * 2^n2, each a normal float for n in [-150, 129].
-  const vint ni = xsimd::to_int(n);
-  const vint n1 = ni >> 1;
-  const vint n2 = ni - n1;
-  const vfloat s1 = xsimd::bitwise_cast<vfloat>((n1 + vint(127)) << 23);
-  const vfloat s2 = xsimd::bitwise_cast<vfloat>((n2 + vint(127)) << 23);
-  const vfloat y = p * s1 * s2;
-  return xsimd::select(xsimd::isnan(x), x, y);  // NaN stays NaN (the clamp may have dropped it)
-}
 
 // Lane j < cols is true.
 inline xsimd::batch_bool<float> first_lanes(index_t cols) {
