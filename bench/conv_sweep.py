@@ -67,6 +67,15 @@ def cases():
     add(64, 128, 1, 4000, 9, 2, one_d=True)
     add(64, 64, 4, 16000, 3, 1, one_d=True)
     add(128, 128, 8, 4000, 5, 1, one_d=True)
+    # Patch embeddings (kernel == stride, no padding: ViT, Swin/ConvNeXt stems, patch merging, 1-d
+    # frames) and deep products over few output columns (late 1x1 and 3x3 layers)
+    for c, m, hw, k in ((3, 192, 96, 16), (3, 768, 224, 16), (3, 96, 224, 4), (3, 64, 32, 4), (256, 256, 16, 2),
+                        (96, 192, 56, 2)):
+        add(c, m, 1, hw, k, k)
+    add(64, 128, 1, 4096, 4, 4, one_d=True)
+    add(80, 256, 1, 512, 8, 8, one_d=True)
+    add(512, 512, 1, 7, 1, 1)
+    add(256, 256, 1, 6, 3, 1)
     return out
 
 
@@ -77,7 +86,7 @@ def make_model(folder, shape, m, group, k, s, d):
     spatial = len(shape) - 2
     w = (rng.standard_normal([m, c // group] + [k] * spatial) / np.sqrt(c // group * k**spatial)).astype(np.float32)
     b = rng.standard_normal([m]).astype(np.float32) * 0.1
-    pad = (k - 1) * d // 2
+    pad = 0 if k == s and k > 1 else (k - 1) * d // 2  # kernel == stride: patches, no padding
     node = helper.make_node("Conv", ["x", "w", "b"], ["y"], group=group, kernel_shape=[k] * spatial,
                             strides=[s] * spatial, dilations=[d] * spatial, pads=[pad] * (2 * spatial))
     graph = helper.make_graph([node], "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],

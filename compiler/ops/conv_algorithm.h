@@ -44,6 +44,12 @@ bool conv_direct_packs_weights(const Node& conv);
 // against 15-25, resnet8-cifar's 8 x 8 ones 31 against 34 us and 19 against 27 (stride 2);
 // its 32 x 32 one 43 against 31.
 constexpr int64_t kDirectPackedMaxColumns = 64;
+// Depth (input channels x kernel taps) from which the matrix product over im2col beats
+// DirectPacked whatever the columns, where the im2col block fits (one layer alone, --scratch
+// speed, AVX-512: a 16 x 16 stride-16 patch embedding 3 -> 192 channels on 96 x 96 (depth 768,
+// 36 columns) 142 -> 104 us; 2 x 2 stride 2 256 -> 256 on 16 x 16 (depth 1024, 64 columns)
+// 296 -> 193 us).
+constexpr int64_t kDirectPackedMaxDepth = 512;
 // Output columns from which the AVX-512 products reading the input in place or over its phase
 // planes (rt::conv_shifted, conv_phase_gemm: tiles of 16 output channels) beat DirectPacked
 // (one layer alone, Relu: 8 x 8 outputs: 64 -> 64 channels 42.3 against 45.2 us, 32 -> 32 11.1

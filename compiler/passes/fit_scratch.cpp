@@ -135,9 +135,10 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
     return;
   }
   if (o.simd && n.op_type == "Conv" && conv_fits_direct_packed(n)) {
-    // rt::conv_direct_packed, no scratch: faster than the product on narrow outputs, and than
-    // its blocks narrower than a row of tiles (fitting).
-    const bool narrow_output = !grouped && shape.columns <= kDirectPackedMaxColumns;
+    // rt::conv_direct_packed, no scratch: faster than the product on narrow outputs of shallow
+    // products, and than its blocks narrower than a row of tiles (fitting).
+    const bool narrow_output =
+        !grouped && shape.columns <= kDirectPackedMaxColumns && conv_depth(n) < kDirectPackedMaxDepth;
     if (narrow_output || (!fastest(o) && choose_im2col_cols(shape, room) < smallest_fast)) {
       n.set_attr_int(kIm2colColsAttr, 0);
       n.set_attr_string(kScratchNoteAttr,

@@ -433,3 +433,22 @@ TEST_CASE("3x3 stride-1 Convs of 16 or more channels in and out on 8 x 8 or more
   CHECK(fitted.attr_int(onnxc::kWinogradRowsAttr, 0) >= 1);
   CHECK(fitted.attr_int(onnxc::kParallelSlotsAttr, 0) < onnxc::kWinogradParallelSlots);
 }
+
+TEST_CASE("a deep product over few output positions (a 16 x 16 stride-16 patch embedding) takes im2col where it fits") {
+  // 3 -> 192 channels, 96 x 96 in 16 x 16 patches, no padding: 36 output columns of depth 768.
+  ModelBuilder b;
+  b.input("x", {1, 3, 96, 96}).output("y");
+  b.floats("c_w", {192, 3, 16, 16}, filled(192 * 3 * 16 * 16, 0.01f));
+  auto& c = b.node("Conv", {"x", "c_w"}, {"y"}, "c");
+  ModelBuilder::attr_ints(c, "strides", {16, 16});
+  ModelBuilder::attr_ints(c, "kernel_shape", {16, 16});
+  const std::string path = b.write("patch_embedding");
+  for (const char* target : {"avx2", "avx512"}) {
+    auto speed = compile(path, target, onnxc::ScratchPolicy::Speed);
+    CHECK(onnxc::conv_algorithm(node_named(speed, "c")) == onnxc::ConvAlgorithm::Gemm);
+    CHECK(im2col_cols(speed, "c") >= 36);
+    // Alone in the arena there is no room for a block when fitting: the packed direct kernel.
+    auto fit = compile(path, target, onnxc::ScratchPolicy::Fit);
+    CHECK(onnxc::conv_algorithm(node_named(fit, "c")) == onnxc::ConvAlgorithm::DirectPacked);
+  }
+}

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "onnxc/math_simd.h"
 #include "onnxc/simd.h"
 
 namespace onnxc {
@@ -61,7 +62,7 @@ inline vfloat activate(const Epilogue& e, vfloat x) {
     case Activation::HardSwish:
       return x * xsimd::min(xsimd::max(x * vfloat(1.0f / 6.0f) + vfloat(0.5f), zero), one);
     case Activation::Tanh: return xsimd::tanh(x);
-    case Activation::Gelu: return vfloat(0.5f) * x * (one + xsimd::erf(x * vfloat(0.70710678118654752440f)));
+    case Activation::Gelu: return vfloat(0.5f) * x * (one + erf_vec(x * vfloat(0.70710678118654752440f)));
     case Activation::GeluTanh:
       return vfloat(0.5f) * x *
              (one + xsimd::tanh(vfloat(0.79788456080286535588f) * (x + vfloat(0.044715f) * x * x * x)));
@@ -72,7 +73,7 @@ inline vfloat activate(const Epilogue& e, vfloat x) {
 
 // Applies the activation to n contiguous floats in place. The common piecewise-linear ones get
 // loops of their own (without the per-element switch, compilers vectorise them); on SIMD
-// targets the others go a vector at a time through xsimd's exp, tanh and erf (a GELU fused into
+// targets the others go a vector at a time through xsimd's exp and tanh and erf_vec (a GELU fused into
 // transformer-tiny's 16 x 128 Gemm: the scalar std::erf loop took 8-12 us of its 13.5-18).
 inline void activate_row(const Epilogue& e, float* y, std::ptrdiff_t n) {
   switch (e.activation) {

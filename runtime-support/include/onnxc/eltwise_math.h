@@ -15,6 +15,7 @@
 #include "onnxc/base.h"
 #include "onnxc/cast.h"
 #include "onnxc/eltwise.h"
+#include "onnxc/math_simd.h"
 
 namespace onnxc {
 namespace rt {
@@ -158,7 +159,7 @@ struct Erf {
     return convert<T>(std::erf(static_cast<detail::real_t<T>>(x)));
   }
 #if defined(ONNXC_SIMD)
-  vfloat vec(vfloat x) const { return xsimd::erf(x); }
+  vfloat vec(vfloat x) const { return erf_vec(x); }
 #endif
 };
 

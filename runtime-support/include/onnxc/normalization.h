@@ -16,6 +16,11 @@
 #include "onnxc/numeric.h"
 #include "onnxc/reduce.h"
 
+#if defined(ONNXC_SIMD)
+#include "onnxc/layer_norm_simd.h"
+#include "onnxc/softmax_simd.h"
+#endif
+
 namespace onnxc {
 namespace rt {
 
@@ -46,6 +51,12 @@ inline void softmax(const T* x, T* y, index_t outer, index_t n, index_t inner) {
   // so they are computed again instead.
   constexpr bool keep_exp_in_y = std::is_same<T, C>::value;
   if (n == 0) return;
+#if defined(ONNXC_SIMD)
+  if constexpr (std::is_same<T, float>::value) {
+    softmax_simd<false>(x, y, outer, n, inner);
+    return;
+  }
+#endif
   for_each_lane(x, y, outer, n, inner, [=](const T* xl, T* yl) {
     const C mx = lane_max(xl, n, inner);
     const C sum = blocked_sum<C>(n, [=](index_t j) {
@@ -66,6 +77,12 @@ template <class T>
 inline void log_softmax(const T* x, T* y, index_t outer, index_t n, index_t inner) {
   using C = compute_t<T>;
   if (n == 0) return;
+#if defined(ONNXC_SIMD)
+  if constexpr (std::is_same<T, float>::value) {
+    softmax_simd<true>(x, y, outer, n, inner);
+    return;
+  }
+#endif
   for_each_lane(x, y, outer, n, inner, [=](const T* xl, T* yl) {
     const C mx = lane_max(xl, n, inner);
     const C sum = blocked_sum<C>(n, [=](index_t j) { return static_cast<C>(std::exp(load(xl[j * inner]) - mx)); });
@@ -186,6 +203,12 @@ template <class S, class T>
 inline void layer_norm(const T* x, const T* scale, const T* bias, T* y, S* mean_out, S* inv_std_out, index_t outer,
                        index_t n, index_t scale_n, index_t bias_n, float epsilon) {
   using C = compute_t<T>;
+#if defined(ONNXC_SIMD)
+  if constexpr (std::is_same<T, float>::value && std::is_same<S, float>::value) {
+    layer_norm_simd(x, scale, bias, y, mean_out, inv_std_out, outer, n, scale_n, bias_n, epsilon);
+    return;
+  }
+#endif
   for (index_t o = 0; o < outer; ++o) {
     const T* xr = x + o * n;
     T* yr = y + o * n;
