@@ -1585,6 +1585,7 @@ inline DepthwisePlane depthwise_plane(const ConvParams& p, index_t plane, const 
 }  // namespace onnxc
 #include "onnxc/depthwise_channels_simd.h"
 #include "onnxc/depthwise_phases_simd.h"
+#include "onnxc/depthwise_rows_simd.h"
 namespace onnxc {
 namespace rt {
 
@@ -2239,6 +2240,9 @@ inline void conv_depthwise_in_place(const ConvParams& p, const float* x, const f
     if (flat) return depthwise_in_place_detail::flat_planes(p, x, w, bias, y, range, e);
 #if defined(ONNXC_DEPTHWISE_STRIDE2)
     if (depthwise_stride2_detail::applies(p)) return depthwise_stride2_detail::planes(p, x, w, bias, y, range, e);
+#endif
+#if defined(ONNXC_DEPTHWISE_ROWS)
+    if (depthwise_rows_detail::takes_in_place(p)) return depthwise_rows_detail::planes(p, x, w, bias, y, range, e);
 #endif
     for (index_t plane = range.begin; plane < range.end; ++plane) {
       const DepthwisePlane d = depthwise_plane(p, plane, x, w, bias, y);
