@@ -62,6 +62,7 @@ Target target(std::string name, std::string description, std::vector<std::string
   t.shifted_input_product = (traits & kShiftedInput) || ((traits & kShiftedInputOnHost) && host_has_avx512f());
   t.depthwise_stride2_in_place =
       (traits & kDepthwiseStride2) || ((traits & kDepthwiseStride2OnHost) && host_has_avx2_fma());
+  t.depthwise_channel_lanes = t.shifted_input_product;
   t.elf_incbin = (traits & kElfIncbin) || ((traits & kElfIncbinOnHost) && kHostIsElf);
   return t;
 }

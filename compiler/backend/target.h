@@ -43,6 +43,10 @@ struct Target {
   // AVX2 and AVX-512), so the compiler gives them no scratch: the x86-64-v3, avx2 and avx512
   // targets, and native when the machine running onnxc has AVX2 and FMA.
   bool depthwise_stride2_in_place = false;
+  // AVX-512 F (the targets of shifted_input_product): rt::conv_depthwise computes 'same' stride-1
+  // narrow planes of large kernels with the channels in the vector lanes, given scratch
+  // (rt::depthwise_channels_detail::prefers_lanes), so the compiler gives them scratch.
+  bool depthwise_channel_lanes = false;
   // The code is assembled by a GNU-compatible assembler (GNU as, clang's) into ELF objects, so
   // --weights-format incbin works and auto takes it for large weights: the Cortex-M targets
   // (arm-none-eabi), and the host targets when onnxc itself was built for ELF by g++ or clang

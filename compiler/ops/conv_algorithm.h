@@ -121,8 +121,9 @@ bool qlinear_conv_depthwise_3x3_applies(const Node& qlinear_conv);
 int64_t float_conv_macs(const Node& conv);
 // Whether the depthwise Conv's kernel reads its input in place on SIMD targets whatever scratch it
 // is given (flat 'same' stride-1 planes; 3x3 stride 2 too on AVX2 and AVX-512,
-// Target::depthwise_stride2_in_place): fit-scratch gives it none.
-bool depthwise_needs_no_scratch(const Node& conv, bool simd, bool stride2_in_place);
+// Target::depthwise_stride2_in_place): fit-scratch gives it none. Not the flat planes that
+// channel_lanes targets (Target::depthwise_channel_lanes) compute faster with scratch.
+bool depthwise_needs_no_scratch(const Node& conv, bool simd, bool stride2_in_place, bool channel_lanes);
 // The scratch one task of a depthwise Conv needs (padded input rows, or a padded plane).
 std::size_t depthwise_slot_bytes(const Node& conv);
 

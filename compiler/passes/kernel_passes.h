@@ -31,6 +31,7 @@ struct ScratchOptions {
   bool simd = false;           // Target::simd: rt::conv_direct_packed is there to take
   bool shifted_input = false;  // Target::shifted_input_product: rt::conv_shifted is there to take
   bool depthwise_stride2 = false;  // Target::depthwise_stride2_in_place: 3x3 stride-2 depthwise reads in place
+  bool depthwise_channel_lanes = false;  // Target::depthwise_channel_lanes: large-kernel flat planes want scratch
   bool winograd = false;       // rt::conv_winograd may be taken (SIMD targets whose RAM is not scarce)
 };
 

@@ -114,6 +114,7 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   scratch.simd = target && target->simd;
   scratch.shifted_input = target && target->shifted_input_product;
   scratch.depthwise_stride2 = target && target->depthwise_stride2_in_place;
+  scratch.depthwise_channel_lanes = target && target->depthwise_channel_lanes;
   scratch.winograd = target && target->simd && !target->memory_first;
   scratch.policy = o.scratch_policy.value_or(ScratchPolicy::Fit);
   PlanOptions plan;

@@ -1585,12 +1585,18 @@ inline DepthwisePlane depthwise_plane(const ConvParams& p, index_t plane, const 
 }  // namespace onnxc
 #include "onnxc/depthwise_channels_simd.h"
 #include "onnxc/depthwise_phases_simd.h"
+#include "onnxc/depthwise_rows_simd.h"
 namespace onnxc {
 namespace rt {
 
 // Floats of scratch conv_depthwise needs: the padded plane and the wide output, or the ring of
 // padded rows and the zero row, or on SIMD targets the ring of rows split into stride phases.
 inline index_t conv_depthwise_scratch_floats(const ConvParams& p) {
+  if (depthwise_channels_detail::prefers_lanes(p)) {  // AVX-512 takes the channels in the lanes
+    const index_t flat = depthwise_uses_flat_plane(p) ? depthwise_flat_floats(p) : 0;
+    const index_t channels = depthwise_channels_detail::scratch_floats(p);
+    return flat > channels ? flat : channels;
+  }
   if (depthwise_uses_flat_plane(p)) return depthwise_flat_floats(p);
   const index_t padded_rows = (depthwise_ring_rows(p) + 1) * depthwise_row_floats(p);
   const index_t phases = depthwise_phases_detail::scratch_floats(p);
@@ -2240,6 +2246,9 @@ inline void conv_depthwise_in_place(const ConvParams& p, const float* x, const f
 #if defined(ONNXC_DEPTHWISE_STRIDE2)
     if (depthwise_stride2_detail::applies(p)) return depthwise_stride2_detail::planes(p, x, w, bias, y, range, e);
 #endif
+#if defined(ONNXC_DEPTHWISE_ROWS)
+    if (depthwise_rows_detail::takes_in_place(p)) return depthwise_rows_detail::planes(p, x, w, bias, y, range, e);
+#endif
     for (index_t plane = range.begin; plane < range.end; ++plane) {
       const DepthwisePlane d = depthwise_plane(p, plane, x, w, bias, y);
       if (dense3 && p.stride_w == 1) depthwise_in_place_detail::plane<1, 3>(p, d.x, d.w, d.bias, d.y, e);
@@ -2265,12 +2274,17 @@ inline void conv_depthwise_in_place(const ConvParams& p, const float* x, const f
 // 428 -> 35 us).
 inline void conv_depthwise(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
                            float* scratch, const Epilogue& e, Parallel parallel = nullptr, index_t slots = 1) {
-  if (depthwise_in_place_detail::uses_flat_plane(p)) return conv_depthwise_in_place(p, x, w, bias, y, e, parallel);
+#if defined(ONNXC_SIMD) && defined(__AVX512F__)
+  const bool lanes = depthwise_channels_detail::prefers_lanes(p);  // rather than the flat planes
+#else
+  const bool lanes = false;
+#endif
+  if (!lanes && depthwise_in_place_detail::uses_flat_plane(p)) return conv_depthwise_in_place(p, x, w, bias, y, e, parallel);
 #if defined(ONNXC_DEPTHWISE_STRIDE2)
   if (depthwise_stride2_detail::applies(p)) return conv_depthwise_in_place(p, x, w, bias, y, e, parallel);
 #endif
   const index_t planes = p.batch * p.out_channels, slot_floats = conv_depthwise_scratch_floats(p);
-  const bool flat = depthwise_uses_flat_plane(p);
+  const bool flat = !lanes && depthwise_uses_flat_plane(p);
   const bool dense3 = p.k_h == 3 && p.k_w == 3 && p.dilation_w == 1;
   auto compute = [&](Range range, float* slot) {
     // The padding (and the slack, read but never used) is zeroed once: only the input's
