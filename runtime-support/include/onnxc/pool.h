@@ -117,20 +117,6 @@ inline vfloat max_skipping_nan(vfloat v, vfloat best) {
 #endif
 }
 
-// x[0] + ... + x[n - 1] in vectors (two independent sums, so the adds do not wait on each
-// other): a scalar loop is one chain of dependent adds, which the compiler may not reorder
-// (squeezenet1_1's 1000 planes of 169: 61 us).
-inline float sum_floats(const float* x, index_t n) {
-  vfloat a(0.0f), b(0.0f);
-  index_t i = 0;
-  for (; i + 2 * kFloatLanes <= n; i += 2 * kFloatLanes) {
-    a += vfloat::load_unaligned(x + i);
-    b += vfloat::load_unaligned(x + i + kFloatLanes);
-  }
-  for (; i < n; i += kFloatLanes) a += load_partial(x + i, n - i < kFloatLanes ? n - i : kFloatLanes);
-  return xsimd::hadd(a + b);
-}
-
 // The max of x[0..n), n >= L, in vectors: lanes start at x[0] and take a value only where it is
 // greater (max_skipping_nan), as global_max_pool's scalar loop does (a NaN first value stays, NaNs
 // later are skipped); the last vector overlaps the one before it rather than padding.
@@ -655,7 +641,7 @@ inline void global_average_pool(index_t planes, index_t plane_size, const T* x, 
   using C = compute_t<T>;
 #if defined(ONNXC_SIMD)
   if constexpr (std::is_same<T, float>::value) {
-    for (index_t c = 0; c < planes; ++c) y[c] = pool_detail::sum_floats(x + c * plane_size, plane_size) / static_cast<float>(plane_size);
+    for (index_t c = 0; c < planes; ++c) y[c] = sum_floats(x + c * plane_size, plane_size) / static_cast<float>(plane_size);
     return;
   }
 #endif
