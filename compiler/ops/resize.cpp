@@ -299,6 +299,31 @@ ResizeTables resize_tables(const Node& n, const ResizeSpec& s) {
 
 // ---- the operators ----
 
+// Linear and cubic take rt::resize_interpolate_rows (resampled rows kept in scratch) up to this
+// much scratch (a row of the output's width per vertical tap: 2 for bilinear); past it, the
+// per-element rt::resize_interpolate without scratch.
+constexpr int64_t kMaxResizeRowsScratch = int64_t{1} << 20;
+
+// Scratch bytes of rt::resize_interpolate_rows, 0 for nearest or past kMaxResizeRowsScratch.
+int64_t rows_scratch_bytes(const Node& n, const ResizeSpec& s, const ResizeTables& t) {
+  const Value& y = *n.outputs[0];
+  if (s.mode == Interp::Nearest || y.numel() == 0) return 0;
+  std::vector<rt::index_t> shape(y.shape.begin(), y.shape.end()), taps(t.taps.begin(), t.taps.end());
+  int64_t bytes = 0;
+  dispatch_dtype(n, y.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bytes = rt::resize_rows_scratch_bytes<T>(static_cast<int>(shape.size()), shape.data(), taps.data());
+  });
+  return bytes <= kMaxResizeRowsScratch ? bytes : 0;
+}
+
+std::size_t resize_scratch_bytes(const Node& n) {
+  const Value& y = *n.outputs[0];
+  if (parse_mode(n) == Interp::Nearest || y.numel() == 0) return 0;
+  ResizeSpec s = resize_spec(n);
+  return static_cast<std::size_t>(rows_scratch_bytes(n, s, resize_tables(n, s)));
+}
+
 void infer_resize(Node& n) {
   if (n.op_type == "Upsample") check_arity(n, 1, n.version < 9 ? 1 : 2, 1, 1);
   else check_arity(n, n.version < 11 ? 2 : (n.version < 13 ? 3 : 1), n.version < 11 ? 2 : 4, 1, 1);
@@ -344,6 +369,11 @@ void emit_resize(const Node& n, Emitter& e) {
   }
   e.index_array("taps", t.taps);
   e.linef("static constexpr float weight[] = {{{}}};", float_list(t.weight));
+  if (rows_scratch_bytes(n, s, t) > 0) {
+    e.linef("rt::resize_interpolate_rows({}, {}, {}, out_shape, taps, table_start, src, weight, {}, {});", e.in(0),
+            e.out(0), y.shape.size(), extrapolation, e.scratch());
+    return;
+  }
   e.linef("rt::resize_interpolate({}, {}, {}, out_shape, taps, table_start, src, weight, {});", e.in(0), e.out(0),
           y.shape.size(), extrapolation);
 }
@@ -377,6 +407,7 @@ OpDef resize_op(const char* name, std::vector<int> versions) {
   d.infer = infer_resize;
   d.emit = emit_resize;
   d.fold = fold_resize;
+  d.scratch_bytes = resize_scratch_bytes;
   // Per output element one read (nearest) or one multiply-add per tap: 2 (linear) or 4 (cubic)
   // per resized dim.
   d.macs = [](const Node& n) {

@@ -117,18 +117,20 @@ inline vfloat max_skipping_nan(vfloat v, vfloat best) {
 #endif
 }
 
-// x[0] + ... + x[n - 1] in vectors (two independent sums, so the adds do not wait on each
-// other): a scalar loop is one chain of dependent adds, which the compiler may not reorder
-// (squeezenet1_1's 1000 planes of 169: 61 us).
-inline float sum_floats(const float* x, index_t n) {
-  vfloat a(0.0f), b(0.0f);
+// The max of x[0..n), n >= L, in vectors: lanes start at x[0] and take a value only where it is
+// greater (max_skipping_nan), as global_max_pool's scalar loop does (a NaN first value stays, NaNs
+// later are skipped); the last vector overlaps the one before it rather than padding.
+inline float max_floats(const float* x, index_t n) {
+  vfloat best(x[0]);
   index_t i = 0;
-  for (; i + 2 * kFloatLanes <= n; i += 2 * kFloatLanes) {
-    a += vfloat::load_unaligned(x + i);
-    b += vfloat::load_unaligned(x + i + kFloatLanes);
-  }
-  for (; i < n; i += kFloatLanes) a += load_partial(x + i, n - i < kFloatLanes ? n - i : kFloatLanes);
-  return xsimd::hadd(a + b);
+  for (; i + kFloatLanes <= n; i += kFloatLanes) best = max_skipping_nan(vfloat::load_unaligned(x + i), best);
+  if (i < n) best = max_skipping_nan(vfloat::load_unaligned(x + n - kFloatLanes), best);
+  alignas(64) float lanes[kFloatLanes];
+  best.store_aligned(lanes);
+  float m = lanes[0];
+  for (index_t j = 1; j < kFloatLanes; ++j)
+    if (lanes[j] > m) m = lanes[j];
+  return m;
 }
 
 // Output columns [ow, ow + cols), cols <= L, whose windows lie inside the input row; a whole
@@ -494,6 +496,105 @@ inline bool pools_whole_plane(const PoolParams& p) {
          p.pad_d == 0 && p.pad_h == 0 && p.pad_w == 0 && p.pad_d_end == 0 && p.pad_h_end == 0 && p.pad_w_end == 0;
 }
 
+}  // namespace rt
+}  // namespace onnxc
+
+#if defined(ONNXC_SIMD)
+#include "onnxc/pool_average_simd.h"
+#endif
+
+namespace onnxc {
+namespace rt {
+namespace pool_detail {
+
+// Float 1-d/2-d AveragePool by rows: an output row's window rows are summed column by column
+// once (a buffer on the stack, rows up to this wide), then each output column sums its window's
+// k_w column sums and divides by its window's size, the product of the taps counted along H and
+// along W (inside the input, or inside the padded input with count_include_pad), as window_size
+// counts them. The general loop adds tap by tap, one lambda call and bounds check each.
+constexpr index_t kAveragePoolColumns = 512;
+
+// (A window of one row, as every 1-d pool has, reads its row as the column sums: any width.)
+inline bool average_pool_by_rows(const PoolParams& p) {
+  return p.in_d == 1 && p.k_d == 1 && p.out_d == 1 && (p.in_w <= kAveragePoolColumns || p.k_h == 1) &&
+         p.k_h <= kMaxPoolRows;
+}
+
+// column[iw] = rows[0][iw] + ... + rows[count - 1][iw].
+inline void column_sum(const float* const* rows, index_t count, index_t width, float* column) {
+#if defined(ONNXC_SIMD)
+  if (count > 0) {
+    average_simd::column_sum(rows, count, width, column);
+    return;
+  }
+#endif
+  for (index_t iw = 0; iw < width; ++iw) {
+    float sum = 0;
+    for (index_t r = 0; r < count; ++r) sum += rows[r][iw];
+    column[iw] = sum;
+  }
+}
+
+// Output column ow of a row whose window rows' column sums are `column`; `rows_counted` its
+// window's rows counted for the divisor.
+inline float window_mean(const PoolParams& p, const float* column, index_t rows_counted, index_t ow) {
+  const index_t w0 = window_start(ow, p.stride_w, p.pad_w);
+  float sum = 0;
+  for (index_t kw = 0; kw < p.k_w; ++kw) {
+    const index_t iw = w0 + kw * p.dilation_w;
+    if (iw >= 0 && iw < p.in_w) sum += column[iw];
+  }
+  const index_t cols = p.count_include_pad ? taps_within(w0, p.k_w, p.dilation_w, -p.pad_w, p.in_w + p.pad_w_end)
+                                           : taps_within(w0, p.k_w, p.dilation_w, 0, p.in_w);
+  const index_t div = rows_counted * cols;
+  return div > 0 ? sum / static_cast<float>(div) : 0.0f;
+}
+
+template <int S>
+inline void average_pool_row(const PoolParams& p, const float* column, index_t rows_counted, float* yrow) {
+  index_t ow = 0;
+#if defined(ONNXC_SIMD)
+  if constexpr (S != 0) {
+    const WindowColumns w = window_columns<S>(p);
+    for (; ow < w.lo; ++ow) yrow[ow] = window_mean(p, column, rows_counted, ow);
+    average_simd::window_means<S>(p, column, static_cast<float>(rows_counted * p.k_w), w, yrow);
+    ow = w.hi;
+  }
+#endif
+  for (; ow < p.out_w; ++ow) yrow[ow] = window_mean(p, column, rows_counted, ow);
+}
+
+inline void average_pool_rows(const PoolParams& p, const float* x, float* y) {
+  float column[kAveragePoolColumns];
+  const float* rows[kMaxPoolRows];
+  const index_t in_plane = p.in_h * p.in_w;
+  for (index_t c = 0; c < p.planes; ++c) {
+    const float* xp = x + c * in_plane;
+    for (index_t oh = 0; oh < p.out_h; ++oh, y += p.out_w) {
+      const index_t h0 = window_start(oh, p.stride_h, p.pad_h);
+      index_t count = 0;
+      for (index_t kh = 0; kh < p.k_h; ++kh) {
+        const index_t ih = h0 + kh * p.dilation_h;
+        if (ih >= 0 && ih < p.in_h) rows[count++] = xp + ih * p.in_w;
+      }
+      const index_t rows_counted =
+          p.count_include_pad ? taps_within(h0, p.k_h, p.dilation_h, -p.pad_h, p.in_h + p.pad_h_end) : count;
+      if (rows_counted == 0 || count == 0) {  // windows wholly in the padding: mean 0, as the general loop gives
+        for (index_t ow = 0; ow < p.out_w; ++ow) y[ow] = 0.0f;
+        continue;
+      }
+      const float* sums = column;
+      if (count == 1) sums = rows[0];
+      else column_sum(rows, count, p.in_w, column);
+      if (p.stride_w == 1) average_pool_row<1>(p, sums, rows_counted, y);
+      else if (p.stride_w == 2) average_pool_row<2>(p, sums, rows_counted, y);
+      else average_pool_row<0>(p, sums, rows_counted, y);
+    }
+  }
+}
+
+}  // namespace pool_detail
+
 template <class T>
 inline void average_pool(const PoolParams& p, const T* x, T* y) {
   using C = compute_t<T>;
@@ -501,6 +602,9 @@ inline void average_pool(const PoolParams& p, const T* x, T* y) {
   // The global mean's vector sums (resnet8-cifar's 8 x 8 window over 64 channels: 3.8 -> 0.3 us;
   // the loop below adds one tap at a time, each add waiting for the last).
   if (pools_whole_plane(p)) return global_average_pool(p.planes, in_plane, x, y);
+  if constexpr (std::is_same<T, float>::value) {
+    if (pool_detail::average_pool_by_rows(p)) return pool_detail::average_pool_rows(p, x, y);
+  }
   for (index_t c = 0; c < p.planes; ++c) {
     const T* xp = x + c * in_plane;
     pool_detail::for_each_output(p, [&](index_t od, index_t oh, index_t ow, index_t o) {
@@ -537,7 +641,7 @@ inline void global_average_pool(index_t planes, index_t plane_size, const T* x, 
   using C = compute_t<T>;
 #if defined(ONNXC_SIMD)
   if constexpr (std::is_same<T, float>::value) {
-    for (index_t c = 0; c < planes; ++c) y[c] = pool_detail::sum_floats(x + c * plane_size, plane_size) / static_cast<float>(plane_size);
+    for (index_t c = 0; c < planes; ++c) y[c] = sum_floats(x + c * plane_size, plane_size) / static_cast<float>(plane_size);
     return;
   }
 #endif
@@ -552,6 +656,14 @@ inline void global_average_pool(index_t planes, index_t plane_size, const T* x, 
 template <class T>
 inline void global_max_pool(index_t planes, index_t plane_size, const T* x, T* y) {
   using C = compute_t<T>;
+#if defined(ONNXC_SIMD)
+  if constexpr (std::is_same<T, float>::value) {
+    if (plane_size >= kFloatLanes) {
+      for (index_t c = 0; c < planes; ++c) y[c] = pool_detail::max_floats(x + c * plane_size, plane_size);
+      return;
+    }
+  }
+#endif
   for (index_t c = 0; c < planes; ++c) {
     C best = load(x[c * plane_size]);
     for (index_t i = 1; i < plane_size; ++i) {

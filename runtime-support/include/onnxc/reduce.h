@@ -6,8 +6,15 @@
 #include <cmath>
 #include <cstdint>
 
+#include <type_traits>
+
 #include "onnxc/base.h"
 #include "onnxc/numeric.h"
+#include "onnxc/simd.h"
+
+#if defined(ONNXC_SIMD)
+#include "onnxc/reduce_sum_simd.h"
+#endif
 
 namespace onnxc {
 namespace rt {
@@ -87,6 +94,28 @@ inline A accumulate_sum(const T* x, const ReduceParams& p, F term) {
   return in_part ? static_cast<A>(total + part) : total;
 }
 
+// Whether the reduced elements of one output are contiguous floats that reduce_sum_simd.h sums in
+// vectors (SIMD targets).
+template <class T>
+inline bool sums_contiguous(const ReduceParams& p) {
+#if defined(ONNXC_SIMD)
+  return std::is_same<T, float>::value && p.reduced_rank == 1 && p.reduced_strides[0] == 1;
+#else
+  (void)p;
+  return false;
+#endif
+}
+
+inline float contiguous_sum(const float* x, index_t n) {
+#if defined(ONNXC_SIMD)
+  return reduce_simd::contiguous_sum(x, n);
+#else
+  return blocked_sum<float>(n, [x](index_t i) { return x[i]; });
+#endif
+}
+template <class T>
+inline compute_t<T> contiguous_sum(const T*, index_t) { return compute_t<T>(0); }  // not taken: sums_contiguous
+
 // ---- reducers: apply(x, p) combines the reduced elements of one output ----
 // Reductions over an empty set give the operation's identity: 0 for sums, 1 for ReduceProd,
 // -inf (or the type's lowest value) for ReduceMax and the logarithmic sums, +inf (or the highest
@@ -95,6 +124,7 @@ inline A accumulate_sum(const T* x, const ReduceParams& p, F term) {
 struct ReduceSum {
   template <class T> static compute_t<T> apply(const T* x, const ReduceParams& p) {
     using C = compute_t<T>;
+    if (sums_contiguous<T>(p)) return contiguous_sum(x, p.reduced_dims[0]);
     return accumulate_sum<C>(x, p, [](C v) { return v; });
   }
 };
@@ -129,7 +159,8 @@ struct ReduceProd {
 struct ReduceMean {
   template <class T> static compute_t<T> apply(const T* x, const ReduceParams& p) {
     using R = real_t<T>;
-    const R sum = accumulate_sum<R>(x, p, [](R v) { return v; });
+    const R sum = sums_contiguous<T>(p) ? static_cast<R>(contiguous_sum(x, p.reduced_dims[0]))
+                                        : accumulate_sum<R>(x, p, [](R v) { return v; });
     return from_real<T>(sum / static_cast<R>(reduced_count(p)));  // 0/0: NaN, or 0 for integers
   }
 };

@@ -85,6 +85,20 @@ inline vfloat load_strided(const float* p, index_t stride, index_t cols) {
   for (index_t j = 0; j < cols; ++j) buf[j] = p[j * (S ? S : stride)];
   return vfloat::load_aligned(buf);
 }
+// x[0] + ... + x[n - 1] in vectors (two independent sums, so the adds do not wait on each
+// other): a scalar loop is one chain of dependent adds, which the compiler may not reorder
+// (squeezenet1_1's 1000 planes of 169: 61 us).
+inline float sum_floats(const float* x, index_t n) {
+  vfloat a(0.0f), b(0.0f);
+  index_t i = 0;
+  for (; i + 2 * kFloatLanes <= n; i += 2 * kFloatLanes) {
+    a += vfloat::load_unaligned(x + i);
+    b += vfloat::load_unaligned(x + i + kFloatLanes);
+  }
+  for (; i < n; i += kFloatLanes) a += load_partial(x + i, n - i < kFloatLanes ? n - i : kFloatLanes);
+  return xsimd::hadd(a + b);
+}
+
 #else
 constexpr index_t kFloatLanes = 1;
 #endif

@@ -1,0 +1,102 @@
+// rt::average_pool's float path by rows (column sums, then the windows' means; the vector
+// windows of pool_average_simd.h where this file is compiled with ONNXC_SIMD) against a
+// float64 mean over each window's taps written here: strides 1, 2 and 3, padding, dilation,
+// count_include_pad, ceil_mode's windows past the end, 1-d pools and rows with tails; and
+// rt::global_max_pool (vector maxima on SIMD targets) against a scalar max that skips NaNs.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "onnxc/pool.h"
+
+namespace rt = onnxc::rt;
+using rt::index_t;
+
+namespace {
+
+// The window mean of ONNX AveragePool over one plane, in double.
+double reference_mean(const rt::PoolParams& p, const float* x, index_t oh, index_t ow) {
+  double sum = 0;
+  index_t inside = 0, padded = 0;
+  for (index_t kh = 0; kh < p.k_h; ++kh)
+    for (index_t kw = 0; kw < p.k_w; ++kw) {
+      const index_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
+      const index_t iw = ow * p.stride_w - p.pad_w + kw * p.dilation_w;
+      if (ih >= -p.pad_h && ih < p.in_h + p.pad_h_end && iw >= -p.pad_w && iw < p.in_w + p.pad_w_end) ++padded;
+      if (ih < 0 || ih >= p.in_h || iw < 0 || iw >= p.in_w) continue;
+      sum += x[ih * p.in_w + iw];
+      ++inside;
+    }
+  const index_t div = p.count_include_pad ? padded : inside;
+  return div > 0 ? sum / static_cast<double>(div) : 0.0;
+}
+
+}  // namespace
+
+TEST_CASE("float average_pool by rows gives each window's mean", "[pool]") {
+  // {in_h, in_w, out_h, out_w, k_h, k_w, stride, pad, pad_end, dilation}
+  const index_t cases[][10] = {
+      {56, 56, 55, 55, 2, 2, 1, 0, 0, 1},     // stride 1, rows of several vectors and a tail
+      {28, 28, 14, 14, 3, 3, 2, 1, 0, 1},     // stride 2, padding before
+      {15, 15, 8, 8, 3, 3, 2, 1, 1, 1},       // padding both sides
+      {14, 33, 5, 11, 3, 3, 3, 1, 1, 1},      // stride 3: the scalar windows
+      {20, 40, 16, 32, 3, 5, 1, 2, 2, 2},     // dilation 2, wide kernel
+      {7, 7, 1, 1, 7, 7, 1, 0, 0, 1},         // the whole plane with a window
+      {6, 6, 3, 3, 3, 3, 2, 0, 1, 1},         // ceil_mode: the last window past the end
+      {1, 100, 1, 50, 1, 4, 2, 1, 1, 1},      // 1-d
+      {1, 2000, 1, 999, 1, 5, 2, 1, 1, 1},    // 1-d rows wider than the column buffer
+      {1, 8000, 1, 7996, 1, 5, 1, 0, 0, 1},
+      {9, 512, 4, 256, 3, 2, 2, 0, 0, 1},     // the widest rows taken
+      {31, 77, 16, 39, 5, 5, 2, 2, 2, 1},
+  };
+  for (bool include_pad : {false, true})
+    for (const auto& c : cases) {
+      const rt::PoolParams p{3, 1, c[0], c[1], 1, c[2], c[3], 1, c[4], c[5], 1, c[6], c[6], 1, c[9], c[9],
+                             0, c[7], c[7], 0, c[8], c[8], include_pad};
+      std::vector<float> x(static_cast<std::size_t>(3 * c[0] * c[1]));
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 2654435761u >> 8) % 1000) / 250.0f - 2.0f;
+      std::vector<float> y(static_cast<std::size_t>(3 * c[2] * c[3]), -99.0f);
+      rt::average_pool(p, x.data(), y.data());
+      for (index_t plane = 0; plane < 3; ++plane)
+        for (index_t oh = 0; oh < c[2]; ++oh)
+          for (index_t ow = 0; ow < c[3]; ++ow) {
+            const double want = reference_mean(p, x.data() + plane * c[0] * c[1], oh, ow);
+            INFO("plane " << c[0] << "x" << c[1] << ", kernel " << c[4] << "x" << c[5] << ", stride " << c[6]
+                          << ", pad " << c[7] << "/" << c[8] << ", dilation " << c[9]
+                          << (include_pad ? ", count_include_pad" : "") << ", output " << oh << "," << ow);
+            REQUIRE(std::fabs(y[static_cast<std::size_t>((plane * c[2] + oh) * c[3] + ow)] - want) <= 2e-6 * (1 + std::fabs(want)));
+          }
+    }
+}
+
+TEST_CASE("float global_max_pool gives each plane's max, NaN only when the plane starts with one", "[pool]") {
+  // Sizes around one and two vectors (16 lanes on AVX-512, 8 on AVX2), the max at the first
+  // and the last element, NaNs inside the plane (skipped) and first (kept, as the scalar loop).
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (index_t size : {1, 7, 8, 9, 15, 16, 17, 31, 33, 100, 784}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      std::vector<float> x(static_cast<std::size_t>(2 * size));
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 2654435761u >> 8) % 1000) - 700.0f;
+      if (variant == 1) x[0] = 5000.0f;
+      if (variant == 2) x[static_cast<std::size_t>(2 * size - 1)] = 5000.0f;
+      if (variant == 3) x[static_cast<std::size_t>(size / 2)] = nan;
+      if (variant == 3) x[static_cast<std::size_t>(size)] = nan;  // plane 1 starts with NaN
+      std::vector<float> y(2, -1.0f);
+      rt::global_max_pool(2, size, x.data(), y.data());
+      for (index_t c = 0; c < 2; ++c) {
+        INFO("size " << size << ", variant " << variant << ", plane " << c);
+        const float* p = x.data() + c * size;
+        if (std::isnan(p[0])) {
+          REQUIRE(std::isnan(y[static_cast<std::size_t>(c)]));
+          continue;
+        }
+        double best = -1e30;
+        for (index_t i = 0; i < size; ++i)
+          if (!std::isnan(p[i]) && p[i] > best) best = p[i];
+        REQUIRE(y[static_cast<std::size_t>(c)] == static_cast<float>(best));
+      }
+    }
+  }
+}
