@@ -21,7 +21,7 @@ namespace {
 using onnxc::rt::index_t;
 
 // Distance in representable floats (both finite, or equal).
-int64_t ulp_distance(float a, float b) {
+[[maybe_unused]] int64_t ulp_distance(float a, float b) {
   if (a == b) return 0;
   auto ordered = [](float v) {
     int32_t i;
