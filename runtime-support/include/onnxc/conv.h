@@ -556,7 +556,7 @@ ONNXC_INLINE void accumulate_tap(vfloat (&acc)[Rows][Vecs], const float* at, ind
     const float* x = xt + ic * plane;
     const float* a = at + ic * a_channel_step;
     vfloat bv[Vecs];
-    for (int v = 0; v < Vecs; ++v) {
+    ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) {
       if (Load == RunLoad::Whole) bv[v] = _mm512_loadu_ps(x + v * 16);
       // (Only the vectors with lanes in the padding: resnet8-cifar's 32-wide rows have one per
       // tile and tap, and the zeroing moves compete with the FMAs; 53.4 -> 52.0 us.)
@@ -564,9 +564,9 @@ ONNXC_INLINE void accumulate_tap(vfloat (&acc)[Rows][Vecs], const float* at, ind
         bv[v] = mask[v] == 0xffff ? _mm512_loadu_ps(x + v * 16) : _mm512_maskz_mov_ps(mask[v], _mm512_loadu_ps(x + v * 16));
       if (Load == RunLoad::Masked) bv[v] = _mm512_maskz_loadu_ps(mask[v], x + v * 16);
     }
-    for (int r = 0; r < Rows; ++r) {
+    ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
       const vfloat av(a[r]);
-      for (int v = 0; v < Vecs; ++v) acc[r][v] = xsimd::fma(av, bv[v], acc[r][v]);
+      ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) acc[r][v] = xsimd::fma(av, bv[v], acc[r][v]);
     }
   }
 }
@@ -578,8 +578,8 @@ template <int Rows, int Vecs>
 inline void tile(index_t in_channels, const float* a, index_t a_step, const ShiftedInput& b, index_t j, index_t cols,
                  float* y, index_t ldy, const float* bias, const Epilogue& e) {
   vfloat acc[Rows][Vecs];
-  for (int r = 0; r < Rows; ++r)
-    for (int v = 0; v < Vecs; ++v) acc[r][v] = vfloat(bias ? bias[r] : 0.0f);
+  ONNXC_UNROLL for (int r = 0; r < Rows; ++r)
+    ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) acc[r][v] = vfloat(bias ? bias[r] : 0.0f);
   const index_t a_channel_step = b.taps * a_step;
   // Whether every channel's runs of the tile lie inside the input tensor (all but the tiles at the
   // top and the bottom of the plane).
@@ -587,7 +587,7 @@ inline void tile(index_t in_channels, const float* a, index_t a_step, const Shif
   for (index_t t = 0; t < b.taps; ++t) {
     __mmask16 mask[Vecs];
     bool whole = true;
-    for (int v = 0; v < Vecs; ++v) {
+    ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) {
       mask[v] = b.mask[j / 16 + v][t];
       whole = whole && mask[v] == 0xffff;
     }
@@ -660,8 +660,8 @@ ONNXC_INLINE void accumulate_tall(vfloat (&acc)[kTallRows], const float* a0, con
     if (Load == RunLoad::Masked) b = _mm512_maskz_loadu_ps(mask, x);
     const float* w0 = a0 + ic * a_channel_step;
     const float* w1 = a1 + ic * a_channel_step;
-    for (int r = 0; r < kPanelRows; ++r) acc[r] = xsimd::fma(vfloat(w0[r]), b, acc[r]);
-    for (int r = 0; r < kPanelRows; ++r) acc[kPanelRows + r] = xsimd::fma(vfloat(w1[r]), b, acc[kPanelRows + r]);
+    ONNXC_UNROLL for (int r = 0; r < kPanelRows; ++r) acc[r] = xsimd::fma(vfloat(w0[r]), b, acc[r]);
+    ONNXC_UNROLL for (int r = 0; r < kPanelRows; ++r) acc[kPanelRows + r] = xsimd::fma(vfloat(w1[r]), b, acc[kPanelRows + r]);
   }
 }
 
@@ -673,12 +673,12 @@ ONNXC_INLINE void store_tall(const vfloat (&acc)[kTallRows], index_t j, index_t 
     else store_partial(out, y + r * ldy + j, cols);
   };
   if (e.activation == Activation::None) {
-    for (int r = 0; r < kTallRows; ++r) store(r, acc[r]);
+    ONNXC_UNROLL for (int r = 0; r < kTallRows; ++r) store(r, acc[r]);
   } else if (packed_gemm_detail::is_clamp(e)) {
     const packed_gemm_detail::Clamp c = packed_gemm_detail::clamp_of(e);
-    for (int r = 0; r < kTallRows; ++r) store(r, packed_gemm_detail::clamp(c, acc[r]));
+    ONNXC_UNROLL for (int r = 0; r < kTallRows; ++r) store(r, packed_gemm_detail::clamp(c, acc[r]));
   } else {
-    for (int r = 0; r < kTallRows; ++r) store(r, activate(e, acc[r]));
+    ONNXC_UNROLL for (int r = 0; r < kTallRows; ++r) store(r, activate(e, acc[r]));
   }
 }
 
@@ -692,7 +692,7 @@ template <bool Border>
 inline void tall_tile_at(index_t in_channels, const float* a, index_t k, const ShiftedInput& b, index_t j,
                          index_t cols, float* y, index_t ldy, const float* bias, const Epilogue& e) {
   vfloat acc[kTallRows];
-  for (int r = 0; r < kTallRows; ++r) acc[r] = vfloat(bias ? bias[r] : 0.0f);
+  ONNXC_UNROLL for (int r = 0; r < kTallRows; ++r) acc[r] = vfloat(bias ? bias[r] : 0.0f);
   const float* a1 = a + kPanelRows * k;
   const index_t a_channel_step = b.taps * kPanelRows;
   for (index_t t = 0; t < b.taps; ++t) {
