@@ -198,13 +198,17 @@ TEST_CASE("conv_shifted (no scratch) matches the reference convolution, shallow 
   // kernel on a 6 x 6 plane, dilation 2, a 1-d row, partial panels of output channels, a batch of two;
   // 16 output channels or more take tall tiles (16 x 1 vector: 33 = two of them and a 1-row panel,
   // on a 13-column plane whose vectors wrap across rows), each layer also with a sigmoid epilogue.
+  // Deep products take passes of channels (kTallPassDepth channels x taps): 29 x 3 x 3 two
+  // (15 + 14 channels), 61 x 3 x 3 on 7 x 7 three (21 + 21 + 19, partial sums in y, the border
+  // tiles' masked first and last channels in the first and last pass), 23 x 5 x 5 three (8 + 8 + 7).
   ConvParams row_1d = conv2d(3, 5, 1, 1, 3, 1, 1, 1);
   row_1d.in_w = row_1d.out_w = 37, row_1d.in_h = row_1d.out_h = 1, row_1d.k_h = 1, row_1d.pad_h = 0;
   ConvParams batch2 = conv2d(4, 9, 1, 9, 3, 1, 1, 1);
   batch2.batch = 2;
   for (ConvParams p : {conv2d(16, 16, 1, 32, 3, 1, 1, 1), conv2d(64, 64, 1, 8, 3, 1, 1, 1), conv2d(1, 3, 1, 17, 3, 1, 1, 1),
                        conv2d(2, 11, 1, 7, 3, 1, 1, 1), conv2d(3, 8, 1, 6, 5, 1, 2, 1), conv2d(5, 17, 1, 13, 3, 1, 2, 2),
-                       conv2d(16, 32, 1, 15, 3, 1, 1, 1), conv2d(5, 33, 1, 13, 3, 1, 1, 1), row_1d, batch2}) {
+                       conv2d(16, 32, 1, 15, 3, 1, 1, 1), conv2d(5, 33, 1, 13, 3, 1, 1, 1), row_1d, batch2,
+                       conv2d(29, 16, 1, 11, 3, 1, 1, 1), conv2d(61, 33, 1, 7, 3, 1, 1, 1), conv2d(23, 32, 1, 9, 5, 1, 2, 1)}) {
     INFO("channels " << p.in_channels << " -> " << p.out_channels << ", plane " << p.in_h << "x" << p.in_w
                      << ", kernel " << p.k_h << "x" << p.k_w << ", pad " << p.pad_w << ", dilation " << p.dilation_w);
     REQUIRE(onnxc::rt::conv_shape_reads_shifted_input(p));

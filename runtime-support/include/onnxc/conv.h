@@ -556,7 +556,7 @@ ONNXC_INLINE void accumulate_tap(vfloat (&acc)[Rows][Vecs], const float* at, ind
     const float* x = xt + ic * plane;
     const float* a = at + ic * a_channel_step;
     vfloat bv[Vecs];
-    for (int v = 0; v < Vecs; ++v) {
+    ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) {
       if (Load == RunLoad::Whole) bv[v] = _mm512_loadu_ps(x + v * 16);
       // (Only the vectors with lanes in the padding: resnet8-cifar's 32-wide rows have one per
       // tile and tap, and the zeroing moves compete with the FMAs; 53.4 -> 52.0 us.)
@@ -564,9 +564,9 @@ ONNXC_INLINE void accumulate_tap(vfloat (&acc)[Rows][Vecs], const float* at, ind
         bv[v] = mask[v] == 0xffff ? _mm512_loadu_ps(x + v * 16) : _mm512_maskz_mov_ps(mask[v], _mm512_loadu_ps(x + v * 16));
       if (Load == RunLoad::Masked) bv[v] = _mm512_maskz_loadu_ps(mask[v], x + v * 16);
     }
-    for (int r = 0; r < Rows; ++r) {
+    ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
       const vfloat av(a[r]);
-      for (int v = 0; v < Vecs; ++v) acc[r][v] = xsimd::fma(av, bv[v], acc[r][v]);
+      ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) acc[r][v] = xsimd::fma(av, bv[v], acc[r][v]);
     }
   }
 }
@@ -578,8 +578,8 @@ template <int Rows, int Vecs>
 inline void tile(index_t in_channels, const float* a, index_t a_step, const ShiftedInput& b, index_t j, index_t cols,
                  float* y, index_t ldy, const float* bias, const Epilogue& e) {
   vfloat acc[Rows][Vecs];
-  for (int r = 0; r < Rows; ++r)
-    for (int v = 0; v < Vecs; ++v) acc[r][v] = vfloat(bias ? bias[r] : 0.0f);
+  ONNXC_UNROLL for (int r = 0; r < Rows; ++r)
+    ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) acc[r][v] = vfloat(bias ? bias[r] : 0.0f);
   const index_t a_channel_step = b.taps * a_step;
   // Whether every channel's runs of the tile lie inside the input tensor (all but the tiles at the
   // top and the bottom of the plane).
@@ -587,7 +587,7 @@ inline void tile(index_t in_channels, const float* a, index_t a_step, const Shif
   for (index_t t = 0; t < b.taps; ++t) {
     __mmask16 mask[Vecs];
     bool whole = true;
-    for (int v = 0; v < Vecs; ++v) {
+    ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) {
       mask[v] = b.mask[j / 16 + v][t];
       whole = whole && mask[v] == 0xffff;
     }
@@ -660,8 +660,8 @@ ONNXC_INLINE void accumulate_tall(vfloat (&acc)[kTallRows], const float* a0, con
     if (Load == RunLoad::Masked) b = _mm512_maskz_loadu_ps(mask, x);
     const float* w0 = a0 + ic * a_channel_step;
     const float* w1 = a1 + ic * a_channel_step;
-    for (int r = 0; r < kPanelRows; ++r) acc[r] = xsimd::fma(vfloat(w0[r]), b, acc[r]);
-    for (int r = 0; r < kPanelRows; ++r) acc[kPanelRows + r] = xsimd::fma(vfloat(w1[r]), b, acc[kPanelRows + r]);
+    ONNXC_UNROLL for (int r = 0; r < kPanelRows; ++r) acc[r] = xsimd::fma(vfloat(w0[r]), b, acc[r]);
+    ONNXC_UNROLL for (int r = 0; r < kPanelRows; ++r) acc[kPanelRows + r] = xsimd::fma(vfloat(w1[r]), b, acc[kPanelRows + r]);
   }
 }
 
@@ -673,26 +673,47 @@ ONNXC_INLINE void store_tall(const vfloat (&acc)[kTallRows], index_t j, index_t 
     else store_partial(out, y + r * ldy + j, cols);
   };
   if (e.activation == Activation::None) {
-    for (int r = 0; r < kTallRows; ++r) store(r, acc[r]);
+    ONNXC_UNROLL for (int r = 0; r < kTallRows; ++r) store(r, acc[r]);
   } else if (packed_gemm_detail::is_clamp(e)) {
     const packed_gemm_detail::Clamp c = packed_gemm_detail::clamp_of(e);
-    for (int r = 0; r < kTallRows; ++r) store(r, packed_gemm_detail::clamp(c, acc[r]));
+    ONNXC_UNROLL for (int r = 0; r < kTallRows; ++r) store(r, packed_gemm_detail::clamp(c, acc[r]));
   } else {
-    for (int r = 0; r < kTallRows; ++r) store(r, activate(e, acc[r]));
+    ONNXC_UNROLL for (int r = 0; r < kTallRows; ++r) store(r, activate(e, acc[r]));
   }
 }
 
-// 16 rows of y (two whole panels of packed weights from a) x the vector at column j of the block,
-// cols of its lanes real. Inside the input tensor (Border false) a tap's runs load whole, or
-// zeroed by a move where lanes fall in the padding; near its top and bottom (Border true), where
-// a run may reach outside the tensor, the first and the last channel's runs take masked loads.
+// Input channels x taps per pass of the tall tiles over a block of columns: a pass multiplies
+// 16 x that many weights (16 KB at 256), kept in L1 over the block's column tiles, its partial
+// sums in y.
+constexpr index_t kTallPassDepth = 256;
+
+// Channels per pass: passes as even as they can be, none deeper than kTallPassDepth (one channel
+// at least).
+inline index_t tall_pass_channels(index_t in_channels, index_t taps) {
+  const index_t most = kTallPassDepth / taps > 0 ? kTallPassDepth / taps : 1;
+  const index_t passes = (in_channels + most - 1) / most;
+  return (in_channels + passes - 1) / passes;
+}
+
+// The input channels [first, last) of a pass (of in_channels) into 16 rows of y (two whole panels
+// of packed weights from a) x the vector at column j of the block, cols of its lanes real: the
+// first pass starts from the bias, later ones from y's partial sums; the last stores activated.
+// Inside the input tensor (Border false) a tap's runs load whole, or zeroed by a move where lanes
+// fall in the padding; near its top and bottom (Border true), where a run may reach outside the
+// tensor, the first and the last channel's runs take masked loads.
 // Each case is a function of its own: with all three loops in one, GCC kept the accumulators in
 // memory between taps (as it did when acc's address went to store_activated), 42 -> 75 us.
 template <bool Border>
-inline void tall_tile_at(index_t in_channels, const float* a, index_t k, const ShiftedInput& b, index_t j,
-                         index_t cols, float* y, index_t ldy, const float* bias, const Epilogue& e) {
+inline void tall_tile_at(index_t in_channels, index_t first, index_t last, const float* a, index_t k,
+                         const ShiftedInput& b, index_t j, index_t cols, float* y, index_t ldy, const float* bias,
+                         const Epilogue& e) {
   vfloat acc[kTallRows];
-  for (int r = 0; r < kTallRows; ++r) acc[r] = vfloat(bias ? bias[r] : 0.0f);
+  if (first > 0) {
+    ONNXC_UNROLL for (int r = 0; r < kTallRows; ++r)
+      acc[r] = cols >= 16 ? vfloat::load_unaligned(y + r * ldy + j) : load_partial(y + r * ldy + j, cols);
+  } else {
+    ONNXC_UNROLL for (int r = 0; r < kTallRows; ++r) acc[r] = vfloat(bias ? bias[r] : 0.0f);
+  }
   const float* a1 = a + kPanelRows * k;
   const index_t a_channel_step = b.taps * kPanelRows;
   for (index_t t = 0; t < b.taps; ++t) {
@@ -701,26 +722,31 @@ inline void tall_tile_at(index_t in_channels, const float* a, index_t k, const S
     const float* w0 = a + t * kPanelRows;
     const float* w1 = a1 + t * kPanelRows;
     if (Border) {
-      accumulate_tall<RunLoad::Masked>(acc, w0, w1, a_channel_step, xt, b.plane, mask, 0, 1);
-      accumulate_tall<RunLoad::Zeroed>(acc, w0, w1, a_channel_step, xt, b.plane, mask, 1, in_channels - 1);
-      if (in_channels > 1)
-        accumulate_tall<RunLoad::Masked>(acc, w0, w1, a_channel_step, xt, b.plane, mask, in_channels - 1,
-                                         in_channels);
+      index_t lo = first, hi = last;
+      if (lo == 0) {
+        accumulate_tall<RunLoad::Masked>(acc, w0, w1, a_channel_step, xt, b.plane, mask, 0, 1);
+        lo = 1;
+      }
+      const bool tail = hi == in_channels && hi > lo;
+      if (tail) --hi;
+      accumulate_tall<RunLoad::Zeroed>(acc, w0, w1, a_channel_step, xt, b.plane, mask, lo, hi);
+      if (tail) accumulate_tall<RunLoad::Masked>(acc, w0, w1, a_channel_step, xt, b.plane, mask, hi, hi + 1);
     } else if (mask == 0xffff) {
-      accumulate_tall<RunLoad::Whole>(acc, w0, w1, a_channel_step, xt, b.plane, mask, 0, in_channels);
+      accumulate_tall<RunLoad::Whole>(acc, w0, w1, a_channel_step, xt, b.plane, mask, first, last);
     } else {
-      accumulate_tall<RunLoad::Zeroed>(acc, w0, w1, a_channel_step, xt, b.plane, mask, 0, in_channels);
+      accumulate_tall<RunLoad::Zeroed>(acc, w0, w1, a_channel_step, xt, b.plane, mask, first, last);
     }
   }
-  store_tall(acc, j, cols, y, ldy, e);
+  store_tall(acc, j, cols, y, ldy, last == in_channels ? e : kNoActivation);
 }
 
-inline void tall_tile(index_t in_channels, const float* a, index_t k, const ShiftedInput& b, index_t j, index_t cols,
-                      float* y, index_t ldy, const float* bias, const Epilogue& e) {
+inline void tall_tile(index_t in_channels, index_t first, index_t last, const float* a, index_t k,
+                      const ShiftedInput& b, index_t j, index_t cols, float* y, index_t ldy, const float* bias,
+                      const Epilogue& e) {
   if (b.first_col + j >= b.before && b.first_col + j + 16 + b.after <= b.plane)
-    tall_tile_at<false>(in_channels, a, k, b, j, cols, y, ldy, bias, e);
+    tall_tile_at<false>(in_channels, first, last, a, k, b, j, cols, y, ldy, bias, e);
   else
-    tall_tile_at<true>(in_channels, a, k, b, j, cols, y, ldy, bias, e);
+    tall_tile_at<true>(in_channels, first, last, a, k, b, j, cols, y, ldy, bias, e);
 }
 
 // The product over runs of `x` (channel planes `plane` floats apart, tap t at offset[t] from a
@@ -740,10 +766,13 @@ inline void shifted_product(const ConvParams& p, const float* x, index_t plane, 
     for (index_t v = 0; v * 16 < cols; ++v) lane_masks(shifts, j + v * 16, n, mask[v]);
     const ShiftedInput b{x + j, j, plane, shifts.taps, before, after, offset, mask};
     if (group < talls) {
-      const index_t first = group * kTallRows;
-      for (index_t c = 0; c < cols; c += 16)
-        tall_tile(p.in_channels, w_packed + first * k, k, b, c, cols - c, y + first * n + j, n,
-                  bias ? bias + first : nullptr, e);
+      const index_t first = group * kTallRows, step = tall_pass_channels(p.in_channels, shifts.taps);
+      for (index_t c0 = 0; c0 < p.in_channels; c0 += step) {
+        const index_t c1 = p.in_channels - c0 < step ? p.in_channels : c0 + step;
+        for (index_t c = 0; c < cols; c += 16)
+          tall_tile(p.in_channels, c0, c1, w_packed + first * k, k, b, c, cols - c, y + first * n + j, n,
+                    bias ? bias + first : nullptr, e);
+      }
       return;
     }
     const index_t first = talls * kTallRows + (group - talls) * kPanelRows;
