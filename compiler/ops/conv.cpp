@@ -59,7 +59,7 @@ std::string epilogue_code(const Node& n) {
   static const std::map<std::string, std::string> kinds = {
       {"", "None"},          {"Relu", "Relu"},       {"Clip", "Clip"},           {"LeakyRelu", "LeakyRelu"},
       {"Sigmoid", "Sigmoid"}, {"HardSigmoid", "HardSigmoid"}, {"HardSwish", "HardSwish"}, {"Tanh", "Tanh"},
-      {"Gelu", "Gelu"},       {"GeluTanh", "GeluTanh"}};
+      {"Gelu", "Gelu"},       {"GeluTanh", "GeluTanh"}, {"Silu", "Silu"}};
   auto kind = kinds.find(n.attr_string(kActivationAttr, ""));
   if (kind == kinds.end()) fail_unsupported(n, "fused activation " + n.attr_string(kActivationAttr, ""));
   return fmt::format("rt::Epilogue{{rt::Activation::{}, {}, {}}}", kind->second,

@@ -94,6 +94,24 @@ Node* written_out_gelu(const Graph& g, const Value* x, std::vector<Node*>& inner
   return nullptr;
 }
 
+// SiLU (swish) written out, as exporters do (PyTorch's SiLU, EfficientNet's swish): Sigmoid(x)
+// and Mul(x, Sigmoid(x)), x read by exactly those two and the Sigmoid's output by the Mul alone.
+// Returns the Mul, whose output is SiLU(x); fills `inner` with the Sigmoid.
+Node* written_out_silu(const Graph& g, const Value* x, std::vector<Node*>& inner) {
+  std::vector<Node*> readers = g.consumers(x);
+  if (readers.size() != 2 || x->is_graph_output) return nullptr;
+  for (int first = 0; first < 2; ++first) {
+    Node* sigmoid = readers[static_cast<std::size_t>(first)];
+    Node* times_x = readers[static_cast<std::size_t>(1 - first)];
+    if (sigmoid->op_type != "Sigmoid" || !sigmoid->domain.empty() || sigmoid->outputs.size() != 1) continue;
+    if (!is_node(times_x, "Mul") || other_operand(*times_x, x) != sigmoid->outputs[0]) continue;
+    if (only_reader(g, sigmoid->outputs[0]) != times_x) continue;
+    inner = {sigmoid};
+    return times_x;
+  }
+  return nullptr;
+}
+
 // The Conv, Gemm, MatMul (matmul_can_be_gemm) or ConvTranspose (rt::conv_transpose_gemm) producing x, when an activation of x may move into it: directly, or
 // through one view (Reshape, Flatten, Squeeze, Unsqueeze: an elementwise function commutes
 // with it) of its output that nothing else reads. `readers` is how many nodes the activation
@@ -130,6 +148,9 @@ int fuse_activation(Graph& g) {
     } else if (!act.outputs.empty() && act.outputs[0] && (last = written_out_gelu(g, act.outputs[0], inner))) {
       x = act.outputs[0];
       f = FusedActivation{"Gelu"};
+    } else if (!act.outputs.empty() && act.outputs[0] && (last = written_out_silu(g, act.outputs[0], inner))) {
+      x = act.outputs[0];
+      f = FusedActivation{"Silu"};
     } else {
       continue;
     }

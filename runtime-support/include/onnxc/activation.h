@@ -11,10 +11,11 @@
 namespace onnxc {
 namespace rt {
 
-enum class Activation : int { None, Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Gelu, GeluTanh };
+enum class Activation : int { None, Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Gelu, GeluTanh, Silu };
 
 // Clip: y = min(max(x, alpha), beta). LeakyRelu: alpha is the slope below 0.
 // HardSigmoid: y = max(0, min(1, alpha * x + beta)). HardSwish: x * HardSigmoid(x) with 1/6, 1/2.
+// Silu (swish): x * sigmoid(x), as exporters write it (Sigmoid and Mul).
 // Gelu: x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)); GeluTanh: its tanh approximation
 // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
 struct Epilogue {
@@ -43,6 +44,7 @@ inline float activate(const Epilogue& e, float x) {
     case Activation::Gelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752440f));
     case Activation::GeluTanh:
       return 0.5f * x * (1.0f + std::tanh(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+    case Activation::Silu: return x * (1.0f / (1.0f + std::exp(-x)));
   }
   return x;
 }
@@ -66,6 +68,7 @@ inline vfloat activate(const Epilogue& e, vfloat x) {
     case Activation::GeluTanh:
       return vfloat(0.5f) * x *
              (one + xsimd::tanh(vfloat(0.79788456080286535588f) * (x + vfloat(0.044715f) * x * x * x)));
+    case Activation::Silu: return x * (one / (one + xsimd::exp(-x)));
   }
   return x;
 }

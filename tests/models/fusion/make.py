@@ -634,6 +634,27 @@ def dropout_masks():
     save("dropout_masks", model, [("x", x)], [("y", np.maximum(x, 0) + 1), ("z", x - 1)])
 
 
+def conv_silu():
+    """SiLU written out as exporters write it, Sigmoid(c) and Mul(c, Sigmoid(c)) (either operand
+    order), after a Conv and after a Gemm: fuse-activation merges both into their epilogues."""
+    x, w, b = f32(1, 8, 9, 9), f32(16, 8, 3, 3, scale=0.3), f32(16)
+    a, wg = f32(5, 24), f32(24, 7)
+    n = helper.make_node
+    graph = helper.make_graph(
+        [n("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]), n("Sigmoid", ["c"], ["s"]), n("Mul", ["c", "s"], ["y"]),
+         n("Gemm", ["a", "wg"], ["g"]), n("Sigmoid", ["g"], ["t"]), n("Mul", ["t", "g"], ["y2"])],
+        "conv_silu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+                      helper.make_tensor_value_info("a", TensorProto.FLOAT, a.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 9, 9]),
+         helper.make_tensor_value_info("y2", TensorProto.FLOAT, [5, 7])],
+        [numpy_helper.from_array(v, k) for k, v in {"w": w, "b": b, "wg": wg}.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    silu = lambda v: v / (1 + np.exp(-v))
+    c = conv2d(x, w, b, 1)
+    g = a.astype(np.float64) @ wg.astype(np.float64)
+    save("conv_silu", model, [("x", x), ("a", a)], [("y", silu(c).astype(np.float32)), ("y2", silu(g).astype(np.float32))])
+
+
 if __name__ == "__main__":
     conv_bn()
     gemm_bn("gemm_bn_vector_c", (4,))
@@ -652,3 +673,4 @@ if __name__ == "__main__":
     resize_modes()
     conv_transpose()
     dropout_masks()
+    conv_silu()
