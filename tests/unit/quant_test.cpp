@@ -296,6 +296,38 @@ TEST_CASE("qconv_pointwise equals conv_integer on 1x1 shapes, raw and requantize
   }
 }
 
+TEST_CASE("qconv_pointwise_dsp (the M4's widened blocks, portable on hosts) equals conv_integer", "[quant]") {
+  // Odd input channels (a lone last channel), odd output channels (a lone last row), planes not
+  // a multiple of the block or the pair (the last position alone), channel pairs past 64 (blocks
+  // narrower than 16 positions) and past 512 (passes of channels); two images.
+  struct Case {
+    int64_t ic, oc, h, w;
+  };
+  const Case cases[] = {{64, 64, 25, 5}, {5, 7, 3, 3}, {1, 1, 1, 1}, {7, 9, 1, 7}, {9, 3, 1, 2},
+                        {200, 5, 3, 7}, {1027, 3, 2, 3}, {2049, 2, 1, 3}};
+  std::mt19937 rng(31);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const Case& c : cases) {
+    const rt::ConvParams p = {2, c.ic, c.oc, 1, 1, c.h, c.w, 1, c.h, c.w, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0};
+    std::vector<uint8_t> x(static_cast<std::size_t>(2 * c.ic * c.h * c.w));
+    std::vector<int8_t> w(static_cast<std::size_t>(c.oc * c.ic));
+    for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
+    for (auto& v : w) v = static_cast<int8_t>(byte(rng) - 128);
+    x[0] = 255, w[0] = -128;
+    const uint8_t zx = 119;
+    std::vector<int32_t> packed(static_cast<std::size_t>(rt::qconv_pointwise_weight_words(p)));
+    rt::qconv_pointwise_pack_weights(p, w.data(), packed.data());
+    std::vector<rt::index_t> row_sums(static_cast<std::size_t>(c.oc));
+    rt::qconv_weight_row_sums(p, w.data(), row_sums.data());
+    const std::size_t outputs = static_cast<std::size_t>(2 * c.oc * c.h * c.w);
+    std::vector<int32_t> direct(outputs), tiled(outputs, -1), plane(static_cast<std::size_t>(c.h * c.w));
+    rt::conv_integer(p, rt::QuantOperand<uint8_t>{x.data(), &zx, 0}, rt::QuantOperand<int8_t>{w.data(), nullptr, 0},
+                     rt::StoreInt32{direct.data()}, plane.data());
+    rt::detail::qconv_pointwise_dsp(p, x.data(), zx, packed.data(), row_sums.data(), rt::StoreInt32{tiled.data()});
+    CHECK(tiled == direct);
+  }
+}
+
 TEST_CASE("depthwise_integer equals conv_integer on depthwise shapes", "[quant]") {
   // channels, height, width, kernel h x w, pad (top/left), padded output size, per-channel w zero points
   struct Case {

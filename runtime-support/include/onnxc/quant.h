@@ -1606,6 +1606,7 @@ ONNXC_INLINE void pointwise_tile(const std::uint8_t* x0, index_t plane, index_t 
 #if defined(ONNXC_QUANT_MVE)
 #include "onnxc/quant_pointwise_mve.h"  // (tested under QEMU: tests/firmware/kernels)
 #endif
+#include "onnxc/quant_pointwise_armv7em_dsp.h"  // (portable forms tested on hosts too)
 
 namespace onnxc {
 namespace rt {
@@ -1615,6 +1616,9 @@ namespace rt {
 template <class Out>
 inline void qconv_pointwise(const ConvParams& p, const std::uint8_t* x, std::uint8_t x_zero_point,
                             const std::int32_t* w_packed, const index_t* row_sums, Out out) {
+#if defined(ONNXC_QUANT_DUAL_MAC) && !defined(ONNXC_QUANT_MVE)
+  return detail::qconv_pointwise_dsp(p, x, x_zero_point, w_packed, row_sums, out);  // (quant_pointwise_armv7em_dsp.h)
+#endif
   const index_t plane = p.in_d * p.in_h * p.in_w, pairs = qconv_pointwise_channel_pairs(p);
   const index_t pair_positions = plane / kPointwiseTilePositions * kPointwiseTilePositions;
   detail::PointwiseTile acc;

@@ -107,7 +107,7 @@ int run_case(const Case& c) {
   rt::qconv_gemm(p, x, c.zx, w, row_sums, [](index_t, index_t i, std::int32_t acc) { y[i] = acc; }, c.cols, scratch);
   int failed = check("qconv_gemm", c, n);
   if (c.k == 1 && c.stride == 1 && c.pad == 0) {
-    static std::int32_t packed[64 * 24];
+    static std::int32_t packed[64 * 48];
     rt::qconv_pointwise_pack_weights(p, w, packed);
     for (index_t i = 0; i < n; ++i) y[i] = -1;
     rt::qconv_pointwise(p, x, c.zx, packed, row_sums, [](index_t, index_t i, std::int32_t acc) { y[i] = acc; });
@@ -258,6 +258,8 @@ int main() {
       {2, 5, 5, 5, 1, 1, 0, 16, 9},      // k 2 (1x1): mostly predicated
       {17, 9, 7, 5, 1, 1, 0, 32, 100},   // 1x1 with odd channels and positions
       {64, 12, 5, 5, 1, 1, 0, 16, 128},  // 1x1 with 64 channels
+      {200, 5, 3, 7, 1, 1, 0, 16, 77},   // 1x1, 100 channel pairs: blocks of 10 positions (M4)
+      {1027, 3, 3, 3, 1, 1, 0, 16, 1},   // 1x1 past 512 channel pairs: passes of channels (M4)
   };
   int failed = 0;
   for (const Case& c : cases) failed += run_case(c);
