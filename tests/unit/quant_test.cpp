@@ -360,11 +360,12 @@ TEST_CASE("depthwise_integer equals conv_integer on depthwise shapes", "[quant]"
 
 TEST_CASE("depthwise_3x3 equals conv_integer on same 3x3 planes", "[quant]") {
   // Odd and even widths (an odd width's last output alone), one row, one column, the widest
-  // ring row; per-channel weight zero points; uint8 and int8 inputs; extreme bytes.
+  // ring row; several bands of rows (tall planes: 37 x 29 is 34 + 3 rows, 20 x 64 16 + 4);
+  // per-channel weight zero points; uint8 and int8 inputs; extreme bytes.
   struct Case {
     int64_t c, h, w;
   };
-  const Case cases[] = {{3, 25, 5}, {2, 4, 6}, {2, 1, 7}, {3, 6, 1}, {1, 3, 64}};
+  const Case cases[] = {{3, 25, 5}, {2, 4, 6}, {2, 1, 7}, {3, 6, 1}, {1, 3, 64}, {2, 37, 29}, {1, 20, 64}};
   std::mt19937 rng(31);
   std::uniform_int_distribution<int> byte(0, 255);
   auto check = [&](const Case& c, auto x_type) {
@@ -385,6 +386,10 @@ TEST_CASE("depthwise_3x3 equals conv_integer on same 3x3 planes", "[quant]") {
     rt::conv_integer(p, xq, wq, rt::StoreInt32{direct.data()}, plane.data());
     rt::depthwise_3x3(p, xq, wq, rt::StoreInt32{ring.data()});
     CHECK(ring == direct);
+    // The M4's form by bands of rows (portable here).
+    std::vector<int32_t> banded(outputs, -1);
+    rt::detail::depthwise_3x3_dsp(p, xq, wq, rt::StoreInt32{banded.data()});
+    CHECK(banded == direct);
   };
   for (const Case& c : cases) {
     check(c, uint8_t{});

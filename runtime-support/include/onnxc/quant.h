@@ -1046,6 +1046,11 @@ ONNXC_INLINE void depthwise_3x3_row(const X* row, Depthwise3x3Row k, std::int32_
 }
 
 }  // namespace detail
+}  // namespace rt
+}  // namespace onnxc
+#include "onnxc/quant_depthwise_armv7em_dsp.h"  // (portable forms tested on hosts too)
+namespace onnxc {
+namespace rt {
 
 // y = depthwise conv(x - x_zp, w - w_zp): out(channel, flat index, acc) as for conv_integer.
 // Needs no scratch: the ring of padded rows, a row of zero points and one output row's sums
@@ -1055,6 +1060,8 @@ inline void depthwise_3x3(const ConvParams& p, QuantOperand<X> x, QuantOperand<W
 #if defined(ONNXC_QUANT_MVE)
   static_assert(kDepthwise3x3MaxWidth <= detail::kDepthwiseMveBand, "the band holds a padded row");
   return detail::depthwise_3x3_mve(p, x, w, out);  // (quant_depthwise_mve.h)
+#elif defined(ONNXC_QUANT_DUAL_MAC)
+  return detail::depthwise_3x3_dsp(p, x, w, out);  // (quant_depthwise_armv7em_dsp.h)
 #endif
   const X zx = static_cast<X>(x.zero_point_at(0));
   const index_t width = p.in_w, plane = p.in_h * p.in_w;
