@@ -1035,6 +1035,18 @@ struct Depthwise3x3Row {
   std::uint32_t outer, middle;
 };
 
+// Channel c's kernel rows (weights less their zero point zw) into k; returns their sum.
+template <class W>
+inline std::int32_t depthwise_3x3_kernel(const W* wc, std::int32_t zw, Depthwise3x3Row* k) {
+  std::int32_t weight_sum = 0;
+  for (index_t kh = 0; kh < 3; ++kh) {
+    const std::int32_t w0 = wc[3 * kh] - zw, w1 = wc[3 * kh + 1] - zw, w2 = wc[3 * kh + 2] - zw;
+    k[kh] = {low_halves(static_cast<std::uint32_t>(w0), static_cast<std::uint32_t>(w2)), static_cast<std::uint32_t>(w1)};
+    weight_sum += w0 + w1 + w2;
+  }
+  return weight_sum;
+}
+
 // Kernel row k over padded row `row` from output ow on, added to the accumulators of outputs ow
 // and ow + 1.
 template <class X>
@@ -1075,14 +1087,7 @@ inline void depthwise_3x3(const ConvParams& p, QuantOperand<X> x, QuantOperand<W
       const W* wc = w.data + c * 9;
       const std::int32_t zw = w.zero_point_at(c);
       detail::Depthwise3x3Row k[3];
-      std::int32_t weight_sum = 0;
-      for (index_t kh = 0; kh < 3; ++kh) {
-        const std::int32_t w0 = wc[3 * kh] - zw, w1 = wc[3 * kh + 1] - zw, w2 = wc[3 * kh + 2] - zw;
-        k[kh] = {detail::low_halves(static_cast<std::uint32_t>(w0), static_cast<std::uint32_t>(w2)),
-                 static_cast<std::uint32_t>(w1)};
-        weight_sum += w0 + w1 + w2;
-      }
-      const std::int32_t correction = static_cast<std::int32_t>(zx) * weight_sum;
+      const std::int32_t correction = static_cast<std::int32_t>(zx) * detail::depthwise_3x3_kernel(wc, zw, k);
       auto row = [&](index_t ih) -> const X* { return ih < 0 || ih >= p.in_h ? padding : ring[ih % 3]; };
       detail::depthwise_3x3_pad_row(xc, width, zx, ring[0]);
       for (index_t oh = 0; oh < p.out_h; ++oh) {

@@ -1,7 +1,7 @@
 // Part of a parent header that includes it: not included on its own (tests/headers_portable_native.sh).
 // rt::depthwise_3x3 for cores with dual 16-bit multiply-accumulate but no Helium (Armv7E-M DSP
 // extension: Cortex-M4, M7): depthwise_3x3_dsp. Included by quant.h after the kernel-row helpers
-// it shares with the portable form (depthwise_3x3_pad_row, Depthwise3x3Row, depthwise_3x3_row),
+// it shares with the portable form (depthwise_3x3_pad_row, depthwise_3x3_kernel, depthwise_3x3_row),
 // whose portable forms let hosts run and test it.
 //
 // The same products as depthwise_3x3 (two adjacent outputs per word of a padded row, SMLAD on
@@ -38,13 +38,7 @@ inline void depthwise_3x3_dsp(const ConvParams& p, QuantOperand<X> x, QuantOpera
       const W* wc = w.data + c * 9;
       const std::int32_t zw = w.zero_point_at(c);
       Depthwise3x3Row k[3];
-      std::int32_t weight_sum = 0;
-      for (index_t kh = 0; kh < 3; ++kh) {
-        const std::int32_t w0 = wc[3 * kh] - zw, w1 = wc[3 * kh + 1] - zw, w2 = wc[3 * kh + 2] - zw;
-        k[kh] = {low_halves(static_cast<std::uint32_t>(w0), static_cast<std::uint32_t>(w2)), static_cast<std::uint32_t>(w1)};
-        weight_sum += w0 + w1 + w2;
-      }
-      const std::int32_t correction = static_cast<std::int32_t>(zx) * weight_sum;
+      const std::int32_t correction = static_cast<std::int32_t>(zx) * depthwise_3x3_kernel(wc, zw, k);
       for (index_t oh0 = 0; oh0 < height; oh0 += band) {
         const index_t rows = height - oh0 < band ? height - oh0 : band;
         for (index_t t = 0; t < rows + 2; ++t) {  // input rows oh0 - 1 .. oh0 + rows
