@@ -254,10 +254,13 @@ TEST_CASE("qconv_tile_dual_mac (the SMLAD tile, portable on hosts) equals plain 
 TEST_CASE("qconv_pointwise equals conv_integer on 1x1 shapes, raw and requantized", "[quant]") {
   // Odd input channels (the last pairs with itself), output channels not a multiple of the
   // 4-channel tile, odd planes (the last position alone), two images; extreme bytes included.
+  // The M4's form (qconv_pointwise_dsp, portable here) too: channel pairs past 64 (blocks
+  // narrower than 16 positions) and past 512 (passes of channels).
   struct Case {
     int64_t ic, oc, h, w;
   };
-  const Case cases[] = {{64, 64, 25, 5}, {5, 7, 3, 3}, {1, 1, 1, 1}, {2, 4, 2, 3}, {7, 9, 1, 7}, {3, 2, 4, 4}};
+  const Case cases[] = {{64, 64, 25, 5}, {5, 7, 3, 3}, {1, 1, 1, 1}, {2, 4, 2, 3},    {7, 9, 1, 7},
+                        {3, 2, 4, 4},    {9, 3, 1, 2}, {200, 5, 3, 7}, {1027, 3, 2, 3}, {2049, 2, 1, 3}};
   std::mt19937 rng(23);
   std::uniform_int_distribution<int> byte(0, 255);
   for (const Case& c : cases) {
@@ -280,6 +283,9 @@ TEST_CASE("qconv_pointwise equals conv_integer on 1x1 shapes, raw and requantize
     rt::conv_integer(p, xq, wq, rt::StoreInt32{direct.data()}, plane.data());
     rt::qconv_pointwise(p, x.data(), zx, packed.data(), row_sums.data(), rt::StoreInt32{tiled.data()});
     CHECK(tiled == direct);
+    std::vector<int32_t> widened(outputs, -1);
+    rt::detail::qconv_pointwise_dsp(p, x.data(), zx, packed.data(), row_sums.data(), rt::StoreInt32{widened.data()});
+    CHECK(widened == direct);
     // Per-channel multipliers and bias, as QLinearConv gives them.
     std::vector<int32_t> bias(static_cast<std::size_t>(c.oc));
     std::vector<rt::Requant> requant(static_cast<std::size_t>(c.oc));
@@ -296,35 +302,41 @@ TEST_CASE("qconv_pointwise equals conv_integer on 1x1 shapes, raw and requantize
   }
 }
 
-TEST_CASE("qconv_pointwise_dsp (the M4's widened blocks, portable on hosts) equals conv_integer", "[quant]") {
-  // Odd input channels (a lone last channel), odd output channels (a lone last row), planes not
-  // a multiple of the block or the pair (the last position alone), channel pairs past 64 (blocks
-  // narrower than 16 positions) and past 512 (passes of channels); two images.
+TEST_CASE("qconv_gemm_pairs (the M4's widened blocks and weights, portable on hosts) equals conv_integer", "[quant]") {
+  // K not a multiple of 4 or of 8 (the pairs' tail), odd output channels and columns, blocks
+  // narrower than the columns, padding, strides, dilation; reductions of more than 64 pairs
+  // (narrower widened blocks) and more than 512 (passes of pairs); two images.
   struct Case {
-    int64_t ic, oc, h, w;
+    int64_t ic, oc, h, w, k, stride, pad, dilation, block;
   };
-  const Case cases[] = {{64, 64, 25, 5}, {5, 7, 3, 3}, {1, 1, 1, 1}, {7, 9, 1, 7}, {9, 3, 1, 2},
-                        {200, 5, 3, 7}, {1027, 3, 2, 3}, {2049, 2, 1, 3}};
-  std::mt19937 rng(31);
+  const Case cases[] = {{3, 5, 9, 7, 3, 1, 1, 1, 16},   {2, 8, 11, 13, 3, 2, 1, 1, 32}, {4, 6, 10, 9, 3, 1, 2, 2, 48},
+                        {1, 7, 5, 17, 5, 2, 2, 1, 256}, {16, 3, 6, 5, 3, 1, 1, 1, 16},  {130, 3, 4, 5, 3, 1, 1, 1, 32},
+                        {1, 64, 49, 10, 4, 2, 1, 1, 128}};
+  std::mt19937 rng(37);
   std::uniform_int_distribution<int> byte(0, 255);
   for (const Case& c : cases) {
-    const rt::ConvParams p = {2, c.ic, c.oc, 1, 1, c.h, c.w, 1, c.h, c.w, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0};
+    const int64_t oh = (c.h + 2 * c.pad - c.dilation * (c.k - 1) - 1) / c.stride + 1;
+    const int64_t ow = (c.w + 2 * c.pad - c.dilation * (c.k - 1) - 1) / c.stride + 1;
+    const rt::ConvParams p = {2, c.ic, c.oc, 1, 1, c.h, c.w, 1, oh, ow, 1, c.k, c.k, 1, c.stride, c.stride, 1,
+                              c.dilation, c.dilation, 0, c.pad, c.pad};
     std::vector<uint8_t> x(static_cast<std::size_t>(2 * c.ic * c.h * c.w));
-    std::vector<int8_t> w(static_cast<std::size_t>(c.oc * c.ic));
+    std::vector<int8_t> w(static_cast<std::size_t>(c.oc * c.ic * c.k * c.k));
     for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
     for (auto& v : w) v = static_cast<int8_t>(byte(rng) - 128);
     x[0] = 255, w[0] = -128;
-    const uint8_t zx = 119;
-    std::vector<int32_t> packed(static_cast<std::size_t>(rt::qconv_pointwise_weight_words(p)));
-    rt::qconv_pointwise_pack_weights(p, w.data(), packed.data());
-    std::vector<rt::index_t> row_sums(static_cast<std::size_t>(c.oc));
-    rt::qconv_weight_row_sums(p, w.data(), row_sums.data());
-    const std::size_t outputs = static_cast<std::size_t>(2 * c.oc * c.h * c.w);
-    std::vector<int32_t> direct(outputs), tiled(outputs, -1), plane(static_cast<std::size_t>(c.h * c.w));
+    const uint8_t zx = 93;
+    const std::size_t outputs = static_cast<std::size_t>(2 * c.oc * oh * ow);
+    std::vector<int32_t> direct(outputs), product(outputs, -1), plane(static_cast<std::size_t>(oh * ow));
     rt::conv_integer(p, rt::QuantOperand<uint8_t>{x.data(), &zx, 0}, rt::QuantOperand<int8_t>{w.data(), nullptr, 0},
                      rt::StoreInt32{direct.data()}, plane.data());
-    rt::detail::qconv_pointwise_dsp(p, x.data(), zx, packed.data(), row_sums.data(), rt::StoreInt32{tiled.data()});
-    CHECK(tiled == direct);
+    std::vector<uint8_t> scratch(static_cast<std::size_t>(rt::qconv_gemm_scratch_bytes(p, c.block)));
+    std::vector<rt::index_t> row_sums(static_cast<std::size_t>(c.oc));
+    rt::qconv_weight_row_sums(p, w.data(), row_sums.data());
+    std::vector<int32_t> pairs(static_cast<std::size_t>(rt::qconv_gemm_pairs_weight_words(p)));
+    rt::qconv_gemm_pairs_pack_weights(p, w.data(), pairs.data());
+    rt::qconv_gemm_pairs(p, x.data(), zx, pairs.data(), row_sums.data(), rt::StoreInt32{product.data()}, c.block,
+                         scratch.data());
+    CHECK(product == direct);
   }
 }
 

@@ -1619,6 +1619,12 @@ ONNXC_INLINE void pointwise_tile(const std::uint8_t* x0, index_t plane, index_t 
 #include "onnxc/quant_pointwise_mve.h"  // (tested under QEMU: tests/firmware/kernels)
 #endif
 #include "onnxc/quant_pointwise_armv7em_dsp.h"  // (portable forms tested on hosts too)
+#include "onnxc/quant_gemm_pairs_armv7em_dsp.h"
+#if defined(ONNXC_QUANT_DUAL_MAC) && !defined(ONNXC_QUANT_MVE)
+// Generated code takes rt::qconv_gemm_pairs (weights widened at compile time) where the compiler
+// gave a QLinearConv those weights; Helium's rt::qconv_gemm reads the bytes.
+#define ONNXC_QCONV_GEMM_PAIRS 1
+#endif
 
 namespace onnxc {
 namespace rt {
