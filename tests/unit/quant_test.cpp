@@ -254,8 +254,8 @@ TEST_CASE("qconv_tile_dual_mac (the SMLAD tile, portable on hosts) equals plain 
 TEST_CASE("qconv_pointwise equals conv_integer on 1x1 shapes, raw and requantized", "[quant]") {
   // Odd input channels (the last pairs with itself), output channels not a multiple of the
   // 4-channel tile, odd planes (the last position alone), two images; extreme bytes included.
-  // The M4's form (qconv_pointwise_dsp, portable here) too: channel pairs past 64 (blocks
-  // narrower than 16 positions) and past 512 (passes of channels).
+  // The M4's form (qconv_pointwise_dsp, portable here) too: channel pairs past 32 (blocks
+  // narrower than 32 positions) and past 512 (passes of channels).
   struct Case {
     int64_t ic, oc, h, w;
   };

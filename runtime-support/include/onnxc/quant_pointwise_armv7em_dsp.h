@@ -20,7 +20,7 @@ namespace onnxc {
 namespace rt {
 namespace detail {
 
-constexpr index_t kPointwiseDspBlock = 16;         // positions per block (even)
+constexpr index_t kPointwiseDspBlock = 32;         // positions per block (even)
 constexpr index_t kPointwiseDspWords = 1024;       // the block (4 KB on the stack)
 
 // Channel pairs [k0, k0 + kc) of `positions` positions (1 to kPointwiseDspBlock) from x0 on
