@@ -179,14 +179,18 @@ TEST_CASE("conv_integer pads with the zero point and requantizes per channel wit
   CHECK(std::vector<int>(y, y + 6) == std::vector<int>{104, 106, 106, 100, 102, 102});
 }
 
-TEST_CASE("qconv_gemm equals conv_integer (the direct kernel) on odd shapes", "[quant]") {
+TEST_CASE("qconv_gemm and qconv_gemm_pairs equal conv_integer (the direct kernel) on odd shapes", "[quant]") {
   // K not a multiple of 4, output channels not a multiple of the 4-row tile, columns not a
   // multiple of 16 and more than one block, padding on every side, strides 1 and 2, dilation.
   struct Case {
     int64_t ic, oc, h, w, k, stride, pad, dilation, block;
   };
-  const Case cases[] = {{3, 5, 9, 7, 3, 1, 1, 1, 16}, {2, 8, 11, 13, 3, 2, 1, 1, 32}, {5, 3, 6, 6, 1, 1, 0, 1, 16},
-                        {4, 6, 10, 9, 3, 1, 2, 2, 48}, {1, 7, 5, 17, 5, 2, 2, 1, 256}};
+  // The M4's form with weights paired at compile time (qconv_gemm_pairs, portable here) too:
+  // pairs not a multiple of the tile's four, reductions past 64 pairs (narrower widened blocks)
+  // and past 512 (passes of pairs).
+  const Case cases[] = {{3, 5, 9, 7, 3, 1, 1, 1, 16},   {2, 8, 11, 13, 3, 2, 1, 1, 32},  {5, 3, 6, 6, 1, 1, 0, 1, 16},
+                        {4, 6, 10, 9, 3, 1, 2, 2, 48},  {1, 7, 5, 17, 5, 2, 2, 1, 256},  {16, 3, 6, 5, 3, 1, 1, 1, 16},
+                        {130, 3, 4, 5, 3, 1, 1, 1, 32}, {1, 64, 49, 10, 4, 2, 1, 1, 128}};
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> byte(0, 255);
   for (const Case& c : cases) {
@@ -209,6 +213,11 @@ TEST_CASE("qconv_gemm equals conv_integer (the direct kernel) on odd shapes", "[
     rt::qconv_gemm(p, x.data(), zx, w.data(), row_sums.data(), rt::StoreInt32{product.data()}, c.block,
                    scratch.data());
     CHECK(product == direct);
+    std::vector<int32_t> pairs(static_cast<std::size_t>(rt::qconv_gemm_pairs_weight_words(p))), paired(outputs, -1);
+    rt::qconv_gemm_pairs_pack_weights(p, w.data(), pairs.data());
+    rt::qconv_gemm_pairs(p, x.data(), zx, pairs.data(), row_sums.data(), rt::StoreInt32{paired.data()}, c.block,
+                         scratch.data());
+    CHECK(paired == direct);
   }
 }
 
@@ -299,44 +308,6 @@ TEST_CASE("qconv_pointwise equals conv_integer on 1x1 shapes, raw and requantize
     rt::qconv_pointwise(p, x.data(), zx, packed.data(), row_sums.data(),
                         rt::RequantizeOutput<uint8_t>{y_tiled.data(), bias.data(), requant.data(), 1, 7});
     CHECK(y_tiled == y_direct);
-  }
-}
-
-TEST_CASE("qconv_gemm_pairs (the M4's widened blocks and weights, portable on hosts) equals conv_integer", "[quant]") {
-  // K not a multiple of 4 or of 8 (the pairs' tail), odd output channels and columns, blocks
-  // narrower than the columns, padding, strides, dilation; reductions of more than 64 pairs
-  // (narrower widened blocks) and more than 512 (passes of pairs); two images.
-  struct Case {
-    int64_t ic, oc, h, w, k, stride, pad, dilation, block;
-  };
-  const Case cases[] = {{3, 5, 9, 7, 3, 1, 1, 1, 16},   {2, 8, 11, 13, 3, 2, 1, 1, 32}, {4, 6, 10, 9, 3, 1, 2, 2, 48},
-                        {1, 7, 5, 17, 5, 2, 2, 1, 256}, {16, 3, 6, 5, 3, 1, 1, 1, 16},  {130, 3, 4, 5, 3, 1, 1, 1, 32},
-                        {1, 64, 49, 10, 4, 2, 1, 1, 128}};
-  std::mt19937 rng(37);
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (const Case& c : cases) {
-    const int64_t oh = (c.h + 2 * c.pad - c.dilation * (c.k - 1) - 1) / c.stride + 1;
-    const int64_t ow = (c.w + 2 * c.pad - c.dilation * (c.k - 1) - 1) / c.stride + 1;
-    const rt::ConvParams p = {2, c.ic, c.oc, 1, 1, c.h, c.w, 1, oh, ow, 1, c.k, c.k, 1, c.stride, c.stride, 1,
-                              c.dilation, c.dilation, 0, c.pad, c.pad};
-    std::vector<uint8_t> x(static_cast<std::size_t>(2 * c.ic * c.h * c.w));
-    std::vector<int8_t> w(static_cast<std::size_t>(c.oc * c.ic * c.k * c.k));
-    for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
-    for (auto& v : w) v = static_cast<int8_t>(byte(rng) - 128);
-    x[0] = 255, w[0] = -128;
-    const uint8_t zx = 93;
-    const std::size_t outputs = static_cast<std::size_t>(2 * c.oc * oh * ow);
-    std::vector<int32_t> direct(outputs), product(outputs, -1), plane(static_cast<std::size_t>(oh * ow));
-    rt::conv_integer(p, rt::QuantOperand<uint8_t>{x.data(), &zx, 0}, rt::QuantOperand<int8_t>{w.data(), nullptr, 0},
-                     rt::StoreInt32{direct.data()}, plane.data());
-    std::vector<uint8_t> scratch(static_cast<std::size_t>(rt::qconv_gemm_scratch_bytes(p, c.block)));
-    std::vector<rt::index_t> row_sums(static_cast<std::size_t>(c.oc));
-    rt::qconv_weight_row_sums(p, w.data(), row_sums.data());
-    std::vector<int32_t> pairs(static_cast<std::size_t>(rt::qconv_gemm_pairs_weight_words(p)));
-    rt::qconv_gemm_pairs_pack_weights(p, w.data(), pairs.data());
-    rt::qconv_gemm_pairs(p, x.data(), zx, pairs.data(), row_sums.data(), rt::StoreInt32{product.data()}, c.block,
-                         scratch.data());
-    CHECK(product == direct);
   }
 }
 
