@@ -1345,6 +1345,20 @@ inline void qconv_pack_block(const ConvParams& p, const std::uint8_t* x, std::ui
         const uint8x16x4_t r = {{vld1q_u8(rows[0] + j), vld1q_u8(rows[1] + j), vld1q_u8(rows[2] + j), vld1q_u8(rows[3] + j)}};
         vst4q_u8(dst + 4 * j, r);
       }
+#elif defined(ONNXC_QUANT_DUAL_MAC) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      for (; j + 4 <= chunk; j += 4) {  // 4 columns: a word of each row, its bytes transposed in registers
+        // Rows a, b as [a0 b0 a2 b2] and [a1 b1 a3 b3] (UXTB16 and an ORR each), c, d the same;
+        // the columns are their halves (PKHBT / PKHTB).
+        const std::uint32_t a = load_u32(rows[0] + j), b = load_u32(rows[1] + j);
+        const std::uint32_t c = load_u32(rows[2] + j), d = load_u32(rows[3] + j);
+        const std::uint32_t ab_even = even_bytes(a, std::uint8_t{}) | (even_bytes(b, std::uint8_t{}) << 8);
+        const std::uint32_t ab_odd = odd_bytes(a, std::uint8_t{}) | (odd_bytes(b, std::uint8_t{}) << 8);
+        const std::uint32_t cd_even = even_bytes(c, std::uint8_t{}) | (even_bytes(d, std::uint8_t{}) << 8);
+        const std::uint32_t cd_odd = odd_bytes(c, std::uint8_t{}) | (odd_bytes(d, std::uint8_t{}) << 8);
+        const std::uint32_t columns[4] = {low_halves(ab_even, cd_even), low_halves(ab_odd, cd_odd),
+                                          high_halves(ab_even, cd_even), high_halves(ab_odd, cd_odd)};
+        std::memcpy(dst + 4 * j, columns, 16);  // (little-endian: column j's bytes a_j b_j c_j d_j)
+      }
 #endif
       for (; j < chunk; ++j) {
         dst[4 * j] = rows[0][j];
