@@ -353,6 +353,10 @@ inline void store_row(const RequantizeOutput<Q, R>& out, index_t channel, index_
 #if defined(ONNXC_QUANT_MVE) && (__ARM_FEATURE_MVE & 2) && !defined(ONNXC_REQUANTIZE_IN_INTEGERS)
 #include "onnxc/quant_requantize_mve.h"  // (tested under QEMU: tests/firmware/kernels)
 #endif
+#if defined(ONNXC_QUANTIZE_BYTE_VCVTR) && !defined(ONNXC_QUANT_MVE) && !defined(ONNXC_REQUANTIZE_IN_INTEGERS) && \
+    defined(__thumb2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#include "onnxc/quant_requantize_armv7em_dsp.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
 
 namespace onnxc {
 namespace rt {
