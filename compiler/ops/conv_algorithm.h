@@ -115,6 +115,9 @@ std::optional<Tensor> qlinear_conv_vnni_weights(const Node& qlinear_conv);
 // QLinearConv's weights in rt::qconv_pointwise's layout (int16 pairs for cores with dual 16-bit
 // multiply-accumulate, Target::int8_dual_mac), when that kernel can compute it.
 std::optional<Tensor> qlinear_conv_dual_mac_weights(const Node& qlinear_conv);
+// QLinearConv's weights in rt::qconv_gemm_pairs' layout (int16 pairs), when rt::qconv_gemm may
+// compute it and rt::qconv_pointwise does not.
+std::optional<Tensor> qlinear_conv_dual_mac_pairs(const Node& qlinear_conv);
 // Whether rt::depthwise_3x3 (no scratch, for the same cores) can compute the QLinearConv.
 bool qlinear_conv_depthwise_3x3_applies(const Node& qlinear_conv);
 // A float Conv's multiply-accumulates: every output element, (C / group) * kernel taps.
@@ -174,6 +177,10 @@ constexpr std::size_t kVnniWeightsInput = 9;
 // QLinearConv's weights in rt::qconv_pointwise's layout (pack-dual-mac-weights): the node takes
 // that kernel, which needs no scratch.
 constexpr std::size_t kDualMacWeightsInput = 10;
+// QLinearConv's weights in rt::qconv_gemm_pairs' layout (pack-dual-mac-weights): on cores with
+// the DSP extension but no Helium the generated code takes that kernel in place of
+// rt::qconv_gemm, with the same im2col blocks (ONNXC_QCONV_GEMM_PAIRS).
+constexpr std::size_t kDualMacPairsInput = 11;
 // int 1: a depthwise QLinearConv computed by rt::depthwise_3x3 (pack-dual-mac-weights), no scratch.
 constexpr const char* kDepthwise3x3Attr = "onnxc.depthwise_3x3";
 // int: scratch copies a depthwise Conv has, one per task it splits into when run() is given a

@@ -252,10 +252,22 @@ const OpRegistrar qlinear_conv_op([] {
     }
     if (vnni) e.line("#else");
     if (vnni) e.linef("static_cast<void>({});", e.in(kVnniWeightsInput));
-    if (cols > 0)
+    // The M4's and M7's weights widened at compile time (pack-dual-mac-weights), the same blocks.
+    const bool pairs = n.has_input(kDualMacPairsInput);
+    if (cols > 0) {
+      if (pairs) {
+        e.line("#if defined(ONNXC_QCONV_GEMM_PAIRS)");
+        e.linef("static_cast<void>({});", e.in(in.w));
+        e.linef("rt::qconv_gemm_pairs(p, {}, {}, {}, {}, {}, {}, {});", e.in(in.x), x_zero_point,
+                e.in(kDualMacPairsInput), row_sums, output, cols, e.scratch());
+        e.line("#else");
+        e.linef("static_cast<void>({});", e.in(kDualMacPairsInput));
+      }
       e.linef("rt::qconv_gemm(p, {}, {}, {}, {}, {}, {}, {});", e.in(in.x), x_zero_point, e.in(in.w), row_sums, output,
               cols, e.scratch());
-    else {
+      if (pairs) e.line("#endif");
+    } else {
+      if (pairs) e.linef("static_cast<void>({});", e.in(kDualMacPairsInput));
       e.line("{  // (its own p)");
       emit_conv_call(n, e, in, output);
       e.line("}");
@@ -288,6 +300,16 @@ std::optional<Tensor> qlinear_conv_dual_mac_weights(const Node& n) {
   Tensor packed(DType::Int32, {static_cast<int64_t>(rt::qconv_pointwise_weight_words(p))});
   rt::qconv_pointwise_pack_weights(p, n.inputs[kQLinearConvInputs.w]->constant->data<int8_t>(),
                                    packed.data<int32_t>());
+  return packed;
+}
+
+std::optional<Tensor> qlinear_conv_dual_mac_pairs(const Node& n) {
+  if (!qconv_gemm_applies(n) || takes_dual_mac_kernel(n)) return std::nullopt;
+  const rt::ConvParams p = integer_conv_params(n, kQLinearConvInputs);
+  if (rt::qconv_pointwise_applies(p)) return std::nullopt;
+  Tensor packed(DType::Int32, {static_cast<int64_t>(rt::qconv_gemm_pairs_weight_words(p))});
+  rt::qconv_gemm_pairs_pack_weights(p, n.inputs[kQLinearConvInputs.w]->constant->data<int8_t>(),
+                                    packed.data<int32_t>());
   return packed;
 }
 

@@ -115,6 +115,17 @@ bool add_dual_mac_weights(Graph& g, Node& conv) {
   return true;
 }
 
+// QLinearConv through rt::qconv_gemm on the M4 and M7: its weights in rt::qconv_gemm_pairs'
+// layout as one more input (the generated code picks the layout its core's kernel reads).
+bool add_dual_mac_pairs(Graph& g, Node& conv) {
+  if (conv.has_input(kDualMacPairsInput)) return false;
+  std::optional<Tensor> packed = qlinear_conv_dual_mac_pairs(conv);
+  if (!packed) return false;
+  conv.inputs.resize(kDualMacPairsInput, nullptr);  // absent inputs stay absent
+  conv.inputs.push_back(add_constant(g, conv.inputs[3]->name + "_k_pairs", std::move(*packed)));
+  return true;
+}
+
 // Float LSTM with constant W and R: both in rt::pack_recurrent_weights' unit-chunk layout (the
 // same number of floats, so the shapes stay), which the SIMD kernels read with vertical
 // multiply-adds instead of one horizontal sum per gate row.
@@ -155,7 +166,7 @@ int pack_dual_mac_weights(Graph& g) {
       n.set_attr_int(kDepthwise3x3Attr, 1);
       return true;
     }
-    return add_dual_mac_weights(graph, n);
+    return add_dual_mac_weights(graph, n) || add_dual_mac_pairs(graph, n);
   });
 }
 

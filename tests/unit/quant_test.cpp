@@ -179,14 +179,18 @@ TEST_CASE("conv_integer pads with the zero point and requantizes per channel wit
   CHECK(std::vector<int>(y, y + 6) == std::vector<int>{104, 106, 106, 100, 102, 102});
 }
 
-TEST_CASE("qconv_gemm equals conv_integer (the direct kernel) on odd shapes", "[quant]") {
+TEST_CASE("qconv_gemm and qconv_gemm_pairs equal conv_integer (the direct kernel) on odd shapes", "[quant]") {
   // K not a multiple of 4, output channels not a multiple of the 4-row tile, columns not a
   // multiple of 16 and more than one block, padding on every side, strides 1 and 2, dilation.
   struct Case {
     int64_t ic, oc, h, w, k, stride, pad, dilation, block;
   };
-  const Case cases[] = {{3, 5, 9, 7, 3, 1, 1, 1, 16}, {2, 8, 11, 13, 3, 2, 1, 1, 32}, {5, 3, 6, 6, 1, 1, 0, 1, 16},
-                        {4, 6, 10, 9, 3, 1, 2, 2, 48}, {1, 7, 5, 17, 5, 2, 2, 1, 256}};
+  // The M4's form with weights paired at compile time (qconv_gemm_pairs, portable here) too:
+  // pairs not a multiple of the tile's four, reductions past 64 pairs (narrower widened blocks)
+  // and past 512 (passes of pairs).
+  const Case cases[] = {{3, 5, 9, 7, 3, 1, 1, 1, 16},   {2, 8, 11, 13, 3, 2, 1, 1, 32},  {5, 3, 6, 6, 1, 1, 0, 1, 16},
+                        {4, 6, 10, 9, 3, 1, 2, 2, 48},  {1, 7, 5, 17, 5, 2, 2, 1, 256},  {16, 3, 6, 5, 3, 1, 1, 1, 16},
+                        {130, 3, 4, 5, 3, 1, 1, 1, 32}, {1, 64, 49, 10, 4, 2, 1, 1, 128}};
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> byte(0, 255);
   for (const Case& c : cases) {
@@ -209,6 +213,11 @@ TEST_CASE("qconv_gemm equals conv_integer (the direct kernel) on odd shapes", "[
     rt::qconv_gemm(p, x.data(), zx, w.data(), row_sums.data(), rt::StoreInt32{product.data()}, c.block,
                    scratch.data());
     CHECK(product == direct);
+    std::vector<int32_t> pairs(static_cast<std::size_t>(rt::qconv_gemm_pairs_weight_words(p))), paired(outputs, -1);
+    rt::qconv_gemm_pairs_pack_weights(p, w.data(), pairs.data());
+    rt::qconv_gemm_pairs(p, x.data(), zx, pairs.data(), row_sums.data(), rt::StoreInt32{paired.data()}, c.block,
+                         scratch.data());
+    CHECK(paired == direct);
   }
 }
 
@@ -254,10 +263,13 @@ TEST_CASE("qconv_tile_dual_mac (the SMLAD tile, portable on hosts) equals plain 
 TEST_CASE("qconv_pointwise equals conv_integer on 1x1 shapes, raw and requantized", "[quant]") {
   // Odd input channels (the last pairs with itself), output channels not a multiple of the
   // 4-channel tile, odd planes (the last position alone), two images; extreme bytes included.
+  // The M4's form (qconv_pointwise_dsp, portable here) too: channel pairs past 32 (blocks
+  // narrower than 32 positions) and past 512 (passes of channels).
   struct Case {
     int64_t ic, oc, h, w;
   };
-  const Case cases[] = {{64, 64, 25, 5}, {5, 7, 3, 3}, {1, 1, 1, 1}, {2, 4, 2, 3}, {7, 9, 1, 7}, {3, 2, 4, 4}};
+  const Case cases[] = {{64, 64, 25, 5}, {5, 7, 3, 3}, {1, 1, 1, 1}, {2, 4, 2, 3},    {7, 9, 1, 7},
+                        {3, 2, 4, 4},    {9, 3, 1, 2}, {200, 5, 3, 7}, {1027, 3, 2, 3}, {2049, 2, 1, 3}};
   std::mt19937 rng(23);
   std::uniform_int_distribution<int> byte(0, 255);
   for (const Case& c : cases) {
@@ -280,6 +292,9 @@ TEST_CASE("qconv_pointwise equals conv_integer on 1x1 shapes, raw and requantize
     rt::conv_integer(p, xq, wq, rt::StoreInt32{direct.data()}, plane.data());
     rt::qconv_pointwise(p, x.data(), zx, packed.data(), row_sums.data(), rt::StoreInt32{tiled.data()});
     CHECK(tiled == direct);
+    std::vector<int32_t> widened(outputs, -1);
+    rt::detail::qconv_pointwise_dsp(p, x.data(), zx, packed.data(), row_sums.data(), rt::StoreInt32{widened.data()});
+    CHECK(widened == direct);
     // Per-channel multipliers and bias, as QLinearConv gives them.
     std::vector<int32_t> bias(static_cast<std::size_t>(c.oc));
     std::vector<rt::Requant> requant(static_cast<std::size_t>(c.oc));
@@ -328,11 +343,12 @@ TEST_CASE("depthwise_integer equals conv_integer on depthwise shapes", "[quant]"
 
 TEST_CASE("depthwise_3x3 equals conv_integer on same 3x3 planes", "[quant]") {
   // Odd and even widths (an odd width's last output alone), one row, one column, the widest
-  // ring row; per-channel weight zero points; uint8 and int8 inputs; extreme bytes.
+  // ring row; several bands of rows (tall planes: 37 x 29 is 34 + 3 rows, 20 x 64 16 + 4);
+  // per-channel weight zero points; uint8 and int8 inputs; extreme bytes.
   struct Case {
     int64_t c, h, w;
   };
-  const Case cases[] = {{3, 25, 5}, {2, 4, 6}, {2, 1, 7}, {3, 6, 1}, {1, 3, 64}};
+  const Case cases[] = {{3, 25, 5}, {2, 4, 6}, {2, 1, 7}, {3, 6, 1}, {1, 3, 64}, {2, 37, 29}, {1, 20, 64}};
   std::mt19937 rng(31);
   std::uniform_int_distribution<int> byte(0, 255);
   auto check = [&](const Case& c, auto x_type) {
@@ -353,6 +369,10 @@ TEST_CASE("depthwise_3x3 equals conv_integer on same 3x3 planes", "[quant]") {
     rt::conv_integer(p, xq, wq, rt::StoreInt32{direct.data()}, plane.data());
     rt::depthwise_3x3(p, xq, wq, rt::StoreInt32{ring.data()});
     CHECK(ring == direct);
+    // The M4's form by bands of rows (portable here).
+    std::vector<int32_t> banded(outputs, -1);
+    rt::detail::depthwise_3x3_dsp(p, xq, wq, rt::StoreInt32{banded.data()});
+    CHECK(banded == direct);
   };
   for (const Case& c : cases) {
     check(c, uint8_t{});

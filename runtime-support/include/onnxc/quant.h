@@ -353,6 +353,10 @@ inline void store_row(const RequantizeOutput<Q, R>& out, index_t channel, index_
 #if defined(ONNXC_QUANT_MVE) && (__ARM_FEATURE_MVE & 2) && !defined(ONNXC_REQUANTIZE_IN_INTEGERS)
 #include "onnxc/quant_requantize_mve.h"  // (tested under QEMU: tests/firmware/kernels)
 #endif
+#if defined(ONNXC_QUANTIZE_BYTE_VCVTR) && !defined(ONNXC_QUANT_MVE) && !defined(ONNXC_REQUANTIZE_IN_INTEGERS) && \
+    defined(__thumb2__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#include "onnxc/quant_requantize_armv7em_dsp.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
 
 namespace onnxc {
 namespace rt {
@@ -1035,6 +1039,18 @@ struct Depthwise3x3Row {
   std::uint32_t outer, middle;
 };
 
+// Channel c's kernel rows (weights less their zero point zw) into k; returns their sum.
+template <class W>
+inline std::int32_t depthwise_3x3_kernel(const W* wc, std::int32_t zw, Depthwise3x3Row* k) {
+  std::int32_t weight_sum = 0;
+  for (index_t kh = 0; kh < 3; ++kh) {
+    const std::int32_t w0 = wc[3 * kh] - zw, w1 = wc[3 * kh + 1] - zw, w2 = wc[3 * kh + 2] - zw;
+    k[kh] = {low_halves(static_cast<std::uint32_t>(w0), static_cast<std::uint32_t>(w2)), static_cast<std::uint32_t>(w1)};
+    weight_sum += w0 + w1 + w2;
+  }
+  return weight_sum;
+}
+
 // Kernel row k over padded row `row` from output ow on, added to the accumulators of outputs ow
 // and ow + 1.
 template <class X>
@@ -1046,6 +1062,11 @@ ONNXC_INLINE void depthwise_3x3_row(const X* row, Depthwise3x3Row k, std::int32_
 }
 
 }  // namespace detail
+}  // namespace rt
+}  // namespace onnxc
+#include "onnxc/quant_depthwise_armv7em_dsp.h"  // (portable forms tested on hosts too)
+namespace onnxc {
+namespace rt {
 
 // y = depthwise conv(x - x_zp, w - w_zp): out(channel, flat index, acc) as for conv_integer.
 // Needs no scratch: the ring of padded rows, a row of zero points and one output row's sums
@@ -1055,6 +1076,8 @@ inline void depthwise_3x3(const ConvParams& p, QuantOperand<X> x, QuantOperand<W
 #if defined(ONNXC_QUANT_MVE)
   static_assert(kDepthwise3x3MaxWidth <= detail::kDepthwiseMveBand, "the band holds a padded row");
   return detail::depthwise_3x3_mve(p, x, w, out);  // (quant_depthwise_mve.h)
+#elif defined(ONNXC_QUANT_DUAL_MAC)
+  return detail::depthwise_3x3_dsp(p, x, w, out);  // (quant_depthwise_armv7em_dsp.h)
 #endif
   const X zx = static_cast<X>(x.zero_point_at(0));
   const index_t width = p.in_w, plane = p.in_h * p.in_w;
@@ -1068,14 +1091,7 @@ inline void depthwise_3x3(const ConvParams& p, QuantOperand<X> x, QuantOperand<W
       const W* wc = w.data + c * 9;
       const std::int32_t zw = w.zero_point_at(c);
       detail::Depthwise3x3Row k[3];
-      std::int32_t weight_sum = 0;
-      for (index_t kh = 0; kh < 3; ++kh) {
-        const std::int32_t w0 = wc[3 * kh] - zw, w1 = wc[3 * kh + 1] - zw, w2 = wc[3 * kh + 2] - zw;
-        k[kh] = {detail::low_halves(static_cast<std::uint32_t>(w0), static_cast<std::uint32_t>(w2)),
-                 static_cast<std::uint32_t>(w1)};
-        weight_sum += w0 + w1 + w2;
-      }
-      const std::int32_t correction = static_cast<std::int32_t>(zx) * weight_sum;
+      const std::int32_t correction = static_cast<std::int32_t>(zx) * detail::depthwise_3x3_kernel(wc, zw, k);
       auto row = [&](index_t ih) -> const X* { return ih < 0 || ih >= p.in_h ? padding : ring[ih % 3]; };
       detail::depthwise_3x3_pad_row(xc, width, zx, ring[0]);
       for (index_t oh = 0; oh < p.out_h; ++oh) {
@@ -1332,6 +1348,20 @@ inline void qconv_pack_block(const ConvParams& p, const std::uint8_t* x, std::ui
       for (; j + 16 <= chunk; j += 16) {  // 16 columns: VST40..VST43 interleave the four rows' bytes
         const uint8x16x4_t r = {{vld1q_u8(rows[0] + j), vld1q_u8(rows[1] + j), vld1q_u8(rows[2] + j), vld1q_u8(rows[3] + j)}};
         vst4q_u8(dst + 4 * j, r);
+      }
+#elif defined(ONNXC_QUANT_DUAL_MAC) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      for (; j + 4 <= chunk; j += 4) {  // 4 columns: a word of each row, its bytes transposed in registers
+        // Rows a, b as [a0 b0 a2 b2] and [a1 b1 a3 b3] (UXTB16 and an ORR each), c, d the same;
+        // the columns are their halves (PKHBT / PKHTB).
+        const std::uint32_t a = load_u32(rows[0] + j), b = load_u32(rows[1] + j);
+        const std::uint32_t c = load_u32(rows[2] + j), d = load_u32(rows[3] + j);
+        const std::uint32_t ab_even = even_bytes(a, std::uint8_t{}) | (even_bytes(b, std::uint8_t{}) << 8);
+        const std::uint32_t ab_odd = odd_bytes(a, std::uint8_t{}) | (odd_bytes(b, std::uint8_t{}) << 8);
+        const std::uint32_t cd_even = even_bytes(c, std::uint8_t{}) | (even_bytes(d, std::uint8_t{}) << 8);
+        const std::uint32_t cd_odd = odd_bytes(c, std::uint8_t{}) | (odd_bytes(d, std::uint8_t{}) << 8);
+        const std::uint32_t columns[4] = {low_halves(ab_even, cd_even), low_halves(ab_odd, cd_odd),
+                                          high_halves(ab_even, cd_even), high_halves(ab_odd, cd_odd)};
+        std::memcpy(dst + 4 * j, columns, 16);  // (little-endian: column j's bytes a_j b_j c_j d_j)
       }
 #endif
       for (; j < chunk; ++j) {
@@ -1606,6 +1636,13 @@ ONNXC_INLINE void pointwise_tile(const std::uint8_t* x0, index_t plane, index_t 
 #if defined(ONNXC_QUANT_MVE)
 #include "onnxc/quant_pointwise_mve.h"  // (tested under QEMU: tests/firmware/kernels)
 #endif
+#include "onnxc/quant_pointwise_armv7em_dsp.h"  // (portable forms tested on hosts too)
+#include "onnxc/quant_gemm_pairs_armv7em_dsp.h"
+#if defined(ONNXC_QUANT_DUAL_MAC) && !defined(ONNXC_QUANT_MVE)
+// Generated code takes rt::qconv_gemm_pairs (weights widened at compile time) where the compiler
+// gave a QLinearConv those weights; Helium's rt::qconv_gemm reads the bytes.
+#define ONNXC_QCONV_GEMM_PAIRS 1
+#endif
 
 namespace onnxc {
 namespace rt {
@@ -1615,6 +1652,9 @@ namespace rt {
 template <class Out>
 inline void qconv_pointwise(const ConvParams& p, const std::uint8_t* x, std::uint8_t x_zero_point,
                             const std::int32_t* w_packed, const index_t* row_sums, Out out) {
+#if defined(ONNXC_QUANT_DUAL_MAC) && !defined(ONNXC_QUANT_MVE)
+  return detail::qconv_pointwise_dsp(p, x, x_zero_point, w_packed, row_sums, out);  // (quant_pointwise_armv7em_dsp.h)
+#endif
   const index_t plane = p.in_d * p.in_h * p.in_w, pairs = qconv_pointwise_channel_pairs(p);
   const index_t pair_positions = plane / kPointwiseTilePositions * kPointwiseTilePositions;
   detail::PointwiseTile acc;

@@ -106,8 +106,16 @@ int run_case(const Case& c) {
   for (index_t i = 0; i < n; ++i) y[i] = -1;
   rt::qconv_gemm(p, x, c.zx, w, row_sums, [](index_t, index_t i, std::int32_t acc) { y[i] = acc; }, c.cols, scratch);
   int failed = check("qconv_gemm", c, n);
+  {
+    static std::int32_t pairs[64 * 48 * 2];
+    rt::qconv_gemm_pairs_pack_weights(p, w, pairs);
+    for (index_t i = 0; i < n; ++i) y[i] = -1;
+    rt::qconv_gemm_pairs(p, x, c.zx, pairs, row_sums, [](index_t, index_t i, std::int32_t acc) { y[i] = acc; }, c.cols,
+                         scratch);
+    failed += check("qconv_gemm_pairs", c, n);
+  }
   if (c.k == 1 && c.stride == 1 && c.pad == 0) {
-    static std::int32_t packed[64 * 24];
+    static std::int32_t packed[64 * 48];
     rt::qconv_pointwise_pack_weights(p, w, packed);
     for (index_t i = 0; i < n; ++i) y[i] = -1;
     rt::qconv_pointwise(p, x, c.zx, packed, row_sums, [](index_t, index_t i, std::int32_t acc) { y[i] = acc; });
@@ -258,6 +266,11 @@ int main() {
       {2, 5, 5, 5, 1, 1, 0, 16, 9},      // k 2 (1x1): mostly predicated
       {17, 9, 7, 5, 1, 1, 0, 32, 100},   // 1x1 with odd channels and positions
       {64, 12, 5, 5, 1, 1, 0, 16, 128},  // 1x1 with 64 channels
+      {200, 5, 3, 7, 1, 1, 0, 16, 77},   // 1x1, 100 channel pairs: blocks of 10 positions (M4)
+      {1027, 3, 3, 3, 1, 1, 0, 16, 1},   // 1x1 past 512 channel pairs: passes of channels (M4)
+      {130, 3, 4, 5, 3, 1, 1, 32, 5},    // k 1170: 586 pairs, passes of pairs (M4 qconv_gemm_pairs)
+      {29, 7, 9, 8, 3, 1, 1, 64, 200},   // k 261: 132 pairs, blocks of 6 columns (M4)
+      {1, 64, 49, 10, 4, 2, 1, 256, 17}, // kws' first Conv's reduction (k 16 here, one channel)
   };
   int failed = 0;
   for (const Case& c : cases) failed += run_case(c);
@@ -266,6 +279,8 @@ int main() {
   failed += depthwise_case<std::uint8_t>(4, 4, 8, 0);
   failed += depthwise_case<std::uint8_t>(2, 7, 13, 128);
   failed += depthwise_case<std::uint8_t>(1, 2, 64, 3);  // the widest row
+  failed += depthwise_case<std::uint8_t>(2, 37, 29, 9);  // bands of 34 and 3 rows (M4)
+  failed += depthwise_case<std::uint8_t>(1, 20, 64, 200);  // bands of 16 and 4 rows (M4)
   failed += depthwise_case<std::int8_t>(3, 6, 6, -4);
   failed += depthwise_case<std::int8_t>(2, 5, 11, 127);
   failed += depthwise_strided_case(3, 9, 9, 3, 3, 2, 1, 1, 7);     // MobileNet's stride 2

@@ -1,0 +1,177 @@
+// Part of a parent header that includes it: not included on its own (tests/headers_portable_native.sh).
+// rt::qconv_pointwise for cores with dual 16-bit multiply-accumulate but no Helium (Armv7E-M DSP
+// extension: Cortex-M4, M7; SMLAD). Included by quant.h after the dual 16-bit helpers it uses
+// (load_u16, even_bytes, odd_bytes, dual_mac) and the pointwise weight packing, whose portable
+// forms let hosts run and test it.
+//
+// The input is widened once per block of positions, not once per output channel: for each pair
+// of positions (p, p + 1) and pair of input channels (c, c + 1) the block holds two words,
+// (x[c, p], x[c + 1, p]) and (x[c, p + 1], x[c + 1, p + 1]) as unsigned 16-bit halves, the pairs
+// of one pair of positions consecutive. The packed weights (qconv_pointwise_pack_weights: per
+// tile of four output channels and channel pair, the four channels' words adjacent) give two
+// adjacent output channels' words of a pair in one LDRD. The register tile is two output
+// channels x two positions: per channel pair one LDRD of the positions' words, one LDRD of the
+// channels' words and four SMLADs, 8 multiply-accumulates in 6 instructions (the tile in
+// quant_gemm_armv7em_dsp.h, on bytes, takes 27 for 16; reading the planes in place took 20).
+#ifndef ONNXC_QUANT_POINTWISE_ARMV7EM_DSP_H
+#define ONNXC_QUANT_POINTWISE_ARMV7EM_DSP_H
+
+namespace onnxc {
+namespace rt {
+namespace detail {
+
+constexpr index_t kPointwiseDspBlock = 32;         // positions per block (even)
+constexpr index_t kPointwiseDspWords = 1024;       // the block (4 KB on the stack)
+
+// Channel pairs [k0, k0 + kc) of `positions` positions (1 to kPointwiseDspBlock) from x0 on
+// (channel 0 of the image, planes `plane` apart; `channels` in all) into `block`: word
+// (pp * kc + k) * 2 + j holds (x[c, p], x[c + 1, p]) for c = 2 (k0 + k), p = 2 pp + j. Past the
+// channels or the positions the halves are 0.
+inline void pointwise_widen_dsp(const std::uint8_t* x0, index_t plane, index_t channels, index_t k0, index_t kc,
+                                index_t positions, std::uint32_t* block) {
+  const index_t pairs = positions / 2;
+  const index_t whole = (2 * (k0 + kc) <= channels ? kc : (channels - 2 * k0) / 2);  // pairs of two real channels
+  for (index_t pp = 0; pp < pairs; ++pp) {
+    const std::uint8_t* x = x0 + 2 * k0 * plane + 2 * pp;
+    std::uint32_t* b = block + pp * kc * 2;
+    for (index_t k = 0; k < whole; ++k, x += 2 * plane, b += 2) {
+      const std::uint32_t both = load_u16(x) | (load_u16(x + plane) << 16);  // [x_c,p x_c,p+1 x_c+1,p x_c+1,p+1]
+      b[0] = even_bytes(both, std::uint8_t{});
+      b[1] = odd_bytes(both, std::uint8_t{});
+    }
+    if (whole < kc) {  // the odd last channel
+      b[0] = x[0];
+      b[1] = x[1];
+    }
+  }
+  if (positions % 2) {  // the last position alone (the one after it may lie past the input)
+    const std::uint8_t* x = x0 + 2 * k0 * plane + 2 * pairs;
+    std::uint32_t* b = block + pairs * kc * 2;
+    for (index_t k = 0; k < kc; ++k, x += 2 * plane, b += 2) {
+      const bool second = 2 * (k0 + k) + 1 < channels;
+      b[0] = static_cast<std::uint32_t>(x[0]) | (second ? static_cast<std::uint32_t>(x[plane]) << 16 : 0u);
+      b[1] = 0;
+    }
+  }
+}
+
+// The 2 x 2 tiles of output channels r = 0, 1 over the block's position pairs pp <
+// position_pairs: sums[r][2 pp + j] = dot(weights of channel r, position 2 pp + j) over the kc
+// channel pairs (added to sums[r][2 pp + j] where `accumulate`), the weights' words of pair k at
+// w[4 k + r], the positions' at block[(pp * kc + k) * 2 + j].
+inline void pointwise_tiles_dsp(const std::uint32_t* block, const std::int32_t* w, index_t kc, index_t position_pairs,
+                                bool accumulate, std::int32_t (*sums)[kPointwiseDspBlock]) {
+  index_t k_done = 0;  // channel pairs already in sums
+#if defined(ONNXC_QUANT_DUAL_MAC) && defined(__thumb2__) && defined(__OPTIMIZE__) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__  // (-O0 cannot give the assembly its registers)
+  if (kc >= 4 && !accumulate) {
+    // Four channel pairs a turn: 4 x (2 LDRD, 4 SMLAD) and 2 for the loop, 26 instructions for 32
+    // multiply-accumulates. Eleven registers; the tile loop stays in C (in the assembly too,
+    // with its counts in memory operands, GCC found no registers for it at -O3).
+    const std::uint32_t* xp = block;
+    const index_t turns = kc / 4, skip = kc % 4 * 2;  // (words of the pairs past a multiple of four)
+    for (std::int32_t* so = sums[0]; so != sums[0] + 2 * position_pairs; so += 2, xp += skip) {
+      const std::int32_t* wp = w;
+      index_t n = turns;
+      std::int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
+      std::uint32_t x0, x1, w0, w1;
+#define ONNXC_POINTWISE_DSP_PAIR           \
+  "ldrd %[x0], %[x1], [%[xp]], #8\n\t"     \
+  "ldrd %[w0], %[w1], [%[wp]], #16\n\t"    \
+  "smlad %[a00], %[x0], %[w0], %[a00]\n\t" \
+  "smlad %[a01], %[x1], %[w0], %[a01]\n\t" \
+  "smlad %[a10], %[x0], %[w1], %[a10]\n\t" \
+  "smlad %[a11], %[x1], %[w1], %[a11]\n\t"
+      __asm__("1:\n\t" ONNXC_POINTWISE_DSP_PAIR ONNXC_POINTWISE_DSP_PAIR ONNXC_POINTWISE_DSP_PAIR
+                  ONNXC_POINTWISE_DSP_PAIR
+              "subs %[n], %[n], #1\n\t"
+              "bne 1b\n\t"
+              : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [xp] "+r"(xp), [wp] "+r"(wp),
+                [n] "+r"(n), [x0] "=&r"(x0), [x1] "=&r"(x1), [w0] "=&r"(w0), [w1] "=&r"(w1)
+              :
+              : "cc", "memory");
+#undef ONNXC_POINTWISE_DSP_PAIR
+      so[0] = a00, so[1] = a01, so[kPointwiseDspBlock] = a10, so[kPointwiseDspBlock + 1] = a11;
+    }
+    k_done = turns * 4;
+    accumulate = true;
+  }
+#endif
+  if (k_done == kc) return;
+  for (index_t pp = 0; pp < position_pairs; ++pp) {
+    std::int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
+    if (accumulate) a00 = sums[0][2 * pp], a01 = sums[0][2 * pp + 1], a10 = sums[1][2 * pp], a11 = sums[1][2 * pp + 1];
+    const std::uint32_t* xb = block + pp * kc * 2;
+    for (index_t k = k_done; k < kc; ++k) {
+      const std::uint32_t x0 = xb[2 * k], x1 = xb[2 * k + 1];
+      const std::uint32_t w0 = static_cast<std::uint32_t>(w[4 * k]), w1 = static_cast<std::uint32_t>(w[4 * k + 1]);
+      a00 = dual_mac(x0, w0, a00);
+      a01 = dual_mac(x1, w0, a01);
+      a10 = dual_mac(x0, w1, a10);
+      a11 = dual_mac(x1, w1, a11);
+    }
+    sums[0][2 * pp] = a00, sums[0][2 * pp + 1] = a01, sums[1][2 * pp] = a10, sums[1][2 * pp + 1] = a11;
+  }
+}
+
+// The product of output channels' packed weight rows (pairs words each, per tile of four
+// channels and pair the four channels' words adjacent) with `positions` columns that
+// widen(i0, count, k0, kc, block) writes into a block (columns [i0, i0 + count), channel pairs
+// [k0, k0 + kc), the layout of pointwise_widen_dsp): channel m's sum at column i goes out as
+// out(m, y0 + m * plane + i, sum - zx * row_sums[m]). The block holds every pair of up to
+// kPointwiseDspBlock columns (fewer where the pairs are many); past kPointwiseDspWords / 2 pairs
+// it takes them in passes, widened again per pair of output channels.
+template <class Widen, class Out>
+inline void pair_product_dsp(index_t out_channels, index_t pairs, index_t positions, const std::int32_t* w_packed,
+                             const index_t* row_sums, std::uint8_t x_zero_point, index_t y0, index_t plane, Widen widen,
+                             Out out) {
+  const index_t kc_max = pairs < kPointwiseDspWords / 2 ? pairs : kPointwiseDspWords / 2;  // (even past the limit)
+  const index_t fit = kPointwiseDspWords / kc_max / 2 * 2;  // columns whose pairs fit the block
+  const index_t block_positions = fit < kPointwiseDspBlock ? fit : kPointwiseDspBlock;
+  const bool passes = kc_max < pairs;
+  std::uint32_t block[kPointwiseDspWords];
+  std::int32_t sums[2][kPointwiseDspBlock];
+  for (index_t i0 = 0; i0 < positions; i0 += block_positions) {
+    const index_t count = positions - i0 < block_positions ? positions - i0 : block_positions;
+    const index_t position_pairs = (count + 1) / 2;
+    if (!passes) widen(i0, count, index_t{0}, pairs, block);
+    for (index_t m = 0; m < out_channels; m += 2) {
+      // Channels m and m + 1 are words r and r + 1 of their tile of four (the packing's 0
+      // weights past the channels make a lone last channel's partner 0).
+      const std::int32_t* wt =
+          w_packed + m / kPointwiseTileChannels * pairs * kPointwiseTileChannels + m % kPointwiseTileChannels;
+      for (index_t k0 = 0; k0 < pairs; k0 += kc_max) {
+        const index_t kc = pairs - k0 < kc_max ? pairs - k0 : kc_max;
+        if (passes) widen(i0, count, k0, kc, block);
+        pointwise_tiles_dsp(block, wt + k0 * kPointwiseTileChannels, kc, position_pairs, k0 > 0, sums);
+      }
+      const index_t rows = out_channels - m < 2 ? 1 : 2;
+      for (index_t r = 0; r < rows; ++r) {
+        const std::int32_t correction =
+            static_cast<std::int32_t>(x_zero_point) * static_cast<std::int32_t>(row_sums[m + r]);
+        store_row(out, m + r, y0 + (m + r) * plane + i0, sums[r], count, correction);
+      }
+    }
+  }
+}
+
+// qconv_pointwise (same arguments): the block widened from the input planes in place.
+template <class Out>
+inline void qconv_pointwise_dsp(const ConvParams& p, const std::uint8_t* x, std::uint8_t x_zero_point,
+                                const std::int32_t* w_packed, const index_t* row_sums, Out out) {
+  const index_t plane = p.in_d * p.in_h * p.in_w, pairs = qconv_pointwise_channel_pairs(p);
+  for (index_t b = 0; b < p.batch; ++b) {
+    const std::uint8_t* xb = x + b * p.in_channels * plane;
+    auto widen = [&](index_t i0, index_t count, index_t k0, index_t kc, std::uint32_t* block) {
+      pointwise_widen_dsp(xb + i0, plane, p.in_channels, k0, kc, count, block);
+    };
+    pair_product_dsp(p.out_channels, pairs, plane, w_packed, row_sums, x_zero_point, b * p.out_channels * plane, plane,
+                     widen, out);
+  }
+}
+
+}  // namespace detail
+}  // namespace rt
+}  // namespace onnxc
+
+#endif  // ONNXC_QUANT_POINTWISE_ARMV7EM_DSP_H

@@ -1,0 +1,86 @@
+// Part of a parent header that includes it: not included on its own (tests/headers_portable_native.sh).
+// store_row for 8-bit requantized outputs on cores with the DSP extension and a single-precision
+// FPU but no Helium (Cortex-M4F, M7: ONNXC_QUANTIZE_BYTE_VCVTR without ONNXC_QUANT_MVE), in
+// optimised Thumb-2 builds. Included by quant.h after the portable store_row it overloads;
+// tests/firmware/kernels compares it with the definition on the core.
+//
+// quantize_byte's instructions two outputs at a time: one LDRD of the two sums, the bias added,
+// one VMOV of both into two single-precision registers and one back, VCVT, VMUL by the channel's
+// multiplier, VCVTR (nearest, ties to even, saturating), QADD of the zero point, USAT/SSAT, the
+// two bytes stored by one BFI and one STRH: 18 instructions for two outputs with the loop, where GCC's loop
+// over quantize_byte takes about 12 per output (it moves each sum to the FPU and back alone).
+// The same bits: the same instructions in the same rounding mode.
+#ifndef ONNXC_QUANT_REQUANTIZE_ARMV7EM_DSP_H
+#define ONNXC_QUANT_REQUANTIZE_ARMV7EM_DSP_H
+
+namespace onnxc {
+namespace rt {
+
+template <class Q, class R>
+inline void store_row_dsp(const RequantizeOutput<Q, R>& out, index_t channel, index_t i, const std::int32_t* acc,
+                          index_t n, std::int32_t offset) {
+  static_assert(sizeof(Q) == 1, "8-bit outputs");
+  const std::uint32_t add = requant_addend(out, channel, offset);
+  const R r = out.requant[channel * out.requant_stride];
+  const float multiplier = r.multiplier;
+  const std::int32_t zero_point = out.zero_point;
+  Q* y = out.y + i;
+  index_t pairs = n / 2;
+  if (pairs > 0) {
+    const std::int32_t* a = acc;
+    std::uint32_t s0, s1;
+    // (s14 and s15 by name: VMOV moves two core registers into a consecutive pair.)
+#define ONNXC_REQUANTIZE_PAIR(SAT)                 \
+  "1:\n\t"                                         \
+  "ldrd %[s0], %[s1], [%[a]], #8\n\t"              \
+  "add %[s0], %[s0], %[add]\n\t"                   \
+  "add %[s1], %[s1], %[add]\n\t"                   \
+  "vmov s14, s15, %[s0], %[s1]\n\t"                \
+  "vcvt.f32.s32 s14, s14\n\t"                      \
+  "vcvt.f32.s32 s15, s15\n\t"                      \
+  "vmul.f32 s14, s14, %[m]\n\t"                    \
+  "vmul.f32 s15, s15, %[m]\n\t"                    \
+  "vcvtr.s32.f32 s14, s14\n\t"                     \
+  "vcvtr.s32.f32 s15, s15\n\t"                     \
+  "vmov %[s0], %[s1], s14, s15\n\t"                \
+  "qadd %[s0], %[s0], %[zp]\n\t"                   \
+  "qadd %[s1], %[s1], %[zp]\n\t"                   \
+  SAT " %[s0], #8, %[s0]\n\t"                      \
+  SAT " %[s1], #8, %[s1]\n\t"                      \
+  "bfi %[s0], %[s1], #8, #8\n\t"                   \
+  "strh %[s0], [%[y]], #2\n\t"                     \
+  "subs %[pairs], %[pairs], #1\n\t"                \
+  "bne 1b\n\t"
+    if (std::numeric_limits<Q>::is_signed) {
+      __asm__ volatile(ONNXC_REQUANTIZE_PAIR("ssat")
+                       : [a] "+r"(a), [y] "+r"(y), [pairs] "+r"(pairs), [s0] "=&r"(s0), [s1] "=&r"(s1)
+                       : [add] "r"(add), [m] "t"(multiplier), [zp] "r"(zero_point)
+                       : "s14", "s15", "cc", "memory");
+    } else {
+      __asm__ volatile(ONNXC_REQUANTIZE_PAIR("usat")
+                       : [a] "+r"(a), [y] "+r"(y), [pairs] "+r"(pairs), [s0] "=&r"(s0), [s1] "=&r"(s1)
+                       : [add] "r"(add), [m] "t"(multiplier), [zp] "r"(zero_point)
+                       : "s14", "s15", "cc", "memory");
+    }
+#undef ONNXC_REQUANTIZE_PAIR
+  }
+  if (n % 2)
+    y[0] = requantize<Q>(static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[n - 1]) + add), r, zero_point);
+}
+
+template <class R>
+inline void store_row(const RequantizeOutput<std::uint8_t, R>& out, index_t channel, index_t i, const std::int32_t* acc,
+                      index_t n, std::int32_t offset) {
+  store_row_dsp(out, channel, i, acc, n, offset);
+}
+
+template <class R>
+inline void store_row(const RequantizeOutput<std::int8_t, R>& out, index_t channel, index_t i, const std::int32_t* acc,
+                      index_t n, std::int32_t offset) {
+  store_row_dsp(out, channel, i, acc, n, offset);
+}
+
+}  // namespace rt
+}  // namespace onnxc
+
+#endif  // ONNXC_QUANT_REQUANTIZE_ARMV7EM_DSP_H
