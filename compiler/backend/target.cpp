@@ -67,7 +67,31 @@ Target target(std::string name, std::string description, std::vector<std::string
   return t;
 }
 
+// A target for Linux on another architecture: built by `compiler` and run under `emulator` where onnxc
+// runs on a different one.
+Target foreign(Target t, std::string arch, std::string compiler, std::string emulator, std::string packages) {
+  t.arch = std::move(arch);
+  t.cross_compiler = std::move(compiler);
+  t.emulator = std::move(emulator);
+  t.cross_packages = std::move(packages);
+  return t;
+}
+
 }  // namespace
+
+std::string host_arch() {
+#if defined(__x86_64__)
+  return "x86_64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#elif defined(__riscv) && __riscv_xlen == 64
+  return "riscv64";
+#else
+  return "unknown";
+#endif
+}
+
+bool runs_emulated(const Target& t) { return !t.arch.empty() && t.arch != host_arch(); }
 
 const std::vector<Target>& targets() {
   static const std::vector<Target> all = {
@@ -85,7 +109,14 @@ const std::vector<Target>& targets() {
       target("avx512-vnni", "avx512 plus AVX-512 VNNI int8 dot products (Cascade Lake, Ice Lake, Zen 4 and later)",
              {"-march=x86-64-v4", "-mavx512vnni"}, "defined(__AVX512F__) && defined(__AVX512VNNI__)",
              kSimd | kInt8DotProduct | kShiftedInput | kDepthwiseStride2 | kElfIncbinOnHost),
-      target("neon", "64-bit ARM with NEON (AArch64)", {}, "defined(__ARM_NEON) && defined(__aarch64__)", kSimd | kElfIncbinOnHost),
+      foreign(target("neon", "64-bit Arm with NEON (AArch64, Armv8-A): xsimd's NEON kernels; validate and bench "
+                     "cross-build with aarch64-linux-gnu-g++ and run under qemu-aarch64 on other machines",
+                     {}, "defined(__ARM_NEON) && defined(__aarch64__)", kSimd | kElfIncbinOnHost),
+              "aarch64", "aarch64-linux-gnu-g++", "qemu-aarch64", "g++-aarch64-linux-gnu qemu-user"),
+      foreign(target("riscv64", "64-bit RISC-V Linux (rv64gc): portable C++ kernels; validate and bench cross-build "
+                     "with riscv64-linux-gnu-g++ and run under qemu-riscv64 on other machines",
+                     {"-march=rv64gc"}, "defined(__riscv) && __riscv_xlen == 64", kElfIncbinOnHost),
+              "riscv64", "riscv64-linux-gnu-g++", "qemu-riscv64", "g++-riscv64-linux-gnu qemu-user"),
       target("cortex-m4", "Arm Cortex-M4 with the DSP extension: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
       target("cortex-m7", "Arm Cortex-M7: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
       target("cortex-m55", "Arm Cortex-M55: portable C++ kernels, Helium (MVE) for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),

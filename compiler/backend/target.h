@@ -52,6 +52,14 @@ struct Target {
   // (arm-none-eabi), and the host targets when onnxc itself was built for ELF by g++ or clang
   // (Linux, the BSDs; not macOS's Mach-O or Windows' COFF, where auto keeps arrays).
   bool elf_incbin = false;
+  // Code for a Linux machine of another architecture (AArch64, RISC-V 64), named as `uname -m` does;
+  // empty: any host. Where onnxc runs on another architecture, validate and bench build the program
+  // with `cross_compiler` (linked statically, so the emulator needs no target root file system) and
+  // run it under `emulator` (QEMU's user mode); on a machine of that architecture, as on the host.
+  std::string arch;
+  std::string cross_compiler;
+  std::string emulator;
+  std::string cross_packages;  // the Debian packages that provide both, for the error that names them
 };
 
 // Every target, the default ("generic") first.
@@ -59,6 +67,11 @@ const std::vector<Target>& targets();
 // The target called `name`, or nullptr.
 const Target* find_target(const std::string& name);
 std::vector<std::string> target_names();
+
+// The architecture onnxc itself was built for, as `uname -m` names it ("x86_64", "aarch64", "riscv64").
+std::string host_arch();
+// True when t's code runs on another architecture than this machine's (through t.emulator).
+bool runs_emulated(const Target& t);
 
 // Lines the generated source starts its includes with: ONNXC_SIMD and the flag check.
 std::string target_preamble(const Target& t);

@@ -46,6 +46,12 @@ std::string default_cxx() {
   return env && *env ? env : "c++";
 }
 
+std::string host_cxx(const std::string& target, const std::string& user_cxx) {
+  if (!user_cxx.empty()) return user_cxx;
+  const Target* t = find_target(target);
+  return t && runs_emulated(*t) ? t->cross_compiler : default_cxx();
+}
+
 std::string make_temp_dir() {
   std::string tmpl = (fs::temp_directory_path() / "onnxc-XXXXXX").string();
   std::vector<char> buf(tmpl.begin(), tmpl.end());
@@ -190,13 +196,25 @@ GeneratedCode write_model_code(const Compilation& c, const CompileOptions& co_in
   return code;
 }
 
+// After a failed build for a target of another architecture: which cross compiler and emulator it takes.
+static std::string cross_toolchain_hint(const std::string& target_name, const std::string& cxx) {
+  const Target* t = find_target(target_name);
+  if (!t || !runs_emulated(*t) || cxx != t->cross_compiler) return "";
+  return fmt::format("\n  note: target {} on this {} machine is built with {} and run under {}\n"
+                     "  fix: install them (Debian: apt-get install {})",
+                     t->name, host_arch(), t->cross_compiler, t->emulator, t->cross_packages);
+}
+
 HostBuild build_harness(const Compilation& c, const CompileOptions& co, const std::string& dir, const std::string& cxx,
                         const std::vector<std::string>& flags, const std::string& pch_cache_dir) {
   HostBuild b;
   b.dir = dir;
   fs::create_directories(dir);
   std::string harness = cached_harness_object(cxx, flags, &b.log);
-  if (harness.empty()) return b;
+  if (harness.empty()) {
+    b.log += cross_toolchain_hint(co.target, cxx);
+    return b;
+  }
   std::string weights_define;
   GeneratedCode code = write_model_code(c, co, dir, &weights_define);
   write_text(fs::path(dir) / "glue.cpp",
@@ -208,13 +226,19 @@ HostBuild build_harness(const Compilation& c, const CompileOptions& co, const st
   std::vector<std::string> argv = {cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-pthread"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   // The generated code may need the target's ISA flags; the harness around it never does.
-  if (const Target* t = find_target(co.target)) argv.insert(argv.end(), t->cxx_flags.begin(), t->cxx_flags.end());
+  const Target* target = find_target(co.target);
+  if (target) argv.insert(argv.end(), target->cxx_flags.begin(), target->cxx_flags.end());
+  // Another architecture's program runs under its emulator, linked statically so that it needs none of
+  // that architecture's libraries at run time.
+  if (target && runs_emulated(*target)) {
+    argv.push_back("-static");
+    b.run_prefix = {target->emulator};
+  }
   argv.insert(argv.end(), {"-I", runtime_include_dir()});
   // Not for SIMD targets: their generated source defines ONNXC_SIMD before the runtime headers, which a header
   // precompiled ahead of it would not see (the build would test the portable kernels), and with it defined GCC
   // would drop simd.h's pragmas that silence the AVX-512 intrinsics' maybe-uninitialized warnings (GCC keeps no
   // diagnostic pragmas in a precompiled header). Those builds parse the headers as a user's build does.
-  const Target* target = find_target(co.target);
   if (!pch_cache_dir.empty() && !(target && target->simd)) {
     std::string header = cached_precompiled_header(argv, runtime_includes(code), pch_cache_dir);
     if (!header.empty()) argv.insert(argv.end(), {"-include", header});
@@ -227,6 +251,7 @@ HostBuild build_harness(const Compilation& c, const CompileOptions& co, const st
   ProcessResult r = run_process(argv, 1800);
   b.ok = r.exit_code == 0;
   if (!b.ok) b.log = fmt::format("$ {}\n{}", fmt::join(argv, " "), r.output);
+  if (!b.ok) b.log += cross_toolchain_hint(co.target, cxx);
   return b;
 }
 

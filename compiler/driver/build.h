@@ -15,7 +15,12 @@ struct HostBuild {
   bool ok = false;
   std::string log;      // compiler output when it failed
   std::string firmware_target;  // set when program is a firmware image for QEMU (driver/firmware.h)
+  std::vector<std::string> run_prefix;  // the emulator that runs program (a target of another architecture)
 };
+
+// The compiler validate and bench build the program with for `target`: user_cxx when given, else the
+// target's cross compiler when its code runs emulated here (backend/target.h), else $CXX or c++.
+std::string host_cxx(const std::string& target, const std::string& user_cxx);
 
 // Writes the generated code and the harness into dir and compiles them into a program. With a pch_cache_dir,
 // the runtime headers the model includes are precompiled there once per compiler, flags and header set.

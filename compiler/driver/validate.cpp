@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/target.h"
 #include "driver/build.h"
 #include "driver/commands.h"
 #include "driver/firmware.h"
@@ -336,9 +337,13 @@ std::vector<PinGroup> group_by_pinned_values(const Model& m, const std::vector<D
 // ---- running the compiled model on a data set ----
 
 // The harness's command line up to its mode: with threads, it calls run_parallel with a pool.
-std::vector<std::string> harness_command(const std::string& program, int threads, const char* mode) {
-  if (threads > 0) return {program, "--threads", std::to_string(threads), mode};
-  return {program, mode};
+// A program for another architecture runs under its emulator.
+std::vector<std::string> harness_command(const HostBuild& build, int threads, const char* mode) {
+  std::vector<std::string> argv = build.run_prefix;
+  argv.push_back(build.program);
+  if (threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(threads)});
+  argv.push_back(mode);
+  return argv;
 }
 
 // Writes data set `si`'s inputs as the raw files the harness reads (in dir) and appends their
@@ -368,7 +373,7 @@ int run_data_set(const Graph& g, const HostBuild& build, const DataSet& set, std
                set.outputs.size(), g.inputs.size(), g.outputs.size());
     return 1;
   }
-  std::vector<std::string> argv = harness_command(build.program, v.threads, "run");
+  std::vector<std::string> argv = harness_command(build, v.threads, "run");
   if (!append_input_files(g, set, si, dir, argv)) return 1;
   argv.push_back("--");
   std::vector<std::string> outs;
@@ -442,7 +447,7 @@ int report_firmware_steps(const Compilation& comp, const CompileOptions& co, con
     return 1;
   }
   const Graph& g = comp.model.graph;
-  std::vector<std::string> argv = harness_command(build.program, v.threads, "run");
+  std::vector<std::string> argv = harness_command(build, v.threads, "run");
   if (!append_input_files(g, set, si, steps_dir, argv)) return 1;
   argv.push_back("--");
   for (std::size_t i = 0; i < g.outputs.size(); ++i)
@@ -470,7 +475,7 @@ int build_and_run(const Compilation& comp, const CompileOptions& co, const std::
   std::vector<std::string> flags = v.cxxflags;
   if (flags.empty()) flags = {"-O1"};
   HostBuild build = v.firmware_target.empty()
-                        ? build_harness(comp, co, dir, v.cxx.empty() ? default_cxx() : v.cxx, flags, v.pch_cache_dir)
+                        ? build_harness(comp, co, dir, host_cxx(co.target, v.cxx), flags, v.pch_cache_dir)
                         : build_firmware(comp, co, dir, v.firmware_target, v.cxxflags);
   if (!build.ok) {
     fmt::print(stderr, "error: {}: the generated code did not compile\n{}\n", comp.model.path, build.log);
@@ -564,26 +569,39 @@ int print_layers(const BenchOptions& b, const CompileOptions& co, const Compilat
 }  // namespace
 
 int run_bench(const BenchOptions& b, const CompileOptions& co_in) {
-  std::string dir = b.keep_dir.empty() ? make_temp_dir() : b.keep_dir;
   const bool layers = b.layers || !b.layers_json.empty();
+  const Target* target = find_target(co_in.target);
+  const bool emulated = target && runs_emulated(*target);
+  if (emulated && layers) {
+    fmt::print(stderr, "error: bench --layers measures steps against this machine's roofline; target {} runs "
+               "under {} here, whose times are not an {} core's\n  fix: run bench --layers on an {} machine, "
+               "or drop --layers\n", co_in.target, target->emulator, target->arch, target->arch);
+    return 1;
+  }
+  std::string dir = b.keep_dir.empty() ? make_temp_dir() : b.keep_dir;
   CompileOptions co = co_in;
   co.step_hooks = layers;
   int status = 0;
   try {
     Compilation comp = compile_model(b.model, co);
     std::vector<std::string> flags = b.cxxflags;
-    if (flags.empty()) flags = {"-O3", "-march=native", "-DNDEBUG"};
+    // -march=native is this machine's: not for code of another architecture.
+    if (flags.empty()) flags = emulated ? std::vector<std::string>{"-O3", "-DNDEBUG"}
+                                        : std::vector<std::string>{"-O3", "-march=native", "-DNDEBUG"};
+    if (emulated)
+      fmt::print(stderr, "note: target {} runs under {} on this {} machine: times are the emulator's, not an {} "
+                 "core's\n", co.target, target->emulator, host_arch(), target->arch);
     fmt::print(stderr, "building {} ({} steps, arena {} bytes, weights {} bytes as {})...\n", b.model,
                comp.program.main.steps.size(), comp.program.arena_bytes, comp.program.weights_bytes,
                weights_format_description(co.weights_format,
                                           choose_weights_format(co.weights_format, comp.program, co.target)));
-    const std::string cxx = b.cxx.empty() ? default_cxx() : b.cxx;
+    const std::string cxx = host_cxx(co.target, b.cxx);
     HostBuild build = build_harness(comp, co, dir, cxx, flags);
     if (!build.ok) {
       fmt::print(stderr, "error: {}: the generated code did not compile\n{}\n", b.model, build.log);
       status = 1;
     } else {
-      std::vector<std::string> argv = harness_command(build.program, b.threads, layers ? "layers" : "bench");
+      std::vector<std::string> argv = harness_command(build, b.threads, layers ? "layers" : "bench");
       argv.push_back(std::to_string(b.runs));
       if (!b.inputs_dir.empty() && !append_bench_inputs(comp.model.graph, b.inputs_dir, dir, argv)) {
         status = 1;
