@@ -32,4 +32,5 @@ as_root apt-get install -y -q --no-install-recommends \
   g++ clang cmake ninja-build make \
   libprotobuf-dev protobuf-compiler libfmt-dev libcli11-dev catch2 libxsimd-dev \
   python3 python3-onnx python3-numpy libonnx-testdata \
-  gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm
+  gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm \
+  g++-aarch64-linux-gnu g++-riscv64-linux-gnu qemu-user
