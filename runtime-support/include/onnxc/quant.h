@@ -978,6 +978,48 @@ inline void depthwise_integer(const ConvParams& p, QuantOperand<X> x, QuantOpera
     }
 }
 
+// conv_integer without scratch: each output's sum in a register, any group, stride, dilation and
+// padding. The fallback of generated code planned for a kernel that needs no scratch
+// (qconv_vnni, the byte-permute depthwise) when it is built without that kernel's instructions:
+// correct within the same arena, slow.
+template <class X, class W, class Out>
+inline void conv_integer_direct(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
+  const index_t icg = p.in_channels / p.group, ocg = p.out_channels / p.group;
+  const index_t in_plane = p.in_d * p.in_h * p.in_w, out_plane = p.out_d * p.out_h * p.out_w;
+  const index_t ksize = p.k_d * p.k_h * p.k_w;
+  const std::int32_t zx = x.zero_point_at(0);
+  for (index_t n = 0; n < p.batch; ++n)
+    for (index_t m = 0; m < p.out_channels; ++m) {
+      const index_t g = m / ocg;
+      const std::int32_t zw = w.zero_point_at(m);
+      index_t i = (n * p.out_channels + m) * out_plane;
+      for (index_t od = 0; od < p.out_d; ++od)
+        for (index_t oh = 0; oh < p.out_h; ++oh)
+          for (index_t ow = 0; ow < p.out_w; ++ow, ++i) {
+            std::int32_t acc = 0;
+            for (index_t ic = 0; ic < icg; ++ic) {
+              const X* xc = x.data + (n * p.in_channels + g * icg + ic) * in_plane;
+              const W* wc = w.data + (m * icg + ic) * ksize;
+              for (index_t kd = 0; kd < p.k_d; ++kd) {
+                const index_t id = od * p.stride_d + kd * p.dilation_d - p.pad_d;
+                if (id < 0 || id >= p.in_d) continue;
+                for (index_t kh = 0; kh < p.k_h; ++kh) {
+                  const index_t ih = oh * p.stride_h + kh * p.dilation_h - p.pad_h;
+                  if (ih < 0 || ih >= p.in_h) continue;
+                  for (index_t kw = 0; kw < p.k_w; ++kw) {
+                    const index_t iw = ow * p.stride_w + kw * p.dilation_w - p.pad_w;
+                    if (iw < 0 || iw >= p.in_w) continue;
+                    acc += (static_cast<std::int32_t>(xc[(id * p.in_h + ih) * p.in_w + iw]) - zx) *
+                           (static_cast<std::int32_t>(wc[(kd * p.k_h + kh) * p.k_w + kw]) - zw);
+                  }
+                }
+              }
+            }
+            out(m, i, acc);
+          }
+    }
+}
+
 // Depthwise integer convolution (2-d) of any stride, dilation and padding: the byte-permute
 // kernel where it is compiled (AVX-512 VBMI), else depthwise_integer for stride 1 and dilation 1,
 // else conv_integer. Scratch: depthwise_integer_any_scratch_bytes(p), for the last two.
