@@ -21,6 +21,7 @@ enum Trait : unsigned {
   kDepthwiseStride2OnHost = 1u << 7,  // Target::depthwise_stride2_in_place if this machine has AVX2 and FMA
   kElfIncbin = 1u << 8,         // Target::elf_incbin
   kElfIncbinOnHost = 1u << 9,   // Target::elf_incbin if onnxc itself is an ELF program built by g++ or clang
+  kInt8InPlaceOnHost = 1u << 10,  // Target::int8_vnni_sure / int8_byte_permute_sure if this machine has VNNI / VBMI
 };
 
 // Code for the host is built by the host's toolchain: ELF with a GNU-compatible assembler when
@@ -36,6 +37,17 @@ bool host_has_avx512f() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   return __builtin_cpu_supports("avx512f");
 #else
+  return false;
+#endif
+}
+
+bool host_has_avx512(const char* extension) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  if (std::string(extension) == "vnni") return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  return __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("bmi2");
+#else
+  (void)extension;
   return false;
 #endif
 }
@@ -63,6 +75,8 @@ Target target(std::string name, std::string description, std::vector<std::string
   t.depthwise_stride2_in_place =
       (traits & kDepthwiseStride2) || ((traits & kDepthwiseStride2OnHost) && host_has_avx2_fma());
   t.depthwise_channel_lanes = t.shifted_input_product;
+  t.int8_vnni_sure = t.int8_dot_product && (!(traits & kInt8InPlaceOnHost) || host_has_avx512("vnni"));
+  t.int8_byte_permute_sure = (traits & kInt8InPlaceOnHost) && host_has_avx512("vbmi");
   t.elf_incbin = (traits & kElfIncbin) || ((traits & kElfIncbinOnHost) && kHostIsElf);
   return t;
 }
@@ -98,7 +112,8 @@ const std::vector<Target>& targets() {
       target("generic", "portable C++, no SIMD intrinsics (any C++17 compiler, bare metal included)", {}, "",
              kElfIncbinOnHost),
       target("native", "SIMD for the machine onnxc runs on: build the code there with -march=native (validate and bench do)",
-             {"-march=native"}, "", kSimd | kInt8DotProduct | kShiftedInputOnHost | kDepthwiseStride2OnHost | kElfIncbinOnHost),
+             {"-march=native"}, "", kSimd | kInt8DotProduct | kShiftedInputOnHost | kDepthwiseStride2OnHost | kElfIncbinOnHost |
+                 kInt8InPlaceOnHost),
       target("x86-64-v2", "x86-64 with SSE4.2", {"-march=x86-64-v2"}, "defined(__SSE4_2__)", kSimd | kElfIncbinOnHost),
       target("x86-64-v3", "x86-64 with AVX2 and FMA", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)",
              kSimd | kDepthwiseStride2 | kElfIncbinOnHost),

@@ -34,6 +34,13 @@ struct Target {
   // integer matrix product's tiles beat the plane kernel, so memory-first plans give integer
   // convolutions im2col blocks where the arena has room (rt::qconv_tile, ONNXC_QUANT_DUAL_MAC).
   bool int8_dual_mac = false;
+  // The generated code is sure to be built with AVX-512 VNNI (avx512-vnni; native on a machine that
+  // has it): integer convolutions that rt::qconv_vnni computes get no scratch (pack-dot-product-
+  // weights); built without VNNI after all, they take rt::conv_integer_direct (no scratch, slow).
+  bool int8_vnni_sure = false;
+  // The same for AVX-512 VBMI (native on a machine that has it): depthwise integer convolutions
+  // that the byte-permute kernel computes (rt::depthwise_integer_any) get no scratch.
+  bool int8_byte_permute_sure = false;
   // The float kernels have AVX-512's masked loads: stride-1 'same' convolutions can read their
   // input in place (rt::conv_shifted, no scratch), so the compiler gives them none. The avx512
   // targets, and native when the machine running onnxc has AVX-512 F (native code is built for the

@@ -120,6 +120,8 @@ std::optional<Tensor> qlinear_conv_dual_mac_weights(const Node& qlinear_conv);
 std::optional<Tensor> qlinear_conv_dual_mac_pairs(const Node& qlinear_conv);
 // Whether rt::depthwise_3x3 (no scratch, for the same cores) can compute the QLinearConv.
 bool qlinear_conv_depthwise_3x3_applies(const Node& qlinear_conv);
+// Whether the byte-permute depthwise kernel (AVX-512 VBMI) computes this QLinearConv.
+bool qlinear_conv_depthwise_permute_applies(const Node& qlinear_conv);
 // A float Conv's multiply-accumulates: every output element, (C / group) * kernel taps.
 int64_t float_conv_macs(const Node& conv);
 // Whether the depthwise Conv's kernel reads its input in place on SIMD targets whatever scratch it
@@ -174,6 +176,9 @@ constexpr const char* kWinogradGroupRowsAttr = "onnxc.winograd_group_rows";
 constexpr const char* kShiftedInputAttr = "onnxc.shifted_input";
 // QLinearConv's weights in rt::qconv_vnni's layout, after its nine ONNX inputs (pack-weights).
 constexpr std::size_t kVnniWeightsInput = 9;
+// int 1: such a QLinearConv takes rt::qconv_vnni wherever it is built (pack-dot-product-weights, on
+// targets sure to have VNNI), else rt::conv_integer_direct: no scratch.
+constexpr const char* kVnniOnlyAttr = "onnxc.vnni_only";
 // QLinearConv's weights in rt::qconv_pointwise's layout (pack-dual-mac-weights): the node takes
 // that kernel, which needs no scratch.
 constexpr std::size_t kDualMacWeightsInput = 10;
@@ -183,6 +188,9 @@ constexpr std::size_t kDualMacWeightsInput = 10;
 constexpr std::size_t kDualMacPairsInput = 11;
 // int 1: a depthwise QLinearConv computed by rt::depthwise_3x3 (pack-dual-mac-weights), no scratch.
 constexpr const char* kDepthwise3x3Attr = "onnxc.depthwise_3x3";
+// int 1: a depthwise QLinearConv computed by the byte-permute kernel (rt::depthwise_integer_any on
+// AVX-512 VBMI, pack-dot-product-weights), no scratch.
+constexpr const char* kDepthwiseInPlaceAttr = "onnxc.depthwise_in_place";
 // int: scratch copies a depthwise Conv has, one per task it splits into when run() is given a
 // parallel-for (absent: 1, the kernel runs serially); 0: compute it with
 // rt::conv_depthwise_in_place instead (no scratch). Set by fit-scratch.

@@ -71,7 +71,7 @@ std::size_t plane_scratch_bytes(const Node& n) {
 // (depthwise_integer's padded plane and its accumulators, or conv_integer's plane) or
 // conv_integer's plane.
 std::size_t direct_scratch_bytes(const Node& n, ConvInputs in) {
-  if (n.has_attr(kDepthwise3x3Attr)) return 0;
+  if (n.has_attr(kDepthwise3x3Attr) || n.has_attr(kDepthwiseInPlaceAttr)) return 0;
   const rt::ConvParams p = integer_conv_params(n, in);
   if (rt::depthwise_integer_any_applies(p)) return static_cast<std::size_t>(rt::depthwise_integer_any_scratch_bytes(p));
   return plane_scratch_bytes(n);
@@ -82,12 +82,25 @@ void emit_conv_call(const Node& n, Emitter& e, ConvInputs in, const std::string&
   e.line(conv_params_code(p));
   const std::string x = quant_operand_code(n, e, in.x, in.x_zero_point);
   const std::string w = quant_operand_code(n, e, in.w, in.w_zero_point);
-  if (n.has_attr(kDepthwise3x3Attr))
+  if (n.has_attr(kDepthwise3x3Attr)) {
     e.linef("rt::depthwise_3x3(p, {}, {}, {});", x, w, output);
-  else if (rt::depthwise_integer_any_applies(p))
+  } else if (n.has_attr(kDepthwiseInPlaceAttr)) {  // (no scratch was planned)
+    e.line("#if defined(ONNXC_DEPTHWISE_PERMUTE_AVX512)");
+    e.linef("rt::depthwise_integer_any(p, {}, {}, {}, nullptr);", x, w, output);
+    e.line("#else");
+    e.linef("rt::conv_integer_direct(p, {}, {}, {});", x, w, output);
+    e.line("#endif");
+  } else if (rt::depthwise_integer_any_applies(p))
     e.linef("rt::depthwise_integer_any(p, {}, {}, {}, {});", x, w, output, e.scratch());
   else
     e.linef("rt::conv_integer(p, {}, {}, {}, reinterpret_cast<std::int32_t*>({}));", x, w, output, e.scratch());
+}
+
+// (After a `p` of the node's geometry.)
+void emit_conv_direct_call(const Node& n, Emitter& e, ConvInputs in, const std::string& output) {
+  const std::string x = quant_operand_code(n, e, in.x, in.x_zero_point);
+  const std::string w = quant_operand_code(n, e, in.w, in.w_zero_point);
+  e.linef("rt::conv_integer_direct(p, {}, {}, {});", x, w, output);
 }
 
 // ---- ConvInteger ----
@@ -159,12 +172,16 @@ bool qconv_gemm_applies(const Node& n) {
 // Whether the node takes rt::qconv_pointwise (pack-dual-mac-weights gave it that kernel's weights).
 bool takes_dual_mac_kernel(const Node& n) { return n.has_input(kDualMacWeightsInput); }
 
+// Whether the node takes rt::qconv_vnni wherever it is built (pack-dot-product-weights gave it
+// that kernel's weights before fit-scratch; else rt::conv_integer_direct): no scratch.
+bool takes_vnni_kernel_only(const Node& n) { return n.has_attr(kVnniOnlyAttr); }
+
 // Columns per im2col block of the matrix product, or 0 for the plane kernel (rt::conv_integer).
 // The memory planner's choice (kIm2colColsAttr) wins; before it chooses, the widest block that
 // fits in the memory the plane kernel would take, so that the plan it starts from is the
 // plane kernel's.
 int64_t qconv_gemm_cols(const Node& n) {
-  if (!qconv_gemm_applies(n) || takes_dual_mac_kernel(n)) return 0;
+  if (!qconv_gemm_applies(n) || takes_dual_mac_kernel(n) || takes_vnni_kernel_only(n)) return 0;
   if (n.has_attr(kIm2colColsAttr)) return n.attr_int(kIm2colColsAttr, 0);
   const Im2colShape shape = qlinear_conv_im2col_shape(n);
   const int64_t fitting = static_cast<int64_t>(plane_scratch_bytes(n)) / shape.bytes_per_column /
@@ -173,7 +190,7 @@ int64_t qconv_gemm_cols(const Node& n) {
 }
 
 std::size_t qlinear_conv_kernel_scratch(const Node& n) {
-  if (takes_dual_mac_kernel(n)) return 0;
+  if (takes_dual_mac_kernel(n) || takes_vnni_kernel_only(n)) return 0;
   const int64_t cols = qconv_gemm_cols(n);
   if (cols <= 0) return direct_scratch_bytes(n, kQLinearConvInputs);
   return static_cast<std::size_t>(rt::qconv_gemm_scratch_bytes(integer_conv_params(n, kQLinearConvInputs), cols));
@@ -254,7 +271,11 @@ const OpRegistrar qlinear_conv_op([] {
     if (vnni) e.linef("static_cast<void>({});", e.in(kVnniWeightsInput));
     // The M4's and M7's weights widened at compile time (pack-dual-mac-weights), the same blocks.
     const bool pairs = n.has_input(kDualMacPairsInput);
-    if (cols > 0) {
+    if (takes_vnni_kernel_only(n)) {
+      if (pairs) e.linef("static_cast<void>({});", e.in(kDualMacPairsInput));
+      e.linef("static_cast<void>({});  // (built without VNNI: no scratch was planned)", row_sums);
+      emit_conv_direct_call(n, e, in, output);
+    } else if (cols > 0) {
       if (pairs) {
         e.line("#if defined(ONNXC_QCONV_GEMM_PAIRS)");
         e.linef("static_cast<void>({});", e.in(in.w));
@@ -317,8 +338,13 @@ bool qlinear_conv_depthwise_3x3_applies(const Node& n) {
   return rt::depthwise_3x3_applies(integer_conv_params(n, kQLinearConvInputs));
 }
 
+bool qlinear_conv_depthwise_permute_applies(const Node& n) {
+  const rt::ConvParams p = integer_conv_params(n, kQLinearConvInputs);
+  return rt::depthwise_integer_any_applies(p) && rt::detail::depthwise_permute_applies(p);
+}
+
 Im2colShape qlinear_conv_im2col_shape(const Node& n) {
-  if (!qconv_gemm_applies(n) || takes_dual_mac_kernel(n)) return {};
+  if (!qconv_gemm_applies(n) || takes_dual_mac_kernel(n) || takes_vnni_kernel_only(n)) return {};
   const rt::ConvParams p = integer_conv_params(n, kQLinearConvInputs);
   const int64_t quantum = rt::kQConvColumnQuantum;
   const int64_t columns = p.out_d * p.out_h * p.out_w;

@@ -84,4 +84,13 @@ int pack_weights(Graph& g, bool vnni_layout, bool direct_layout);
 // sees no scratch for them. Returns the nodes rewritten.
 int pack_dual_mac_weights(Graph& g);
 
+// On targets sure to build the generated code with AVX-512 VNNI (Target::int8_vnni_sure): every
+// QLinearConv that rt::qconv_vnni computes gets that kernel's weights (kVnniWeightsInput) and
+// kVnniOnlyAttr: it takes qconv_vnni, or rt::conv_integer_direct where built without VNNI after
+// all, neither with scratch. With AVX-512 VBMI (Target::int8_byte_permute_sure) a depthwise one
+// that the byte-permute kernel computes is marked kDepthwiseInPlaceAttr (no scratch either).
+// Runs before fit-scratch, so the plan sees no scratch for them (kws: the arena is its tensors'
+// liveness bound). Returns the nodes rewritten.
+int pack_dot_product_weights(Graph& g, bool vnni, bool byte_permute);
+
 }  // namespace onnxc

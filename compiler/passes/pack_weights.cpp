@@ -170,6 +170,19 @@ int pack_dual_mac_weights(Graph& g) {
   });
 }
 
+int pack_dot_product_weights(Graph& g, bool vnni, bool byte_permute) {
+  return rewrite_nodes(g, [vnni, byte_permute](Graph& graph, Node& n) {
+    if (!n.domain.empty() || n.op_type != "QLinearConv") return false;
+    if (byte_permute && !n.has_attr(kDepthwiseInPlaceAttr) && qlinear_conv_depthwise_permute_applies(n)) {
+      n.set_attr_int(kDepthwiseInPlaceAttr, 1);
+      return true;
+    }
+    if (!vnni || !add_vnni_weights(graph, n)) return false;
+    n.set_attr_int(kVnniOnlyAttr, 1);
+    return true;
+  });
+}
+
 int pack_weights(Graph& g, bool vnni_layout, bool direct_layout) {
   const int products = matmuls_as_gemms(g);
   return products + rewrite_nodes(g, [vnni_layout, direct_layout](Graph& graph, Node& n) {

@@ -179,6 +179,45 @@ TEST_CASE("conv_integer pads with the zero point and requantizes per channel wit
   CHECK(std::vector<int>(y, y + 6) == std::vector<int>{104, 106, 106, 100, 102, 102});
 }
 
+TEST_CASE("conv_integer_direct (no scratch) equals the hand-computed case and conv_integer", "[quant]") {
+  // The hand-computed 1-D case above.
+  const rt::ConvParams p1 = {1, 1, 2, 1, 1, 1, 3, 1, 1, 3, 1, 1, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1};
+  const uint8_t x1[] = {12, 14, 16};
+  const uint8_t zx1 = 10;
+  const int8_t w1[] = {1, 1, 1, 0, 2, 0};
+  int32_t acc1[6];
+  rt::conv_integer_direct(p1, rt::QuantOperand<uint8_t>{x1, &zx1, 0}, rt::QuantOperand<int8_t>{w1, nullptr, 0},
+                          rt::StoreInt32{acc1});
+  CHECK(std::vector<int32_t>(acc1, acc1 + 6) == std::vector<int32_t>{6, 12, 10, 4, 8, 12});
+  // Groups (depthwise and two groups), strides, dilation, padding, per-channel w zero points.
+  struct Case {
+    int64_t c, m, group, h, w, kh, kw, stride, dilation, pad;
+  };
+  const Case cases[] = {{3, 5, 1, 9, 11, 3, 3, 1, 1, 1}, {6, 6, 6, 10, 7, 3, 3, 2, 1, 1}, {4, 6, 2, 8, 9, 5, 3, 2, 1, 2},
+                        {5, 3, 1, 12, 10, 3, 3, 1, 2, 2}, {1, 7, 1, 49, 10, 10, 4, 2, 1, 4}};
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const Case& c : cases) {
+    const int64_t oh = (c.h + 2 * c.pad - c.dilation * (c.kh - 1) - 1) / c.stride + 1;
+    const int64_t ow = (c.w + 2 * c.pad - c.dilation * (c.kw - 1) - 1) / c.stride + 1;
+    const rt::ConvParams p = {2, c.c, c.m, c.group, 1, c.h, c.w, 1, oh, ow, 1, c.kh, c.kw, 1, c.stride, c.stride,
+                              1, c.dilation, c.dilation, 0, c.pad, c.pad};
+    std::vector<int8_t> x(static_cast<std::size_t>(2 * c.c * c.h * c.w));
+    std::vector<uint8_t> w(static_cast<std::size_t>(c.m * c.c / c.group * c.kh * c.kw)), zw(static_cast<std::size_t>(c.m));
+    for (auto& v : x) v = static_cast<int8_t>(byte(rng) - 128);
+    for (auto& v : w) v = static_cast<uint8_t>(byte(rng));
+    for (auto& v : zw) v = static_cast<uint8_t>(byte(rng));
+    const int8_t zx = -7;
+    const std::size_t outputs = static_cast<std::size_t>(2 * c.m * oh * ow);
+    std::vector<int32_t> reference(outputs), direct(outputs, -1), plane(static_cast<std::size_t>(oh * ow));
+    const rt::QuantOperand<int8_t> xq{x.data(), &zx, 0};
+    const rt::QuantOperand<uint8_t> wq{w.data(), zw.data(), 1};
+    rt::conv_integer(p, xq, wq, rt::StoreInt32{reference.data()}, plane.data());
+    rt::conv_integer_direct(p, xq, wq, rt::StoreInt32{direct.data()});
+    CHECK(direct == reference);
+  }
+}
+
 TEST_CASE("qconv_gemm and qconv_gemm_pairs equal conv_integer (the direct kernel) on odd shapes", "[quant]") {
   // K not a multiple of 4, output channels not a multiple of the 4-row tile, columns not a
   // multiple of 16 and more than one block, padding on every side, strides 1 and 2, dilation.

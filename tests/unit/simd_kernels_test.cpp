@@ -929,15 +929,25 @@ TEST_CASE("qconv_vnni (AVX-512 VNNI) equals conv_integer, with padding, strides,
   const Case cases[] = {{3, 5, 9, 20, 3, 3, 1, 1, 1, 1},   {5, 20, 11, 37, 3, 3, 2, 2, 1, 1},
                         {8, 33, 8, 8, 1, 1, 1, 1, 0, 1},   {6, 16, 10, 24, 3, 3, 1, 1, 2, 2},
                         {1, 7, 5, 40, 5, 5, 2, 2, 2, 1},   {16, 17, 12, 18, 1, 1, 2, 2, 0, 1},
-                        {4, 3, 49, 10, 10, 4, 2, 1, 4, 1}, {12, 40, 6, 16, 3, 1, 1, 2, 1, 1}};
+                        {4, 3, 49, 10, 10, 4, 2, 1, 4, 1}, {12, 40, 6, 16, 3, 1, 1, 2, 1, 1},
+                        // Output rows narrower than a vector: several rows (and parts of rows) per vector.
+                        {16, 33, 8, 8, 3, 3, 1, 1, 1, 1},  {9, 20, 16, 16, 3, 3, 2, 2, 1, 1},
+                        {1, 19, 49, 10, 10, 4, 2, 2, 1, 1}, {3, 5, 9, 6, 3, 3, 1, 1, 0, 1},
+                        {5, 7, 7, 7, 3, 3, 2, 2, 1, 1},    {6, 17, 5, 6, 3, 3, 1, 1, 1, 2},
+                        {8, 18, 11, 7, 3, 3, 1, 1, 1, 1},
+                        // Rows of whole 16-column blocks: by output rows (stride 2, dilation, 5 wide).
+                        {7, 18, 12, 32, 3, 3, 1, 1, 1, 1}, {6, 20, 10, 64, 3, 3, 2, 2, 1, 1},
+                        {5, 17, 9, 32, 3, 3, 1, 1, 2, 2},  {4, 16, 9, 64, 5, 5, 2, 2, 2, 1}};
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> byte(0, 255);
+  int by_rows = 0;
   for (const Case& c : cases) {
     const index_t oh = (c.h + 2 * c.pad - c.dilation * (c.kh - 1) - 1) / c.sh + 1;
     const index_t ow = (c.w + 2 * c.pad - c.dilation * (c.kw - 1) - 1) / c.sw + 1;
     const ConvParams p = {2, c.c, c.m, 1, 1, c.h, c.w, 1, oh, ow, 1, c.kh, c.kw, 1, c.sh, c.sw,
                           1, c.dilation, c.dilation, 0, c.pad, c.pad};
     if (!onnxc::rt::qconv_vnni_applies(p)) FAIL("case not run by qconv_vnni: " << c.c << "x" << c.h << "x" << c.w);
+    by_rows += onnxc::rt::detail::qconv_vnni_by_rows(p) ? 1 : 0;
     std::vector<uint8_t> x(static_cast<std::size_t>(2 * c.c * c.h * c.w));
     std::vector<int8_t> w(static_cast<std::size_t>(c.m * c.c * c.kh * c.kw));
     for (auto& v : x) v = static_cast<uint8_t>(byte(rng));
@@ -955,6 +965,7 @@ TEST_CASE("qconv_vnni (AVX-512 VNNI) equals conv_integer, with padding, strides,
     onnxc::rt::qconv_vnni(p, x.data(), zx, packed.data(), row_sums.data(), onnxc::rt::StoreInt32{vnni.data()});
     CHECK(vnni == reference);
   }
+  CHECK(by_rows == 5);  // the last four cases and the 15-column one; the others walk the plane flat
 }
 #endif
 

@@ -982,6 +982,48 @@ inline void depthwise_integer(const ConvParams& p, QuantOperand<X> x, QuantOpera
     }
 }
 
+// conv_integer without scratch: each output's sum in a register, any group, stride, dilation and
+// padding. The fallback of generated code planned for a kernel that needs no scratch
+// (qconv_vnni, the byte-permute depthwise) when it is built without that kernel's instructions:
+// correct within the same arena, slow.
+template <class X, class W, class Out>
+inline void conv_integer_direct(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
+  const index_t icg = p.in_channels / p.group, ocg = p.out_channels / p.group;
+  const index_t in_plane = p.in_d * p.in_h * p.in_w, out_plane = p.out_d * p.out_h * p.out_w;
+  const index_t ksize = p.k_d * p.k_h * p.k_w;
+  const std::int32_t zx = x.zero_point_at(0);
+  for (index_t n = 0; n < p.batch; ++n)
+    for (index_t m = 0; m < p.out_channels; ++m) {
+      const index_t g = m / ocg;
+      const std::int32_t zw = w.zero_point_at(m);
+      index_t i = (n * p.out_channels + m) * out_plane;
+      for (index_t od = 0; od < p.out_d; ++od)
+        for (index_t oh = 0; oh < p.out_h; ++oh)
+          for (index_t ow = 0; ow < p.out_w; ++ow, ++i) {
+            std::int32_t acc = 0;
+            for (index_t ic = 0; ic < icg; ++ic) {
+              const X* xc = x.data + (n * p.in_channels + g * icg + ic) * in_plane;
+              const W* wc = w.data + (m * icg + ic) * ksize;
+              for (index_t kd = 0; kd < p.k_d; ++kd) {
+                const index_t id = od * p.stride_d + kd * p.dilation_d - p.pad_d;
+                if (id < 0 || id >= p.in_d) continue;
+                for (index_t kh = 0; kh < p.k_h; ++kh) {
+                  const index_t ih = oh * p.stride_h + kh * p.dilation_h - p.pad_h;
+                  if (ih < 0 || ih >= p.in_h) continue;
+                  for (index_t kw = 0; kw < p.k_w; ++kw) {
+                    const index_t iw = ow * p.stride_w + kw * p.dilation_w - p.pad_w;
+                    if (iw < 0 || iw >= p.in_w) continue;
+                    acc += (static_cast<std::int32_t>(xc[(id * p.in_h + ih) * p.in_w + iw]) - zx) *
+                           (static_cast<std::int32_t>(wc[(kd * p.k_h + kh) * p.k_w + kw]) - zw);
+                  }
+                }
+              }
+            }
+            out(m, i, acc);
+          }
+    }
+}
+
 // Depthwise integer convolution (2-d) of any stride, dilation and padding: the byte-permute
 // kernel where it is compiled (AVX-512 VBMI), else depthwise_integer for stride 1 and dilation 1,
 // else conv_integer. Scratch: depthwise_integer_any_scratch_bytes(p), for the last two.
@@ -1699,18 +1741,12 @@ inline void qconv_pointwise(const ConvParams& p, const std::uint8_t* x, std::uin
 
 // ---- direct integer convolution with AVX-512 VNNI ----
 //
-// For one-group 2-D convolutions with horizontal stride 1 or 2, on targets with AVX-512 VNNI: no
-// im2col. Sixteen output columns of one output row are one vector of 16 int32 accumulators per
-// output channel; for each tap and group of four input channels, the sixteen input bytes of each
-// of the four channels are loaded (masked: x_zp where the tap falls in the padding) and
-// interleaved into one vector of 16 four-byte groups, which one VPDPBUSD per output channel
-// multiplies with that channel's four weights. Sixteen output channels are one register tile; the
-// vectors built for the first tile are kept on the stack for the others. The weights are packed
-// at compile time (qconv_vnni_pack_weights) so each channel's four weights of a tap are one int32
-// and the tile's sixteen are adjacent. Needs no scratch memory.
+// The kernel is in quant_conv_avx512vnni.h; here what the compiler needs on any host: where it
+// applies, the packed weights' layout and size.
 constexpr index_t kQConvVnniChannels = 16;       // output channels per register tile
 constexpr index_t kQConvVnniMaxKernelWidth = 16;
-constexpr index_t kQConvVnniCacheBytes = 16384;  // stack for one segment's input vectors
+constexpr index_t kQConvVnniCacheBytes = 16384;  // stack for one vector's input vectors
+constexpr index_t kQConvVnniMinWidth = 4;         // output rows narrower: too many rows per vector
 
 // The geometry qconv_vnni walks: a 1x1 convolution of stride 1 without padding as one row of all
 // the plane's positions (rows narrower than a vector would leave lanes idle).
@@ -1722,11 +1758,12 @@ inline ConvParams qconv_vnni_geometry(ConvParams p) {
 }
 
 // Whether qconv_vnni computes this convolution (the compiler gives it packed weights only then):
-// 2-D, one group, horizontal stride 1 or 2, and output rows of at least half a vector.
+// 2-D, one group, horizontal stride 1 or 2, output rows of at least kQConvVnniMinWidth (a vector
+// of 16 outputs reads one masked load per output row it covers, per channel and tap).
 inline bool qconv_vnni_applies(const ConvParams& conv) {
   const ConvParams p = qconv_vnni_geometry(conv);
   return p.group == 1 && p.k_d == 1 && p.in_d == 1 && p.out_d == 1 && (p.stride_w == 1 || p.stride_w == 2) &&
-         p.k_w <= kQConvVnniMaxKernelWidth && p.out_w >= 8;
+         p.k_w <= kQConvVnniMaxKernelWidth && p.out_w >= kQConvVnniMinWidth;
 }
 
 inline index_t qconv_vnni_padded_channels(const ConvParams& p) {
@@ -1751,124 +1788,8 @@ inline void qconv_vnni_pack_weights(const ConvParams& p, const std::int8_t* w, s
         }
 }
 
-#if defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512VL__)
-#define ONNXC_QCONV_VNNI 1  // qconv_vnni computes; generated code takes it where it has its weights
-namespace detail {
-
-// Where the 16 columns from ow0 on read one input row under a kernel column: from input column
-// `first` on, every stride-th byte, those of `mask` (a byte mask of the load) inside the row.
-struct VnniColumns {
-  index_t first;
-  std::uint32_t mask;
-};
-
-inline VnniColumns qconv_vnni_columns(const ConvParams& p, index_t ow0, index_t cols, index_t kw) {
-  const index_t s = p.stride_w, first = ow0 * s + kw * p.dilation_w - p.pad_w;
-  // The valid j: 0 <= first + j * s < in_w and j < cols.
-  const index_t lo = first < 0 ? (-first + s - 1) / s : 0;
-  index_t hi = p.in_w > first ? (p.in_w - first + s - 1) / s : 0;
-  hi = hi < cols ? hi : cols;
-  std::uint32_t mask = 0;
-  for (index_t j = lo; j < hi; ++j) mask |= 1u << (j * s);  // stride 2: the even bytes of 32
-  return {first, mask};
-}
-
-// One channel's 16 bytes under the tap (x_zp outside the row).
-inline __m128i qconv_vnni_row_bytes(const ConvParams& p, const std::uint8_t* row, VnniColumns c, __m128i zx) {
-  if (p.stride_w == 1) return _mm_mask_loadu_epi8(zx, static_cast<__mmask16>(c.mask), row + c.first);
-  const __m256i pairs = _mm256_mask_loadu_epi8(_mm256_cvtepu8_epi16(zx), c.mask, row + c.first);
-  return _mm256_maskz_cvtepi16_epi8(0xFFFF, pairs);  // (the unmasked form trips GCC 12's -Wmaybe-uninitialized)
-}
-
-// Four channels' 16 bytes interleaved into 16 groups of four (column j: c0 c1 c2 c3).
-inline __m512i qconv_vnni_interleave(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
-  const __m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
-  const __m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
-  __m512i v = _mm512_castsi128_si512(_mm_unpacklo_epi16(lo01, lo23));
-  v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(lo01, lo23), 1);
-  v = _mm512_inserti32x4(v, _mm_unpacklo_epi16(hi01, hi23), 2);
-  return _mm512_inserti32x4(v, _mm_unpackhi_epi16(hi01, hi23), 3);
-}
-
-// The input vector of channel group c4 under tap (kh, kw) for output row oh (x_zp rows above or
-// below the input).
-inline __m512i qconv_vnni_input(const ConvParams& p, const std::uint8_t* x, index_t c4, index_t oh, index_t kh,
-                                VnniColumns c, __m128i zx, __m512i zx_all) {
-  const index_t ih = oh * p.stride_h + kh * p.dilation_h - p.pad_h;
-  if (ih < 0 || ih >= p.in_h || c.mask == 0) return zx_all;
-  __m128i r[4];
-  for (index_t t = 0; t < 4; ++t) {
-    const index_t ic = 4 * c4 + t;
-    r[t] = ic < p.in_channels ? qconv_vnni_row_bytes(p, x + (ic * p.in_h + ih) * p.in_w, c, zx) : zx;
-  }
-  return qconv_vnni_interleave(r[0], r[1], r[2], r[3]);
-}
-
-}  // namespace detail
-#endif
-
-// y = conv(x - x_zp, w): out(channel, flat index, acc) as for conv_integer. w_packed:
-// qconv_vnni_pack_weights; row_sums: qconv_weight_row_sums. Without VNNI it is never called
-// (the generated code takes qconv_gemm).
-template <class Out>
-inline void qconv_vnni(const ConvParams& conv, const std::uint8_t* x, std::uint8_t x_zero_point,
-                       const std::int8_t* w_packed, const index_t* row_sums, Out out) {
-#if defined(ONNXC_QCONV_VNNI)
-  const ConvParams p = qconv_vnni_geometry(conv);
-  const index_t groups = (p.in_channels + 3) / 4, taps = p.k_h * p.k_w, padded = qconv_vnni_padded_channels(p);
-  const index_t out_plane = p.out_h * p.out_w;
-  const bool cached = groups * taps * 64 <= kQConvVnniCacheBytes;
-  const __m128i zx = _mm_set1_epi8(static_cast<char>(x_zero_point));
-  const __m512i zx_all = _mm512_set1_epi8(static_cast<char>(x_zero_point));
-  const std::int32_t* wp = reinterpret_cast<const std::int32_t*>(w_packed);
-  alignas(64) std::uint8_t inputs[kQConvVnniCacheBytes];
-  alignas(64) std::int32_t acc_out[kQConvVnniChannels][16];
-  detail::VnniColumns columns[kQConvVnniMaxKernelWidth];
-  for (index_t b = 0; b < p.batch; ++b) {
-    const std::uint8_t* xb = x + b * p.in_channels * p.in_h * p.in_w;
-    for (index_t oh = 0; oh < p.out_h; ++oh) {
-      for (index_t ow0 = 0; ow0 < p.out_w; ow0 += 16) {
-        const index_t cols = p.out_w - ow0 < 16 ? p.out_w - ow0 : 16;
-        for (index_t kw = 0; kw < p.k_w; ++kw) columns[kw] = detail::qconv_vnni_columns(p, ow0, cols, kw);
-        for (index_t m0 = 0; m0 < padded; m0 += kQConvVnniChannels) {
-          __m512i acc[kQConvVnniChannels];
-          ONNXC_UNROLL for (int r = 0; r < kQConvVnniChannels; ++r) acc[r] = _mm512_setzero_si512();
-          const std::int32_t* wt = wp + m0;
-          std::uint8_t* in = inputs;
-          for (index_t c4 = 0; c4 < groups; ++c4) {
-            for (index_t kh = 0; kh < p.k_h; ++kh) {
-              for (index_t kw = 0; kw < p.k_w; ++kw, wt += padded, in += 64) {
-                __m512i xv;
-                if (cached && m0 > 0) {
-                  xv = _mm512_load_si512(in);
-                } else {
-                  xv = detail::qconv_vnni_input(p, xb, c4, oh, kh, columns[kw], zx, zx_all);
-                  if (cached) _mm512_store_si512(in, xv);
-                }
-                ONNXC_UNROLL for (int r = 0; r < kQConvVnniChannels; ++r)
-                  acc[r] = _mm512_dpbusd_epi32(acc[r], xv, _mm512_set1_epi32(wt[r]));
-              }
-            }
-          }
-          const index_t rows = p.out_channels - m0 < kQConvVnniChannels ? p.out_channels - m0 : kQConvVnniChannels;
-          // (Through memory: indexing acc by the run-time r would keep it in memory in the loop above.)
-          ONNXC_UNROLL for (int r = 0; r < kQConvVnniChannels; ++r) _mm512_store_si512(acc_out[r], acc[r]);
-          for (index_t r = 0; r < rows; ++r) {
-            const std::int32_t correction = static_cast<std::int32_t>(x_zero_point) *
-                                            static_cast<std::int32_t>(row_sums[m0 + r]);
-            store_vector(out, m0 + r, (b * p.out_channels + m0 + r) * out_plane + oh * p.out_w + ow0,
-                         _mm512_load_si512(acc_out[r]), cols, correction);
-          }
-        }
-      }
-    }
-  }
-#else
-  (void)conv, (void)x, (void)x_zero_point, (void)w_packed, (void)row_sums, (void)out;
-#endif
-}
-
 }  // namespace rt
 }  // namespace onnxc
+#include "onnxc/quant_conv_avx512vnni.h"  // (uses store_vector and the packing above)
 
 #endif  // ONNXC_QUANT_H

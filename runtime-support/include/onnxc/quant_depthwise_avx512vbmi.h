@@ -23,13 +23,11 @@
 #ifndef ONNXC_QUANT_DEPTHWISE_AVX512VBMI_H
 #define ONNXC_QUANT_DEPTHWISE_AVX512VBMI_H
 
-#if defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VBMI__) && defined(__BMI2__)
-#define ONNXC_DEPTHWISE_PERMUTE_AVX512 1
-
 namespace onnxc {
 namespace rt {
 namespace detail {
 
+// (On any host: the compiler asks where the kernel applies.)
 constexpr index_t kDepthwisePermuteMaxRows = 16;   // kernel rows
 constexpr index_t kDepthwisePermuteMaxPairs = 32;  // pairs of taps, k_h * ceil(k_w / 2)
 constexpr index_t kDepthwisePermuteGroup = 8;      // blocks whose masks are computed together
@@ -42,6 +40,18 @@ inline bool depthwise_permute_applies(const ConvParams& p) {
          p.k_h <= kDepthwisePermuteMaxRows && p.k_h * depthwise_permute_pairs_per_row(p) <= kDepthwisePermuteMaxPairs &&
          (p.k_w - 1) * p.dilation_w <= 63 && p.stride_w <= 63;
 }
+
+}  // namespace detail
+}  // namespace rt
+}  // namespace onnxc
+
+#if defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VBMI__) && defined(__BMI2__)
+#define ONNXC_DEPTHWISE_PERMUTE_AVX512 1
+
+namespace onnxc {
+namespace rt {
+namespace detail {
+
 
 // One block of outputs [f0, f0 + lanes): the byte offsets of its lanes (at bytes 4j and 4j + 2),
 // per kernel row the load's offset in the plane and its mask, per pair of taps the lanes inside
