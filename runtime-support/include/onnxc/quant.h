@@ -1438,6 +1438,14 @@ inline std::int32_t weight_group(const std::int8_t* row, index_t k_total, index_
 #include "onnxc/quant_gemm_armv7em_dsp.h"  // (uses the dual 16-bit helpers above; tested on hosts too)
 #if defined(ONNXC_QUANT_MVE)
 #include "onnxc/quant_gemm_mve.h"  // (tested under QEMU: tests/firmware/kernels)
+#else
+namespace onnxc {
+namespace rt {
+namespace detail {
+constexpr std::int32_t kQConvTileXOffset = 0;  // what qconv_tile's sums take off each x
+}  // namespace detail
+}  // namespace rt
+}  // namespace onnxc
 #endif
 
 namespace onnxc {
@@ -1561,7 +1569,8 @@ inline void qconv_gemm(const ConvParams& p, const std::uint8_t* x, std::uint8_t 
       for (index_t m = 0; m < p.out_channels; m += kRows) {
         const index_t rows = p.out_channels - m < kRows ? p.out_channels - m : kRows;
         std::int32_t correction[kRows];
-        for (index_t r = 0; r < rows; ++r) correction[r] = zx * static_cast<std::int32_t>(row_sums[m + r]);
+        for (index_t r = 0; r < rows; ++r)
+          correction[r] = (zx - detail::kQConvTileXOffset) * static_cast<std::int32_t>(row_sums[m + r]);
         for (index_t j0 = 0; j0 < stride_cols; j0 += kQConvColumnQuantum * kVectors) {
           const index_t vectors = (stride_cols - j0) / kQConvColumnQuantum < kVectors
                                       ? (stride_cols - j0) / kQConvColumnQuantum

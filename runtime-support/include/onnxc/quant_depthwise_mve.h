@@ -12,8 +12,9 @@
 // tap's weight as a scalar (x * (w - zw) needs 17 bits: 16-bit lanes would overflow), 19
 // instructions with the store for 36 multiply-accumulates; the two padded columns of each row
 // are computed and dropped. The band's rows are moved together and requantized by one
-// store_row. The band holds kDepthwiseMveBand flat outputs (at least one row): about 500 bytes
-// of stack.
+// store_row. The band holds kDepthwiseMveBand flat outputs (at least one row; a whole plane of
+// kws' 25 x 5): about 1.4 KB of stack. Each band copies two input rows more than it computes, so
+// fewer bands copy less: 64 flat outputs (three bands on kws) took 14 % more instructions.
 //
 // Other depthwise convolutions (strides, other kernels and padding: MobileNet's stride-2 layers)
 // go row by row through quant.h's detail::depthwise_rows, whose kernel rows are
@@ -26,7 +27,7 @@ namespace onnxc {
 namespace rt {
 namespace detail {
 
-constexpr index_t kDepthwiseMveBand = 64;  // flat outputs per band (rows of width + 2)
+constexpr index_t kDepthwiseMveBand = 192;  // flat outputs per band (rows of width + 2)
 
 ONNXC_INLINE int32x4_t depthwise_load4(const std::uint8_t* p) { return vreinterpretq_s32_u32(vldrbq_u32(p)); }
 ONNXC_INLINE int32x4_t depthwise_load4(const std::int8_t* p) { return vldrbq_s32(p); }
@@ -62,7 +63,7 @@ inline void depthwise_3x3_mve(const ConvParams& p, QuantOperand<X> x, QuantOpera
   const index_t band_rows = kDepthwiseMveBand / wp > 0 ? kDepthwiseMveBand / wp : 1;
   // The band's input rows, then the two bytes the last padded columns' taps read past them.
   X band[kDepthwiseMveBand + 2 * (kDepthwiseMveBand + 2) + 4];  // (rows up to kDepthwiseMveBand wide)
-  std::int32_t acc[kDepthwiseMveBand + 8];
+  std::int32_t acc[kDepthwiseMveBand + 8];  // (flat + 4 at most: the moves' last vector)
   for (index_t n = 0; n < p.batch; ++n)
     for (index_t c = 0; c < p.out_channels; ++c) {
       const X* xc = x.data + (n * p.in_channels + c) * plane;
@@ -90,11 +91,12 @@ inline void depthwise_3x3_mve(const ConvParams& p, QuantOperand<X> x, QuantOpera
           vstrwq_p_s32(acc + full, depthwise_3x3_vector(band + full, wp, k, pred), pred);
         }
         // The rows' sums side by side (dropping the padded columns), requantized by one store_row.
+        // Whole vectors: row r's last one reads up to acc[r * wp + wp] (zeros past flat) and
+        // writes up to three sums past its row, where row r + 1's sums go next; it reads row
+        // r + 1 from (r + 1) * wp > r * width + width + 3 on (r >= 1), so nothing unread is lost.
+        vstrwq_s32(acc + flat, vdupq_n_s32(0));
         for (index_t r = 1; r < rows; ++r)
-          for (index_t j = 0; j < width; j += 4) {
-            const mve_pred16_t pred = vctp32q(static_cast<std::uint32_t>(width - j));
-            vstrwq_p_s32(acc + r * width + j, vldrwq_z_s32(acc + r * wp + j, pred), pred);
-          }
+          for (index_t j = 0; j < width; j += 4) vstrwq_s32(acc + r * width + j, vldrwq_s32(acc + r * wp + j));
         store_row(out, c, (n * p.out_channels + c) * plane + oh0 * width, acc, rows * width, correction);
       }
     }

@@ -9,7 +9,8 @@
 // 0, S, 2S, 3S) loads four groups of a column. One row's sixteen weights are one contiguous load.
 // VMLADAVA.S8 adds the sixteen products of a column vector and a weight vector to a scalar: x is
 // uint8, so the gathered bytes are flipped to int8 (x - 128, one VEOR per column vector, shared
-// by the tile's rows) and 128 times the row's weight sum (VADDVA, once per call) added back.
+// by the tile's rows); the sums are then of x - 128, and qconv_gemm's correction adds 128 times
+// the row's weight sum back (kQConvTileXOffset).
 // A tile is two rows times two columns (four scalar accumulators: VMLADAVA takes even registers,
 // seven of them in all). Per 16 k: 2 gathers, 2 VEORs, 2 weight loads, 4 VMLADAVAs (64
 // multiply-accumulates). The last vector of a row is predicated (VCTP): weights past k_total and
@@ -21,31 +22,25 @@ namespace onnxc {
 namespace rt {
 namespace detail {
 
-// The sum of k_total int8 weights from row on.
-inline std::int32_t mve_row_sum(const std::int8_t* row, index_t k_total) {
-  std::int32_t sum = 0;
-  for (index_t k = 0; k < k_total; k += 16)
-    sum = vaddvaq_p_s8(sum, vldrbq_z_s8(row + k, vctp8q(static_cast<std::uint32_t>(k_total - k))),
-                       vctp8q(static_cast<std::uint32_t>(k_total - k)));
-  return sum;
-}
+// The tile's sums are of x - 128 (see above): qconv_gemm adds 128 times each row's weight sum
+// back through its zero-point correction (the compiler's row_sums), not the tile on every call.
+constexpr std::int32_t kQConvTileXOffset = 128;
 
 // acc[r][j] (r < Rows, 1 or 2; j < columns, even) = the dot product of weight row r (k_total
-// int8, rows k_total apart from w) with block column j over the `groups` groups of four k
-// (the block's bytes for k past k_total are 0), as qconv_tile_dual_mac.
+// int8, rows k_total apart from w) with block column j less kQConvTileXOffset over the `groups`
+// groups of four k (the block's bytes for k past k_total are 0).
 template <int Rows>
 inline void qconv_tile_mve(const std::int8_t* w, index_t k_total, index_t groups, const std::uint8_t* col,
                            index_t stride_cols, index_t columns, std::int32_t (*acc)[kQConvColumnQuantum * 4]) {
   static_assert(Rows == 1 || Rows == 2, "one or two weight rows");
   const std::int8_t* const w1 = Rows == 2 ? w + k_total : w;
-  const std::int32_t bias0 = 128 * mve_row_sum(w, k_total), bias1 = Rows == 2 ? 128 * mve_row_sum(w1, k_total) : 0;
   // Word offsets of four consecutive groups of one column.
   const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0u, 1), static_cast<std::uint32_t>(stride_cols));
   const uint8x16_t flip = vdupq_n_u8(0x80);
   const index_t full = k_total / 16;  // vectors whose sixteen weights all lie in the row
   const index_t step = 4 * stride_cols;  // words from one vector's first group to the next's
   for (index_t j = 0; j < columns; j += 2) {
-    std::int32_t a00 = bias0, a01 = bias0, a10 = bias1, a11 = bias1;
+    std::int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
     const std::uint32_t* c = reinterpret_cast<const std::uint32_t*>(col) + j;
     const std::int8_t* wp0 = w;
     const std::int8_t* wp1 = w1;
