@@ -125,34 +125,82 @@ std::string EltwiseWriter::shape() {
   return "shape";
 }
 
+// Flat kernels (every operand the output's shape, or one value) split into runs of whole
+// cache lines; `calls` renders the call from the element offset and count expressions.
+void EltwiseWriter::flat(int64_t n, int inputs, const std::function<std::string(const std::string&, const std::string&)>& call) {
+  constexpr int64_t kAlign = 16;  // floats in a 64-byte line: no two tasks write one line
+  const int64_t tasks = e_.tasks(n * inputs, (n + kAlign - 1) / kAlign);
+  if (tasks < 2) return e_.line(call("", std::to_string(n)));
+  e_.open_ranges(n, tasks, kAlign);
+  e_.line(call("r_.begin", "r_.end - r_.begin"));
+  e_.close_ranges();
+}
+
+// Broadcasting kernels split along the output's first dim of more than one element: each task
+// calls the kernel on its range of that dim, the operands moved to the range's start.
+void EltwiseWriter::broadcast(const std::vector<const Operand*>& operands, int64_t work,
+                              const std::function<std::string(const std::vector<std::string>&, const std::string&,
+                                                               const std::string&)>& call) {
+  std::size_t d = 0;
+  while (d < out_.size() && out_[d] == 1) ++d;
+  std::vector<std::string> ptrs;
+  for (const Operand* o : operands) ptrs.push_back(o->ptr);
+  const int64_t tasks = d < out_.size() ? e_.tasks(work, out_[d]) : 1;
+  if (tasks < 2) return e_.line(call(ptrs, "", shape()));
+  const int64_t y_stride = shape_numel(Shape(out_.begin() + static_cast<std::ptrdiff_t>(d) + 1, out_.end()));
+  for (std::size_t k = 0; k < operands.size(); ++k) strides(*operands[k]);
+  e_.open_ranges(out_[d], tasks);
+  std::vector<std::string> dims;
+  for (std::size_t i = 0; i < out_.size(); ++i) dims.push_back(i == d ? "r_.end - r_.begin" : std::to_string(out_[i]));
+  e_.linef("const rt::index_t shape_[] = {{{}}};", fmt::join(dims, ", "));
+  for (std::size_t k = 0; k < operands.size(); ++k)
+    if (const int64_t s = broadcast_strides(operands[k]->shape, out_)[d])
+      ptrs[k] = moved(ptrs[k], range_offset(s));
+  e_.line(call(ptrs, range_offset(y_stride), "shape_"));
+  e_.close_ranges();
+}
+
 void EltwiseWriter::map(const std::string& x, const std::string& y, const std::string& functor) {
-  e_.linef("rt::map({}, {}, {}, {});", x, y, shape_numel(out_), functor);
+  flat(shape_numel(out_), 1, [&](const std::string& at, const std::string& n) {
+    return at.empty() ? fmt::format("rt::map({}, {}, {}, {});", x, y, n, functor)
+                      : fmt::format("rt::map({}, {}, {}, {});", moved(x, at), moved(y, at), n, functor);
+  });
 }
 
 void EltwiseWriter::zip(const Operand& a, const Operand& b, const std::string& y, const std::string& functor) {
   const int64_t n = shape_numel(out_);
-  switch (binary_form(a.shape, b.shape, out_)) {
-    case BinaryForm::Same: e_.linef("rt::zip({}, {}, {}, {}, {});", a.ptr, b.ptr, y, n, functor); return;
-    case BinaryForm::ScalarB: e_.linef("rt::zip_scalar_b({}, {}, {}, {}, {});", a.ptr, b.ptr, y, n, functor); return;
-    case BinaryForm::ScalarA: e_.linef("rt::zip_scalar_a({}, {}, {}, {}, {});", a.ptr, b.ptr, y, n, functor); return;
-    case BinaryForm::Broadcast:
-      if (n == 0) return;
-      e_.linef("rt::zip_broadcast({}, {}, {}, {}, {}, {}, {}, {});", a.ptr, strides(a), b.ptr, strides(b), y, shape(),
-               out_.size(), functor);
-      return;
+  const BinaryForm form = binary_form(a.shape, b.shape, out_);
+  if (form == BinaryForm::Broadcast) {
+    if (n == 0) return;
+    return broadcast({&a, &b}, 2 * n, [&](const std::vector<std::string>& p, const std::string& y_at, const std::string& sh) {
+      return fmt::format("rt::zip_broadcast({}, {}, {}, {}, {}, {}, {}, {});", p[0], strides(a), p[1], strides(b),
+                         y_at.empty() ? y : moved(y, y_at), sh, out_.size(), functor);
+    });
   }
+  const char* kernel = form == BinaryForm::Same ? "zip" : form == BinaryForm::ScalarB ? "zip_scalar_b" : "zip_scalar_a";
+  flat(n, 2, [&](const std::string& at, const std::string& count) {
+    if (at.empty()) return fmt::format("rt::{}({}, {}, {}, {}, {});", kernel, a.ptr, b.ptr, y, count, functor);
+    const std::string ap = form == BinaryForm::ScalarA ? a.ptr : moved(a.ptr, at);
+    const std::string bp = form == BinaryForm::ScalarB ? b.ptr : moved(b.ptr, at);
+    return fmt::format("rt::{}({}, {}, {}, {}, {});", kernel, ap, bp, moved(y, at), count, functor);
+  });
 }
 
 void EltwiseWriter::zip3(const Operand& c, const Operand& a, const Operand& b, const std::string& y,
                          const std::string& functor) {
   const int64_t n = shape_numel(out_);
   if (c.shape == out_ && a.shape == out_ && b.shape == out_) {
-    e_.linef("rt::zip3({}, {}, {}, {}, {}, {});", c.ptr, a.ptr, b.ptr, y, n, functor);
-    return;
+    return flat(n, 3, [&](const std::string& at, const std::string& count) {
+      if (at.empty()) return fmt::format("rt::zip3({}, {}, {}, {}, {}, {});", c.ptr, a.ptr, b.ptr, y, count, functor);
+      return fmt::format("rt::zip3({}, {}, {}, {}, {}, {});", moved(c.ptr, at), moved(a.ptr, at), moved(b.ptr, at),
+                         moved(y, at), count, functor);
+    });
   }
   if (n == 0) return;
-  e_.linef("rt::zip3_broadcast({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", c.ptr, strides(c), a.ptr, strides(a), b.ptr,
-           strides(b), y, shape(), out_.size(), functor);
+  broadcast({&c, &a, &b}, 3 * n, [&](const std::vector<std::string>& p, const std::string& y_at, const std::string& sh) {
+    return fmt::format("rt::zip3_broadcast({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", p[0], strides(c), p[1],
+                       strides(a), p[2], strides(b), y_at.empty() ? y : moved(y, y_at), sh, out_.size(), functor);
+  });
 }
 
 void emit_unary(const Node& n, Emitter& e, const std::string& functor) {

@@ -166,6 +166,9 @@ class EltwiseWriter {
   void zip3(const Operand& c, const Operand& a, const Operand& b, const std::string& y, const std::string& functor);
 
  private:
+  void flat(int64_t n, int inputs, const std::function<std::string(const std::string&, const std::string&)>& call);
+  void broadcast(const std::vector<const Operand*>& operands, int64_t work,
+                 const std::function<std::string(const std::vector<std::string>&, const std::string&, const std::string&)>& call);
   std::string strides(const Operand& o);
   std::string shape();
   Emitter& e_;

@@ -62,7 +62,31 @@ void Emitter::bounded_call(const std::string& call, const std::vector<std::size_
   for (std::size_t t = 1; t < targets.size(); ++t) linef("{} = {};", targets[t], targets[0]);
 }
 
-void Emitter::line(const std::string& code) { lines_.push_back(code); }
+void Emitter::line(const std::string& code) {
+  lines_.push_back(ranges_open_ && !code.empty() && code[0] != '#' ? "  " + code : code);
+}
+
+std::string moved(const std::string& ptr, const std::string& offset) {
+  const bool name = !ptr.empty() && ptr.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == std::string::npos;
+  return fmt::format(name ? "{} + {}" : "({}) + {}", ptr, offset);
+}
+
+std::string range_offset(int64_t stride) {
+  return stride == 1 ? "r_.begin" : fmt::format("r_.begin * {}", stride);
+}
+
+void Emitter::open_ranges(int64_t items, int64_t tasks, int64_t align) {
+  if (tasks < 2) return;
+  include("onnxc/parallel.h");
+  linef("rt::parallel_ranges(parallel, {}, {}, {}, [&](const rt::Range r_) {{", items, tasks, align);
+  ranges_open_ = true;
+}
+
+void Emitter::close_ranges() {
+  if (!ranges_open_) return;
+  ranges_open_ = false;
+  line("});");
+}
 
 std::string Emitter::index_array(const std::string& name, const std::vector<int64_t>& v) {
   if (v.empty()) {

@@ -49,6 +49,17 @@ class Emitter {
   // one), or `nullptr` when the step does not gain from threads (splits_into_tasks), so it runs
   // on the calling thread even through run_parallel.
   std::string parallel(int64_t work) const { return splits_into_tasks(node_, work) ? "parallel" : "nullptr"; }
+  // For a kernel that runs over `items` independent pieces of equal cost (rows, planes, runs of
+  // elements) and `work` operations in all: how many tasks it is cut into (range_tasks; 1 when
+  // the step does not split).
+  int64_t tasks(int64_t work, int64_t items) const { return range_tasks(node_, work, items); }
+  // With `tasks` > 1, the statements appended until close_ranges() run once per task of
+  // rt::parallel_ranges over [0, items) (range boundaries at multiples of `align`), inside a
+  // lambda where `r_` is the task's rt::Range; with one task they are appended as they are.
+  void open_ranges(int64_t items, int64_t tasks, int64_t align = 1);
+  void close_ranges();
+  // Whether statements are being appended inside open_ranges' lambda.
+  bool in_ranges() const { return ranges_open_; }
 
   // Appends one statement (indentation is added).
   void line(const std::string& code);
@@ -84,10 +95,17 @@ class Emitter {
   std::function<std::string(const Value*)> name_of_;
   std::string scratch_;
   std::vector<std::string> lines_;
+  bool ranges_open_ = false;
   std::set<std::string> headers_;
   SubgraphRenderer render_subgraph_;
   std::function<std::string(const Value*)> extent_of_;
 };
+
+// A pointer expression moved `offset` elements on: `ptr + offset`, in parentheses when needed.
+std::string moved(const std::string& ptr, const std::string& offset);
+// Inside open_ranges' lambda: the element offset of the task's first item, `stride` elements
+// per item ("r_.begin * stride").
+std::string range_offset(int64_t stride);
 
 // C++ element type of input/output values, e.g. "float".
 std::string ctype_of(const Value& v);

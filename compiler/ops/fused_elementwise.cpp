@@ -55,6 +55,7 @@ class FusedLoopWriter {
     for (const Value* v : n.inputs) shapes.push_back(v->shape);
     shapes.push_back(n.outputs[0]->shape);  // the output, written like an operand read in full
     nest_ = elementwise_loops(shapes, n.outputs[0]->shape);
+    split_for_tasks();
   }
 
   void write() {
@@ -62,14 +63,43 @@ class FusedLoopWriter {
     e_.include("onnxc/eltwise_math.h");
     for (std::size_t k = 0; k < steps_.size(); ++k) e_.linef("const auto f{}_ = {};", k, steps_[k].functor);
     const std::size_t outer = nest_.extents.size() - 1;
+    e_.open_ranges(nest_.extents[0], tasks_);
     for (std::size_t d = 0; d < outer; ++d)
-      line(d, fmt::format("for (rt::index_t i{0}_ = 0; i{0}_ < {1}; ++i{0}_) {{", d, nest_.extents[d]));
+      line(d, fmt::format(d == 0 && tasks_ > 1 ? "for (rt::index_t i{0}_ = r_.begin; i{0}_ < r_.end; ++i{0}_) {{"
+                                               : "for (rt::index_t i{0}_ = 0; i{0}_ < {1}; ++i{0}_) {{",
+                          d, nest_.extents[d]));
     write_row(outer);
     for (std::size_t d = outer; d-- > 0;) line(d, "}");
+    e_.close_ranges();
   }
 
  private:
   void line(std::size_t depth, const std::string& code) { e_.line(std::string(2 * depth, ' ') + code); }
+
+  // A step that splits into tasks (Emitter::tasks) cuts its outermost loop into ranges. A single
+  // loop over every element is first cut into rows of the output's trailing dims (planes, say),
+  // so the inner loop keeps a constant extent (whole vectors and a constant tail, as
+  // write_vector_loop needs): the longest rows that still leave kMaxRangeTasks of them (the
+  // fewest scalar tails), else the shortest (the most rows, at least two).
+  void split_for_tasks() {
+    const int64_t work = n_.outputs[0]->numel() * static_cast<int64_t>(steps_.size());
+    if (nest_.extents.size() == 1) {
+      const Shape& out = n_.outputs[0]->shape;
+      const int64_t all = nest_.extents[0];
+      int64_t row = 0, suffix = 1;
+      for (std::size_t d = out.size(); d-- > 1;) {
+        suffix *= out[d];
+        if (all / suffix >= kMaxRangeTasks || (row == 0 && all / suffix >= 2)) row = suffix;
+      }
+      if (row == 0) return;
+      const int64_t rows = all / row;
+      if (e_.tasks(work, rows) < 2) return;
+      nest_.extents = {rows, row};
+      for (auto& st : nest_.strides) st = {st[0] * row, st[0]};
+    }
+    tasks_ = e_.tasks(work, nest_.extents[0]);
+    if (nest_.extents.size() == 1) tasks_ = 1;  // a single row too short to cut
+  }
 
   bool moves_in_inner_loop(std::size_t operand) const { return nest_.strides[operand].back() != 0; }
 
@@ -177,6 +207,7 @@ class FusedLoopWriter {
   Emitter& e_;
   std::vector<FusedStep> steps_;
   LoopNest nest_;
+  int64_t tasks_ = 1;
 };
 
 OpDef fused_elementwise_op() {

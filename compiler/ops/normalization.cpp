@@ -92,8 +92,17 @@ void emit_batch_norm(const Node& n, Emitter& e) {
   int64_t inner = bn_per_activation(n) ? 1 : trailing_numel(s, 2);
   std::string eps = float_literal(n.attr_float("epsilon", 1e-5f));
   if (!bn_training(n)) {
-    e.linef("rt::batch_norm({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), e.in(2), e.in(3), e.in(4), eps,
-            e.out(0), s[0], channels, inner);
+    // One image splits into ranges of channels (each channel's values do not depend on the cut).
+    const int64_t tasks = s[0] == 1 ? e.tasks(n.outputs[0]->numel(), channels) : 1;
+    if (tasks < 2)
+      return e.linef("rt::batch_norm({}, {}, {}, {}, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), e.in(2), e.in(3),
+                     e.in(4), eps, e.out(0), s[0], channels, inner);
+    const std::string at = range_offset(inner);
+    e.open_ranges(channels, tasks);
+    e.linef("rt::batch_norm({}, {}, {}, {}, {}, {}, {}, 1, r_.end - r_.begin, {});", moved(e.in(0), at),
+            moved(e.in(1), "r_.begin"), moved(e.in(2), "r_.begin"), moved(e.in(3), "r_.begin"),
+            moved(e.in(4), "r_.begin"), eps, moved(e.out(0), at), inner);
+    e.close_ranges();
     return;
   }
   std::string stats_type = dtype_ctype(n.inputs[3]->dtype);
@@ -259,10 +268,19 @@ const OpRegistrar layer_norm([] {
     auto out_or_null = [&](std::size_t i) {
       return n.has_output(i) ? e.out(i) : fmt::format("static_cast<{}*>(nullptr)", stash);
     };
-    e.linef("rt::layer_norm<{}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});", stash, e.in(0), e.in(1),
-            e.in_or_null(2, n.inputs[0]->dtype), e.out(0), out_or_null(1), out_or_null(2), g.outer, g.n,
-            affine_extent(n, 1, "Scale"), n.has_input(2) ? affine_extent(n, 2, "B") : 0,
-            float_literal(n.attr_float("epsilon", 1e-5f)));
+    // Splits into ranges of rows (each row's values do not depend on the cut).
+    const int64_t tasks = e.tasks(4 * n.outputs[0]->numel(), g.outer);
+    e.open_ranges(g.outer, tasks);
+    const std::string at = tasks > 1 ? range_offset(g.n) : "", row = tasks > 1 ? "r_.begin" : "";
+    auto row_of = [&](const std::string& ptr, const std::string& offset) {
+      return offset.empty() ? ptr : moved(ptr, offset);
+    };
+    auto stat_or_null = [&](std::size_t i) { return n.has_output(i) ? row_of(e.out(i), row) : out_or_null(i); };
+    e.linef("rt::layer_norm<{}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});", stash, row_of(e.in(0), at), e.in(1),
+            e.in_or_null(2, n.inputs[0]->dtype), row_of(e.out(0), at), stat_or_null(1), stat_or_null(2),
+            tasks > 1 ? "r_.end - r_.begin" : std::to_string(g.outer), g.n, affine_extent(n, 1, "Scale"),
+            n.has_input(2) ? affine_extent(n, 2, "B") : 0, float_literal(n.attr_float("epsilon", 1e-5f)));
+    e.close_ranges();
   };
   d.inplace = true;
   return d;

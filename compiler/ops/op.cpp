@@ -22,6 +22,12 @@ int64_t streamed_bytes(const Node& n) {
   return bytes;
 }
 
+int64_t range_tasks(const Node& n, int64_t work, int64_t items) {
+  if (items < 2 || !splits_into_tasks(n, work)) return 1;
+  const int64_t by_work = work / (kMinParallelWork / 4), by_bytes = streamed_bytes(n) / (kMinParallelBytes / 4);
+  return std::min({items, kMaxRangeTasks, std::max<int64_t>({2, by_work, by_bytes})});
+}
+
 OpRegistrar::OpRegistrar(OpDef def) {
   auto key = std::make_pair(def.domain, def.op_type);
   registry()[key] = std::move(def);

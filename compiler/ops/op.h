@@ -95,6 +95,15 @@ inline bool splits_into_tasks(const Node& n, int64_t work) {
   return work >= kMinParallelWork || streamed_bytes(n) >= kMinParallelBytes;
 }
 
+// How many tasks (rt::parallel_ranges) a step that splits (splits_into_tasks) cuts its `items`
+// independent pieces of equal cost (rows, planes, runs of elements) into: enough that each task
+// does at least kMinParallelWork / 4 of the work or streams kMinParallelBytes / 4, at least two,
+// at most kMaxRangeTasks and `items`; 1 when the step does not split. A few more tasks than
+// threads let the pool even out a thread that starts late; more would lose the cache locality
+// of contiguous ranges between consecutive steps.
+constexpr int64_t kMaxRangeTasks = 8;
+int64_t range_tasks(const Node& n, int64_t work, int64_t items);
+
 // Registry of every operator the compiler implements.
 const OpDef* find_op(const std::string& domain, const std::string& op_type);
 std::vector<const OpDef*> all_ops();

@@ -121,10 +121,15 @@ OpDef global_pool(const char* name, std::vector<int> versions, const char* kerne
   d.emit = [kernel](const Node& n, Emitter& e) {
     e.include("onnxc/pool.h");
     const Shape& s = n.inputs[0]->shape;
-    int64_t planes = s[0] * s[1];
+    const int64_t planes = s[0] * s[1], plane = shape_numel(s) / std::max<int64_t>(planes, 1);
     std::string norm = n.op_type == "GlobalLpPool" ? float_literal(lp_norm(n)) + ", " : "";
-    e.linef("rt::{}({}, {}, {}{}, {});", kernel, planes, shape_numel(s) / std::max<int64_t>(planes, 1), norm, e.in(0),
-            e.out(0));
+    // Splits into ranges of planes (each plane's value does not depend on the cut).
+    const int64_t tasks = e.tasks(shape_numel(s), planes);
+    if (tasks < 2) return e.linef("rt::{}({}, {}, {}{}, {});", kernel, planes, plane, norm, e.in(0), e.out(0));
+    e.open_ranges(planes, tasks);
+    e.linef("rt::{}(r_.end - r_.begin, {}, {}{}, {});", kernel, plane, norm, moved(e.in(0), range_offset(plane)),
+            moved(e.out(0), "r_.begin"));
+    e.close_ranges();
   };
   d.macs = [](const Node& n) { return n.inputs[0]->numel(); };
   return d;

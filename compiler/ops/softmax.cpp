@@ -48,7 +48,13 @@ OpDef softmax_like(const char* name, const char* kernel, FoldKernel fold_kernel)
   d.emit = [kernel](const Node& n, Emitter& e) {
     e.include("onnxc/normalization.h");
     SoftmaxGeometry g = geometry(n);
-    e.linef("rt::{}({}, {}, {}, {}, {});", kernel, e.in(0), e.out(0), g.outer, g.n, g.inner);
+    // Splits into ranges of the outer rows (each row's values do not depend on the cut).
+    const int64_t tasks = e.tasks(4 * n.outputs[0]->numel(), g.outer);
+    if (tasks < 2) return e.linef("rt::{}({}, {}, {}, {}, {});", kernel, e.in(0), e.out(0), g.outer, g.n, g.inner);
+    const std::string at = range_offset(g.n * g.inner);
+    e.open_ranges(g.outer, tasks);
+    e.linef("rt::{}({}, {}, r_.end - r_.begin, {}, {});", kernel, moved(e.in(0), at), moved(e.out(0), at), g.n, g.inner);
+    e.close_ranges();
   };
   d.fold = [fold_kernel](const Node& n, std::vector<Tensor>& outs) {
     const Value& y = *n.outputs[0];

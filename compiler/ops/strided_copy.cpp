@@ -43,14 +43,32 @@ void emit_strided_copy(Emitter& e, const StridedCopy& c, const std::string& src,
   StridedCopy s = simplify(c);
   std::string from = s.offset ? fmt::format("{} + {}", src, s.offset) : src;
   if (s.shape.size() == 1 && s.strides[0] == 1) {
-    e.linef("rt::copy({}, {}, {});", from, dst, s.shape[0]);
-    return;
+    // A contiguous copy splits into runs of whole cache lines.
+    constexpr int64_t kAlign = 16;
+    const int64_t tasks = e.tasks(s.shape[0], (s.shape[0] + kAlign - 1) / kAlign);
+    if (tasks < 2) return e.linef("rt::copy({}, {}, {});", from, dst, s.shape[0]);
+    e.open_ranges(s.shape[0], tasks, kAlign);
+    e.linef("rt::copy({}, {}, r_.end - r_.begin);", moved(from, "r_.begin"), moved(dst, "r_.begin"));
+    return e.close_ranges();
   }
   if (s.shape.size() > static_cast<std::size_t>(rt::kMaxCopyRank))
     fail_unsupported(e.node(), fmt::format("a copy over {} non-mergeable dims (onnxc supports {})", s.shape.size(),
                                            rt::kMaxCopyRank));
-  std::string shape = e.index_array("shape" + tag, s.shape), strides = e.index_array("strides" + tag, s.strides);
-  e.linef("rt::strided_copy({}, {}, {}, {}, {});", from, dst, shape, strides, s.shape.size());
+  // Splits into ranges of the outermost dim: each task copies its range of output rows.
+  const int64_t tasks = e.tasks(s.numel(), s.shape[0]);
+  std::string strides = e.index_array("strides" + tag, s.strides);
+  if (tasks < 2) {
+    std::string shape = e.index_array("shape" + tag, s.shape);
+    return e.linef("rt::strided_copy({}, {}, {}, {}, {});", from, dst, shape, strides, s.shape.size());
+  }
+  std::vector<std::string> dims{"r_.end - r_.begin"};
+  for (std::size_t d = 1; d < s.shape.size(); ++d) dims.push_back(std::to_string(s.shape[d]));
+  const int64_t row = shape_numel(Shape(s.shape.begin() + 1, s.shape.end()));
+  e.open_ranges(s.shape[0], tasks);
+  e.linef("const rt::index_t shape{}_[] = {{{}}};", tag, fmt::join(dims, ", "));
+  e.linef("rt::strided_copy({}, {}, shape{}_, {}, {});", s.strides[0] ? moved(from, range_offset(s.strides[0])) : from,
+          moved(dst, range_offset(row)), tag, strides, s.shape.size());
+  e.close_ranges();
 }
 
 void fold_strided_copy(const Node& n, const StridedCopy& c, const Tensor& src, Tensor& dst) {

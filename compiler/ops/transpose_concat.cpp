@@ -92,8 +92,29 @@ const OpRegistrar concat_op([] {
     for (std::size_t i = 0; i < pieces.size(); ++i) {
       const ConcatPiece& p = pieces[i];
       if (p.block == 0 || p.outer == 0) continue;
-      e.linef("rt::copy_blocks({}, {} + {}, {}, {}, {});", e.in(i), e.out(0), p.dst_offset, p.outer, p.block,
-              p.dst_stride);
+      // Each input's blocks split into ranges of blocks (one block: of its elements).
+      const std::string dst = fmt::format("{} + {}", e.out(0), p.dst_offset);
+      if (p.outer == 1) {
+        constexpr int64_t kAlign = 16;
+        const int64_t tasks = e.tasks(p.block, (p.block + kAlign - 1) / kAlign);
+        if (tasks < 2) {
+          e.linef("rt::copy_blocks({}, {}, 1, {}, {});", e.in(i), dst, p.block, p.dst_stride);
+          continue;
+        }
+        e.open_ranges(p.block, tasks, kAlign);
+        e.linef("rt::copy({}, {}, r_.end - r_.begin);", moved(e.in(i), "r_.begin"), moved(dst, "r_.begin"));
+        e.close_ranges();
+        continue;
+      }
+      const int64_t tasks = e.tasks(p.outer * p.block, p.outer);
+      if (tasks < 2) {
+        e.linef("rt::copy_blocks({}, {}, {}, {}, {});", e.in(i), dst, p.outer, p.block, p.dst_stride);
+        continue;
+      }
+      e.open_ranges(p.outer, tasks);
+      e.linef("rt::copy_blocks({}, {}, r_.end - r_.begin, {}, {});", moved(e.in(i), range_offset(p.block)),
+              moved(dst, range_offset(p.dst_stride)), p.block, p.dst_stride);
+      e.close_ranges();
     }
   };
   d.fold = [](const Node& n, std::vector<Tensor>& outs) {

@@ -49,3 +49,32 @@ TEST_CASE("rt::parallel_for over a ThreadPool gives the serial loop's result", "
   REQUIRE(parallel_squares == serial_squares);
   REQUIRE(parallel_squares[999] == 998001);  // 999 * 999
 }
+
+TEST_CASE("rt::parallel_ranges covers every item once, in ranges cut at multiples of the alignment", "[thread_pool]") {
+  using onnxc::rt::index_t;
+  onnxc::ThreadPool pool(3);
+  const onnxc_parallel_for parallel = pool.parallel_for();
+  for (index_t count : {1, 15, 16, 17, 100, 1000, 4099}) {
+    for (index_t tasks : {1, 2, 3, 8}) {
+      for (index_t align : {1, 16}) {
+        std::vector<std::atomic<int>> seen(static_cast<std::size_t>(count));
+        std::atomic<int> misaligned{0};
+        onnxc::rt::parallel_ranges(&parallel, count, tasks, align, [&](onnxc::rt::Range r) {
+          if (r.begin % align != 0 || (r.end != count && r.end % align != 0)) ++misaligned;
+          for (index_t i = r.begin; i < r.end; ++i) ++seen[static_cast<std::size_t>(i)];
+        });
+        INFO("count " << count << " tasks " << tasks << " align " << align);
+        CHECK(misaligned.load() == 0);
+        int once = 0;
+        for (auto& s : seen) once += s.load() == 1;
+        CHECK(once == count);
+      }
+    }
+  }
+  int calls = 0;  // without a parallel-for: the whole range in one call
+  onnxc::rt::parallel_ranges(nullptr, 100, 8, 16, [&](onnxc::rt::Range r) {
+    CHECK((r.begin == 0 && r.end == 100));
+    ++calls;
+  });
+  CHECK(calls == 1);
+}

@@ -64,6 +64,22 @@ inline Range part_of(index_t count, index_t parts, index_t part) {
   return {count * part / parts, count * (part + 1) / parts};
 }
 
+// body(range) over [0, count) cut into `tasks` nearly equal ranges whose boundaries fall on
+// multiples of `align` items (whole vectors or cache lines: no two tasks write one line), as
+// tasks of the caller's parallel-for; without one, body({0, count}) once. For kernels whose
+// items are independent (rows, planes, runs of elements), so the bits do not depend on the cut.
+// The compiler picks `tasks` from the step's cost (range_tasks in compiler/ops/op.h).
+template <class Body>
+inline void parallel_ranges(Parallel parallel, index_t count, index_t tasks, index_t align, const Body& body) {
+  if (!parallel || !parallel->run || tasks < 2) return body(Range{0, count});
+  const index_t units = (count + align - 1) / align;
+  parallel_for(parallel, tasks, [&](index_t t) {
+    const Range r = part_of(units, tasks, t);
+    const index_t end = r.end * align < count ? r.end * align : count;
+    if (r.begin * align < end) body(Range{r.begin * align, end});
+  });
+}
+
 }  // namespace rt
 }  // namespace onnxc
 #endif  // __cplusplus

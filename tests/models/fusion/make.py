@@ -654,6 +654,50 @@ def conv_silu():
     g = a.astype(np.float64) @ wg.astype(np.float64)
     save("conv_silu", model, [("x", x), ("a", a)], [("y", silu(c).astype(np.float32)), ("y2", silu(g).astype(np.float32))])
 
+def split_steps():
+    """The memory-bound steps that run_parallel splits into ranges (rt::parallel_ranges) once they
+    stream at least 512 KiB: same-shape and per-channel elementwise (alone and fused), a unary
+    map, GlobalAveragePool, Softmax, Transpose, Concat, BatchNormalization and
+    LayerNormalization, on odd sizes (40 x 57 x 61 floats: no range ends on a whole vector).
+    Its own generator: the outputs of the models above do not move."""
+    g = np.random.default_rng(21)
+    r = lambda *s: g.standard_normal(s).astype(np.float32)
+    x, x2, s, a = r(1, 40, 57, 61), r(1, 40, 57, 61), r(1, 40, 1, 1), r(1, 40, 57, 61)
+    bn_scale, bn_bias, bn_mean = r(40), r(40), r(40)
+    bn_var = (g.random(40) + 0.5).astype(np.float32)
+    ln_scale, ln_bias = r(40), r(40)
+    n = helper.make_node
+    graph = helper.make_graph(
+        [n("Add", ["x", "x2"], ["sum"]), n("Relu", ["sum"], ["relu"]), n("Mul", ["relu", "s"], ["scaled"]),
+         n("Sigmoid", ["a"], ["sig"]), n("GlobalAveragePool", ["scaled"], ["gap"]),
+         n("Softmax", ["x"], ["soft"], axis=-1), n("Transpose", ["x2"], ["nhwc"], perm=[0, 2, 3, 1]),
+         n("Concat", ["x", "a"], ["cat"], axis=1),
+         n("BatchNormalization", ["x2", "bn_scale", "bn_bias", "bn_mean", "bn_var"], ["bn"], epsilon=1e-5),
+         n("LayerNormalization", ["nhwc", "ln_scale", "ln_bias"], ["ln"], axis=-1, epsilon=1e-5)],
+        "split_steps",
+        [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in {"x": x, "x2": x2, "a": a}.items()],
+        [helper.make_tensor_value_info("scaled", TensorProto.FLOAT, [1, 40, 57, 61]),
+         helper.make_tensor_value_info("sig", TensorProto.FLOAT, [1, 40, 57, 61]),
+         helper.make_tensor_value_info("gap", TensorProto.FLOAT, [1, 40, 1, 1]),
+         helper.make_tensor_value_info("soft", TensorProto.FLOAT, [1, 40, 57, 61]),
+         helper.make_tensor_value_info("cat", TensorProto.FLOAT, [1, 80, 57, 61]),
+         helper.make_tensor_value_info("bn", TensorProto.FLOAT, [1, 40, 57, 61]),
+         helper.make_tensor_value_info("ln", TensorProto.FLOAT, [1, 57, 61, 40])],
+        [numpy_helper.from_array(v, k) for k, v in {"s": s, "bn_scale": bn_scale, "bn_bias": bn_bias,
+                                                     "bn_mean": bn_mean, "bn_var": bn_var,
+                                                     "ln_scale": ln_scale, "ln_bias": ln_bias}.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    d = lambda v: v.astype(np.float64)
+    scaled = np.maximum(d(x) + d(x2), 0) * d(s)
+    e = np.exp(d(x) - d(x).max(axis=-1, keepdims=True))
+    nhwc = d(x2).transpose(0, 2, 3, 1)
+    mu, var = nhwc.mean(axis=-1, keepdims=True), nhwc.var(axis=-1, keepdims=True)
+    outs = {"scaled": scaled, "sig": 1 / (1 + np.exp(-d(a))), "gap": scaled.mean(axis=(2, 3), keepdims=True),
+            "soft": e / e.sum(axis=-1, keepdims=True), "cat": np.concatenate([d(x), d(a)], axis=1),
+            "bn": batchnorm(x2, bn_scale, bn_bias, bn_mean, bn_var, 1e-5),
+            "ln": (nhwc - mu) / np.sqrt(var + 1e-5) * d(ln_scale) + d(ln_bias)}
+    save("split_steps", model, [("x", x), ("x2", x2), ("a", a)], [(k, v.astype(np.float32)) for k, v in outs.items()])
+
 
 if __name__ == "__main__":
     conv_bn()
@@ -674,3 +718,4 @@ if __name__ == "__main__":
     conv_transpose()
     dropout_masks()
     conv_silu()
+    split_steps()
