@@ -75,6 +75,40 @@ inline void accumulate_rest(const float (&p)[R][kBlock], const float* v, index_t
   }
 }
 
+// scale * Q K^T (+ M) for the keys [j0, j0 + keys) of the tile's rows, into s. Tail: keys <
+// kBlock, read with partial loads (the lanes past the end are left as they come).
+template <index_t R, bool Tail>
+inline void block_scores(const TileOperands& t, const AttentionParams& p, index_t j0, index_t keys,
+                         float (&s)[R][kBlock]) {
+  vfloat acc[R][kAttentionKeyVectors];
+  for (index_t r = 0; r < R; ++r)
+    for (index_t c = 0; c < kAttentionKeyVectors; ++c) acc[r][c] = vfloat(0.0f);
+  for (index_t d = 0; d < p.depth; ++d) {
+    const float* kd = t.kt + d * p.k.row + j0;
+    vfloat kv[kAttentionKeyVectors];
+    for (index_t c = 0; c < kAttentionKeyVectors; ++c) {
+      const index_t cols = keys - c * kFloatLanes;
+      if (!Tail || cols >= kFloatLanes) kv[c] = vfloat::load_unaligned(kd + c * kFloatLanes);
+      else kv[c] = cols > 0 ? load_partial(kd + c * kFloatLanes, cols) : vfloat(0.0f);
+    }
+    for (index_t r = 0; r < R; ++r) {
+      const vfloat qv(t.q[r * p.q.row + d]);
+      for (index_t c = 0; c < kAttentionKeyVectors; ++c) acc[r][c] = xsimd::fma(qv, kv[c], acc[r][c]);
+    }
+  }
+  const vfloat scale(p.scale);
+  for (index_t r = 0; r < R; ++r) {
+    const float* mr = t.mask ? t.mask + r * p.mask.row + j0 * p.mask.col : nullptr;
+    for (index_t c = 0; c < kAttentionKeyVectors; ++c) {
+      vfloat x = acc[r][c] * scale;
+      if (mr && !Tail) x += p.mask.col ? vfloat::load_unaligned(mr + c * kFloatLanes) : vfloat(mr[0]);
+      x.store_aligned(&s[r][c * kFloatLanes]);
+    }
+    if (mr && Tail)
+      for (index_t j = 0; j < keys; ++j) s[r][j] += mr[j * p.mask.col];
+  }
+}
+
 template <index_t R>
 inline void attention_tile(const TileOperands& t, const AttentionParams& p) {
   constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
@@ -85,43 +119,15 @@ inline void attention_tile(const TileOperands& t, const AttentionParams& p) {
   float m[R], l[R], correction[R];
   for (index_t r = 0; r < R; ++r) m[r] = kMinusInf, l[r] = 0.0f;
   alignas(64) float s[R][kBlock];
-  const vfloat scale(p.scale);
   for (index_t j0 = 0; j0 < p.k_rows; j0 += kBlock) {
     const index_t keys = p.k_rows - j0 < kBlock ? p.k_rows - j0 : kBlock;
     // The scores of the block, scaled and masked; keys past the end -inf.
     if (keys == kBlock) {
-      vfloat acc[R][kAttentionKeyVectors];
-      for (index_t r = 0; r < R; ++r)
-        for (index_t c = 0; c < kAttentionKeyVectors; ++c) acc[r][c] = vfloat(0.0f);
-      for (index_t d = 0; d < p.depth; ++d) {
-        vfloat kv[kAttentionKeyVectors];
-        for (index_t c = 0; c < kAttentionKeyVectors; ++c)
-          kv[c] = vfloat::load_unaligned(t.kt + d * p.k.row + j0 + c * kFloatLanes);
-        for (index_t r = 0; r < R; ++r) {
-          const vfloat qv(t.q[r * p.q.row + d]);
-          for (index_t c = 0; c < kAttentionKeyVectors; ++c) acc[r][c] = xsimd::fma(qv, kv[c], acc[r][c]);
-        }
-      }
-      for (index_t r = 0; r < R; ++r)
-        for (index_t c = 0; c < kAttentionKeyVectors; ++c) {
-          vfloat x = acc[r][c] * scale;
-          if (t.mask) {
-            const float* mr = t.mask + r * p.mask.row;
-            x += p.mask.col ? vfloat::load_unaligned(mr + j0 + c * kFloatLanes) : vfloat(mr[0]);
-          }
-          x.store_aligned(&s[r][c * kFloatLanes]);
-        }
+      block_scores<R, false>(t, p, j0, keys, s);
     } else {
+      block_scores<R, true>(t, p, j0, keys, s);
       for (index_t r = 0; r < R; ++r)
-        for (index_t j = 0; j < kBlock; ++j) {
-          if (j >= keys) {
-            s[r][j] = kMinusInf;
-            continue;
-          }
-          float dot = 0.0f;
-          for (index_t d = 0; d < p.depth; ++d) dot += t.q[r * p.q.row + d] * t.kt[d * p.k.row + j0 + j];
-          s[r][j] = p.scale * dot + (t.mask ? t.mask[r * p.mask.row + (j0 + j) * p.mask.col] : 0.0f);
-        }
+        for (index_t j = keys; j < kBlock; ++j) s[r][j] = kMinusInf;
     }
     // The online softmax: p = exp(s - m_new), the sums so far scaled by exp(m_old - m_new).
     for (index_t r = 0; r < R; ++r) {
