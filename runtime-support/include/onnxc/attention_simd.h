@@ -21,7 +21,8 @@ namespace onnxc {
 namespace rt {
 
 constexpr index_t kAttentionRows = 4;
-constexpr index_t kAttentionKeyVectors = 2;
+// Keys per block, in vectors: kAttentionRows x this score accumulators.
+constexpr index_t kAttentionKeyVectors = kVectorRegisters >= 32 ? 4 : 2;
 // Output vectors per chunk: kAttentionRows x this accumulators, this many V loads and a broadcast
 // fit the register file (32 on AVX-512, 16 on AVX2).
 constexpr index_t kAttentionDepthVectors = kVectorRegisters >= 32 ? 4 : 2;
@@ -35,6 +36,20 @@ inline bool attention_simd_applies(const AttentionParams& p) {
 namespace attention_detail {
 
 constexpr index_t kBlock = kAttentionKeyVectors * kFloatLanes;
+
+// The largest lane (scores are never NaN here unless an input is, and then the row is NaN
+// through the sum anyway).
+inline float lanes_max(vfloat x) {
+#if defined(__AVX512F__)
+  return _mm512_reduce_max_ps(x);
+#else
+  alignas(64) float lanes[kFloatLanes];
+  x.store_aligned(lanes);
+  float m = lanes[0];
+  for (index_t i = 1; i < kFloatLanes; ++i) m = lanes[i] > m ? lanes[i] : m;
+  return m;
+#endif
+}
 
 // One group's operands, moved to its first query row of the tile.
 struct TileOperands {
@@ -75,37 +90,50 @@ inline void accumulate_rest(const float (&p)[R][kBlock], const float* v, index_t
   }
 }
 
-// scale * Q K^T (+ M) for the keys [j0, j0 + keys) of the tile's rows, into s. Tail: keys <
-// kBlock, read with partial loads (the lanes past the end are left as they come).
-template <index_t R, bool Tail>
+// scale * Q K^T (+ M) for the keys [j0, j0 + keys) of the tile's rows, into the first V vectors
+// of each row of s. Partial: the last vector holds fewer than kFloatLanes keys, read with a
+// partial load (its other lanes are left as they come).
+template <index_t R, index_t V, bool Partial>
 inline void block_scores(const TileOperands& t, const AttentionParams& p, index_t j0, index_t keys,
                          float (&s)[R][kBlock]) {
-  vfloat acc[R][kAttentionKeyVectors];
+  vfloat acc[R][V];
   for (index_t r = 0; r < R; ++r)
-    for (index_t c = 0; c < kAttentionKeyVectors; ++c) acc[r][c] = vfloat(0.0f);
+    for (index_t c = 0; c < V; ++c) acc[r][c] = vfloat(0.0f);
+  const index_t last_cols = keys - (V - 1) * kFloatLanes;
   for (index_t d = 0; d < p.depth; ++d) {
     const float* kd = t.kt + d * p.k.row + j0;
-    vfloat kv[kAttentionKeyVectors];
-    for (index_t c = 0; c < kAttentionKeyVectors; ++c) {
-      const index_t cols = keys - c * kFloatLanes;
-      if (!Tail || cols >= kFloatLanes) kv[c] = vfloat::load_unaligned(kd + c * kFloatLanes);
-      else kv[c] = cols > 0 ? load_partial(kd + c * kFloatLanes, cols) : vfloat(0.0f);
-    }
+    vfloat kv[V];
+    for (index_t c = 0; c < V; ++c)
+      kv[c] = Partial && c == V - 1 ? load_partial(kd + c * kFloatLanes, last_cols)
+                                    : vfloat::load_unaligned(kd + c * kFloatLanes);
     for (index_t r = 0; r < R; ++r) {
       const vfloat qv(t.q[r * p.q.row + d]);
-      for (index_t c = 0; c < kAttentionKeyVectors; ++c) acc[r][c] = xsimd::fma(qv, kv[c], acc[r][c]);
+      for (index_t c = 0; c < V; ++c) acc[r][c] = xsimd::fma(qv, kv[c], acc[r][c]);
     }
   }
   const vfloat scale(p.scale);
   for (index_t r = 0; r < R; ++r) {
     const float* mr = t.mask ? t.mask + r * p.mask.row + j0 * p.mask.col : nullptr;
-    for (index_t c = 0; c < kAttentionKeyVectors; ++c) {
+    for (index_t c = 0; c < V; ++c) {
       vfloat x = acc[r][c] * scale;
-      if (mr && !Tail) x += p.mask.col ? vfloat::load_unaligned(mr + c * kFloatLanes) : vfloat(mr[0]);
+      if (mr && !Partial) x += p.mask.col ? vfloat::load_unaligned(mr + c * kFloatLanes) : vfloat(mr[0]);
       x.store_aligned(&s[r][c * kFloatLanes]);
     }
-    if (mr && Tail)
+    if (mr && Partial)
       for (index_t j = 0; j < keys; ++j) s[r][j] += mr[j * p.mask.col];
+  }
+}
+
+// The last block's scores (keys < kBlock): only the vectors that hold keys.
+template <index_t R, index_t V>
+inline void tail_scores(const TileOperands& t, const AttentionParams& p, index_t j0, index_t keys,
+                        float (&s)[R][kBlock]) {
+  if constexpr (V > 0) {
+    if (keys > (V - 1) * kFloatLanes) {
+      if (keys == V * kFloatLanes) return block_scores<R, V, false>(t, p, j0, keys, s);
+      return block_scores<R, V, true>(t, p, j0, keys, s);
+    }
+    tail_scores<R, V - 1>(t, p, j0, keys, s);
   }
 }
 
@@ -121,28 +149,26 @@ inline void attention_tile(const TileOperands& t, const AttentionParams& p) {
   alignas(64) float s[R][kBlock];
   for (index_t j0 = 0; j0 < p.k_rows; j0 += kBlock) {
     const index_t keys = p.k_rows - j0 < kBlock ? p.k_rows - j0 : kBlock;
+    const index_t used = (keys + kFloatLanes - 1) / kFloatLanes;  // vectors of s that hold keys
     // The scores of the block, scaled and masked; keys past the end -inf.
     if (keys == kBlock) {
-      block_scores<R, false>(t, p, j0, keys, s);
+      block_scores<R, kAttentionKeyVectors, false>(t, p, j0, keys, s);
     } else {
-      block_scores<R, true>(t, p, j0, keys, s);
+      tail_scores<R, kAttentionKeyVectors>(t, p, j0, keys, s);
       for (index_t r = 0; r < R; ++r)
-        for (index_t j = keys; j < kBlock; ++j) s[r][j] = kMinusInf;
+        for (index_t j = keys; j < used * kFloatLanes; ++j) s[r][j] = kMinusInf;
     }
     // The online softmax: p = exp(s - m_new), the sums so far scaled by exp(m_old - m_new).
     for (index_t r = 0; r < R; ++r) {
-      vfloat mx(kMinusInf);
-      for (index_t c = 0; c < kAttentionKeyVectors; ++c) mx = xsimd::max(mx, vfloat::load_aligned(&s[r][c * kFloatLanes]));
-      alignas(64) float lanes[kFloatLanes];
-      mx.store_aligned(lanes);
-      float m_new = m[r];
-      for (index_t i = 0; i < kFloatLanes; ++i) m_new = lanes[i] > m_new ? lanes[i] : m_new;
+      vfloat mx(m[r]);
+      for (index_t c = 0; c < used; ++c) mx = xsimd::max(mx, vfloat::load_aligned(&s[r][c * kFloatLanes]));
+      const float m_new = lanes_max(mx);
       // Only -inf so far: subtract 0, so exp gives 0, not NaN.
       const float base = m_new == kMinusInf ? 0.0f : m_new;
       correction[r] = m[r] == kMinusInf ? 0.0f : std::exp(m[r] - base);
       m[r] = m_new;
       vfloat sum(0.0f);
-      for (index_t c = 0; c < kAttentionKeyVectors; ++c) {
+      for (index_t c = 0; c < used; ++c) {
         const vfloat e = exp_vec(vfloat::load_aligned(&s[r][c * kFloatLanes]) - vfloat(base));
         e.store_aligned(&s[r][c * kFloatLanes]);
         sum += e;
