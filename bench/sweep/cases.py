@@ -807,6 +807,87 @@ def movement_cases(rnd, count):
     return out[:count]
 
 
+# ---- attention: MatMul(Q, K^T) -> scale -> [mask] -> Softmax -> MatMul(., V), as exporters spell it ----
+
+def attention_case(batch, heads, seq, dim, mask, layout, scale_on):
+    """Scaled dot-product attention over (batch, heads, seq, dim). layout "bhsd": Q, K, V inputs as
+    [B, H, S, D]; "bshd": as [B, S, H, D] with the head-split Transposes (perm 0,2,1,3) in the graph
+    and the merge back after. K^T by a Transpose of K. scale_on "scores" (Mul after Q K^T) or "q"
+    (Div of Q by sqrt(D)). mask: "none"; "padding" an additive [B, 1, 1, S] input (-inf on the last
+    keys); "causal" a constant [S, S] of 0 / -inf; "bias" a constant [1, H, S, S] (relative bias)."""
+    macs = batch * heads * seq * seq * 2 * dim
+    if macs > MAX_MACS or batch * heads * seq * seq > MAX_ELEMENTS:
+        return None
+    name = f"attention_b{batch}_h{heads}_s{seq}_d{dim}_{mask}_{layout}_{scale_on}"
+
+    def build():
+        rng = rng_for(name)
+        shape = [batch, heads, seq, dim] if layout == "bhsd" else [batch, seq, heads, dim]
+        inputs = {"Q": normal(rng, shape), "K": normal(rng, shape), "V": normal(rng, shape)}
+        inits, nodes = [], []
+        q, k, v = "Q", "K", "V"
+        if layout == "bshd":
+            for x in ("Q", "K", "V"):
+                nodes.append(helper.make_node("Transpose", [x], [x + "h"], perm=[0, 2, 1, 3]))
+            q, k, v = "Qh", "Kh", "Vh"
+        nodes.append(helper.make_node("Transpose", [k], ["Kt"], perm=[0, 1, 3, 2]))
+        if scale_on == "q":
+            inits.append(("sqrt_d", np.array(np.sqrt(dim), np.float32)))
+            nodes.append(helper.make_node("Div", [q, "sqrt_d"], ["Qs"]))
+            nodes.append(helper.make_node("MatMul", ["Qs", "Kt"], ["S"]))
+        else:
+            inits.append(("scale", np.array(1 / np.sqrt(dim), np.float32)))
+            nodes.append(helper.make_node("MatMul", [q, "Kt"], ["S0"]))
+            nodes.append(helper.make_node("Mul", ["S0", "scale"], ["S"]))
+        scores = "S"
+        if mask != "none":
+            if mask == "padding":
+                m = np.zeros([batch, 1, 1, seq], np.float32)
+                m[..., seq - max(1, seq // 5):] = -np.inf
+                inputs["M"] = m
+            elif mask == "causal":
+                inits.append(("M", np.triu(np.full([seq, seq], -np.inf, np.float32), 1)))
+            else:
+                inits.append(("M", normal(rng, [1, heads, seq, seq])))
+            nodes.append(helper.make_node("Add", ["S", "M"], ["Sm"]))
+            scores = "Sm"
+        nodes.append(helper.make_node("Softmax", [scores], ["P"], axis=-1))
+        if layout == "bshd":
+            nodes.append(helper.make_node("MatMul", ["P", v], ["Oh"]))
+            nodes.append(helper.make_node("Transpose", ["Oh"], ["Y"], perm=[0, 2, 1, 3]))
+        else:
+            nodes.append(helper.make_node("MatMul", ["P", v], ["Y"]))
+        return model(name, nodes, inputs, ["Y"], inits), inputs
+    return Case("attention", name, macs, build, atol=1e-5 * max(1.0, np.sqrt(dim) / 4))
+
+
+def attention_edges():
+    return [c for c in [
+        attention_case(1, 1, 16, 32, "none", "bhsd", "scores"),
+        attention_case(1, 3, 37, 64, "none", "bshd", "q"),           # vit-tiny's heads
+        attention_case(1, 12, 50, 64, "none", "bshd", "q"),          # vit_b_32's
+        attention_case(1, 4, 49, 32, "bias", "bhsd", "q"),           # a swin window
+        attention_case(1, 1, 1024, 64, "causal", "bhsd", "scores"),
+        attention_case(1, 2, 1024, 32, "padding", "bshd", "scores"),
+        attention_case(1, 16, 128, 80, "causal", "bshd", "scores"),
+        attention_case(2, 8, 77, 64, "padding", "bshd", "q"),
+    ] if c is not None]
+
+
+def attention_cases(rnd, count):
+    seqs = [16, 31, 37, 50, 64, 77, 100, 128, 197, 256, 384, 512, 1024]
+    dims = [32, 48, 64, 80, 96, 128]
+    heads = [1, 2, 3, 4, 6, 8, 12, 16]
+    out = []
+    for seq, dim, h, mask, layout, scale_on in itertools.product(
+            seqs, dims, heads, ["none", "padding", "causal", "bias"], ["bhsd", "bshd"], ["scores", "q"]):
+        c = attention_case(1, h, seq, dim, mask, layout, scale_on)
+        if c is not None:
+            out.append(c)
+    rnd.shuffle(out)
+    return out[:count]
+
+
 # ---- the whole sweep ----
 
 # family -> (generator, number of cases); the rough split follows where models spend their time.
@@ -822,6 +903,7 @@ FAMILIES = {
     "softmax_norm": (norm_cases, 30),
     "reduce": (reduce_cases, 35),
     "movement": (movement_cases, 30),
+    "attention": (lambda r, n: attention_edges() + attention_cases(r, n - len(attention_edges())), 30),
 }
 
 

@@ -16,6 +16,13 @@ namespace onnxc {
 // (matmul_as_gemm). Returns the nodes removed.
 int fuse_activation(Graph& g);
 
+// fuse-attention: scaled dot-product attention, MatMul(Q, K^T) -> [scalings] -> [Add mask] ->
+// Softmax(last axis) -> MatMul(., V) in its common spellings (scale on the scores, Q or K^T;
+// masks broadcast over batch/heads/rows; up to two batch/head dims; Transposes around Q, V and
+// the result that keep the last dim read as views), becomes one onnxc.Attention node
+// (ops/attention.h, rt::attention: no score matrix). Returns the nodes removed.
+int fuse_attention(Graph& g);
+
 // How much arena the kernels' scratch may take (--scratch).
 enum class ScratchPolicy {
   Fit,    // only the room the tensors leave at its step: the arena is the tensors' (the default:

@@ -17,7 +17,7 @@
 namespace onnxc {
 
 const std::set<std::string>& optional_passes() {
-  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fold-affine", "fuse-activation", "fuse-elementwise", "fit-scratch", "in-place", "concat-in-place", "reorder",
+  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fold-affine", "fuse-activation", "fuse-attention", "fuse-elementwise", "fit-scratch", "in-place", "concat-in-place", "reorder",
                                                      "lower-qdq", "simplify"};
   return names;
 }
@@ -103,6 +103,8 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   eliminate_dead_nodes(g);  // also drops folded nodes: always on
   c.folded_nodes = c.file_nodes - g.nodes.size();
   if (enabled(o, "simplify")) c.folded_nodes += static_cast<std::size_t>(simplify(g));
+  // Before fuse-elementwise, which would merge the scalings and the mask's Add.
+  if (enabled(o, "fuse-attention")) c.fused_nodes += static_cast<std::size_t>(fuse_attention(g));
   if (enabled(o, "fold-batchnorm")) c.fused_nodes += static_cast<std::size_t>(fold_batchnorm(g));
   if (enabled(o, "fold-affine")) c.fused_nodes += static_cast<std::size_t>(fold_affine(g));
   if (enabled(o, "fuse-activation")) c.fused_nodes += static_cast<std::size_t>(fuse_activation(g));
