@@ -142,14 +142,7 @@ int fuse_block(Graph& g, int64_t tasks) {
         ++removed;
       }
   }
-  std::vector<std::unique_ptr<Node>> nodes;
-  for (auto& n : g.nodes) {
-    if (dropped.count(n.get())) continue;
-    auto r = replacement.find(n.get());
-    nodes.push_back(r != replacement.end() ? std::move(r->second) : std::move(n));
-  }
-  g.nodes = std::move(nodes);
-  g.relink();
+  replace_nodes(g, replacement, dropped);
   return removed;
 }
 
