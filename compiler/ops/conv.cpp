@@ -140,6 +140,8 @@ bool conv_gemm_reads_padded_input(const Node& n, int64_t im2col_cols) {
 
 int64_t conv_depth(const Node& n) { return rt::conv_gemm_k(group_params_of(n)); }
 
+rt::ConvParams conv_geometry(const Node& n) { return conv_params_of(n); }
+
 int64_t conv_phase_planes_cols(const Node& n) {
   if (!conv_packs_weights(n) || n.inputs[0]->shape.size() != 4) return 0;
   const rt::ConvParams p = group_params_of(n);

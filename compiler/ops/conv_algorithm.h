@@ -88,6 +88,8 @@ constexpr int64_t kWinogradParallelSlots = 4;
 std::size_t winograd_scratch_bytes(const Node& conv, int64_t rows, int64_t slots, int64_t group_rows);
 // Input channels x kernel taps.
 int64_t conv_depth(const Node& conv);
+// The Conv's geometry as the kernels take it (its weights' kernel, not a packed layout's).
+rt::ConvParams conv_geometry(const Node& conv);
 // The im2col block (columns) whose scratch holds the phase planes rt::conv_gemm reads a stride-2
 // Conv through on AVX-512 (rt::conv_phase_gemm, no im2col), or 0 when it cannot read them or its
 // product is shallower than rt::kPhaseMinDepth.

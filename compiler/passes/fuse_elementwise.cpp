@@ -10,6 +10,7 @@
 
 #include "ops/fused_elementwise.h"
 #include "ops/op.h"
+#include "passes/passes.h"
 
 namespace onnxc {
 namespace {
@@ -191,14 +192,7 @@ class ElementwiseFuser {
       replacement[group.members.front().node] = fused_node(group);
       for (std::size_t k = 1; k < group.members.size(); ++k) dropped.insert(group.members[k].node);
     }
-    std::vector<std::unique_ptr<Node>> nodes;
-    for (auto& n : g_.nodes) {
-      if (dropped.count(n.get())) continue;
-      auto r = replacement.find(n.get());
-      nodes.push_back(r != replacement.end() ? std::move(r->second) : std::move(n));
-    }
-    g_.nodes = std::move(nodes);
-    g_.relink();
+    replace_nodes(g_, replacement, dropped);
     return static_cast<int>(dropped.size());
   }
 

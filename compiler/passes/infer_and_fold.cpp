@@ -147,6 +147,18 @@ Value* add_constant(Graph& g, const std::string& hint, Tensor t) {
   return v;
 }
 
+void replace_nodes(Graph& g, std::map<const Node*, std::unique_ptr<Node>>& replacement,
+                   const std::set<const Node*>& dropped) {
+  std::vector<std::unique_ptr<Node>> nodes;
+  for (auto& n : g.nodes) {
+    if (dropped.count(n.get())) continue;
+    auto r = replacement.find(n.get());
+    nodes.push_back(r != replacement.end() ? std::move(r->second) : std::move(n));
+  }
+  g.nodes = std::move(nodes);
+  g.relink();
+}
+
 void eliminate_dead_nodes(Graph& g) {
   // Walk backwards: a node is live if it writes a graph output or a value a live node reads.
   std::set<const Value*> needed(g.outputs.begin(), g.outputs.end());

@@ -74,6 +74,16 @@ int64_t choose_im2col_cols(const Im2colShape& shape, std::size_t room_bytes);
 constexpr int64_t kDepthwiseParallelSlots = 4;
 int64_t choose_depthwise_slots(int64_t slot_bytes, std::size_t room_bytes, int64_t wanted);
 
+// fuse-block: an inverted-residual block, a 1x1 Conv (the expansion, + activation) whose output
+// only a depthwise Conv (any kernel, stride, padding, dilation, + activation) reads, then, when
+// the depthwise output's only reader is one, a 1x1 Conv (the projection, + activation) and, when
+// the projection's only reader is an Add of a tensor of its shape, that Add (the residual),
+// becomes one FusedBlock node (ops/fused_block.h) computed band by band by rt::fused_block: the
+// expanded tensor never exists whole. Only where the cost model (kFusedBlockMinExpandedBytes)
+// says it pays. Runs after pack-weights (the 1x1 Convs' weights are in rt::pack_weights' layout);
+// `tasks`: the kernel's parallel tasks (scratch slots). Returns the nodes removed.
+int fuse_block(Graph& g, int64_t tasks);
+
 // pack-weights: the constant weights of every Conv that the matrix-product kernel computes are
 // rewritten into the panel layout it reads (rt::pack_weights), so nothing is packed at run time;
 // with direct_layout (SIMD targets), a Conv left without an im2col block (kIm2colColsAttr 0) gets

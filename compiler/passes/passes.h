@@ -56,6 +56,10 @@ Node* matmul_as_gemm(Graph& g, Node& mm, Value* bias);
 Value* add_constant(Graph& g, const std::string& hint, Tensor t);
 // Removes nodes whose outputs nobody reads (and folded nodes).
 void eliminate_dead_nodes(Graph& g);
+// Puts each replacement in its key node's place in g.nodes, drops the `dropped` nodes, relinks g
+// (what fusing passes do with the nodes they merge).
+void replace_nodes(Graph& g, std::map<const Node*, std::unique_ptr<Node>>& replacement,
+                   const std::set<const Node*>& dropped);
 // Removes nodes that compute nothing (Identity, inference Dropout, Cast to the same type,
 // identity Transpose) and merges Transpose pairs. Returns how many nodes went away.
 int simplify(Graph& g);

@@ -10,6 +10,7 @@
 #include "passes/lower_qdq.h"
 #include "passes/qdq_patterns.h"
 #include "passes/fuse_elementwise.h"
+#include "ops/fused_block.h"
 #include "passes/kernel_passes.h"
 #include "passes/passes.h"
 #include "passes/sequence_io.h"
@@ -17,7 +18,7 @@
 namespace onnxc {
 
 const std::set<std::string>& optional_passes() {
-  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fold-affine", "fuse-activation", "fuse-attention", "fuse-elementwise", "fit-scratch", "in-place", "concat-in-place", "reorder",
+  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fold-affine", "fuse-activation", "fuse-attention", "fuse-elementwise", "fuse-block", "fit-scratch", "in-place", "concat-in-place", "reorder",
                                                      "lower-qdq", "simplify"};
   return names;
 }
@@ -130,6 +131,7 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   // Off: every kernel its default scratch (the fastest im2col block, one depthwise slot).
   if (enabled(o, "fit-scratch")) fit_scratch(g, o.alignment, plan, scratch);
   pack_weights(g, target && target->int8_dot_product, target && target->simd);  // always: the layout the kernels read, not an optimisation to compare against
+  if (enabled(o, "fuse-block")) c.fused_nodes += static_cast<std::size_t>(fuse_block(g, scratch.memory_first ? 1 : kFusedBlockTasks));
   c.program = plan_program(g, o.alignment, plan);
   for (const FloatStep& f : float_steps_between_integers(g))
     fmt::print(stderr, "warning: {} stays float between integer steps: {}\n", f.node->describe(),

@@ -1887,47 +1887,62 @@ inline vfloat flat_vector(const ConvParams& p, const FlatTaps<K>& taps, const fl
   return acc;
 }
 
-// The planes of `planes` (images x channels), K x K the kernel when fixed at compile time (0:
-// read from p, at most kFlatMaxTaps taps).
+// The taps of flat planes of p's geometry; `shift` is added to every offset (a band of a plane
+// whose first output row is not its input's first row: fused_block.h).
 template <int K>
-inline void flat_planes(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
-                        Range planes, const Epilogue& e) {
-  using packed_gemm_detail::clamp;
+inline void flat_taps_of(const ConvParams& p, index_t shift, FlatTaps<K>& taps) {
   const index_t k_h = K ? K : p.k_h, k_w = K ? K : p.k_w;
-  const index_t width = p.in_w, count = p.in_h * p.in_w;
-  const packed_gemm_detail::Clamp c = packed_gemm_detail::clamp_of(e);
-  FlatTaps<K> taps;
   for (index_t kw = 0; kw < k_w; ++kw) {
     const index_t dw = kw * p.dilation_w - p.pad_w;
     taps.lo[kw] = vfloat(static_cast<float>(-dw));
-    taps.hi[kw] = vfloat(static_cast<float>(width - dw));
-    for (index_t kh = 0; kh < k_h; ++kh) taps.offset[kh * k_w + kw] = (kh * p.dilation_h - p.pad_h) * width + dw;
+    taps.hi[kw] = vfloat(static_cast<float>(p.in_w - dw));
+    for (index_t kh = 0; kh < k_h; ++kh) taps.offset[kh * k_w + kw] = (kh * p.dilation_h - p.pad_h) * p.in_w + dw + shift;
   }
-  // A vector whose loads all stay in [0, count): from the first tap's offset to the last's.
+}
+
+// Outputs [0, count) of one plane (count a whole number of rows; output i's column is i % in_w),
+// from xc, of which p.in_h * p.in_w floats are read (outside them: zeros), with its weights wv
+// and bias; clamped and stored at yc.
+template <int K>
+inline void flat_plane_outputs(const ConvParams& p, const FlatTaps<K>& taps, const float* xc, const vfloat* wv,
+                               float bias, index_t count, float* yc, const packed_gemm_detail::Clamp& c) {
+  using packed_gemm_detail::clamp;
+  const index_t k_h = K ? K : p.k_h, k_w = K ? K : p.k_w;
+  const index_t width = p.in_w, readable = p.in_h * p.in_w;
+  // A vector whose loads all stay in [0, readable): from the first tap's offset to the last's.
   const index_t first_tap = taps.offset[0], last_tap = taps.offset[k_h * k_w - 1];
   // The lane columns of the first vector, and their step from one vector to the next (less than
   // a row: one subtraction wraps a lane into the next row).
   alignas(64) float lane_columns[kFloatLanes];
   for (index_t l = 0; l < kFloatLanes; ++l) lane_columns[l] = static_cast<float>(l % width);
-  const vfloat first_columns = vfloat::load_aligned(lane_columns);
   const vfloat step = vfloat(static_cast<float>(kFloatLanes % width)), row_width = vfloat(static_cast<float>(width));
+  vfloat column = vfloat::load_aligned(lane_columns);
+  for (index_t i = 0; i < count; i += kFloatLanes) {
+    const bool inside = i + first_tap >= 0 && i + last_tap + kFloatLanes <= readable;
+    const vfloat acc = clamp(c, inside ? flat_vector<K, true>(p, taps, xc, i, wv, column, bias)
+                                       : flat_vector<K, false>(p, taps, xc, i, wv, column, bias));
+    if (count - i >= kFloatLanes) acc.store_unaligned(yc + i);
+    else store_partial(acc, yc + i, count - i);
+    column += step;
+    column = xsimd::select(column >= row_width, column - row_width, column);
+  }
+}
+
+// The planes of `planes` (images x channels), K x K the kernel when fixed at compile time (0:
+// read from p, at most kFlatMaxTaps taps).
+template <int K>
+inline void flat_planes(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
+                        Range planes, const Epilogue& e) {
+  const index_t taps_count = (K ? K * K : p.k_h * p.k_w), count = p.in_h * p.in_w;
+  const packed_gemm_detail::Clamp c = packed_gemm_detail::clamp_of(e);
+  FlatTaps<K> taps;
+  flat_taps_of<K>(p, 0, taps);
   index_t channel = planes.begin % p.out_channels;
   for (index_t plane = planes.begin; plane < planes.end; ++plane) {
-    const float* xc = x + plane * count;
     float* yc = y + plane * count;
-    const float b = bias ? bias[channel] : 0.0f;
     vfloat wv[FlatTaps<K>::kTaps];
-    for (index_t t = 0; t < k_h * k_w; ++t) wv[t] = vfloat(w[channel * k_h * k_w + t]);
-    vfloat column = first_columns;
-    for (index_t i = 0; i < count; i += kFloatLanes) {
-      const bool inside = i + first_tap >= 0 && i + last_tap + kFloatLanes <= count;
-      const vfloat acc = clamp(c, inside ? flat_vector<K, true>(p, taps, xc, i, wv, column, b)
-                                         : flat_vector<K, false>(p, taps, xc, i, wv, column, b));
-      if (count - i >= kFloatLanes) acc.store_unaligned(yc + i);
-      else store_partial(acc, yc + i, count - i);
-      column += step;
-      column = xsimd::select(column >= row_width, column - row_width, column);
-    }
+    for (index_t t = 0; t < taps_count; ++t) wv[t] = vfloat(w[channel * taps_count + t]);
+    flat_plane_outputs<K>(p, taps, x + plane * count, wv, bias ? bias[channel] : 0.0f, count, yc, c);
     if (!activates_in_registers(e)) activate_row(e, yc, count);
     if (++channel == p.out_channels) channel = 0;
   }

@@ -699,6 +699,66 @@ def split_steps():
     save("split_steps", model, [("x", x), ("x2", x2), ("a", a)], [(k, v.astype(np.float32)) for k, v in outs.items()])
 
 
+def inverted_residual():
+    """Inverted-residual blocks whose expanded tensors are at least 1 MB, so fuse-block computes
+    them band by band (rt::fused_block): 8 -> 64 -> 8 channels on 64 x 64, Clip 0..6, 3 x 3
+    stride 1, residual Add with the block input first; then 8 -> 72 -> 12, HardSwish, 5 x 5 stride 2;
+    and on an odd 61 x 69 plane 4 -> 64 with SiLU written out (Sigmoid, Mul) and Relu, a 3 x 3
+    stride-2 depthwise with uneven padding and a 3 x 3 dilation-2 one with no projection (a
+    MaxPool reads them)."""
+    x, x3 = f32(1, 8, 64, 64), f32(1, 4, 61, 69)
+    c = {
+        "we1": f32(64, 8, 1, 1, scale=0.4), "be1": f32(64), "wd1": f32(64, 1, 3, 3, scale=0.4), "bd1": f32(64),
+        "wp1": f32(8, 64, 1, 1, scale=0.2), "bp1": f32(8),
+        "we2": f32(72, 8, 1, 1, scale=0.4), "be2": f32(72), "wd2": f32(72, 1, 5, 5, scale=0.3), "bd2": f32(72),
+        "wp2": f32(12, 72, 1, 1, scale=0.2), "bp2": f32(12),
+        "we3": f32(64, 4, 1, 1, scale=0.5), "be3": f32(64), "wd3": f32(64, 1, 3, 3, scale=0.4), "bd3": f32(64),
+        "we4": f32(64, 4, 1, 1, scale=0.5), "be4": f32(64), "wd4": f32(64, 1, 3, 3, scale=0.4), "bd4": f32(64),
+        "lo": np.array(0, np.float32), "hi": np.array(6, np.float32),
+    }
+    n = helper.make_node
+    graph = helper.make_graph(
+        [n("Conv", ["x", "we1", "be1"], ["e1"]), n("Clip", ["e1", "lo", "hi"], ["e1a"]),
+         n("Conv", ["e1a", "wd1", "bd1"], ["d1"], group=64, pads=[1, 1, 1, 1]), n("Clip", ["d1", "lo", "hi"], ["d1a"]),
+         n("Conv", ["d1a", "wp1", "bp1"], ["p1"]), n("Add", ["x", "p1"], ["y1"]),
+         n("Conv", ["y1", "we2", "be2"], ["e2"]), n("HardSwish", ["e2"], ["e2a"]),
+         n("Conv", ["e2a", "wd2", "bd2"], ["d2"], group=72, strides=[2, 2], pads=[2, 2, 2, 2]),
+         n("HardSwish", ["d2"], ["d2a"]), n("Conv", ["d2a", "wp2", "bp2"], ["y2"]),
+         n("Conv", ["x3", "we3", "be3"], ["e3"]), n("Sigmoid", ["e3"], ["s3"]), n("Mul", ["e3", "s3"], ["e3a"]),
+         n("Conv", ["e3a", "wd3", "bd3"], ["d3"], group=64, strides=[2, 2], pads=[0, 1, 1, 0]),
+         n("Relu", ["d3"], ["d3a"]), n("MaxPool", ["d3a"], ["y3"], kernel_shape=[2, 2], strides=[2, 2]),
+         n("Conv", ["x3", "we4", "be4"], ["e4"]), n("Relu", ["e4"], ["e4a"]),
+         n("Conv", ["e4a", "wd4", "bd4"], ["d4"], group=64, dilations=[2, 2], pads=[2, 2, 2, 2]),
+         n("MaxPool", ["d4"], ["y4"], kernel_shape=[4, 4], strides=[4, 4])],
+        "inverted_residual", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+                              helper.make_tensor_value_info("x3", TensorProto.FLOAT, x3.shape)],
+        [helper.make_tensor_value_info(v, TensorProto.FLOAT, shape) for v, shape in
+         (("y1", [1, 8, 64, 64]), ("y2", [1, 12, 32, 32]), ("y3", [1, 64, 15, 17]), ("y4", [1, 64, 15, 17]))],
+        [numpy_helper.from_array(v, k) for k, v in c.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    f = lambda v: v.astype(np.float32)
+    relu6 = lambda v: np.clip(v, 0, 6)
+    hswish = lambda v: v * np.clip(v / 6 + 0.5, 0, 1)
+    relu = lambda v: np.maximum(v, 0)
+    silu = lambda v: v / (1 + np.exp(-v))
+    pw = lambda v, w, b: np.einsum("mc,nchw->nmhw", w[:, :, 0, 0].astype(np.float64), v.astype(np.float64)) + \
+        b.astype(np.float64).reshape(1, -1, 1, 1)
+    # Each step's output rounded to float, as the steps store them.
+    e1 = f(relu6(pw(x, c["we1"], c["be1"])))
+    d1 = f(relu6(depthwise(e1, c["wd1"], c["bd1"], (1, 1), (1, 1, 1, 1), (1, 1))))
+    y1 = f(x.astype(np.float64) + f(pw(d1, c["wp1"], c["bp1"])))
+    e2 = f(hswish(pw(y1, c["we2"], c["be2"])))
+    d2 = f(hswish(depthwise(e2, c["wd2"], c["bd2"], (2, 2), (2, 2, 2, 2), (1, 1))))
+    y2 = f(pw(d2, c["wp2"], c["bp2"]))
+    e3 = f(silu(pw(x3, c["we3"], c["be3"])))
+    d3 = relu(depthwise(e3, c["wd3"], c["bd3"], (2, 2), (0, 1, 1, 0), (1, 1)))
+    y3 = d3[:, :, :30, :34].reshape(1, 64, 15, 2, 17, 2).max(axis=(3, 5))
+    e4 = f(relu(pw(x3, c["we4"], c["be4"])))
+    d4 = depthwise(e4, c["wd4"], c["bd4"], (1, 1), (2, 2, 2, 2), (2, 2))
+    y4 = d4[:, :, :60, :68].reshape(1, 64, 15, 4, 17, 4).max(axis=(3, 5))
+    save("inverted_residual", model, [("x", x), ("x3", x3)], [("y1", y1), ("y2", y2), ("y3", f(y3)), ("y4", f(y4))])
+
+
 if __name__ == "__main__":
     conv_bn()
     gemm_bn("gemm_bn_vector_c", (4,))
@@ -719,3 +779,4 @@ if __name__ == "__main__":
     dropout_masks()
     conv_silu()
     split_steps()
+    inverted_residual()
