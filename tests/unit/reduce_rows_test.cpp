@@ -155,6 +155,29 @@ TEST_CASE("ReduceProd, ReduceL2 and ReduceLogSum by rows match float64", "[reduc
   });
 }
 
+TEST_CASE("ReduceLogSumExp by rows matches float64 and the general walk bit for bit", "[reduce]") {
+  for (index_t d : {5, 37, 300}) {
+    const rt::ReduceParams p = params(2, 9, 3, d, false);
+    std::vector<float> x = values(static_cast<std::size_t>(2 * 9 * 3 * d));
+    x[3] = 90.0f;  // exp(90) overflows float: the max is taken out first
+    x[static_cast<std::size_t>(d + 1)] = -std::numeric_limits<float>::infinity();
+    const std::size_t outputs = static_cast<std::size_t>(2 * 3 * d);
+    const std::vector<float> lse = by_rows<rt::ReduceLogSumExp>(p, x.data(), outputs);
+    const std::vector<float> walk = general_walk<rt::ReduceLogSumExp>(p, x.data());
+    std::size_t out = 0;
+    rt::for_each_offset(p.kept_rank, p.kept_dims, p.kept_strides, [&](index_t o) {
+      double mx = -1e300;
+      for (index_t r = 0; r < 9; ++r) mx = std::fmax(mx, x[static_cast<std::size_t>(o + r * 3 * d)]);
+      double sum = 0;
+      for (index_t r = 0; r < 9; ++r) sum += std::exp(x[static_cast<std::size_t>(o + r * 3 * d)] - mx);
+      INFO("width " << d << ", output " << out);
+      CHECK(std::fabs(lse[out] - (std::log(sum) + mx)) <= 1e-5 * std::fmax(1.0, std::fabs(mx)));
+      CHECK(same_bits(lse[out], walk[out]));
+      ++out;
+    });
+  }
+}
+
 TEST_CASE("ReduceMax and ReduceMin by rows: NaN wins in every lane it reaches, and the tail", "[reduce]") {
   const index_t b = 5, d = 37;  // lanes 0, 16 (vectors) and 36 (the tail) get a NaN in row 2
   const rt::ReduceParams p = params(1, b, 1, d, false);
@@ -213,4 +236,40 @@ TEST_CASE("int32 ReduceSum and ReduceMax by rows match exact integer sums", "[re
     CHECK(mx[out] == m);
     ++out;
   });
+}
+
+TEST_CASE("ReduceMax and ReduceMin over contiguous elements (the last axis) match float64, NaN winning", "[reduce]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (index_t n : {1, 3, 15, 16, 17, 20, 33, 100}) {
+    const index_t rows = 4;
+    std::vector<float> x = values(static_cast<std::size_t>(rows * n));
+    x[static_cast<std::size_t>(n + n / 2)] = nan;          // row 1: a NaN in the middle
+    x[static_cast<std::size_t>(3 * n + n - 1)] = nan;      // row 3: a NaN last (the tail)
+    rt::ReduceParams p{};
+    p.kept_rank = 1;
+    p.kept_dims[0] = rows;
+    p.kept_strides[0] = n;
+    p.reduced_rank = 1;
+    p.reduced_dims[0] = n;
+    p.reduced_strides[0] = 1;
+    std::vector<float> mx(static_cast<std::size_t>(rows)), mn(mx);
+    rt::reduce<rt::ReduceMax>(p, x.data(), mx.data());
+    rt::reduce<rt::ReduceMin>(p, x.data(), mn.data());
+    for (index_t r = 0; r < rows; ++r) {
+      double want_max = -1e30, want_min = 1e30;
+      for (index_t i = 0; i < n; ++i) {
+        const double v = x[static_cast<std::size_t>(r * n + i)];
+        want_max = v > want_max ? v : want_max;
+        want_min = v < want_min ? v : want_min;
+      }
+      INFO("n " << n << ", row " << r);
+      const bool has_nan = r == 1 || r == 3;
+      CHECK(std::isnan(mx[static_cast<std::size_t>(r)]) == has_nan);
+      CHECK(std::isnan(mn[static_cast<std::size_t>(r)]) == has_nan);
+      if (!has_nan) {
+        CHECK(mx[static_cast<std::size_t>(r)] == static_cast<float>(want_max));
+        CHECK(mn[static_cast<std::size_t>(r)] == static_cast<float>(want_min));
+      }
+    }
+  }
 }

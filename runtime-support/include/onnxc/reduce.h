@@ -95,8 +95,8 @@ inline A accumulate_sum(const T* x, const ReduceParams& p, F term) {
   return in_part ? static_cast<A>(total + part) : total;
 }
 
-// Whether the reduced elements of one output are contiguous floats that reduce_sum_simd.h sums in
-// vectors (SIMD targets).
+// Whether the reduced elements of one output are contiguous floats that reduce_sum_simd.h sums
+// (and reduce_rows_simd.h's fold_contiguous takes the max or min of) in vectors (SIMD targets).
 template <class T>
 inline bool sums_contiguous(const ReduceParams& p) {
 #if defined(ONNXC_SIMD)
@@ -166,9 +166,14 @@ struct ReduceMean {
   }
 };
 
+struct ReduceMax;
+struct ReduceMin;
+template <class Reducer, class T> inline compute_t<T> contiguous_extreme(const T* x, index_t n);
+
 struct ReduceMax {
   template <class T> static compute_t<T> apply(const T* x, const ReduceParams& p) {
     using C = compute_t<T>;
+    if (sums_contiguous<T>(p)) return contiguous_extreme<ReduceMax>(x, p.reduced_dims[0]);
     // NaN wins, as in numpy: once the accumulator is NaN no comparison replaces it.
     return accumulate(x, p, lowest_value<C>(), [](C a, C v) { return (v > a || is_nan(v)) ? v : a; });
   }
@@ -177,6 +182,7 @@ struct ReduceMax {
 struct ReduceMin {
   template <class T> static compute_t<T> apply(const T* x, const ReduceParams& p) {
     using C = compute_t<T>;
+    if (sums_contiguous<T>(p)) return contiguous_extreme<ReduceMin>(x, p.reduced_dims[0]);
     return accumulate(x, p, highest_value<C>(), [](C a, C v) { return (v < a || is_nan(v)) ? v : a; });
   }
 };
@@ -237,6 +243,23 @@ struct StepMin {
   vfloat operator()(vfloat a, vfloat v) const { return xsimd::select((v < a) | xsimd::isnan(v), v, a); }
 #endif
 };
+
+// ReduceMax/ReduceMin of contiguous floats in vectors (reduce_rows_simd.h) where sums_contiguous
+// holds; never called otherwise.
+template <class Reducer, class T>
+inline compute_t<T> contiguous_extreme(const T* x, index_t n) {
+#if defined(ONNXC_SIMD)
+  if constexpr (std::is_same<T, float>::value) {
+    if constexpr (std::is_same<Reducer, ReduceMax>::value)
+      return reduce_simd::fold_contiguous(x, n, lowest_value<float>(), StepMax{});
+    else
+      return reduce_simd::fold_contiguous(x, n, highest_value<float>(), StepMin{});
+  }
+#endif
+  (void)x;
+  (void)n;
+  return compute_t<T>(0);
+}
 
 // acc[j] = step(acc[j], row[j]) for j < w.
 template <class A, class T, class Step>
@@ -301,6 +324,12 @@ template <class T> struct RowForm<ReduceLogSum, T> : RowFormOf<T, StepAdd, false
   static compute_t<T> finish(real_t<T> s, index_t) { return from_real<T>(std::log(s)); }
 };
 
+// ReduceLogSumExp: two passes over the rows, the max and then the sum of exp(v - max), as its
+// general walk (reduce_rows_log_sum_exp below).
+template <class T> struct RowForm<ReduceLogSumExp, T> {
+  static constexpr bool kExists = true;
+};
+
 // Whether the row form applies: the last kept axis is the input's last.
 template <class Reducer, class T>
 inline bool reduces_by_rows(const ReduceParams& p) {
@@ -310,8 +339,33 @@ inline bool reduces_by_rows(const ReduceParams& p) {
 // Accumulators on the stack: the kept rows are taken kRowChunk elements at a time.
 constexpr index_t kRowChunk = 256;
 
+template <class T>
+inline void reduce_rows_log_sum_exp(const ReduceParams& p, const T* x, T* y) {
+  using R = real_t<T>;
+  const index_t width = p.kept_dims[p.kept_rank - 1];
+  R shift[kRowChunk], sum[kRowChunk];
+  for_each_offset(p.kept_rank - 1, p.kept_dims, p.kept_strides, [&](index_t o) {
+    for (index_t j0 = 0; j0 < width; j0 += kRowChunk) {
+      const index_t w = width - j0 < kRowChunk ? width - j0 : kRowChunk;
+      for (index_t j = 0; j < w; ++j) {
+        shift[j] = lowest_value<R>();
+        sum[j] = R(0);
+      }
+      for_each_offset(p.reduced_rank, p.reduced_dims, p.reduced_strides,
+                      [&](index_t r) { fold_row(shift, x + o + r + j0, w, StepMax{}); });
+      for (index_t j = 0; j < w; ++j) shift[j] = std::isfinite(shift[j]) ? shift[j] : R(0);
+      for_each_offset(p.reduced_rank, p.reduced_dims, p.reduced_strides, [&](index_t r) {
+        const T* row = x + o + r + j0;
+        for (index_t j = 0; j < w; ++j) sum[j] = sum[j] + std::exp(static_cast<R>(load(row[j])) - shift[j]);
+      });
+      for (index_t j = 0; j < w; ++j) y[j0 + j] = store<T>(from_real<T>(std::log(sum[j]) + shift[j]));
+    }
+    y += width;
+  });
+}
+
 template <class Reducer, class T>
-inline void reduce_rows(const ReduceParams& p, const T* x, T* y) {
+inline void reduce_rows_folded(const ReduceParams& p, const T* x, T* y) {
   using Form = RowForm<Reducer, T>;
   using A = typename Form::A;
   const typename Form::StepType step{};
@@ -342,6 +396,15 @@ inline void reduce_rows(const ReduceParams& p, const T* x, T* y) {
     }
     y += width;
   });
+}
+
+template <class Reducer, class T>
+inline void reduce_rows(const ReduceParams& p, const T* x, T* y) {
+  if constexpr (std::is_same<Reducer, ReduceLogSumExp>::value) {
+    reduce_rows_log_sum_exp(p, x, y);
+  } else {
+    reduce_rows_folded<Reducer>(p, x, y);
+  }
 }
 
 // y[i] = Reducer over the reduced elements of the i-th kept point.

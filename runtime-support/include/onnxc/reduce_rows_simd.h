@@ -24,6 +24,26 @@ inline void fold_row(float* acc, const float* row, index_t w, Step step) {
   for (; j < w; ++j) acc[j] = step(acc[j], row[j]);
 }
 
+// step folded over x[0..n) (ReduceMax and ReduceMin over contiguous elements): lanes start at
+// `start` and fold whole vectors, the tail enters a vector padded with `start`, and the lanes are
+// folded at the end. NaN wins wherever it is, as in the scalar walk; of equal values (+0 and -0)
+// the one kept may differ from the walk's first.
+template <class Step>
+inline float fold_contiguous(const float* x, index_t n, float start, Step step) {
+  vfloat acc(start);
+  index_t i = 0;
+  for (; i + kFloatLanes <= n; i += kFloatLanes) acc = step(acc, vfloat::load_unaligned(x + i));
+  alignas(64) float lanes[kFloatLanes];
+  if (i < n) {
+    for (index_t l = 0; l < kFloatLanes; ++l) lanes[l] = i + l < n ? x[i + l] : start;
+    acc = step(acc, vfloat::load_aligned(lanes));
+  }
+  acc.store_aligned(lanes);
+  float r = start;
+  for (index_t l = 0; l < kFloatLanes; ++l) r = step(r, lanes[l]);
+  return r;
+}
+
 }  // namespace reduce_simd
 }  // namespace rt
 }  // namespace onnxc
