@@ -7,6 +7,10 @@
 
 #include "onnxc/base.h"
 
+#if defined(__AVX2__)
+#include "onnxc/transpose_avx2.h"
+#endif
+
 namespace onnxc {
 namespace rt {
 
@@ -28,7 +32,9 @@ inline void fill(T* y, index_t n, T value) {
 // output dim q reads x contiguously (a transpose moving the contiguous axis outwards, as NCHW ->
 // NHWC): every point of the other dims is a 2-D transpose of [shape[q], inner], taken in square
 // tiles so that each tile's input lines and output lines stay in L1 while it is copied (the
-// plain walk reads one element per cache line). Same elements, same destinations.
+// plain walk reads one element per cache line). Elements of 4 bytes go through 8 x 8 blocks in
+// registers where AVX2 is there (transpose_avx2.h); the tile's edges and other types element by
+// element. Same elements, same destinations.
 constexpr index_t kTransposeTile = 16;
 
 template <class T>
@@ -53,6 +59,14 @@ inline void tiled_transpose_copy(const T* x, T* y, const index_t* shape, const i
       const index_t i1 = rows - i0 < kTransposeTile ? rows : i0 + kTransposeTile;
       for (index_t j0 = 0; j0 < inner; j0 += kTransposeTile) {
         const index_t j1 = inner - j0 < kTransposeTile ? inner : j0 + kTransposeTile;
+#if defined(__AVX2__)
+        if (sizeof(T) == 4 && i1 - i0 == kTransposeTile && j1 - j0 == kTransposeTile) {
+          for (index_t i = i0; i < i1; i += 8)
+            for (index_t j = j0; j < j1; j += 8)
+              transpose_avx2::block8x8(xb + i + j * inner_stride, inner_stride, yb + i * row_step + j, row_step);
+          continue;
+        }
+#endif
         for (index_t i = i0; i < i1; ++i)
           for (index_t j = j0; j < j1; ++j) yb[i * row_step + j] = xb[i + j * inner_stride];
       }
