@@ -245,13 +245,7 @@ TEST_CASE("ReduceMax and ReduceMin over contiguous elements (the last axis) matc
     std::vector<float> x = values(static_cast<std::size_t>(rows * n));
     x[static_cast<std::size_t>(n + n / 2)] = nan;          // row 1: a NaN in the middle
     x[static_cast<std::size_t>(3 * n + n - 1)] = nan;      // row 3: a NaN last (the tail)
-    rt::ReduceParams p{};
-    p.kept_rank = 1;
-    p.kept_dims[0] = rows;
-    p.kept_strides[0] = n;
-    p.reduced_rank = 1;
-    p.reduced_dims[0] = n;
-    p.reduced_strides[0] = 1;
+    const rt::ReduceParams p{1, {rows}, {n}, 1, {n}, {1}};  // [rows, n] over its last axis
     std::vector<float> mx(static_cast<std::size_t>(rows)), mn(mx);
     rt::reduce<rt::ReduceMax>(p, x.data(), mx.data());
     rt::reduce<rt::ReduceMin>(p, x.data(), mn.data());
