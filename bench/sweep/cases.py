@@ -720,6 +720,13 @@ def reduce_cases(rnd, count):
         if c.name not in seen:
             seen.add(c.name)
             out.append(c)
+    # every reduction, over a middle axis (the last kept) and over the last axis (reduced contiguous)
+    for op in ops + ["ReduceProd", "ReduceL1"]:
+        for axes in [(1,), (3,)]:
+            c = reduce_case(op, [2, 48, 20, 20], axes, 0)
+            if c.name not in seen:
+                seen.add(c.name)
+                out.append(c)
     return out
 
 

@@ -7,6 +7,10 @@
 
 #include "onnxc/base.h"
 
+#if defined(__AVX2__)
+#include "onnxc/transpose_avx2.h"
+#endif
+
 namespace onnxc {
 namespace rt {
 
@@ -24,6 +28,60 @@ inline void fill(T* y, index_t n, T value) {
   for (index_t i = 0; i < n; ++i) y[i] = value;
 }
 
+// The copy of strided_copy when its fast (last) output dim reads x with a stride and an outer
+// output dim q reads x contiguously (a transpose moving the contiguous axis outwards, as NCHW ->
+// NHWC): every point of the other dims is a 2-D transpose of [shape[q], inner], taken in square
+// tiles so that each tile's input lines and output lines stay in L1 while it is copied (the
+// plain walk reads one element per cache line). Elements of 4 bytes go through 8 x 8 blocks in
+// registers where AVX2 is there (transpose_avx2.h); the tile's edges and other types element by
+// element. Same elements, same destinations.
+constexpr index_t kTransposeTile = 16;
+
+template <class T>
+inline void tiled_transpose_copy(const T* x, T* y, const index_t* shape, const index_t* strides, int rank, int q) {
+  const index_t inner = shape[rank - 1], inner_stride = strides[rank - 1], rows = shape[q];
+  index_t y_strides[kMaxCopyRank];
+  y_strides[rank - 1] = 1;
+  for (int d = rank - 2; d >= 0; --d) y_strides[d] = y_strides[d + 1] * shape[d + 1];
+  const index_t row_step = y_strides[q];
+  for (int d = 0; d < rank; ++d)
+    if (shape[d] == 0) return;
+  index_t idx[kMaxCopyRank] = {};
+  for (;;) {
+    index_t src = 0, dst = 0;
+    for (int d = 0; d < rank - 1; ++d) {
+      src += idx[d] * strides[d];
+      dst += idx[d] * y_strides[d];
+    }
+    const T* xb = x + src;
+    T* yb = y + dst;
+    for (index_t i0 = 0; i0 < rows; i0 += kTransposeTile) {
+      const index_t i1 = rows - i0 < kTransposeTile ? rows : i0 + kTransposeTile;
+      for (index_t j0 = 0; j0 < inner; j0 += kTransposeTile) {
+        const index_t j1 = inner - j0 < kTransposeTile ? inner : j0 + kTransposeTile;
+#if defined(__AVX2__)
+        if (sizeof(T) == 4 && i1 - i0 == kTransposeTile && j1 - j0 == kTransposeTile) {
+          for (index_t i = i0; i < i1; i += 8)
+            for (index_t j = j0; j < j1; j += 8)
+              transpose_avx2::block8x8(xb + i + j * inner_stride, inner_stride, yb + i * row_step + j, row_step);
+          continue;
+        }
+#endif
+        for (index_t i = i0; i < i1; ++i)
+          for (index_t j = j0; j < j1; ++j) yb[i * row_step + j] = xb[i + j * inner_stride];
+      }
+    }
+    // the odometer over the dims before the last, q excepted (its index stays 0)
+    int d = rank - 2;
+    for (; d >= 0; --d) {
+      if (d == q) continue;
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
 // y (contiguous, `rank` dims `shape`) = x read through an affine map: the element at
 // output index (i0, ..., i{rank-1}) is x[sum_d i_d * strides[d]]. Strides may be zero
 // (broadcast) or negative (reversed slices); x already points at output element 0's source.
@@ -33,6 +91,13 @@ inline void strided_copy(const T* x, T* y, const index_t* shape, const index_t* 
   if (rank == 0) {
     y[0] = x[0];
     return;
+  }
+  if (strides[rank - 1] != 1 && strides[rank - 1] != 0 && shape[rank - 1] > 1) {
+    for (int q = rank - 2; q >= 0; --q)
+      if (strides[q] == 1 && shape[q] > 1) {
+        tiled_transpose_copy(x, y, shape, strides, rank, q);
+        return;
+      }
   }
   index_t idx[kMaxCopyRank] = {};
   const index_t inner = shape[rank - 1], inner_stride = strides[rank - 1];

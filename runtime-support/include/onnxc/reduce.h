@@ -13,6 +13,7 @@
 #include "onnxc/simd.h"
 
 #if defined(ONNXC_SIMD)
+#include "onnxc/reduce_rows_simd.h"
 #include "onnxc/reduce_sum_simd.h"
 #endif
 
@@ -94,8 +95,8 @@ inline A accumulate_sum(const T* x, const ReduceParams& p, F term) {
   return in_part ? static_cast<A>(total + part) : total;
 }
 
-// Whether the reduced elements of one output are contiguous floats that reduce_sum_simd.h sums in
-// vectors (SIMD targets).
+// Whether the reduced elements of one output are contiguous floats that reduce_sum_simd.h sums
+// (and reduce_rows_simd.h's fold_contiguous takes the max or min of) in vectors (SIMD targets).
 template <class T>
 inline bool sums_contiguous(const ReduceParams& p) {
 #if defined(ONNXC_SIMD)
@@ -165,9 +166,14 @@ struct ReduceMean {
   }
 };
 
+struct ReduceMax;
+struct ReduceMin;
+template <class Reducer, class T> inline compute_t<T> contiguous_extreme(const T* x, index_t n);
+
 struct ReduceMax {
   template <class T> static compute_t<T> apply(const T* x, const ReduceParams& p) {
     using C = compute_t<T>;
+    if (sums_contiguous<T>(p)) return contiguous_extreme<ReduceMax>(x, p.reduced_dims[0]);
     // NaN wins, as in numpy: once the accumulator is NaN no comparison replaces it.
     return accumulate(x, p, lowest_value<C>(), [](C a, C v) { return (v > a || is_nan(v)) ? v : a; });
   }
@@ -176,6 +182,7 @@ struct ReduceMax {
 struct ReduceMin {
   template <class T> static compute_t<T> apply(const T* x, const ReduceParams& p) {
     using C = compute_t<T>;
+    if (sums_contiguous<T>(p)) return contiguous_extreme<ReduceMin>(x, p.reduced_dims[0]);
     return accumulate(x, p, highest_value<C>(), [](C a, C v) { return (v < a || is_nan(v)) ? v : a; });
   }
 };
@@ -199,9 +206,216 @@ struct ReduceLogSumExp {
   }
 };
 
+// ---- the row form: the input's last axis is kept ----
+// When the last kept axis is the input's contiguous last axis (a reduction over the channels of
+// NCHW, over the rows of a plane, over the batch), every output row y[o, 0..w) combines whole
+// input rows, one per reduced point: the rows are folded into a row of accumulators, a vector
+// at a time along the contiguous axis, instead of each output walking its strided elements.
+// Each accumulator sees its elements in the general walk's order (blocked sums included), so
+// the results are the general walk's bit for bit.
+
+// The steps of the row form, on one element and (SIMD targets) on a vector of floats.
+struct StepAdd {
+  template <class A> A operator()(A a, A v) const { return static_cast<A>(a + v); }
+};
+struct StepAddSquare {
+  template <class A> A operator()(A a, A v) const { return static_cast<A>(a + static_cast<A>(v * v)); }
+};
+struct StepAddAbs {
+  template <class A> A operator()(A a, A v) const { return static_cast<A>(a + abs_value(v)); }
+#if defined(ONNXC_SIMD)
+  vfloat operator()(vfloat a, vfloat v) const { return a + xsimd::abs(v); }
+#endif
+};
+struct StepMul {
+  template <class A> A operator()(A a, A v) const { return static_cast<A>(a * v); }
+};
+// NaN wins (as ReduceMax/ReduceMin's general walk): once an accumulator is NaN no comparison replaces it.
+struct StepMax {
+  template <class A> A operator()(A a, A v) const { return (v > a || is_nan(v)) ? v : a; }
+#if defined(ONNXC_SIMD)
+  vfloat operator()(vfloat a, vfloat v) const { return xsimd::select((v > a) | xsimd::isnan(v), v, a); }
+#endif
+};
+struct StepMin {
+  template <class A> A operator()(A a, A v) const { return (v < a || is_nan(v)) ? v : a; }
+#if defined(ONNXC_SIMD)
+  vfloat operator()(vfloat a, vfloat v) const { return xsimd::select((v < a) | xsimd::isnan(v), v, a); }
+#endif
+};
+
+// ReduceMax/ReduceMin of contiguous floats in vectors (reduce_rows_simd.h) where sums_contiguous
+// holds; never called otherwise.
+template <class Reducer, class T>
+inline compute_t<T> contiguous_extreme(const T* x, index_t n) {
+#if defined(ONNXC_SIMD)
+  if constexpr (std::is_same<T, float>::value) {
+    if constexpr (std::is_same<Reducer, ReduceMax>::value)
+      return reduce_simd::fold_contiguous(x, n, lowest_value<float>(), StepMax{});
+    else
+      return reduce_simd::fold_contiguous(x, n, highest_value<float>(), StepMin{});
+  }
+#endif
+  (void)x;
+  (void)n;
+  return compute_t<T>(0);
+}
+
+// acc[j] = step(acc[j], row[j]) for j < w.
+template <class A, class T, class Step>
+inline void fold_row(A* acc, const T* row, index_t w, Step step) {
+  for (index_t j = 0; j < w; ++j) acc[j] = step(acc[j], static_cast<A>(load(row[j])));
+}
+#if defined(ONNXC_SIMD)
+template <class Step>
+inline void fold_row(float* acc, const float* row, index_t w, Step step) {
+  reduce_simd::fold_row(acc, row, w, step);
+}
+#endif
+
+// A reducer's row form: the accumulator type A, its start, the step, whether the steps are summed
+// in blocks of kSumBlock (as accumulate_sum) and the output from the accumulator and the count.
+// Reducers without one (ReduceLogSumExp) take the general walk.
+template <class Reducer, class T>
+struct RowForm {
+  static constexpr bool kExists = false;
+};
+template <class T, class Step, bool kBlockedSum, class Acc = compute_t<T>>
+struct RowFormOf {
+  static constexpr bool kExists = true;
+  static constexpr bool kBlocked = kBlockedSum;
+  using A = Acc;
+  using StepType = Step;
+};
+template <class T> struct RowForm<ReduceSum, T> : RowFormOf<T, StepAdd, true> {
+  static compute_t<T> start() { return compute_t<T>(0); }
+  static compute_t<T> finish(compute_t<T> s, index_t) { return s; }
+};
+template <class T> struct RowForm<ReduceSumSquare, T> : RowFormOf<T, StepAddSquare, true> {
+  static compute_t<T> start() { return compute_t<T>(0); }
+  static compute_t<T> finish(compute_t<T> s, index_t) { return s; }
+};
+template <class T> struct RowForm<ReduceL1, T> : RowFormOf<T, StepAddAbs, true> {
+  static compute_t<T> start() { return compute_t<T>(0); }
+  static compute_t<T> finish(compute_t<T> s, index_t) { return s; }
+};
+template <class T> struct RowForm<ReduceL2, T> : RowFormOf<T, StepAddSquare, true> {
+  static compute_t<T> start() { return compute_t<T>(0); }
+  static compute_t<T> finish(compute_t<T> s, index_t) { return from_real<T>(std::sqrt(static_cast<real_t<T>>(s))); }
+};
+template <class T> struct RowForm<ReduceMean, T> : RowFormOf<T, StepAdd, true, real_t<T>> {
+  static real_t<T> start() { return real_t<T>(0); }
+  static compute_t<T> finish(real_t<T> s, index_t n) { return from_real<T>(s / static_cast<real_t<T>>(n)); }
+};
+template <class T> struct RowForm<ReduceProd, T> : RowFormOf<T, StepMul, false> {
+  static compute_t<T> start() { return compute_t<T>(1); }
+  static compute_t<T> finish(compute_t<T> s, index_t) { return s; }
+};
+template <class T> struct RowForm<ReduceMax, T> : RowFormOf<T, StepMax, false> {
+  static compute_t<T> start() { return lowest_value<compute_t<T>>(); }
+  static compute_t<T> finish(compute_t<T> s, index_t) { return s; }
+};
+template <class T> struct RowForm<ReduceMin, T> : RowFormOf<T, StepMin, false> {
+  static compute_t<T> start() { return highest_value<compute_t<T>>(); }
+  static compute_t<T> finish(compute_t<T> s, index_t) { return s; }
+};
+template <class T> struct RowForm<ReduceLogSum, T> : RowFormOf<T, StepAdd, false, real_t<T>> {
+  static real_t<T> start() { return real_t<T>(0); }
+  static compute_t<T> finish(real_t<T> s, index_t) { return from_real<T>(std::log(s)); }
+};
+
+// ReduceLogSumExp: two passes over the rows, the max and then the sum of exp(v - max), as its
+// general walk (reduce_rows_log_sum_exp below).
+template <class T> struct RowForm<ReduceLogSumExp, T> {
+  static constexpr bool kExists = true;
+};
+
+// Whether the row form applies: the last kept axis is the input's last.
+template <class Reducer, class T>
+inline bool reduces_by_rows(const ReduceParams& p) {
+  return RowForm<Reducer, T>::kExists && p.kept_rank > 0 && p.kept_strides[p.kept_rank - 1] == 1;
+}
+
+// Accumulators on the stack: the kept rows are taken kRowChunk elements at a time.
+constexpr index_t kRowChunk = 256;
+
+template <class T>
+inline void reduce_rows_log_sum_exp(const ReduceParams& p, const T* x, T* y) {
+  using R = real_t<T>;
+  const index_t width = p.kept_dims[p.kept_rank - 1];
+  R shift[kRowChunk], sum[kRowChunk];
+  for_each_offset(p.kept_rank - 1, p.kept_dims, p.kept_strides, [&](index_t o) {
+    for (index_t j0 = 0; j0 < width; j0 += kRowChunk) {
+      const index_t w = width - j0 < kRowChunk ? width - j0 : kRowChunk;
+      for (index_t j = 0; j < w; ++j) {
+        shift[j] = lowest_value<R>();
+        sum[j] = R(0);
+      }
+      for_each_offset(p.reduced_rank, p.reduced_dims, p.reduced_strides,
+                      [&](index_t r) { fold_row(shift, x + o + r + j0, w, StepMax{}); });
+      for (index_t j = 0; j < w; ++j) shift[j] = std::isfinite(shift[j]) ? shift[j] : R(0);
+      for_each_offset(p.reduced_rank, p.reduced_dims, p.reduced_strides, [&](index_t r) {
+        const T* row = x + o + r + j0;
+        for (index_t j = 0; j < w; ++j) sum[j] = sum[j] + std::exp(static_cast<R>(load(row[j])) - shift[j]);
+      });
+      for (index_t j = 0; j < w; ++j) y[j0 + j] = store<T>(from_real<T>(std::log(sum[j]) + shift[j]));
+    }
+    y += width;
+  });
+}
+
+template <class Reducer, class T>
+inline void reduce_rows_folded(const ReduceParams& p, const T* x, T* y) {
+  using Form = RowForm<Reducer, T>;
+  using A = typename Form::A;
+  const typename Form::StepType step{};
+  const index_t width = p.kept_dims[p.kept_rank - 1], count = reduced_count(p);
+  A part[kRowChunk], total[kRowChunk] = {};  // total is read only once written (spilled)
+  for_each_offset(p.kept_rank - 1, p.kept_dims, p.kept_strides, [&](index_t o) {
+    for (index_t j0 = 0; j0 < width; j0 += kRowChunk) {
+      const index_t w = width - j0 < kRowChunk ? width - j0 : kRowChunk;
+      for (index_t j = 0; j < w; ++j) part[j] = Form::start();
+      index_t in_part = 0;
+      bool spilled = false;
+      for_each_offset(p.reduced_rank, p.reduced_dims, p.reduced_strides, [&](index_t r) {
+        fold_row(part, x + o + r + j0, w, step);
+        if (Form::kBlocked && ++in_part == kSumBlock) {
+          if (spilled) {
+            fold_row(total, part, w, StepAdd{});
+          } else {
+            for (index_t j = 0; j < w; ++j) total[j] = part[j];
+          }
+          spilled = true;
+          for (index_t j = 0; j < w; ++j) part[j] = A(0);
+          in_part = 0;
+        }
+      });
+      if (spilled && in_part) fold_row(total, part, w, StepAdd{});
+      const A* result = spilled ? total : part;
+      for (index_t j = 0; j < w; ++j) y[j0 + j] = store<T>(Form::finish(result[j], count));
+    }
+    y += width;
+  });
+}
+
+template <class Reducer, class T>
+inline void reduce_rows(const ReduceParams& p, const T* x, T* y) {
+  if constexpr (std::is_same<Reducer, ReduceLogSumExp>::value) {
+    reduce_rows_log_sum_exp(p, x, y);
+  } else {
+    reduce_rows_folded<Reducer>(p, x, y);
+  }
+}
+
 // y[i] = Reducer over the reduced elements of the i-th kept point.
 template <class Reducer, class T>
 inline void reduce(const ReduceParams& p, const T* x, T* y) {
+  if constexpr (RowForm<Reducer, T>::kExists) {
+    if (reduces_by_rows<Reducer, T>(p)) {
+      reduce_rows<Reducer>(p, x, y);
+      return;
+    }
+  }
   index_t i = 0;
   for_each_offset(p.kept_rank, p.kept_dims, p.kept_strides,
                   [&](index_t o) { y[i++] = store<T>(Reducer::apply(x + o, p)); });

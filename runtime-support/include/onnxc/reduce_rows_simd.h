@@ -1,0 +1,51 @@
+// Part of a parent header that includes it: not included on its own (tests/headers_portable_native.sh).
+// The row step of reduce.h's row form for float on SIMD targets (xsimd's vfloat): acc[j] =
+// step(acc[j], row[j]) for j < w, whole vectors along the contiguous kept axis and the tail one
+// lane at a time. Each lane takes the same operations in the same order as the scalar loop, so
+// the results are those of the portable kernel bit for bit. Included by reduce.h on ONNXC_SIMD targets.
+#ifndef ONNXC_REDUCE_ROWS_SIMD_H
+#define ONNXC_REDUCE_ROWS_SIMD_H
+
+namespace onnxc {
+namespace rt {
+namespace reduce_simd {
+
+template <class Step>
+inline void fold_row(float* acc, const float* row, index_t w, Step step) {
+  index_t j = 0;
+  for (; j + 2 * kFloatLanes <= w; j += 2 * kFloatLanes) {
+    const vfloat a = step(vfloat::load_unaligned(acc + j), vfloat::load_unaligned(row + j));
+    const vfloat b = step(vfloat::load_unaligned(acc + j + kFloatLanes), vfloat::load_unaligned(row + j + kFloatLanes));
+    a.store_unaligned(acc + j);
+    b.store_unaligned(acc + j + kFloatLanes);
+  }
+  for (; j + kFloatLanes <= w; j += kFloatLanes)
+    step(vfloat::load_unaligned(acc + j), vfloat::load_unaligned(row + j)).store_unaligned(acc + j);
+  for (; j < w; ++j) acc[j] = step(acc[j], row[j]);
+}
+
+// step folded over x[0..n) (ReduceMax and ReduceMin over contiguous elements): lanes start at
+// `start` and fold whole vectors, the tail enters a vector padded with `start`, and the lanes are
+// folded at the end. NaN wins wherever it is, as in the scalar walk; of equal values (+0 and -0)
+// the one kept may differ from the walk's first.
+template <class Step>
+inline float fold_contiguous(const float* x, index_t n, float start, Step step) {
+  vfloat acc(start);
+  index_t i = 0;
+  for (; i + kFloatLanes <= n; i += kFloatLanes) acc = step(acc, vfloat::load_unaligned(x + i));
+  alignas(64) float lanes[kFloatLanes];
+  if (i < n) {
+    for (index_t l = 0; l < kFloatLanes; ++l) lanes[l] = i + l < n ? x[i + l] : start;
+    acc = step(acc, vfloat::load_aligned(lanes));
+  }
+  acc.store_aligned(lanes);
+  float r = start;
+  for (index_t l = 0; l < kFloatLanes; ++l) r = step(r, lanes[l]);
+  return r;
+}
+
+}  // namespace reduce_simd
+}  // namespace rt
+}  // namespace onnxc
+
+#endif  // ONNXC_REDUCE_ROWS_SIMD_H
