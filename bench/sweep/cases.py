@@ -201,6 +201,12 @@ def conv2d_edges():
         ("conv2d", 1, 512, 128, 1, (7, 7), (5, 5), (1, 1), (1, 1), "same", "relu"),
         ("conv2d", 1, 384, 384, 1, (13, 13), (3, 3), (1, 1), (1, 1), "same", "relu"),
         ("conv2d", 1, 320, 96, 1, (28, 28), (3, 3), (1, 1), (1, 1), "same", "relu"),
+        # patch convolutions (kernel == stride): ViT's 16 x 16 and 32 x 32 patch embeddings, ConvNeXt's stem
+        ("conv2d", 1, 3, 768, 1, (224, 224), (16, 16), (16, 16), (1, 1), "valid", "none"),
+        ("conv2d", 1, 3, 768, 1, (224, 224), (32, 32), (32, 32), (1, 1), "valid", "none"),
+        ("conv2d", 1, 3, 96, 1, (224, 224), (4, 4), (4, 4), (1, 1), "valid", "none"),
+        # the same late layer at stride 1 and 2 onto 7 x 7, 1x1 stride-2 downsampling onto 7 x 7
+        ("conv2d", 1, 256, 512, 1, (14, 14), (1, 1), (2, 2), (1, 1), "valid", "none"),
     ]
     return [c for c in (conv_case(*a) for a in e) if c is not None]
 

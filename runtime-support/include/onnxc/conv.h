@@ -1163,24 +1163,30 @@ inline vfloat panel_lanes(const float* p, index_t count) {
 }
 
 // acc[m][v][j] += w[m][v] x the input under column j of the block, at xrow[iw + j * stride] (S:
-// the stride when fixed at compile time, 0: given). Checked: only the columns j < cols whose
-// input lies inside the row.
+// the stride when fixed at compile time, 0: given), for the columns j in [inside.lo, inside.hi)
+// (Checked; all NB otherwise): those whose input lies inside the row. A skipped column is a
+// branch the same way for every channel and kernel row of the tap, where a select of zero per
+// column took a scalar load, a compare and a broadcast from a register (a shuffle competing with
+// the FMAs) on every tap of every block with a column in the padding or past the row's end.
 template <int MP, int NB, int S, bool Checked>
-inline void accumulate_tap(vfloat (&acc)[MP][kPanelVectors][NB], const vfloat (&w)[MP][kPanelVectors],
-                           const float* xrow, index_t iw, index_t stride, index_t in_w, index_t cols) {
-  const float zero = 0.0f;  // what a checked column outside the row reads (no branch per column)
-  for (int j = 0; j < NB; ++j) {
-    const index_t at = iw + j * (S ? S : stride);
-    const vfloat xv(Checked && (j >= cols || at < 0 || at >= in_w) ? zero : xrow[at]);
-    for (int m = 0; m < MP; ++m)
-      for (int v = 0; v < kPanelVectors; ++v) acc[m][v][j] = xsimd::fma(w[m][v], xv, acc[m][v][j]);
+ONNXC_INLINE void accumulate_tap(vfloat (&acc)[MP][kPanelVectors][NB], const vfloat (&w)[MP][kPanelVectors],
+                                 const float* xrow, index_t iw, index_t stride, ColumnRange inside) {
+  ONNXC_UNROLL for (int j = 0; j < NB; ++j) {
+    if (Checked && (j < inside.lo || j >= inside.hi)) continue;
+    const vfloat xv(xrow[iw + j * (S ? S : stride)]);
+    ONNXC_UNROLL for (int m = 0; m < MP; ++m)
+      ONNXC_UNROLL for (int v = 0; v < kPanelVectors; ++v) acc[m][v][j] = xsimd::fma(w[m][v], xv, acc[m][v][j]);
   }
 }
 
+// Kernel columns up to which output_block keeps each one's range of block columns inside the
+// row (wider kernels compute it per tap).
+constexpr index_t kMaxCachedKernelColumns = 64;
+
 // Output columns [ow, ow + cols) (cols <= NB) of output row oh, whose kernel rows kr read the
 // input, for MP panels of channels (Full: the last is a whole one). Checked: a column may be
-// past cols, or its window overhang the row's padding: a tap whose column lies inside the row
-// for the whole block runs unchecked, the others skip the columns outside.
+// past cols, or its window overhang the row's padding: a kernel column whose input lies inside
+// the row for the whole block runs unchecked, the others skip the columns outside.
 template <int MP, int NB, int S, bool Full, bool Checked>
 inline void output_block(const ConvParams& p, const float* x, const Panels& panels, index_t oh, KernelRowRange kr,
                          index_t ow, index_t cols) {
@@ -1190,6 +1196,11 @@ inline void output_block(const ConvParams& p, const float* x, const Panels& pane
   // Channels of panel m (whole panels but maybe the last), which is also the step of its
   // weights from one tap to the next.
   auto channels = [&](int m) { return Full || m + 1 < MP ? kDirectPanelChannels : panels.last_channels; };
+  // The block columns whose input under kernel column kw lies inside the row.
+  auto inside_of = [&](index_t kw) { return columns_inside(iw0 + kw * p.dilation_w, stride, p.in_w, cols); };
+  ColumnRange inside[Checked ? kMaxCachedKernelColumns : 1];
+  if (Checked)
+    for (index_t kw = 0; kw < p.k_w && kw < kMaxCachedKernelColumns; ++kw) inside[kw] = inside_of(kw);
   vfloat acc[MP][PV][NB];
   for (int m = 0; m < MP; ++m)
     for (int v = 0; v < PV; ++v) {
@@ -1210,10 +1221,13 @@ inline void output_block(const ConvParams& p, const float* x, const Panels& pane
           for (int v = 0; v < PV; ++v) wv[m][v] = panel_lanes<Full>(w + v * kFloatLanes, channels(m) - v * kFloatLanes);
         }
         const index_t iw = iw0 + kw * p.dilation_w;
-        if (!Checked || (cols == NB && iw >= 0 && iw + (NB - 1) * stride < p.in_w))
-          accumulate_tap<MP, NB, S, false>(acc, wv, xrow, iw, stride, p.in_w, cols);
-        else
-          accumulate_tap<MP, NB, S, true>(acc, wv, xrow, iw, stride, p.in_w, cols);
+        if (!Checked) {
+          accumulate_tap<MP, NB, S, false>(acc, wv, xrow, iw, stride, {0, NB});
+          continue;
+        }
+        const ColumnRange in = kw < kMaxCachedKernelColumns ? inside[kw] : inside_of(kw);
+        if (in.lo == 0 && in.hi == NB) accumulate_tap<MP, NB, S, false>(acc, wv, xrow, iw, stride, in);
+        else accumulate_tap<MP, NB, S, true>(acc, wv, xrow, iw, stride, in);
       }
     }
   }
@@ -1247,11 +1261,12 @@ inline void panel_rows(const ConvParams& p, const float* x, const Panels& panels
   }
 }
 
-// panel_rows with the stride fixed at compile time where it is 1.
+// panel_rows with the stride fixed at compile time where it is 1 or 2.
 template <int MP, int NB, bool Full>
 inline void panel_rows_any_stride(const ConvParams& p, const float* x, const Panels& panels, index_t first,
                                   index_t last) {
   if (p.stride_w == 1) panel_rows<MP, NB, 1, Full>(p, x, panels, first, last);
+  else if (p.stride_w == 2) panel_rows<MP, NB, 2, Full>(p, x, panels, first, last);
   else panel_rows<MP, NB, 0, Full>(p, x, panels, first, last);
 }
 
@@ -1275,12 +1290,28 @@ inline void image_rows(const ConvParams& p, const float* x, const float* w, cons
   }
 }
 
-// image_rows with the widest block the output row fills at least half of.
+// Loads (weight vectors and broadcast inputs) per multiply-add of one tap of a block of NB
+// columns over panels_per_block<NB>() panels, times 1024.
+template <int NB>
+constexpr int loads_per_fma_1024() {
+  constexpr int vectors = panels_per_block<NB>() * kPanelVectors;
+  return (vectors + NB) * 1024 / (vectors * NB);
+}
+
+// image_rows with the widest block the output row fills at least half of, narrowed further
+// while the output channels fill the more panels a narrower block takes and that block loads
+// less per multiply-add (AVX-512: 16 columns of one panel load 17 vectors per 16 FMAs, 4 columns
+// of four panels 8; a 16 x 16 stride-16 patch embedding 3 -> 192 channels on 224 x 224 without
+// scratch ran 1.6x ONNX Runtime in blocks of 16, docs/performance.md 'Convolution sweep (third
+// round)').
 template <int NB>
 inline void image_rows_for_width(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
                                  index_t first, index_t last) {
   if constexpr (NB > 1) {
-    if (2 * p.out_w <= NB) return image_rows_for_width<NB / 2>(p, x, w, bias, y, first, last);
+    constexpr int narrower_panels = panels_per_block<NB / 2>();
+    const bool fills_panels = p.out_channels >= narrower_panels * kDirectPanelChannels;
+    if (2 * p.out_w <= NB || (fills_panels && loads_per_fma_1024<NB / 2>() < loads_per_fma_1024<NB>()))
+      return image_rows_for_width<NB / 2>(p, x, w, bias, y, first, last);
   }
   image_rows<NB>(p, x, w, bias, y, first, last);
 }
