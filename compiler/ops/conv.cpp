@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "onnxc/conv.h"
+#include "onnxc/conv_band_simd.h"
 #include "onnxc/conv_grouped.h"
 #include "onnxc/winograd.h"
 #include "ops/conv_algorithm.h"
@@ -44,7 +45,8 @@ ConvAlgorithm conv_algorithm(const Node& n) {
   if (conv_winograd(n)) return ConvAlgorithm::Winograd;
   if (n.attr_int(kPackedWeightsAttr, 0) == 1) {
     if (conv_shifted_input(n)) return ConvAlgorithm::Shifted;
-    return conv_packs_weights(n) ? ConvAlgorithm::Gemm : ConvAlgorithm::DirectPacked;
+    if (conv_packs_weights(n)) return ConvAlgorithm::Gemm;
+    return n.attr_int(kBandAttr, 0) == 1 ? ConvAlgorithm::Band : ConvAlgorithm::DirectPacked;
   }
   const Shape& x = n.inputs[0]->shape;
   const Shape& w = n.inputs[1]->shape;
@@ -118,6 +120,14 @@ rt::ConvParams conv_params_of(const Node& n) {
 rt::ConvParams group_params_of(const Node& n) { return rt::conv_group_params(conv_params_of(n)); }
 
 }  // namespace
+
+bool conv_fits_band(const Node& n) {
+  if (!conv_fits_direct_packed(n) || n.inputs[0]->shape.size() != 4) return false;
+  const rt::ConvParams p = conv_params_of(n);
+  if (!rt::band_detail::applies(p)) return false;
+  if (p.group > 1) return p.in_channels / p.group <= kBandMaxGroupWidth;
+  return p.in_channels <= kBandMaxInChannels;
+}
 
 Im2colShape conv_im2col_shape(const Node& n) {
   const rt::ConvParams p = group_params_of(n);
@@ -223,6 +233,7 @@ std::size_t conv_scratch_bytes(const Node& n) {
       return static_cast<std::size_t>(parallel_slots(n)) * depthwise_slot_bytes(n);
     case ConvAlgorithm::Winograd:
     case ConvAlgorithm::Shifted:
+    case ConvAlgorithm::Band:
     case ConvAlgorithm::DirectPacked:
     case ConvAlgorithm::Direct: return 0;
   }
@@ -288,6 +299,10 @@ void emit_conv(const Node& n, Emitter& e) {
       else
         e.linef("rt::conv_depthwise(p, {}, {}, {}, {}, reinterpret_cast<float*>({}), {}, {}, {});", e.in(0),
                 e.in(1), bias, e.out(0), e.scratch(), epilogue_code(n), parallel, parallel_slots(n));
+      return;
+    case ConvAlgorithm::Band:
+      e.include("onnxc/conv_band_simd.h");
+      e.linef("rt::conv_band(p, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0), epilogue_code(n), parallel);
       return;
     case ConvAlgorithm::DirectPacked:
       emit_one_group_kernel(n, e, "conv_direct_packed", grouped ? "" : ", " + parallel, true);

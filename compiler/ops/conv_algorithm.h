@@ -22,6 +22,8 @@ enum class ConvAlgorithm {
               // rt::conv_depthwise_in_place
   DirectPacked,  // float 1-d/2-d, one group or per group, constant weights packed for it, no im2col room
                  // (SIMD targets): rt::conv_direct_packed, no scratch
+  Band,       // float 2-d, constant weights packed as for DirectPacked, any group count, where
+              // conv_fits_band's cost model prefers it (SIMD targets): rt::conv_band, no scratch
   Direct,     // anything else: float 1-d/2-d by register-blocked direct loops (rt::conv_direct),
               // other types and 3-d by the reference loop nest (rt::conv)
 };
@@ -58,6 +60,14 @@ constexpr int64_t kDirectPackedMaxDepth = 512;
 constexpr int64_t kTallTileMinColumns = 64;
 constexpr int64_t kTallTileRows = 16;
 ConvAlgorithm conv_algorithm(const Node& conv);
+// Whether rt::conv_band (output rows in bands copied to the stack, conv_band_simd.h) computes the
+// Conv on SIMD targets: its cost model. Grouped Convs of group widths up to kBandMaxGroupWidth
+// (the per-group products are too small to fill the matrix product's tiles) and first layers
+// of up to kBandMaxInChannels input channels (a product of depth 27-196 over im2col), 2-d with
+// a band row that fits rt::band_detail's buffer.
+bool conv_fits_band(const Node& conv);
+constexpr int64_t kBandMaxGroupWidth = 64;
+constexpr int64_t kBandMaxInChannels = 4;
 // Whether rt::conv_shifted can compute the Conv (on targets with Target::shifted_input_product):
 // one the Gemm algorithm may take, stride 1, output rows as wide as the input's.
 bool conv_fits_shifted_input(const Node& conv);
@@ -167,6 +177,9 @@ constexpr const char* kColumnRowsAttr = "onnxc.column_rows";
 constexpr const char* kWinogradRowsAttr = "onnxc.winograd_rows";
 // int: output channels per output-stage task of rt::conv_winograd (winograd_group_rows).
 constexpr const char* kWinogradGroupRowsAttr = "onnxc.winograd_group_rows";
+// int 1: a Conv computed by rt::conv_band (no scratch; weights packed as for rt::conv_direct_packed).
+// Set by fit-scratch.
+constexpr const char* kBandAttr = "onnxc.conv_band";
 // int 1: a Gemm Conv computed by rt::conv_shifted (no scratch). Set by fit-scratch.
 constexpr const char* kShiftedInputAttr = "onnxc.shifted_input";
 // QLinearConv's weights in rt::qconv_vnni's layout, after its nine ONNX inputs (pack-weights).

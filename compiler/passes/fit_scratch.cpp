@@ -96,6 +96,12 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
   const int64_t smallest_fast = std::min(shape.columns, shape.quantum_cols);  // one row of whole tiles
   if (n.op_type == "Conv") n.set_attr_int(kShiftedInputAttr, 0);
   if (n.op_type == "Conv") n.set_attr_int(kWinogradRowsAttr, 0);
+  if (o.simd && !o.memory_first && n.op_type == "Conv" && conv_fits_band(n)) {
+    n.set_attr_int(kIm2colColsAttr, 0);
+    n.set_attr_int(kBandAttr, 1);
+    n.set_attr_string(kScratchNoteAttr, fmt::format("bands of output rows copied to the stack (no scratch), {} B free", room));
+    return;
+  }
   if (o.winograd && n.op_type == "Conv" && conv_fits_winograd(n) && fit_winograd(n, room, o)) return;
   if (o.shifted_input && n.op_type == "Conv" && conv_fits_shifted_input(n)) {
     // rt::conv_shifted reads the input in place: no scratch, and faster than im2col and than

@@ -1,0 +1,286 @@
+// onnxc runtime support: 2-d convolution over bands of output rows whose input rows are first
+// copied onto the stack, padded and split into column phases (SIMD targets; xsimd, so AVX-512 and
+// AVX2 alike). Any group count and group width, kernel size, stride and dilation: made for the
+// convolutions whose products are too small for the matrix-product kernels to fill their tiles,
+// grouped ones (group widths 2-64, ResNeXt/RegNet) and first layers of 1-4 input channels.
+//
+// For a band of R output rows of one group, the buffer holds, for every input channel c, kernel
+// row kh and column phase ph (stride_w of them), R rows of Wq floats: row r is the input row
+// under output row r for kernel row kh, its columns ph, ph + stride_w, ... (zero where the
+// window overhangs the padding). In that layout every tap (c, kh, kw) of the output at row r,
+// column j reads the float at r * Wq + j + (kw * dilation_w) / stride_w of one (c, kh, phase)
+// plane: the band's outputs are one flat run of R * Wq columns (the Wq - out_w columns past each
+// row are computed and dropped), and each tap is a contiguous load of whole vectors, whatever
+// the stride and dilation. A register tile is MR output channels x NV vectors of those flat
+// columns: per tap NV loads and MR broadcast weights for MR * NV FMAs, across the group's
+// input channels x taps with no bounds checks. The band's copy costs about 1 / (kernel columns
+// x output channels) of the product's loads and is in L1 while the group's output channels are
+// computed from it.
+//
+// Weights as pack_direct_weights lays out each group's [out_channels / group, K] rows (the
+// compiler packs them group by group): panels of kDirectPanelChannels rows, a tap's rows side by
+// side. Bias and the fused activation are applied in registers.
+#pragma once
+
+#include "onnxc/conv.h"
+#include "onnxc/parallel.h"
+
+namespace onnxc {
+namespace rt {
+namespace band_detail {
+
+constexpr index_t kMaxBufferFloats = 12 * 1024;  // the band on the stack (48 KB, about L1)
+constexpr index_t kMaxVectors = 4;               // vectors of flat columns per register tile
+constexpr index_t kMaxKernelColumns = 16;
+constexpr index_t kMaxRowTiles = 6;              // MR of the widest tile (NV = 4 on AVX-512)
+
+// Columns of one band row (Wq): the output row and the farthest tap's offset in its phase.
+constexpr index_t row_cols(const ConvParams& p) { return p.out_w + (p.k_w - 1) * p.dilation_w / p.stride_w; }
+// Floats of one band row over every (input channel, kernel row, phase) plane.
+constexpr index_t row_floats(const ConvParams& p) {
+  return p.in_channels / p.group * p.k_h * p.stride_w * row_cols(p);
+}
+// Floats read past the last plane's band by a tile's last vector (for vectors of up to 16 lanes:
+// the compiler asks too, without SIMD).
+constexpr index_t kMaxLanes = 16;
+constexpr index_t slack_floats(const ConvParams& p) {
+  return (kMaxVectors + 1) * kMaxLanes + (p.k_w - 1) * p.dilation_w / p.stride_w;
+}
+
+// Whether conv_band can compute the Conv: 2-d (or 1-d as one row), a band row fitting the buffer.
+constexpr bool applies(const ConvParams& p) {
+  return p.in_d == 1 && p.k_d == 1 && p.out_d == 1 && p.k_w <= kMaxKernelColumns && p.group >= 1 &&
+         row_floats(p) + slack_floats(p) <= kMaxBufferFloats;
+}
+
+// Rows per band and vectors per register tile: the pair that computes the fewest dropped lanes
+// (flat columns past the band's end or past out_w in a row), larger bands and tiles on ties.
+struct Plan {
+  index_t rows, vectors;
+};
+
+constexpr Plan plan(const ConvParams& p) {
+  const index_t wq = row_cols(p), most_rows = (kMaxBufferFloats - slack_floats(p)) / row_floats(p);
+  const index_t max_rows = most_rows < p.out_h ? most_rows : p.out_h;
+  Plan best{1, 1};
+  index_t best_lanes = -1;
+  for (index_t nv = 1; nv <= kMaxVectors; ++nv) {
+    const index_t tile = nv * kFloatLanes;
+    for (index_t r = 1; r <= max_rows; ++r) {
+      const index_t full = p.out_h / r, last = p.out_h % r;
+      auto lanes = [&](index_t rows) { return (rows * wq + tile - 1) / tile * tile; };
+      // Each band also costs about a tile's worth of setup (its copy, the loop over panels).
+      const index_t cost = full * (lanes(r) + tile) + (last ? lanes(last) + tile : 0);
+      if (best_lanes < 0 || cost <= best_lanes) {
+        best_lanes = cost;
+        best = Plan{r, nv};
+      }
+    }
+  }
+  return best;
+}
+
+#if defined(ONNXC_SIMD)
+
+constexpr int kAccumulators = kVectorRegisters == 32 ? 24 : 12;
+
+// Output channels per register tile for NV vectors of columns.
+constexpr index_t tile_rows(index_t nv) {
+  const index_t r = kAccumulators / nv;
+  return r < 8 ? r : 8;
+}
+
+// One register tile: MR output channels (weights w + l * w_stride + m for tap l) x NV vectors of
+// flat columns from `in` (the band buffer at the tile's first column); bias per output channel
+// (or nullptr); the activated tile to t[m * NV * L + lane].
+template <int MR, int NV>
+ONNXC_INLINE void tile(const ConvParams& p, const float* in, index_t plane, const index_t* kw_offset,
+                       const float* w, index_t w_stride, const float* bias, const Epilogue& e, float* t) {
+  vfloat acc[MR][NV];
+  ONNXC_UNROLL for (int m = 0; m < MR; ++m) {
+    const vfloat b(bias ? bias[m] : 0.0f);
+    ONNXC_UNROLL for (int v = 0; v < NV; ++v) acc[m][v] = b;
+  }
+  const index_t cg = p.in_channels / p.group, phase_planes = p.stride_w * plane;
+  const float* wl = w;
+  for (index_t c = 0; c < cg; ++c)
+    for (index_t kh = 0; kh < p.k_h; ++kh) {
+      const float* row = in + (c * p.k_h + kh) * phase_planes;
+      for (index_t kw = 0; kw < p.k_w; ++kw, wl += w_stride) {
+        const float* a = row + kw_offset[kw];
+        vfloat xv[NV];
+        ONNXC_UNROLL for (int v = 0; v < NV; ++v) xv[v] = vfloat::load_unaligned(a + v * kFloatLanes);
+        ONNXC_UNROLL for (int m = 0; m < MR; ++m) {
+          const vfloat wv(wl[m]);
+          ONNXC_UNROLL for (int v = 0; v < NV; ++v) acc[m][v] = xsimd::fma(wv, xv[v], acc[m][v]);
+        }
+      }
+    }
+  ONNXC_UNROLL for (int m = 0; m < MR; ++m)
+    ONNXC_UNROLL for (int v = 0; v < NV; ++v) activate(e, acc[m][v]).store_aligned(t + (m * NV + v) * kFloatLanes);
+}
+
+template <int NV, int MR>
+ONNXC_INLINE void tile_of_rows(index_t rows, const ConvParams& p, const float* in, index_t plane,
+                               const index_t* kw_offset, const float* w, index_t w_stride, const float* bias,
+                               const Epilogue& e, float* t) {
+  if constexpr (MR > 1) {
+    if (rows < MR) return tile_of_rows<NV, MR - 1>(rows, p, in, plane, kw_offset, w, w_stride, bias, e, t);
+  }
+  tile<MR, NV>(p, in, plane, kw_offset, w, w_stride, bias, e, t);
+}
+
+// The band's input rows of one group into buf (layout above): rows [oh0, oh0 + rows) of the
+// output, planes of `plane` floats.
+inline void fill_band(const ConvParams& p, const float* xg, index_t oh0, index_t rows, index_t plane, float* buf) {
+  const index_t cg = p.in_channels / p.group, wq = row_cols(p), sw = p.stride_w;
+  for (index_t c = 0; c < cg; ++c)
+    for (index_t kh = 0; kh < p.k_h; ++kh)
+      for (index_t r = 0; r < rows; ++r) {
+        const index_t ih = (oh0 + r) * p.stride_h - p.pad_h + kh * p.dilation_h;
+        for (index_t ph = 0; ph < sw; ++ph) {
+          float* dst = buf + ((c * p.k_h + kh) * sw + ph) * plane + r * wq;
+          if (ih < 0 || ih >= p.in_h) {
+            for (index_t j = 0; j < wq; ++j) dst[j] = 0.0f;
+            continue;
+          }
+          const float* src_row = xg + (c * p.in_h + ih) * p.in_w;
+          // Input column of phase column j: j * sw + ph - pad_w, inside [0, in_w) for j in [lo, hi).
+          const index_t first = p.pad_w - ph;
+          index_t lo = first > 0 ? (first + sw - 1) / sw : 0;
+          index_t hi = (p.in_w - 1 + p.pad_w - ph) < 0 ? 0 : (p.in_w - 1 + p.pad_w - ph) / sw + 1;
+          if (hi > wq) hi = wq;
+          if (lo > hi) lo = hi;
+          for (index_t j = 0; j < lo; ++j) dst[j] = 0.0f;
+          const float* src = src_row + lo * sw + ph - p.pad_w;
+          const index_t n = hi - lo;
+          if (sw == 1) {
+            copy_floats(src, n, dst + lo);
+          } else if (sw == 2) {
+            index_t j = 0;
+            // A whole vector reads 2L floats from src + 2j: the row's last input must be past them.
+            for (; j + kFloatLanes <= n && 2 * (j + kFloatLanes) <= p.in_w - (lo * sw + ph - p.pad_w); j += kFloatLanes)
+              load_strided<2>(src + 2 * j, 2, kFloatLanes).store_unaligned(dst + lo + j);
+            for (; j < n; ++j) dst[lo + j] = src[2 * j];
+          } else {
+            for (index_t j = 0; j < n; ++j) dst[lo + j] = src[j * sw];
+          }
+          for (index_t j = hi; j < wq; ++j) dst[j] = 0.0f;
+        }
+      }
+}
+
+// One band (output rows [oh0, oh0 + rows)) of one group of one image.
+template <int NV>
+inline void band(const ConvParams& p, const float* xg, const float* wg, const float* bg, float* yg, index_t oh0,
+                 index_t rows, index_t plan_rows, const Epilogue& e) {
+  constexpr index_t MR = tile_rows(NV);
+  const index_t wq = row_cols(p), plane = plan_rows * wq, cols = rows * wq;
+  const index_t mg = p.out_channels / p.group, k = p.in_channels / p.group * p.k_h * p.k_w;
+  alignas(64) float buf[kMaxBufferFloats];
+  alignas(64) float t[8 * kMaxVectors * kFloatLanes];
+  fill_band(p, xg, oh0, rows, plane, buf);
+  const index_t used = row_floats(p) * plan_rows;
+  for (index_t i = used; i < used + slack_floats(p); ++i) buf[i] = 0.0f;
+  index_t kw_offset[kMaxKernelColumns];
+  for (index_t kw = 0; kw < p.k_w; ++kw)
+    kw_offset[kw] = (kw * p.dilation_w % p.stride_w) * plane + kw * p.dilation_w / p.stride_w;
+  const index_t out_plane = p.out_h * p.out_w;
+  for (index_t first = 0; first < mg; first += kDirectPanelChannels) {
+    const index_t panel_rows = mg - first < kDirectPanelChannels ? mg - first : kDirectPanelChannels;
+    const float* panel = wg + first * k;
+    for (index_t r0 = 0; r0 < panel_rows; r0 += MR) {
+      const index_t mr = panel_rows - r0 < MR ? panel_rows - r0 : MR;
+      for (index_t q0 = 0; q0 < cols; q0 += NV * kFloatLanes) {
+        tile_of_rows<NV, MR>(mr, p, buf + q0, plane, kw_offset, panel + r0, panel_rows,
+                             bg ? bg + first + r0 : nullptr, e, t);
+        // The tile's flat columns [q0, q1) to the output rows they cover, columns < out_w.
+        const index_t q1 = q0 + NV * kFloatLanes < cols ? q0 + NV * kFloatLanes : cols;
+        for (index_t r = q0 / wq; r * wq < q1; ++r) {
+          const index_t from = r * wq > q0 ? r * wq : q0;
+          const index_t row_end = r * wq + p.out_w, to = row_end < q1 ? row_end : q1;
+          if (to <= from) continue;
+          for (index_t m = 0; m < mr; ++m)
+            copy_floats(t + m * NV * kFloatLanes + (from - q0), to - from,
+                        yg + (first + r0 + m) * out_plane + (oh0 + r) * p.out_w + (from - r * wq));
+        }
+      }
+    }
+  }
+}
+
+#endif  // ONNXC_SIMD
+
+}  // namespace band_detail
+
+// Tasks conv_band splits its (image, group, band) triples into when given a parallel-for.
+constexpr index_t kBandTasks = 4;
+
+#if defined(ONNXC_SIMD)
+
+// y = conv(x, w) + bias, activated; w packed group by group by pack_direct_weights.
+inline void conv_band(const ConvParams& p, const float* x, const float* w_packed, const float* bias, float* y,
+                      const Epilogue& e = kNoActivation, Parallel parallel = nullptr) {
+  const band_detail::Plan plan = band_detail::plan(p);
+  const index_t cg = p.in_channels / p.group, mg = p.out_channels / p.group;
+  const index_t in_group = cg * p.in_h * p.in_w, out_group = mg * p.out_h * p.out_w;
+  const index_t w_group = mg * cg * p.k_h * p.k_w;
+  const index_t bands = (p.out_h + plan.rows - 1) / plan.rows, count = p.batch * p.group * bands;
+  auto one = [&](index_t at) {  // at = (image * group + g) * bands + band
+    const index_t b = at / bands, g = b % p.group, oh0 = at % bands * plan.rows;
+    const index_t rows = p.out_h - oh0 < plan.rows ? p.out_h - oh0 : plan.rows;
+    const float* xg = x + b * in_group;
+    const float* wg = w_packed + g * w_group;
+    const float* bg = bias ? bias + g * mg : nullptr;
+    float* yg = y + b * out_group;
+    switch (plan.vectors) {
+      case 1: return band_detail::band<1>(p, xg, wg, bg, yg, oh0, rows, plan.rows, e);
+      case 2: return band_detail::band<2>(p, xg, wg, bg, yg, oh0, rows, plan.rows, e);
+      case 3: return band_detail::band<3>(p, xg, wg, bg, yg, oh0, rows, plan.rows, e);
+      default: return band_detail::band<4>(p, xg, wg, bg, yg, oh0, rows, plan.rows, e);
+    }
+  };
+  if (!parallel || count < 2) {
+    for (index_t at = 0; at < count; ++at) one(at);
+    return;
+  }
+  const index_t tasks = count < kBandTasks ? count : kBandTasks;
+  parallel_for(parallel, tasks, [&](index_t t) {
+    const Range r = part_of(count, tasks, t);
+    for (index_t at = r.begin; at < r.end; ++at) one(at);
+  });
+}
+
+#else
+
+// Without SIMD the compiler never emits conv_band; this plain loop over the packed layout keeps
+// code generated for a SIMD target compiling when its headers were parsed without ONNXC_SIMD.
+inline void conv_band(const ConvParams& p, const float* x, const float* w_packed, const float* bias, float* y,
+                      const Epilogue& e = kNoActivation, Parallel = nullptr) {
+  const index_t cg = p.in_channels / p.group, mg = p.out_channels / p.group, k = cg * p.k_h * p.k_w;
+  for (index_t b = 0; b < p.batch; ++b)
+    for (index_t o = 0; o < p.out_channels; ++o) {
+      const index_t g = o / mg, row = o % mg, first = row / kDirectPanelChannels * kDirectPanelChannels;
+      const index_t panel_rows = mg - first < kDirectPanelChannels ? mg - first : kDirectPanelChannels;
+      const float* panel = w_packed + g * mg * k + first * k;
+      for (index_t oh = 0; oh < p.out_h; ++oh)
+        for (index_t ow = 0; ow < p.out_w; ++ow) {
+          float s = bias ? bias[o] : 0.0f;
+          for (index_t c = 0; c < cg; ++c)
+            for (index_t kh = 0; kh < p.k_h; ++kh)
+              for (index_t kw = 0; kw < p.k_w; ++kw) {
+                const index_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
+                const index_t iw = ow * p.stride_w - p.pad_w + kw * p.dilation_w;
+                if (ih < 0 || ih >= p.in_h || iw < 0 || iw >= p.in_w) continue;
+                const index_t l = (c * p.k_h + kh) * p.k_w + kw;
+                s += panel[l * panel_rows + row - first] * x[((b * p.in_channels + g * cg + c) * p.in_h + ih) * p.in_w + iw];
+              }
+          y[((b * p.out_channels + o) * p.out_h + oh) * p.out_w + ow] = activate(e, s);
+        }
+    }
+}
+
+#endif
+
+}  // namespace rt
+}  // namespace onnxc
