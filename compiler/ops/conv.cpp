@@ -125,7 +125,9 @@ bool conv_fits_band(const Node& n) {
   if (!conv_fits_direct_packed(n) || n.inputs[0]->shape.size() != 4) return false;
   const rt::ConvParams p = conv_params_of(n);
   if (!rt::band_detail::applies(p)) return false;
-  if (p.group > 1) return p.in_channels / p.group <= kBandMaxGroupWidth;
+  const int64_t width = p.in_channels / p.group;
+  if (p.group > 1)
+    return width <= kBandMaxNarrowWidth || (width <= kBandMaxGroupWidth && p.out_h * p.out_w >= kBandMinGroupedColumns);
   return p.in_channels <= kBandMaxInChannels;
 }
 

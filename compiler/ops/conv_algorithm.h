@@ -61,11 +61,19 @@ constexpr int64_t kTallTileMinColumns = 64;
 constexpr int64_t kTallTileRows = 16;
 ConvAlgorithm conv_algorithm(const Node& conv);
 // Whether rt::conv_band (output rows in bands copied to the stack, conv_band_simd.h) computes the
-// Conv on SIMD targets: its cost model. Grouped Convs of group widths up to kBandMaxGroupWidth
-// (the per-group products are too small to fill the matrix product's tiles) and first layers
-// of up to kBandMaxInChannels input channels (a product of depth 27-196 over im2col), 2-d with
-// a band row that fits rt::band_detail's buffer.
+// Conv on SIMD targets: its cost model, from one layer alone against the kernels it replaces
+// (AVX-512, docs/performance.md 'Grouped convolutions (third round)'). Grouped Convs of narrow
+// groups (input channels per group up to kBandMaxNarrowWidth: 64 channels in 32 groups on
+// 56 x 56 stride 2 85 -> 40 us) or of large output planes (at least kBandMinGroupedColumns
+// output columns, group widths up to kBandMaxGroupWidth: 32 channels in 2 groups 112 -> 56
+// 470 -> 401 us), and first layers of up to kBandMaxInChannels input channels (3 -> 32 3x3
+// stride 2 on 224 x 224 273 -> 246 us). Not the width-16 groups on 7 x 7 to 28 x 28 planes,
+// where the per-group band copy costs more than conv_shifted's and the phase product's tiles
+// lose (7 x 7 72 -> 110 us, 28 x 28 357 -> 557, 14 -> 7 stride 2 111 -> 181). 2-d, with a
+// band row that fits rt::band_detail's buffer.
 bool conv_fits_band(const Node& conv);
+constexpr int64_t kBandMaxNarrowWidth = 8;
+constexpr int64_t kBandMinGroupedColumns = 56 * 56;
 constexpr int64_t kBandMaxGroupWidth = 64;
 constexpr int64_t kBandMaxInChannels = 4;
 // Whether rt::conv_shifted can compute the Conv (on targets with Target::shifted_input_product):

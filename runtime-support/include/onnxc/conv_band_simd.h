@@ -53,26 +53,51 @@ constexpr bool applies(const ConvParams& p) {
          row_floats(p) + slack_floats(p) <= kMaxBufferFloats;
 }
 
-// Rows per band and vectors per register tile: the pair that computes the fewest dropped lanes
-// (flat columns past the band's end or past out_w in a row), larger bands and tiles on ties.
+#if defined(ONNXC_SIMD)
+constexpr index_t kAccumulators = kVectorRegisters == 32 ? 24 : 12;
+#else
+constexpr index_t kAccumulators = 12;
+#endif
+
+// Output channels per register tile for NV vectors of columns.
+constexpr index_t tile_rows(index_t nv) {
+  const index_t r = kAccumulators / nv;
+  return r < 8 ? r : 8;
+}
+
+// The cost model's per-tap overhead of a register tile, in FMAs: the tap's loop, offset and
+// weight pointer, and the latency a tile of few accumulators leaves uncovered. Fitted by hand to
+// one layer alone (AVX-512, 256 channels in 16 groups on 28 x 28): tiles of 8 x 1 vectors took
+// twice the time of 6 x 4 though they drop fewer lanes.
+constexpr index_t kTileOverhead = 4;
+
+// Rows per band and vectors per register tile: the pair of the least estimated work, counted
+// in FMAs of whole tiles (flat columns past the band's end or out_w in a row computed and
+// dropped) plus each tile's overhead per tap and each band's setup (about a tile's work: the
+// copy, the loops over panels).
 struct Plan {
   index_t rows, vectors;
 };
 
 constexpr Plan plan(const ConvParams& p) {
   const index_t wq = row_cols(p), most_rows = (kMaxBufferFloats - slack_floats(p)) / row_floats(p);
-  const index_t max_rows = most_rows < p.out_h ? most_rows : p.out_h;
+  const index_t max_rows = most_rows < p.out_h ? most_rows : p.out_h, mg = p.out_channels / p.group;
   Plan best{1, 1};
-  index_t best_lanes = -1;
+  index_t best_cost = -1;
   for (index_t nv = 1; nv <= kMaxVectors; ++nv) {
-    const index_t tile = nv * kFloatLanes;
+    const index_t tile = nv * kFloatLanes, mr = tile_rows(nv);
+    // FMAs plus overhead per tap of one column tile over the group's output channels (panels of 16).
+    index_t per_columns = 0;
+    for (index_t first = 0; first < mg; first += kDirectPanelChannels) {
+      const index_t panel = mg - first < kDirectPanelChannels ? mg - first : kDirectPanelChannels;
+      for (index_t r0 = 0; r0 < panel; r0 += mr) per_columns += ((panel - r0 < mr ? panel - r0 : mr) * nv + kTileOverhead);
+    }
     for (index_t r = 1; r <= max_rows; ++r) {
       const index_t full = p.out_h / r, last = p.out_h % r;
-      auto lanes = [&](index_t rows) { return (rows * wq + tile - 1) / tile * tile; };
-      // Each band also costs about a tile's worth of setup (its copy, the loop over panels).
-      const index_t cost = full * (lanes(r) + tile) + (last ? lanes(last) + tile : 0);
-      if (best_lanes < 0 || cost <= best_lanes) {
-        best_lanes = cost;
+      auto tiles = [&](index_t rows) { return (rows * wq + tile - 1) / tile + 1; };
+      const index_t cost = (full * tiles(r) + (last ? tiles(last) : 0)) * per_columns;
+      if (best_cost < 0 || cost <= best_cost) {
+        best_cost = cost;
         best = Plan{r, nv};
       }
     }
@@ -82,20 +107,54 @@ constexpr Plan plan(const ConvParams& p) {
 
 #if defined(ONNXC_SIMD)
 
-constexpr int kAccumulators = kVectorRegisters == 32 ? 24 : 12;
-
-// Output channels per register tile for NV vectors of columns.
-constexpr index_t tile_rows(index_t nv) {
-  const index_t r = kAccumulators / nv;
-  return r < 8 ? r : 8;
+// Lanes [lo, hi) of v to p[lo, hi); the others untouched (and not accessed on AVX-512 and AVX2,
+// where p + lane may lie outside the output for them).
+ONNXC_INLINE void store_lanes(vfloat v, float* p, index_t lo, index_t hi) {
+#if defined(__AVX512F__)
+  const unsigned mask = ((1u << hi) - 1u) & ~((1u << lo) - 1u);
+  _mm512_mask_storeu_ps(p, static_cast<__mmask16>(mask), v);
+#elif defined(__AVX2__)
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i in = _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), lane),
+                                      _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(static_cast<int>(lo) - 1)));
+  _mm256_maskstore_ps(p, in, v);
+#else
+  alignas(64) float lanes[kFloatLanes];
+  v.store_aligned(lanes);
+  for (index_t j = lo; j < hi; ++j) p[j] = lanes[j];
+#endif
 }
 
+#if defined(__AVX512F__) || defined(__AVX2__)
+// p[lo, hi) in lanes [lo, hi), zeros elsewhere; nothing outside [p + lo, p + hi) is read.
+ONNXC_INLINE vfloat load_lanes(const float* p, index_t lo, index_t hi) {
+  if (hi <= lo) return vfloat(0.0f);
+#if defined(__AVX512F__)
+  const unsigned mask = ((1u << hi) - 1u) & ~((1u << lo) - 1u);
+  return _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask), p);
+#else
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i in = _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), lane),
+                                      _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(static_cast<int>(lo) - 1)));
+  return _mm256_maskload_ps(p, in);
+#endif
+}
+#endif
+
+// Where a tile's outputs go: flat column q of the band is output row q / wq (of `rows`), column
+// q % wq (kept when < out_w), of output channel m at y + m * out_plane.
+struct BandOutput {
+  float* y;  // the tile's first output channel at the band's first row
+  index_t out_plane, out_w, wq, rows;
+};
+
 // One register tile: MR output channels (weights w + l * w_stride + m for tap l) x NV vectors of
-// flat columns from `in` (the band buffer at the tile's first column); bias per output channel
-// (or nullptr); the activated tile to t[m * NV * L + lane].
+// flat columns from `in` (the band buffer at flat column q0); bias per output channel (or
+// nullptr); activated, straight from the registers into the output rows the columns belong to
+// (masked stores: a round trip through the stack stalls on store forwarding).
 template <int MR, int NV>
-ONNXC_INLINE void tile(const ConvParams& p, const float* in, index_t plane, const index_t* kw_offset,
-                       const float* w, index_t w_stride, const float* bias, const Epilogue& e, float* t) {
+ONNXC_INLINE void tile(const ConvParams& p, const float* in, index_t q0, index_t plane, const index_t* kw_offset,
+                       const float* w, index_t w_stride, const float* bias, const Epilogue& e, const BandOutput& out) {
   vfloat acc[MR][NV];
   ONNXC_UNROLL for (int m = 0; m < MR; ++m) {
     const vfloat b(bias ? bias[m] : 0.0f);
@@ -107,7 +166,7 @@ ONNXC_INLINE void tile(const ConvParams& p, const float* in, index_t plane, cons
     for (index_t kh = 0; kh < p.k_h; ++kh) {
       const float* row = in + (c * p.k_h + kh) * phase_planes;
       for (index_t kw = 0; kw < p.k_w; ++kw, wl += w_stride) {
-        const float* a = row + kw_offset[kw];
+        const float* a = row + q0 + kw_offset[kw];
         vfloat xv[NV];
         ONNXC_UNROLL for (int v = 0; v < NV; ++v) xv[v] = vfloat::load_unaligned(a + v * kFloatLanes);
         ONNXC_UNROLL for (int m = 0; m < MR; ++m) {
@@ -116,18 +175,28 @@ ONNXC_INLINE void tile(const ConvParams& p, const float* in, index_t plane, cons
         }
       }
     }
-  ONNXC_UNROLL for (int m = 0; m < MR; ++m)
-    ONNXC_UNROLL for (int v = 0; v < NV; ++v) activate(e, acc[m][v]).store_aligned(t + (m * NV + v) * kFloatLanes);
+  ONNXC_UNROLL for (int v = 0; v < NV; ++v) {
+    const index_t a = q0 + v * kFloatLanes;  // the vector's first flat column
+    const index_t last_row = (a + kFloatLanes - 1) / out.wq < out.rows ? (a + kFloatLanes - 1) / out.wq : out.rows - 1;
+    for (index_t r = a / out.wq; r <= last_row; ++r) {
+      const index_t row_start = r * out.wq - a;  // lane of the row's column 0 (may be negative)
+      const index_t lo = row_start > 0 ? row_start : 0;
+      const index_t hi = row_start + out.out_w < kFloatLanes ? row_start + out.out_w : kFloatLanes;
+      if (hi <= lo) continue;
+      float* dst = out.y + r * out.out_w - row_start;  // lane j to dst[j]
+      ONNXC_UNROLL for (int m = 0; m < MR; ++m) store_lanes(activate(e, acc[m][v]), dst + m * out.out_plane, lo, hi);
+    }
+  }
 }
 
 template <int NV, int MR>
-ONNXC_INLINE void tile_of_rows(index_t rows, const ConvParams& p, const float* in, index_t plane,
+ONNXC_INLINE void tile_of_rows(index_t rows, const ConvParams& p, const float* in, index_t q0, index_t plane,
                                const index_t* kw_offset, const float* w, index_t w_stride, const float* bias,
-                               const Epilogue& e, float* t) {
+                               const Epilogue& e, const BandOutput& out) {
   if constexpr (MR > 1) {
-    if (rows < MR) return tile_of_rows<NV, MR - 1>(rows, p, in, plane, kw_offset, w, w_stride, bias, e, t);
+    if (rows < MR) return tile_of_rows<NV, MR - 1>(rows, p, in, q0, plane, kw_offset, w, w_stride, bias, e, out);
   }
-  tile<MR, NV>(p, in, plane, kw_offset, w, w_stride, bias, e, t);
+  tile<MR, NV>(p, in, q0, plane, kw_offset, w, w_stride, bias, e, out);
 }
 
 // The band's input rows of one group into buf (layout above): rows [oh0, oh0 + rows) of the
@@ -141,7 +210,9 @@ inline void fill_band(const ConvParams& p, const float* xg, index_t oh0, index_t
         for (index_t ph = 0; ph < sw; ++ph) {
           float* dst = buf + ((c * p.k_h + kh) * sw + ph) * plane + r * wq;
           if (ih < 0 || ih >= p.in_h) {
-            for (index_t j = 0; j < wq; ++j) dst[j] = 0.0f;
+            index_t j = 0;
+            for (; j + kFloatLanes <= wq; j += kFloatLanes) vfloat(0.0f).store_unaligned(dst + j);
+            for (; j < wq; ++j) dst[j] = 0.0f;
             continue;
           }
           const float* src_row = xg + (c * p.in_h + ih) * p.in_w;
@@ -155,7 +226,19 @@ inline void fill_band(const ConvParams& p, const float* xg, index_t oh0, index_t
           const float* src = src_row + lo * sw + ph - p.pad_w;
           const index_t n = hi - lo;
           if (sw == 1) {
+#if defined(__AVX512F__) || defined(__AVX2__)
+            // Whole vectors over the row, zeros where the columns are outside [lo, hi) (masked
+            // loads: no calls, no partial stores; the last vector's lanes past wq land on the next
+            // row, written after, or on the slack).
+            const float* at = src_row - p.pad_w;  // input column of phase column j: at[j]
+            for (index_t j0 = 0; j0 < wq; j0 += kFloatLanes) {
+              const index_t a = lo - j0 > 0 ? lo - j0 : 0, b = hi - j0 < kFloatLanes ? hi - j0 : kFloatLanes;
+              load_lanes(at + j0, a, b).store_unaligned(dst + j0);
+            }
+            continue;
+#else
             copy_floats(src, n, dst + lo);
+#endif
           } else if (sw == 2) {
             index_t j = 0;
             // A whole vector reads 2L floats from src + 2j: the row's last input must be past them.
@@ -178,7 +261,6 @@ inline void band(const ConvParams& p, const float* xg, const float* wg, const fl
   const index_t wq = row_cols(p), plane = plan_rows * wq, cols = rows * wq;
   const index_t mg = p.out_channels / p.group, k = p.in_channels / p.group * p.k_h * p.k_w;
   alignas(64) float buf[kMaxBufferFloats];
-  alignas(64) float t[8 * kMaxVectors * kFloatLanes];
   fill_band(p, xg, oh0, rows, plane, buf);
   const index_t used = row_floats(p) * plan_rows;
   for (index_t i = used; i < used + slack_floats(p); ++i) buf[i] = 0.0f;
@@ -191,20 +273,10 @@ inline void band(const ConvParams& p, const float* xg, const float* wg, const fl
     const float* panel = wg + first * k;
     for (index_t r0 = 0; r0 < panel_rows; r0 += MR) {
       const index_t mr = panel_rows - r0 < MR ? panel_rows - r0 : MR;
-      for (index_t q0 = 0; q0 < cols; q0 += NV * kFloatLanes) {
-        tile_of_rows<NV, MR>(mr, p, buf + q0, plane, kw_offset, panel + r0, panel_rows,
-                             bg ? bg + first + r0 : nullptr, e, t);
-        // The tile's flat columns [q0, q1) to the output rows they cover, columns < out_w.
-        const index_t q1 = q0 + NV * kFloatLanes < cols ? q0 + NV * kFloatLanes : cols;
-        for (index_t r = q0 / wq; r * wq < q1; ++r) {
-          const index_t from = r * wq > q0 ? r * wq : q0;
-          const index_t row_end = r * wq + p.out_w, to = row_end < q1 ? row_end : q1;
-          if (to <= from) continue;
-          for (index_t m = 0; m < mr; ++m)
-            copy_floats(t + m * NV * kFloatLanes + (from - q0), to - from,
-                        yg + (first + r0 + m) * out_plane + (oh0 + r) * p.out_w + (from - r * wq));
-        }
-      }
+      const BandOutput out{yg + (first + r0) * out_plane + oh0 * p.out_w, out_plane, p.out_w, wq, rows};
+      for (index_t q0 = 0; q0 < cols; q0 += NV * kFloatLanes)
+        tile_of_rows<NV, MR>(mr, p, buf, q0, plane, kw_offset, panel + r0, panel_rows, bg ? bg + first + r0 : nullptr,
+                             e, out);
     }
   }
 }
