@@ -97,7 +97,7 @@ TEST_CASE("conv_band's plan covers every output row with a band that fits its bu
     CHECK(plan.rows <= p.out_h);
     CHECK(plan.vectors >= 1);
     CHECK(plan.vectors <= onnxc::rt::band_detail::kMaxVectors);
-    CHECK(plan.rows * onnxc::rt::band_detail::row_floats(p) + onnxc::rt::band_detail::slack_floats(p) <=
+    CHECK(onnxc::rt::band_detail::band_floats(p, plan.rows) + onnxc::rt::band_detail::slack_floats(p) <=
           onnxc::rt::band_detail::kMaxBufferFloats);
   }
   // regnet's 7 x 7 layers: the whole plane in one band (7 rows of 9 flat columns)

@@ -32,14 +32,19 @@ namespace band_detail {
 constexpr index_t kMaxBufferFloats = 12 * 1024;  // the band on the stack (48 KB, about L1)
 constexpr index_t kMaxVectors = 4;               // vectors of flat columns per register tile
 constexpr index_t kMaxKernelColumns = 16;
+constexpr index_t kMaxStride = 8;
 constexpr index_t kMaxRowTiles = 6;              // MR of the widest tile (NV = 4 on AVX-512)
 
 // Columns of one band row (Wq): the output row and the farthest tap's offset in its phase.
 constexpr index_t row_cols(const ConvParams& p) { return p.out_w + (p.k_w - 1) * p.dilation_w / p.stride_w; }
-// Floats of one band row over every (input channel, kernel row, phase) plane.
+// Rows a plane holds past the band's output rows: the lowest kernel row's offset in its phase.
+constexpr index_t extra_rows(const ConvParams& p) { return (p.k_h - 1) * p.dilation_h / p.stride_h; }
+// Floats of one band row over every (input channel, row phase, column phase) plane.
 constexpr index_t row_floats(const ConvParams& p) {
-  return p.in_channels / p.group * p.k_h * p.stride_w * row_cols(p);
+  return p.in_channels / p.group * p.stride_h * p.stride_w * row_cols(p);
 }
+// Floats of a band of `rows` output rows.
+constexpr index_t band_floats(const ConvParams& p, index_t rows) { return row_floats(p) * (rows + extra_rows(p)); }
 // Floats read past the last plane's band by a tile's last vector (for vectors of up to 16 lanes:
 // the compiler asks too, without SIMD).
 constexpr index_t kMaxLanes = 16;
@@ -49,8 +54,8 @@ constexpr index_t slack_floats(const ConvParams& p) {
 
 // Whether conv_band can compute the Conv: 2-d (or 1-d as one row), a band row fitting the buffer.
 constexpr bool applies(const ConvParams& p) {
-  return p.in_d == 1 && p.k_d == 1 && p.out_d == 1 && p.k_w <= kMaxKernelColumns && p.group >= 1 &&
-         row_floats(p) + slack_floats(p) <= kMaxBufferFloats;
+  return p.in_d == 1 && p.k_d == 1 && p.out_d == 1 && p.k_w <= kMaxKernelColumns && p.k_h <= kMaxKernelColumns &&
+         p.stride_w <= kMaxStride && p.stride_h <= kMaxStride && band_floats(p, 1) + slack_floats(p) <= kMaxBufferFloats;
 }
 
 #if defined(ONNXC_SIMD)
@@ -80,7 +85,8 @@ struct Plan {
 };
 
 constexpr Plan plan(const ConvParams& p) {
-  const index_t wq = row_cols(p), most_rows = (kMaxBufferFloats - slack_floats(p)) / row_floats(p);
+  const index_t wq = row_cols(p),
+                most_rows = (kMaxBufferFloats - slack_floats(p)) / row_floats(p) - extra_rows(p);
   const index_t max_rows = most_rows < p.out_h ? most_rows : p.out_h, mg = p.out_channels / p.group;
   Plan best{1, 1};
   index_t best_cost = -1;
@@ -153,18 +159,18 @@ struct BandOutput {
 // nullptr); activated, straight from the registers into the output rows the columns belong to
 // (masked stores: a round trip through the stack stalls on store forwarding).
 template <int MR, int NV>
-ONNXC_INLINE void tile(const ConvParams& p, const float* in, index_t q0, index_t plane, const index_t* kw_offset,
+ONNXC_INLINE void tile(const ConvParams& p, const float* in, index_t q0, const index_t* kh_offset, const index_t* kw_offset,
                        const float* w, index_t w_stride, const float* bias, const Epilogue& e, const BandOutput& out) {
   vfloat acc[MR][NV];
   ONNXC_UNROLL for (int m = 0; m < MR; ++m) {
     const vfloat b(bias ? bias[m] : 0.0f);
     ONNXC_UNROLL for (int v = 0; v < NV; ++v) acc[m][v] = b;
   }
-  const index_t cg = p.in_channels / p.group, phase_planes = p.stride_w * plane;
+  const index_t cg = p.in_channels / p.group, channel = kh_offset[p.k_h];
   const float* wl = w;
   for (index_t c = 0; c < cg; ++c)
     for (index_t kh = 0; kh < p.k_h; ++kh) {
-      const float* row = in + (c * p.k_h + kh) * phase_planes;
+      const float* row = in + c * channel + kh_offset[kh];
       for (index_t kw = 0; kw < p.k_w; ++kw, wl += w_stride) {
         const float* a = row + q0 + kw_offset[kw];
         vfloat xv[NV];
@@ -190,65 +196,66 @@ ONNXC_INLINE void tile(const ConvParams& p, const float* in, index_t q0, index_t
 }
 
 template <int NV, int MR>
-ONNXC_INLINE void tile_of_rows(index_t rows, const ConvParams& p, const float* in, index_t q0, index_t plane,
-                               const index_t* kw_offset, const float* w, index_t w_stride, const float* bias,
+ONNXC_INLINE void tile_of_rows(index_t rows, const ConvParams& p, const float* in, index_t q0,
+                               const index_t* kh_offset, const index_t* kw_offset, const float* w, index_t w_stride, const float* bias,
                                const Epilogue& e, const BandOutput& out) {
   if constexpr (MR > 1) {
-    if (rows < MR) return tile_of_rows<NV, MR - 1>(rows, p, in, q0, plane, kw_offset, w, w_stride, bias, e, out);
+    if (rows < MR) return tile_of_rows<NV, MR - 1>(rows, p, in, q0, kh_offset, kw_offset, w, w_stride, bias, e, out);
   }
-  tile<MR, NV>(p, in, q0, plane, kw_offset, w, w_stride, bias, e, out);
+  tile<MR, NV>(p, in, q0, kh_offset, kw_offset, w, w_stride, bias, e, out);
 }
 
 // The band's input rows of one group into buf (layout above): rows [oh0, oh0 + rows) of the
 // output, planes of `plane` floats.
 inline void fill_band(const ConvParams& p, const float* xg, index_t oh0, index_t rows, index_t plane, float* buf) {
   const index_t cg = p.in_channels / p.group, wq = row_cols(p), sw = p.stride_w;
+  // Input column of phase ph's column j: j * sw + ph - pad_w, inside [0, in_w) for j in
+  // [lo[ph], hi[ph]) (the same for every row: divisions once per band).
+  index_t lo[kMaxStride], hi[kMaxStride];
+  for (index_t ph = 0; ph < sw; ++ph) {
+    const index_t first = p.pad_w - ph, last = p.in_w - 1 + p.pad_w - ph;
+    hi[ph] = last < 0 ? 0 : last / sw + 1;
+    if (hi[ph] > wq) hi[ph] = wq;
+    lo[ph] = first > 0 ? (first + sw - 1) / sw : 0;
+    if (lo[ph] > hi[ph]) lo[ph] = hi[ph];
+  }
+  const index_t sh = p.stride_h, band_rows = rows + extra_rows(p);
   for (index_t c = 0; c < cg; ++c)
-    for (index_t kh = 0; kh < p.k_h; ++kh)
-      for (index_t r = 0; r < rows; ++r) {
-        const index_t ih = (oh0 + r) * p.stride_h - p.pad_h + kh * p.dilation_h;
+    for (index_t rp = 0; rp < sh; ++rp)
+      for (index_t r = 0; r < band_rows; ++r) {
+        const index_t ih = (oh0 + r) * sh + rp - p.pad_h;
+        const bool inside = ih >= 0 && ih < p.in_h;
+        const float* src_row = inside ? xg + (c * p.in_h + ih) * p.in_w : xg;
         for (index_t ph = 0; ph < sw; ++ph) {
-          float* dst = buf + ((c * p.k_h + kh) * sw + ph) * plane + r * wq;
-          if (ih < 0 || ih >= p.in_h) {
-            index_t j = 0;
-            for (; j + kFloatLanes <= wq; j += kFloatLanes) vfloat(0.0f).store_unaligned(dst + j);
-            for (; j < wq; ++j) dst[j] = 0.0f;
-            continue;
-          }
-          const float* src_row = xg + (c * p.in_h + ih) * p.in_w;
-          // Input column of phase column j: j * sw + ph - pad_w, inside [0, in_w) for j in [lo, hi).
-          const index_t first = p.pad_w - ph;
-          index_t lo = first > 0 ? (first + sw - 1) / sw : 0;
-          index_t hi = (p.in_w - 1 + p.pad_w - ph) < 0 ? 0 : (p.in_w - 1 + p.pad_w - ph) / sw + 1;
-          if (hi > wq) hi = wq;
-          if (lo > hi) lo = hi;
-          for (index_t j = 0; j < lo; ++j) dst[j] = 0.0f;
-          const float* src = src_row + lo * sw + ph - p.pad_w;
-          const index_t n = hi - lo;
-          if (sw == 1) {
+          float* dst = buf + ((c * sh + rp) * sw + ph) * plane + r * wq;
 #if defined(__AVX512F__) || defined(__AVX2__)
-            // Whole vectors over the row, zeros where the columns are outside [lo, hi) (masked
-            // loads: no calls, no partial stores; the last vector's lanes past wq land on the next
-            // row, written after, or on the slack).
-            const float* at = src_row - p.pad_w;  // input column of phase column j: at[j]
+          if (sw == 1) {
+            // Whole vectors over the row, zeros outside [lo, hi) (masked loads: no calls and no
+            // partial stores; the last vector's lanes past wq land on the next row, written
+            // after, or on the slack).
+            const float* at = src_row - p.pad_w;  // the input column under phase column j: at[j]
+            const index_t a0 = inside ? lo[0] : 0, b0 = inside ? hi[0] : 0;
             for (index_t j0 = 0; j0 < wq; j0 += kFloatLanes) {
-              const index_t a = lo - j0 > 0 ? lo - j0 : 0, b = hi - j0 < kFloatLanes ? hi - j0 : kFloatLanes;
+              const index_t a = a0 - j0 > 0 ? a0 - j0 : 0, b = b0 - j0 < kFloatLanes ? b0 - j0 : kFloatLanes;
               load_lanes(at + j0, a, b).store_unaligned(dst + j0);
             }
             continue;
-#else
-            copy_floats(src, n, dst + lo);
+          }
 #endif
-          } else if (sw == 2) {
+          const index_t l = inside ? lo[ph] : wq, h = inside ? hi[ph] : wq;
+          for (index_t j = 0; j < l; ++j) dst[j] = 0.0f;
+          const float* src = src_row + l * sw + ph - p.pad_w;
+          const index_t n = h - l;
+          if (sw == 2) {
             index_t j = 0;
             // A whole vector reads 2L floats from src + 2j: the row's last input must be past them.
-            for (; j + kFloatLanes <= n && 2 * (j + kFloatLanes) <= p.in_w - (lo * sw + ph - p.pad_w); j += kFloatLanes)
-              load_strided<2>(src + 2 * j, 2, kFloatLanes).store_unaligned(dst + lo + j);
-            for (; j < n; ++j) dst[lo + j] = src[2 * j];
+            for (; j + kFloatLanes <= n && 2 * (j + kFloatLanes) <= p.in_w - (l * sw + ph - p.pad_w); j += kFloatLanes)
+              load_strided<2>(src + 2 * j, 2, kFloatLanes).store_unaligned(dst + l + j);
+            for (; j < n; ++j) dst[l + j] = src[2 * j];
           } else {
-            for (index_t j = 0; j < n; ++j) dst[lo + j] = src[j * sw];
+            for (index_t j = 0; j < n; ++j) dst[l + j] = src[j * sw];
           }
-          for (index_t j = hi; j < wq; ++j) dst[j] = 0.0f;
+          for (index_t j = h; j < wq; ++j) dst[j] = 0.0f;
         }
       }
 }
@@ -258,15 +265,20 @@ template <int NV>
 inline void band(const ConvParams& p, const float* xg, const float* wg, const float* bg, float* yg, index_t oh0,
                  index_t rows, index_t plan_rows, const Epilogue& e) {
   constexpr index_t MR = tile_rows(NV);
-  const index_t wq = row_cols(p), plane = plan_rows * wq, cols = rows * wq;
+  const index_t wq = row_cols(p), plane = (plan_rows + extra_rows(p)) * wq, cols = rows * wq;
   const index_t mg = p.out_channels / p.group, k = p.in_channels / p.group * p.k_h * p.k_w;
   alignas(64) float buf[kMaxBufferFloats];
   fill_band(p, xg, oh0, rows, plane, buf);
-  const index_t used = row_floats(p) * plan_rows;
+  const index_t used = band_floats(p, plan_rows);
   for (index_t i = used; i < used + slack_floats(p); ++i) buf[i] = 0.0f;
-  index_t kw_offset[kMaxKernelColumns];
+  // Tap (c, kh, kw) reads plane (c, row phase, column phase) from its row and column offset
+  // on; kh_offset[k_h] is one input channel's planes.
+  index_t kw_offset[kMaxKernelColumns], kh_offset[kMaxKernelColumns + 1];
   for (index_t kw = 0; kw < p.k_w; ++kw)
     kw_offset[kw] = (kw * p.dilation_w % p.stride_w) * plane + kw * p.dilation_w / p.stride_w;
+  for (index_t kh = 0; kh < p.k_h; ++kh)
+    kh_offset[kh] = (kh * p.dilation_h % p.stride_h) * p.stride_w * plane + kh * p.dilation_h / p.stride_h * wq;
+  kh_offset[p.k_h] = p.stride_h * p.stride_w * plane;
   const index_t out_plane = p.out_h * p.out_w;
   for (index_t first = 0; first < mg; first += kDirectPanelChannels) {
     const index_t panel_rows = mg - first < kDirectPanelChannels ? mg - first : kDirectPanelChannels;
@@ -275,7 +287,7 @@ inline void band(const ConvParams& p, const float* xg, const float* wg, const fl
       const index_t mr = panel_rows - r0 < MR ? panel_rows - r0 : MR;
       const BandOutput out{yg + (first + r0) * out_plane + oh0 * p.out_w, out_plane, p.out_w, wq, rows};
       for (index_t q0 = 0; q0 < cols; q0 += NV * kFloatLanes)
-        tile_of_rows<NV, MR>(mr, p, buf, q0, plane, kw_offset, panel + r0, panel_rows, bg ? bg + first + r0 : nullptr,
+        tile_of_rows<NV, MR>(mr, p, buf, q0, kh_offset, kw_offset, panel + r0, panel_rows, bg ? bg + first + r0 : nullptr,
                              e, out);
     }
   }
