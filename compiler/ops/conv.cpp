@@ -1,5 +1,6 @@
 // Conv: N-d convolution (1 to 3 spatial dims) with groups, pads, strides, dilations, auto_pad.
 #include <algorithm>
+#include <optional>
 
 #include "onnxc/conv.h"
 #include "onnxc/conv_band_simd.h"
@@ -121,14 +122,28 @@ rt::ConvParams group_params_of(const Node& n) { return rt::conv_group_params(con
 
 }  // namespace
 
-bool conv_fits_band(const Node& n) {
-  if (!conv_fits_direct_packed(n) || n.inputs[0]->shape.size() != 4) return false;
+namespace {
+
+// The Conv's geometry where rt::conv_band can compute it (float, constant weights, 2-d).
+std::optional<rt::ConvParams> band_params(const Node& n) {
+  if (!conv_fits_direct_packed(n) || n.inputs[0]->shape.size() != 4) return std::nullopt;
   const rt::ConvParams p = conv_params_of(n);
-  if (!rt::band_detail::applies(p)) return false;
-  const int64_t width = p.in_channels / p.group;
-  if (p.group > 1)
-    return width <= kBandMaxNarrowWidth || (width <= kBandMaxGroupWidth && p.out_h * p.out_w >= kBandMinGroupedColumns);
-  return p.in_channels <= kBandMaxInChannels;
+  if (!rt::band_detail::applies(p)) return std::nullopt;
+  return p;
+}
+
+}  // namespace
+
+bool conv_band_preferred(const Node& n) {
+  const auto p = band_params(n);
+  return p && p->group > 1 && p->in_channels / p->group <= kBandMaxNarrowWidth;
+}
+
+bool conv_band_without_scratch(const Node& n) {
+  const auto p = band_params(n);
+  if (!p) return false;
+  if (p->group == 1) return p->in_channels <= kBandMaxInChannels;
+  return p->in_channels / p->group <= kBandMaxGroupWidth && p->out_h * p->out_w >= kBandMinGroupedColumns;
 }
 
 Im2colShape conv_im2col_shape(const Node& n) {

@@ -62,17 +62,22 @@ constexpr int64_t kTallTileRows = 16;
 ConvAlgorithm conv_algorithm(const Node& conv);
 // Whether rt::conv_band (output rows in bands copied to the stack, conv_band_simd.h) computes the
 // Conv on SIMD targets: its cost model, from one layer alone against the kernels it replaces
-// (AVX-512, docs/performance.md 'Grouped convolutions (third round)'). Grouped Convs of narrow
-// groups (input channels per group up to kBandMaxNarrowWidth: 64 channels in 32 groups on
-// 56 x 56 stride 2 85 -> 40 us) or of large output planes (at least kBandMinGroupedColumns
-// output columns, group widths up to kBandMaxGroupWidth: 32 channels in 2 groups 112 -> 56
-// 470 -> 401 us), and first layers of up to kBandMaxInChannels input channels (3 -> 32 3x3
-// stride 2 on 224 x 224 273 -> 246 us). Not the width-16 groups on 7 x 7 to 28 x 28 planes,
-// where the per-group band copy costs more than conv_shifted's and the phase product's tiles
-// lose (7 x 7 72 -> 110 us, 28 x 28 357 -> 557, 14 -> 7 stride 2 111 -> 181). 2-d, with a
-// band row that fits rt::band_detail's buffer.
-bool conv_fits_band(const Node& conv);
-constexpr int64_t kBandMaxNarrowWidth = 8;
+// (AVX-512, docs/performance.md 'Grouped convolutions (third round)'). conv_band_preferred:
+// narrow groups (input channels per group up to kBandMaxNarrowWidth), whatever the scratch
+// (64 channels in 32 groups on 56 x 56 stride 2: 41 -> 25 us against the per-group product with
+// its im2col block, 85 -> 40 against the packed direct kernel; width 8 lost in regnet_y_400mf,
+// whole model 7.00 -> 7.40 ms, so wider groups keep the product). conv_band_without_scratch: where
+// the matrix product has no room for its im2col block or phase planes and the packed direct
+// kernel would compute the Conv: grouped Convs of group width up to kBandMaxGroupWidth onto at
+// least kBandMinGroupedColumns output columns (32 channels in 2 groups 112 -> 56: 470 -> 349 us)
+// and first layers of up to kBandMaxInChannels channels (3 -> 32 3x3 stride 2 on 224 x 224:
+// 273 -> 214). Not with room: the product over im2col or phase planes is faster there
+// (regnet_x_400mf's stem 370-387 against 395-450 us in the model, its 32-channel grouped layer
+// 353-367 against 437-495), as is conv_shifted on width-16 groups of 7 x 7 to 28 x 28 planes.
+// Both: 2-d, with a band row that fits rt::band_detail's buffer.
+bool conv_band_preferred(const Node& conv);
+bool conv_band_without_scratch(const Node& conv);
+constexpr int64_t kBandMaxNarrowWidth = 2;
 constexpr int64_t kBandMinGroupedColumns = 56 * 56;
 constexpr int64_t kBandMaxGroupWidth = 64;
 constexpr int64_t kBandMaxInChannels = 4;
