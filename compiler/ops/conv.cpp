@@ -1,7 +1,9 @@
 // Conv: N-d convolution (1 to 3 spatial dims) with groups, pads, strides, dilations, auto_pad.
 #include <algorithm>
+#include <optional>
 
 #include "onnxc/conv.h"
+#include "onnxc/conv_band_simd.h"
 #include "onnxc/conv_grouped.h"
 #include "onnxc/winograd.h"
 #include "ops/conv_algorithm.h"
@@ -44,7 +46,8 @@ ConvAlgorithm conv_algorithm(const Node& n) {
   if (conv_winograd(n)) return ConvAlgorithm::Winograd;
   if (n.attr_int(kPackedWeightsAttr, 0) == 1) {
     if (conv_shifted_input(n)) return ConvAlgorithm::Shifted;
-    return conv_packs_weights(n) ? ConvAlgorithm::Gemm : ConvAlgorithm::DirectPacked;
+    if (conv_packs_weights(n)) return ConvAlgorithm::Gemm;
+    return n.attr_int(kBandAttr, 0) == 1 ? ConvAlgorithm::Band : ConvAlgorithm::DirectPacked;
   }
   const Shape& x = n.inputs[0]->shape;
   const Shape& w = n.inputs[1]->shape;
@@ -118,6 +121,30 @@ rt::ConvParams conv_params_of(const Node& n) {
 rt::ConvParams group_params_of(const Node& n) { return rt::conv_group_params(conv_params_of(n)); }
 
 }  // namespace
+
+namespace {
+
+// The Conv's geometry where rt::conv_band can compute it (float, constant weights, 2-d).
+std::optional<rt::ConvParams> band_params(const Node& n) {
+  if (!conv_fits_direct_packed(n) || n.inputs[0]->shape.size() != 4) return std::nullopt;
+  const rt::ConvParams p = conv_params_of(n);
+  if (!rt::band_detail::applies(p)) return std::nullopt;
+  return p;
+}
+
+}  // namespace
+
+bool conv_band_preferred(const Node& n) {
+  const auto p = band_params(n);
+  return p && p->group > 1 && p->in_channels / p->group <= kBandMaxNarrowWidth;
+}
+
+bool conv_band_without_scratch(const Node& n) {
+  const auto p = band_params(n);
+  if (!p) return false;
+  if (p->group == 1) return p->in_channels <= kBandMaxInChannels;
+  return p->in_channels / p->group <= kBandMaxGroupWidth && p->out_h * p->out_w >= kBandMinGroupedColumns;
+}
 
 Im2colShape conv_im2col_shape(const Node& n) {
   const rt::ConvParams p = group_params_of(n);
@@ -225,6 +252,7 @@ std::size_t conv_scratch_bytes(const Node& n) {
       return static_cast<std::size_t>(parallel_slots(n)) * depthwise_slot_bytes(n);
     case ConvAlgorithm::Winograd:
     case ConvAlgorithm::Shifted:
+    case ConvAlgorithm::Band:
     case ConvAlgorithm::DirectPacked:
     case ConvAlgorithm::Direct: return 0;
   }
@@ -290,6 +318,10 @@ void emit_conv(const Node& n, Emitter& e) {
       else
         e.linef("rt::conv_depthwise(p, {}, {}, {}, {}, reinterpret_cast<float*>({}), {}, {}, {});", e.in(0),
                 e.in(1), bias, e.out(0), e.scratch(), epilogue_code(n), parallel, parallel_slots(n));
+      return;
+    case ConvAlgorithm::Band:
+      e.include("onnxc/conv_band_simd.h");
+      e.linef("rt::conv_band(p, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0), epilogue_code(n), parallel);
       return;
     case ConvAlgorithm::DirectPacked:
       emit_one_group_kernel(n, e, "conv_direct_packed", grouped ? "" : ", " + parallel, true);

@@ -22,6 +22,8 @@ enum class ConvAlgorithm {
               // rt::conv_depthwise_in_place
   DirectPacked,  // float 1-d/2-d, one group or per group, constant weights packed for it, no im2col room
                  // (SIMD targets): rt::conv_direct_packed, no scratch
+  Band,       // float 2-d, constant weights packed as for DirectPacked, any group count, where
+              // conv_fits_band's cost model prefers it (SIMD targets): rt::conv_band, no scratch
   Direct,     // anything else: float 1-d/2-d by register-blocked direct loops (rt::conv_direct),
               // other types and 3-d by the reference loop nest (rt::conv)
 };
@@ -58,6 +60,27 @@ constexpr int64_t kDirectPackedMaxDepth = 512;
 constexpr int64_t kTallTileMinColumns = 64;
 constexpr int64_t kTallTileRows = 16;
 ConvAlgorithm conv_algorithm(const Node& conv);
+// Whether rt::conv_band (output rows in bands copied to the stack, conv_band_simd.h) computes the
+// Conv on SIMD targets: its cost model, from one layer alone against the kernels it replaces
+// (AVX-512, docs/performance.md 'Grouped convolutions (third round)'). conv_band_preferred:
+// narrow groups (input channels per group up to kBandMaxNarrowWidth), whatever the scratch
+// (64 channels in 32 groups on 56 x 56 stride 2: 41 -> 25 us against the per-group product with
+// its im2col block, 85 -> 40 against the packed direct kernel; width 8 lost in regnet_y_400mf,
+// whole model 7.00 -> 7.40 ms, so wider groups keep the product). conv_band_without_scratch: where
+// the matrix product has no room for its im2col block or phase planes and the packed direct
+// kernel would compute the Conv: grouped Convs of group width up to kBandMaxGroupWidth onto at
+// least kBandMinGroupedColumns output columns (32 channels in 2 groups 112 -> 56: 470 -> 349 us)
+// and first layers of up to kBandMaxInChannels channels (3 -> 32 3x3 stride 2 on 224 x 224:
+// 273 -> 214). Not with room: the product over im2col or phase planes is faster there
+// (regnet_x_400mf's stem 370-387 against 395-450 us in the model, its 32-channel grouped layer
+// 353-367 against 437-495), as is conv_shifted on width-16 groups of 7 x 7 to 28 x 28 planes.
+// Both: 2-d, with a band row that fits rt::band_detail's buffer.
+bool conv_band_preferred(const Node& conv);
+bool conv_band_without_scratch(const Node& conv);
+constexpr int64_t kBandMaxNarrowWidth = 2;
+constexpr int64_t kBandMinGroupedColumns = 56 * 56;
+constexpr int64_t kBandMaxGroupWidth = 64;
+constexpr int64_t kBandMaxInChannels = 4;
 // Whether rt::conv_shifted can compute the Conv (on targets with Target::shifted_input_product):
 // one the Gemm algorithm may take, stride 1, output rows as wide as the input's.
 bool conv_fits_shifted_input(const Node& conv);
@@ -174,6 +197,9 @@ constexpr const char* kColumnRowsAttr = "onnxc.column_rows";
 constexpr const char* kWinogradRowsAttr = "onnxc.winograd_rows";
 // int: output channels per output-stage task of rt::conv_winograd (winograd_group_rows).
 constexpr const char* kWinogradGroupRowsAttr = "onnxc.winograd_group_rows";
+// int 1: a Conv computed by rt::conv_band (no scratch; weights packed as for rt::conv_direct_packed).
+// Set by fit-scratch.
+constexpr const char* kBandAttr = "onnxc.conv_band";
 // int 1: a Gemm Conv computed by rt::conv_shifted (no scratch). Set by fit-scratch.
 constexpr const char* kShiftedInputAttr = "onnxc.shifted_input";
 // QLinearConv's weights in rt::qconv_vnni's layout, after its nine ONNX inputs (pack-weights).

@@ -96,6 +96,14 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
   const int64_t smallest_fast = std::min(shape.columns, shape.quantum_cols);  // one row of whole tiles
   if (n.op_type == "Conv") n.set_attr_int(kShiftedInputAttr, 0);
   if (n.op_type == "Conv") n.set_attr_int(kWinogradRowsAttr, 0);
+  if (n.op_type == "Conv") n.set_attr_int(kBandAttr, 0);
+  const bool band = o.simd && !o.memory_first && n.op_type == "Conv";
+  if (band && conv_band_preferred(n)) {
+    n.set_attr_int(kIm2colColsAttr, 0);
+    n.set_attr_int(kBandAttr, 1);
+    n.set_attr_string(kScratchNoteAttr, fmt::format("narrow groups: bands of output rows on the stack (no scratch), {} B free", room));
+    return;
+  }
   if (o.winograd && n.op_type == "Conv" && conv_fits_winograd(n) && fit_winograd(n, room, o)) return;
   if (o.shifted_input && n.op_type == "Conv" && conv_fits_shifted_input(n)) {
     // rt::conv_shifted reads the input in place: no scratch, and faster than im2col and than
@@ -141,6 +149,13 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
         !grouped && shape.columns <= kDirectPackedMaxColumns && conv_depth(n) < kDirectPackedMaxDepth;
     if (narrow_output || (!fastest(o) && choose_im2col_cols(shape, room) < smallest_fast)) {
       n.set_attr_int(kIm2colColsAttr, 0);
+      if (!narrow_output && band && conv_band_without_scratch(n)) {
+        n.set_attr_int(kBandAttr, 1);
+        n.set_attr_string(kScratchNoteAttr, fmt::format("bands of output rows on the stack: a row of im2col tiles ({} B) "
+                                                        "exceeds the {} B free",
+                                                        smallest_fast * shape.bytes_per_column, room));
+        return;
+      }
       n.set_attr_string(kScratchNoteAttr,
                         narrow_output ? fmt::format("packed direct kernel: {} output column{} (faster than the "
                                                     "matrix product up to {})",
