@@ -6,6 +6,10 @@
 #include <cstring>
 
 #include "onnxc/base.h"
+// Before transpose_avx2.h's <immintrin.h>: for SIMD targets simd.h includes the intrinsics headers
+// inside the scope that silences GCC 12's false maybe-uninitialized reports on AVX-512 intrinsics
+// (a later include of them would be a no-op, outside that scope).
+#include "onnxc/simd.h"
 
 #if defined(__AVX2__)
 #include "onnxc/transpose_avx2.h"
