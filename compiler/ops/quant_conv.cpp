@@ -264,6 +264,9 @@ const OpRegistrar qlinear_conv_op([] {
     if (vnni) e.line("#if defined(ONNXC_QCONV_VNNI)");
     if (vnni) {
       e.linef("static_cast<void>({});", e.in(in.w));
+      // The direct kernel of the other branch reads the weights' zero points (all zero here).
+      if (takes_vnni_kernel_only(n) && n.has_input(in.w_zero_point))
+        e.linef("static_cast<void>({});", e.in(in.w_zero_point));
       e.linef("rt::qconv_vnni(p, {}, {}, {}, {}, {});", e.in(in.x), x_zero_point, e.in(kVnniWeightsInput), row_sums,
               output);
     }
