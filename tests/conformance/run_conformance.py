@@ -260,9 +260,10 @@ def main():
                     help="validate the generated code for this instruction set (onnxc validate --target, e.g. avx512, "
                          "avx2, generic; default: onnxc's default). Expected failures may be listed for one target "
                          "only: see the expected-failures file")
-    ap.add_argument("--sample", type=int, default=1, metavar="K",
-                    help="keep every K-th of the selected tests (in name order): a fixed sample of the suite for a "
-                         "target whose builds are slow (cross compilers, emulators)")
+    ap.add_argument("--sample", default="1", metavar="K[:OFFSET]",
+                    help="keep every K-th of the selected tests (in name order), starting at OFFSET (default 0): a "
+                         "fixed sample of the suite for a target whose builds are slow (cross compilers, emulators); "
+                         "two targets sharing kernels can take complementary samples (2:0 and 2:1)")
     ap.add_argument("--expected", default=os.path.join(here, "expected_failures.txt"))
     ap.add_argument("--markdown", help="write the per-op table here (e.g. docs/conformance.md)")
     ap.add_argument("--verbose", action="store_true", help="print every test's result")
@@ -299,7 +300,10 @@ def main():
                 continue
             if os.path.exists(os.path.join(suite_dir, test, "model.onnx")):
                 tests.append((suite, test))
-    tests = tests[::max(1, args.sample)]
+    every, _, offset = args.sample.partition(":")
+    if not every.isdigit() or int(every) < 1 or (offset and not offset.isdigit()):
+        ap.error(f"--sample {args.sample}: expected K or K:OFFSET with K >= 1")
+    tests = tests[int(offset or 0)::int(every)]
     if not tests:
         print("error: no tests selected", file=sys.stderr)
         return 2
