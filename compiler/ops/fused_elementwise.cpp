@@ -120,15 +120,31 @@ class FusedLoopWriter {
     return offset.empty() ? ptr : fmt::format("{} + {}", ptr, offset);
   }
 
+  // Whether step `s` converts an int32 input of the node to float (the int32 accumulators of
+  // MatMulInteger / ConvInteger in a dynamically quantized model): its vector form converts a
+  // whole vector (round to nearest even, as the scalar conversion does).
+  bool int32_to_float(const FusedStep& s) const {
+    return s.op_type == "Cast" && s.dtype == DType::Float && s.args.size() == 1 && s.args[0] >= 0 &&
+           n_.inputs[static_cast<std::size_t>(s.args[0])]->dtype == DType::Int32;
+  }
+
   // Whether the steps go through their vector forms (see kVectorFormOps).
   bool vector_loop() const {
     bool libm = false;
+    std::set<int64_t> converted;  // int32 inputs read only through int32_to_float steps
     for (const FusedStep& st : steps_) {
+      if (int32_to_float(st)) {
+        converted.insert(st.args[0]);
+        continue;
+      }
       if (st.dtype != DType::Float || !kVectorFormOps.count(st.op_type)) return false;
       libm = libm || kLibmOps.count(st.op_type);
     }
-    for (const Value* v : n_.inputs)
-      if (v->dtype != DType::Float) return false;
+    for (const FusedStep& st : steps_)
+      for (int64_t a : st.args)
+        if (a >= 0 && converted.count(a) && !int32_to_float(st)) return false;
+    for (std::size_t j = 0; j < n_.inputs.size(); ++j)
+      if (n_.inputs[j]->dtype != DType::Float && !converted.count(static_cast<int64_t>(j))) return false;
     return libm;
   }
 
@@ -153,7 +169,13 @@ class FusedLoopWriter {
                                                 : fmt::format("rt::vfloat(x{}_)", j));
         }
       }
-      const std::string value = fmt::format("f{}_.vec({})", k, fmt::join(args, ", "));
+      std::string value = fmt::format("f{}_.vec({})", k, fmt::join(args, ", "));
+      if (int32_to_float(steps_[k])) {
+        const auto j = static_cast<std::size_t>(steps_[k].args[0]);
+        value = moves_in_inner_loop(j)
+                    ? fmt::format("xsimd::batch_cast<float>(xsimd::batch<std::int32_t>::load_unaligned(x{}_ + i_))", j)
+                    : fmt::format("rt::vfloat(f{}_(x{}_))", k, j);
+      }
       if (k + 1 < steps_.size())
         line(depth + 1, fmt::format("const rt::vfloat w{}_ = {};", k, value));
       else
