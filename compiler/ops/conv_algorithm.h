@@ -202,6 +202,12 @@ constexpr const char* kWinogradGroupRowsAttr = "onnxc.winograd_group_rows";
 constexpr const char* kBandAttr = "onnxc.conv_band";
 // int 1: a Gemm Conv computed by rt::conv_shifted (no scratch). Set by fit-scratch.
 constexpr const char* kShiftedInputAttr = "onnxc.shifted_input";
+// MatMulInteger / QLinearMatMul(Bias) with a constant b: b in rt::qgemm_pack's layout and its
+// column terms, when rt::qgemm_packed can compute the product (pack-weights, VNNI targets). They
+// become inputs kQGemmPackedInput and + 1 (MatMulInteger) or kQLinearQGemmPackedInput and + 1.
+std::optional<std::pair<Tensor, Tensor>> integer_product_packed_b(const Node& n);
+constexpr std::size_t kQGemmPackedInput = 4;
+constexpr std::size_t kQLinearQGemmPackedInput = 9;
 // QLinearConv's weights in rt::qconv_vnni's layout, after its nine ONNX inputs (pack-weights).
 constexpr std::size_t kVnniWeightsInput = 9;
 // int 1: such a QLinearConv takes rt::qconv_vnni wherever it is built (pack-dot-product-weights, on

@@ -5,6 +5,8 @@
 // a's and y's per tensor, b's per tensor or per column.
 #include <limits>
 
+#include "onnxc/qgemm.h"
+#include "ops/conv_algorithm.h"
 #include "ops/elementwise.h"
 #include "ops/emitter.h"
 #include "ops/matmul_shape.h"
@@ -20,6 +22,35 @@ std::string emit_product_shape(Emitter& e, const ProductShape& s) {
   e.index_array("a_offsets", s.a_offsets);
   e.index_array("b_offsets", s.b_offsets);
   return fmt::format("{}, a_offsets, b_offsets, {}, {}, {}", s.batches, s.m, s.n, s.k);
+}
+
+// Where b's packed copy and its column terms sit (pack-weights, kQGemmPackedInput), or 0 (none).
+std::size_t packed_b_input(const Node& n) {
+  const std::size_t at = n.op_type == "MatMulInteger" ? kQGemmPackedInput : kQLinearQGemmPackedInput;
+  return n.has_input(at) && n.has_input(at + 1) ? at : 0;
+}
+
+// The call of rt::qgemm_packed where pack-weights gave the node b's packed copy (built with
+// VNNI), and of rt::matmul_integer on the original b otherwise; each branch names the other's
+// operands in discarded expressions (clang's -Wunused-const-variable counts the preprocessed code).
+void emit_product(const Node& n, Emitter& e, std::size_t a, std::size_t b, const std::string& output) {
+  const ProductShape s = product_shape(n, a, b);
+  const std::size_t packed = packed_b_input(n);
+  if (packed) {
+    e.include("onnxc/qgemm.h");
+    e.line("#if defined(ONNXC_QGEMM_VNNI)");
+    e.linef("static_cast<void>({});", e.in(b));
+    if (n.has_input(b + 2)) e.linef("static_cast<void>({});", e.in(b + 2));
+    e.linef("rt::qgemm_packed({}, {}, {}, {}, {}, {}, {});", s.batches * s.m, s.n, s.k,
+            quant_operand_code(n, e, a, a + 2), e.in(packed), e.in(packed + 1), output);
+    e.line("#else");
+    e.linef("static_cast<void>({});", e.in(packed));
+    e.linef("static_cast<void>({});", e.in(packed + 1));
+  }
+  const std::string shape = emit_product_shape(e, s);
+  e.linef("rt::matmul_integer({}, {}, {}, {});", shape, quant_operand_code(n, e, a, a + 2),
+          quant_operand_code(n, e, b, b + 2), output);
+  if (packed) e.line("#endif");
 }
 
 std::vector<rt::index_t> index_vector(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
@@ -45,9 +76,7 @@ void infer_matmul_integer(Node& n) {
 void emit_matmul_integer(const Node& n, Emitter& e) {
   if (n.outputs[0]->numel() == 0) return;
   e.include("onnxc/quant.h");
-  const std::string shape = emit_product_shape(e, product_shape(n, 0, 1));
-  e.linef("rt::matmul_integer({}, {}, {}, rt::StoreInt32{{{}}});", shape, quant_operand_code(n, e, 0, 2),
-          quant_operand_code(n, e, 1, 3), e.out(0));
+  emit_product(n, e, 0, 1, fmt::format("rt::StoreInt32{{{}}}", e.out(0)));
 }
 
 void fold_matmul_integer(const Node& n, std::vector<Tensor>& outs) {
@@ -105,10 +134,8 @@ void emit_qlinear_matmul(const Node& n, Emitter& e) {
   if (n.outputs[0]->numel() == 0) return;
   e.include("onnxc/quant.h");
   const ProductShape s = product_shape(n, 0, 3);
-  const std::string shape = emit_product_shape(e, s);
   const std::string output = emit_requantize_output(n, e, kRequantInputs, s.n, 7, bias_input(n), e.scratch());
-  e.linef("rt::matmul_integer({}, {}, {}, {});", shape, quant_operand_code(n, e, 0, 2), quant_operand_code(n, e, 3, 5),
-          output);
+  emit_product(n, e, 0, 3, output);
 }
 
 void fold_qlinear_matmul(const Node& n, std::vector<Tensor>& outs) {
@@ -150,4 +177,29 @@ const OpRegistrar qlinear_matmul_op(qlinear_matmul_def("", "QLinearMatMul", {10,
 const OpRegistrar qlinear_matmul_bias_op(qlinear_matmul_def("onnxc", "QLinearMatMulBias", {1}));
 
 }  // namespace
+
+std::optional<std::pair<Tensor, Tensor>> integer_product_packed_b(const Node& n) {
+  if (!n.domain.empty() && !(n.domain == "onnxc" && n.op_type == "QLinearMatMulBias")) return std::nullopt;
+  if (n.op_type != "MatMulInteger" && n.op_type != "QLinearMatMul" && n.op_type != "QLinearMatMulBias")
+    return std::nullopt;
+  const std::size_t a = 0, b = n.op_type == "MatMulInteger" ? 1 : 3;
+  const Value& bv = *n.inputs[b];
+  if (!bv.constant || bv.shape.size() != 2 || n.outputs[0]->numel() == 0) return std::nullopt;
+  if (n.has_input(b + 2) && !n.inputs[b + 2]->constant) return std::nullopt;
+  const ProductShape s = product_shape(n, a, b);
+  // One matrix of batches * m rows: b the same for every batch, a's batches one after another,
+  // a's zero point per tensor when there are several batches.
+  for (int64_t i = 0; i < s.batches; ++i)
+    if (s.b_offsets[static_cast<std::size_t>(i)] != 0 || s.a_offsets[static_cast<std::size_t>(i)] != i * s.m * s.k)
+      return std::nullopt;
+  if (s.batches > 1 && n.has_input(a + 2) && n.inputs[a + 2]->numel() != 1) return std::nullopt;
+  Tensor packed(DType::Int8, {static_cast<int64_t>(rt::qgemm_packed_bytes(s.k, s.n))});
+  Tensor terms(DType::Int32, {static_cast<int64_t>(rt::qgemm_column_terms(s.n))});
+  dispatch_in(n, bv.dtype, EightBitTypes{}, [&](auto tag) {
+    using B = typename decltype(tag)::type;
+    rt::qgemm_pack<B>(s.k, s.n, fold_quant_operand<B>(n, b, b + 2), packed.data<int8_t>(), terms.data<int32_t>());
+  });
+  return std::make_pair(std::move(packed), std::move(terms));
+}
+
 }  // namespace onnxc

@@ -64,6 +64,20 @@ bool add_vnni_weights(Graph& g, Node& conv) {
   return true;
 }
 
+// MatMulInteger / QLinearMatMul through rt::qgemm_packed: b packed and its column terms as two
+// more inputs; the original stays for rt::matmul_integer where the code is built without VNNI.
+bool add_qgemm_packed_b(Graph& g, Node& n) {
+  const std::size_t at = n.op_type == "MatMulInteger" ? kQGemmPackedInput : kQLinearQGemmPackedInput;
+  if (n.has_input(at)) return false;
+  std::optional<std::pair<Tensor, Tensor>> packed = integer_product_packed_b(n);
+  if (!packed) return false;
+  const std::string name = n.inputs[n.op_type == "MatMulInteger" ? 1 : 3]->name;
+  n.inputs.resize(at, nullptr);  // absent zero points and bias stay absent
+  n.inputs.push_back(add_constant(g, name + "_qgemm", std::move(packed->first)));
+  n.inputs.push_back(add_constant(g, name + "_qgemm_terms", std::move(packed->second)));
+  return true;
+}
+
 // Float Gemm with a constant transposed B: store B^T instead and clear transB, so the kernel
 // reads B row by row (rt::gemm's fast path); rt::gemm_dots reads B^T in place.
 bool untranspose_gemm_weight(Graph& g, Node& gemm) {
@@ -186,6 +200,7 @@ int pack_dot_product_weights(Graph& g, bool vnni, bool byte_permute) {
 int pack_weights(Graph& g, bool vnni_layout, bool direct_layout) {
   const int products = matmuls_as_gemms(g);
   return products + rewrite_nodes(g, [vnni_layout, direct_layout](Graph& graph, Node& n) {
+    if (vnni_layout && n.domain == "onnxc" && n.op_type == "QLinearMatMulBias") return add_qgemm_packed_b(graph, n);
     if (!n.domain.empty() || n.has_attr(kPackedWeightsAttr)) return false;
     if (n.op_type == "Conv" && n.attr_int(kWinogradRowsAttr, 0) > 0) {
       pack_conv_winograd(graph, n);
@@ -205,6 +220,8 @@ int pack_weights(Graph& g, bool vnni_layout, bool direct_layout) {
     }
     if (n.op_type == "Gemm") return pack_gemm_weight(graph, n) || untranspose_gemm_weight(graph, n);
     if (direct_layout && pack_lstm_weights(graph, n)) return true;
+    if (vnni_layout && (n.op_type == "MatMulInteger" || n.op_type == "QLinearMatMul"))
+      return add_qgemm_packed_b(graph, n);
     return vnni_layout && n.op_type == "QLinearConv" && add_vnni_weights(graph, n);
   });
 }
