@@ -134,20 +134,6 @@ void fold_conv_integer(const Node& n, std::vector<Tensor>& outs) {
   });
 }
 
-const OpRegistrar conv_integer_op([] {
-  OpDef d;
-  d.op_type = "ConvInteger";
-  d.versions = {10};
-  d.infer = infer_conv_integer;
-  d.emit = [](const Node& n, Emitter& e) {
-    e.include("onnxc/quant.h");
-    emit_conv_call(n, e, kConvIntegerInputs, fmt::format("rt::StoreInt32{{{}}}", e.out(0)));
-  };
-  d.fold = fold_conv_integer;
-  d.scratch_bytes = [](const Node& n) { return direct_scratch_bytes(n, kConvIntegerInputs); };
-  d.macs = [](const Node& n) { return conv_macs(n, kConvIntegerInputs); };
-  return d;
-}());
 
 // ---- QLinearConv ----
 
@@ -156,8 +142,7 @@ constexpr std::size_t kBias = 8;
 
 // Whether QLinearConv can run as a matrix product (rt::qconv_gemm): one group, uint8 x, constant
 // int8 weights with zero point 0 (symmetric, as quantizers write them).
-bool qconv_gemm_applies(const Node& n) {
-  const ConvInputs in = kQLinearConvInputs;
+bool qconv_gemm_applies(const Node& n, ConvInputs in = kQLinearConvInputs) {
   const Value& x = *n.inputs[in.x];
   const Value& w = *n.inputs[in.w];
   if (n.attr_int("group", 1) != 1 || x.dtype != DType::Uint8 || w.dtype != DType::Int8 || !w.constant) return false;
@@ -168,6 +153,47 @@ bool qconv_gemm_applies(const Node& n) {
     if (zw.constant->int_at(i) != 0) return false;
   return true;
 }
+
+// ConvInteger as QLinearConv's matrix product (rt::qconv_gemm, the VNNI tile on x86) where that
+// kernel applies (uint8 x, constant int8 w of zero point 0: dynamically quantized models), in
+// blocks of the widest columns that kernel runs fastest with; the plane kernel otherwise.
+int64_t conv_integer_gemm_cols(const Node& n) {
+  if (!qconv_gemm_applies(n, kConvIntegerInputs)) return 0;
+  const rt::ConvParams p = integer_conv_params(n, kConvIntegerInputs);
+  const int64_t quantum = rt::kQConvColumnQuantum, columns = p.out_d * p.out_h * p.out_w;
+  return std::min<int64_t>(256, (columns + quantum - 1) / quantum * quantum);
+}
+
+const OpRegistrar conv_integer_op([] {
+  OpDef d;
+  d.op_type = "ConvInteger";
+  d.versions = {10};
+  d.infer = infer_conv_integer;
+  d.emit = [](const Node& n, Emitter& e) {
+    e.include("onnxc/quant.h");
+    const ConvInputs in = kConvIntegerInputs;
+    const std::string output = fmt::format("rt::StoreInt32{{{}}}", e.out(0));
+    const int64_t cols = conv_integer_gemm_cols(n);
+    if (cols <= 0) return emit_conv_call(n, e, in, output);
+    const rt::ConvParams p = integer_conv_params(n, in);
+    std::vector<rt::index_t> sums(static_cast<std::size_t>(p.out_channels));
+    rt::qconv_weight_row_sums(p, n.inputs[in.w]->constant->data<int8_t>(), sums.data());
+    const std::string row_sums = e.index_array("row_sums", std::vector<int64_t>(sums.begin(), sums.end()));
+    e.line(conv_params_code(p));
+    if (n.has_input(in.w_zero_point)) e.linef("static_cast<void>({});  // (all zero)", e.in(in.w_zero_point));
+    const std::string x_zero_point = n.has_input(in.x_zero_point) ? e.in(in.x_zero_point) + "[0]" : "0";
+    e.linef("rt::qconv_gemm(p, {}, {}, {}, {}, {}, {}, {});", e.in(in.x), x_zero_point, e.in(in.w), row_sums, output,
+            cols, e.scratch());
+  };
+  d.fold = fold_conv_integer;
+  d.scratch_bytes = [](const Node& n) {
+    const int64_t cols = conv_integer_gemm_cols(n);
+    if (cols <= 0) return direct_scratch_bytes(n, kConvIntegerInputs);
+    return static_cast<std::size_t>(rt::qconv_gemm_scratch_bytes(integer_conv_params(n, kConvIntegerInputs), cols));
+  };
+  d.macs = [](const Node& n) { return conv_macs(n, kConvIntegerInputs); };
+  return d;
+}());
 
 // Whether the node takes rt::qconv_pointwise (pack-dual-mac-weights gave it that kernel's weights).
 bool takes_dual_mac_kernel(const Node& n) { return n.has_input(kDualMacWeightsInput); }
