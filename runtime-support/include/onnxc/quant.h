@@ -156,15 +156,40 @@ inline void dequantize_linear(const QuantLayout& q, const Q* x, const S* scale, 
   });
 }
 
-// DynamicQuantizeLinear: uint8 quantization over the range [min(0, min x), max(0, max x)]:
-// scale = range / 255 (1 / 255 for an all-zero x), zero point = round(clamp(-min / scale)).
-inline void dynamic_quantize_linear(index_t n, const float* x, std::uint8_t* y, float* y_scale,
-                                    std::uint8_t* y_zero_point) {
+}  // namespace rt
+}  // namespace onnxc
+
+#if defined(ONNXC_SIMD)
+#include "onnxc/simd.h"
+#include "onnxc/quant_range_simd.h"
+#else
+namespace onnxc {
+namespace rt {
+namespace detail {
+// min(0, min x) and max(0, max x), NaN skipped (quant_range_simd.h: the same in vectors).
+inline void dynamic_range(index_t n, const float* x, float* lo_out, float* hi_out) {
   float lo = 0.0f, hi = 0.0f;
   for (index_t i = 0; i < n; ++i) {
     lo = x[i] < lo ? x[i] : lo;
     hi = x[i] > hi ? x[i] : hi;
   }
+  *lo_out = lo;
+  *hi_out = hi;
+}
+}  // namespace detail
+}  // namespace rt
+}  // namespace onnxc
+#endif
+
+namespace onnxc {
+namespace rt {
+
+// DynamicQuantizeLinear: uint8 quantization over the range [min(0, min x), max(0, max x)]:
+// scale = range / 255 (1 / 255 for an all-zero x), zero point = round(clamp(-min / scale)).
+inline void dynamic_quantize_linear(index_t n, const float* x, std::uint8_t* y, float* y_scale,
+                                    std::uint8_t* y_zero_point) {
+  float lo = 0.0f, hi = 0.0f;
+  detail::dynamic_range(n, x, &lo, &hi);
   const float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
   float zp = 0.0f - lo / scale;
   zp = zp < 0.0f ? 0.0f : (zp > 255.0f ? 255.0f : zp);
