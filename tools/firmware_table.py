@@ -4,7 +4,7 @@
 For each model and Cortex-M core, runs `onnxc validate DIR --target CORE --report` (a bare-metal
 image in QEMU, docs/embedded.md) and prints one markdown row from what the report says: flash for
 code and weights, the arena, the stack run() used and the instructions run() executed. The float
-models come from the shared corpus (../shared/models), the int8 ones from tests/models/quant.
+models come from the shared corpus ($ONNXC_SHARED_MODELS, else ../shared/models), the int8 ones from tests/models/quant.
 
   tools/firmware_table.py --onnxc build/onnxc [--cores cortex-m4,cortex-m7,cortex-m55] [--macs]
 
@@ -21,7 +21,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-SHARED = os.path.join(os.path.dirname(REPO), "shared", "models")
+SHARED = os.environ.get("ONNXC_SHARED_MODELS", os.path.join(os.path.dirname(REPO), "shared", "models"))
 QUANT = os.path.join(REPO, "tests", "models", "quant")
 
 # (label in the table, model directory): the MLPerf Tiny architectures and the MNIST example.
