@@ -76,10 +76,16 @@ std::string install_hint(const Board& board) {
                      t.cross_packages, board.compiler_env, t.cross_compiler);
 }
 
+// The compiler $compiler_env names, or empty.
+std::string compiler_from_environment(const Board& board) {
+  const char* env = std::getenv(board.compiler_env.c_str());
+  return env ? env : "";
+}
+
 // The target's compiler, or the one $compiler_env names; nm and size are its siblings.
 std::string firmware_compiler(const Board& board) {
-  const char* env = std::getenv(board.compiler_env.c_str());
-  return env && *env ? env : board_target(board).cross_compiler;
+  const std::string named = compiler_from_environment(board);
+  return named.empty() ? board_target(board).cross_compiler : named;
 }
 
 std::string toolchain_tool(const Board& board, const std::string& tool) {
@@ -134,7 +140,7 @@ std::vector<std::string> compile_command(const Board& board, const std::string& 
   std::vector<std::string> argv = {firmware_compiler(board)};
   argv.insert(argv.end(), board.cpu_flags.begin(), board.cpu_flags.end());
   argv.insert(argv.end(), board.toolchain_flags.begin(), board.toolchain_flags.end());
-  if (board.borrow_cxx_headers && !std::getenv(board.compiler_env.c_str())) {
+  if (board.borrow_cxx_headers && compiler_from_environment(board).empty()) {
     const std::vector<std::string> headers = borrowed_cxx_headers();
     argv.insert(argv.end(), headers.begin(), headers.end());
   }
@@ -324,7 +330,7 @@ HostBuild build_firmware(const Compilation& c, const CompileOptions& co_in, cons
   b.program = (fs::path(dir) / "model.elf").string();
   std::vector<std::string> argv = compile_command(board, dir, sanitize_identifier(co.name), all_flags, b.program);
   if (!weights_define.empty()) argv.insert(argv.begin() + 1, weights_define);
-  if (board.borrow_cxx_headers && !std::getenv(board.compiler_env.c_str()) && borrowed_cxx_headers().empty()) {
+  if (board.borrow_cxx_headers && compiler_from_environment(board).empty() && borrowed_cxx_headers().empty()) {
     b.log = fmt::format("{} has no C++ standard headers, and the Arm toolchain's (/usr/include/newlib/c++) are not "
                         "installed\n  fix: {}", firmware_compiler(board), install_hint(board));
     return b;
