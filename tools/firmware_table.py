@@ -4,9 +4,12 @@
 For each model and Cortex-M core, runs `onnxc validate DIR --target CORE --report` (a bare-metal
 image in QEMU, docs/embedded.md) and prints one markdown row from what the report says: flash for
 code and weights, the arena, the stack run() used and the instructions run() executed. The float
-models come from the shared corpus (../shared/models), the int8 ones from tests/models/quant.
+models come from the shared corpus ($ONNXC_SHARED_MODELS, else ../shared/models), the int8 ones from tests/models/quant.
 
-  tools/firmware_table.py --onnxc build/onnxc [--cores cortex-m4,cortex-m7,cortex-m55]
+  tools/firmware_table.py --onnxc build/onnxc [--cores cortex-m4,cortex-m7,cortex-m55] [--macs]
+
+--macs adds the RAM in all and the multiply-adds per instruction of run() (the model's MACs from
+`onnxc MODEL --report`), the columns of the RISC-V table.
 
 A model or tool that is absent is an error, never a silently shorter table.
 """
@@ -18,7 +21,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-SHARED = os.path.join(os.path.dirname(REPO), "shared", "models")
+SHARED = os.environ.get("ONNXC_SHARED_MODELS", os.path.join(os.path.dirname(REPO), "shared", "models"))
 QUANT = os.path.join(REPO, "tests", "models", "quant")
 
 # (label in the table, model directory): the MLPerf Tiny architectures and the MNIST example.
@@ -35,12 +38,23 @@ INT8_MODELS = [
 ]
 
 FLASH = re.compile(r"flash: \d+ bytes = code (\d+) .* \+ weights (\d+)")
-RAM = re.compile(r"RAM: \d+ bytes = arena (\d+) \+ stack (\d+)")
+RAM = re.compile(r"RAM: (\d+) bytes = arena (\d+) \+ stack (\d+)")
+MACS = re.compile(r"work: +(\d+) MACs")
 INSTRUCTIONS = re.compile(r"run\(\): (\d+) instructions")
 
 
+def model_macs(onnxc, model_dir):
+    """The multiply-adds of one run of the model, from onnxc's --report."""
+    run = subprocess.run([onnxc, os.path.join(model_dir, "model.onnx"), "--report", "-o", os.devnull],
+                         capture_output=True, text=True)
+    found = MACS.search(run.stdout + run.stderr)
+    if run.returncode != 0 or not found:
+        sys.exit(f"error: onnxc --report on {model_dir} gave no MAC count:\n{(run.stdout + run.stderr)[-2000:]}")
+    return int(found.group(1))
+
+
 def measure(onnxc, model_dir, core):
-    """(code, weights, arena, stack, instructions) of one model on one core."""
+    """(code, weights, RAM, arena, stack, instructions) of one model on one core."""
     if not os.path.isfile(os.path.join(model_dir, "model.onnx")):
         sys.exit(f"error: {model_dir}/model.onnx not found (the shared corpus must be beside the checkout)")
     run = subprocess.run([onnxc, "validate", model_dir, "--target", core, "--report"],
@@ -54,15 +68,25 @@ def measure(onnxc, model_dir, core):
     return tuple(int(v) for v in flash.groups() + ram.groups() + instructions.groups())
 
 
-def table(onnxc, models, cores, first_column):
-    print(f"| {first_column} | core | flash: code | flash: weights | RAM: arena | RAM: stack of `run()` "
-          "| `run()` instructions |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+def table(onnxc, models, cores, first_column, macs):
+    if macs:
+        print(f"| {first_column} | core | flash: code | flash: weights | RAM | RAM: arena | RAM: stack of `run()` "
+              "| `run()` instructions | MAC per instruction |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    else:
+        print(f"| {first_column} | core | flash: code | flash: weights | RAM: arena | RAM: stack of `run()` "
+              "| `run()` instructions |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for label, model_dir in models:
+        model_mac_count = model_macs(onnxc, model_dir) if macs else 0
         for i, core in enumerate(cores):
-            figures = measure(onnxc, model_dir, core)
-            print(f"| {label if i == 0 else ''} | {core} | " + " | ".join(f"{v:,}" for v in figures) + " |",
-                  flush=True)
+            code, weights, ram, arena, stack, instructions = measure(onnxc, model_dir, core)
+            figures = [code, weights, ram, arena, stack, instructions] if macs else \
+                [code, weights, arena, stack, instructions]
+            row = " | ".join(f"{v:,}" for v in figures)
+            if macs:
+                row += f" | {model_mac_count / instructions:.3f}"
+            print(f"| {label if i == 0 else ''} | {core} | {row} |", flush=True)
     print()
 
 
@@ -70,10 +94,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--onnxc", required=True, help="path to the onnxc binary")
     parser.add_argument("--cores", default="cortex-m4,cortex-m7,cortex-m55", help="comma-separated targets")
+    parser.add_argument("--macs", action="store_true", help="add the RAM in all and MAC per instruction")
     args = parser.parse_args()
     cores = args.cores.split(",")
-    table(args.onnxc, FLOAT_MODELS, cores, "model (params, MACs)")
-    table(args.onnxc, INT8_MODELS, cores, "model (params)")
+    table(args.onnxc, FLOAT_MODELS, cores, "model (params, MACs)", args.macs)
+    table(args.onnxc, INT8_MODELS, cores, "model (params)", args.macs)
 
 
 if __name__ == "__main__":

@@ -33,4 +33,5 @@ as_root apt-get install -y -q --no-install-recommends \
   libprotobuf-dev protobuf-compiler libfmt-dev libcli11-dev catch2 libxsimd-dev \
   python3 python3-onnx python3-numpy libonnx-testdata \
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm \
+  gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc \
   g++-aarch64-linux-gnu g++-riscv64-linux-gnu qemu-user

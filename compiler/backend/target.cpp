@@ -91,6 +91,19 @@ Target foreign(Target t, std::string arch, std::string compiler, std::string emu
   return t;
 }
 
+// A microcontroller target: firmware built by `compiler` (bare metal) and run on an emulated board
+// under `emulator` (QEMU's system mode; the board is driver/firmware.cpp's).
+Target bare_metal(Target t, std::string compiler, std::string emulator, std::string packages) {
+  return foreign(std::move(t), "", std::move(compiler), std::move(emulator), std::move(packages));
+}
+
+constexpr const char* kArmFirmwarePackages =
+    "gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm";
+// Debian's riscv64-unknown-elf-gcc has no C++ standard headers: the firmware build takes the
+// target-neutral ones of the Arm toolchain's libstdc++ (driver/firmware.cpp, Board::borrow_cxx_headers).
+constexpr const char* kRiscvFirmwarePackages =
+    "gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libstdc++-arm-none-eabi-newlib qemu-system-misc";
+
 }  // namespace
 
 std::string host_arch() {
@@ -132,9 +145,18 @@ const std::vector<Target>& targets() {
                      "with riscv64-linux-gnu-g++ and run under qemu-riscv64 on other machines",
                      {"-march=rv64gc"}, "defined(__riscv) && __riscv_xlen == 64", kElfIncbinOnHost),
               "riscv64", "riscv64-linux-gnu-g++", "qemu-riscv64", "g++-riscv64-linux-gnu qemu-user"),
-      target("cortex-m4", "Arm Cortex-M4 with the DSP extension: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
-      target("cortex-m7", "Arm Cortex-M7: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
-      target("cortex-m55", "Arm Cortex-M55: portable C++ kernels, Helium (MVE) for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
+      bare_metal(target("cortex-m4", "Arm Cortex-M4 with the DSP extension: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
+                 "arm-none-eabi-g++", "qemu-system-arm", kArmFirmwarePackages),
+      bare_metal(target("cortex-m7", "Arm Cortex-M7: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
+                 "arm-none-eabi-g++", "qemu-system-arm", kArmFirmwarePackages),
+      bare_metal(target("cortex-m55", "Arm Cortex-M55: portable C++ kernels, Helium (MVE) for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
+                 "arm-none-eabi-g++", "qemu-system-arm", kArmFirmwarePackages),
+      bare_metal(target("riscv32", "32-bit RISC-V microcontroller without FPU (rv32imac: ESP32-C3, GD32VF103): portable C++ "
+                        "kernels, float in software, smallest arena", {}, "", kMemoryFirst | kElfIncbin),
+                 "riscv64-unknown-elf-gcc", "qemu-system-riscv32", kRiscvFirmwarePackages),
+      bare_metal(target("riscv32f", "32-bit RISC-V microcontroller with a single-precision FPU (rv32imafc): portable C++ "
+                        "kernels, smallest arena", {}, "", kMemoryFirst | kElfIncbin),
+                 "riscv64-unknown-elf-gcc", "qemu-system-riscv32", kRiscvFirmwarePackages),
   };
   return all;
 }

@@ -63,6 +63,9 @@ struct Target {
   // empty: any host. Where onnxc runs on another architecture, validate and bench build the program
   // with `cross_compiler` (linked statically, so the emulator needs no target root file system) and
   // run it under `emulator` (QEMU's user mode); on a machine of that architecture, as on the host.
+  // A microcontroller target (arch empty, a board in driver/firmware.cpp: Cortex-M, RISC-V 32)
+  // names its bare-metal compiler and QEMU's system emulator here: validate builds firmware with
+  // them and runs it on the board.
   std::string arch;
   std::string cross_compiler;
   std::string emulator;

@@ -8,9 +8,11 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "backend/target.h"
 #include "driver/commands.h"
 #include "support/diagnostics.h"
 #include "support/names.h"
@@ -20,33 +22,76 @@ namespace fs = std::filesystem;
 namespace onnxc {
 namespace {
 
+// A Cortex-M core on an Arm MPS2/MPS3 board: SysTick counts its processor clock.
+Board cortex_m(std::string target, std::string machine, std::vector<std::string> cpu_flags, double clock_hz) {
+  Board b;
+  b.target = std::move(target);
+  b.machine = std::move(machine);
+  b.cpu_flags = std::move(cpu_flags);
+  b.linker_script = b.machine + ".ld";
+  b.startup = "startup.cpp";
+  b.counter = "SysTick";
+  b.clock_hz = clock_hz;
+  b.compiler_env = "ONNXC_ARM_CXX";
+  return b;
+}
+
+// A 32-bit RISC-V core on QEMU's virt board, in machine mode from the start of RAM (-bios none), with
+// picolibc. Built by the gcc driver, which links no libstdc++ (there is none for this compiler).
+Board riscv32(std::string target, std::vector<std::string> cpu_flags) {
+  Board b;
+  b.target = std::move(target);
+  b.machine = "virt";
+  b.cpu_flags = std::move(cpu_flags);
+  b.linker_script = "riscv32-virt.ld";
+  b.startup = "startup_riscv.cpp";
+  b.counter = "instret";
+  b.clock_hz = 1e9;
+  b.compiler_env = "ONNXC_RISCV_CC";
+  b.toolchain_flags = {"--specs=picolibc.specs"};
+  b.libraries = {"-lm"};
+  b.emulator_flags = {"-bios", "none"};
+  b.borrow_cxx_headers = true;
+  return b;
+}
+
 const std::vector<Board>& boards() {
   static const std::vector<Board> all = {
-      {"cortex-m4", "mps2-an386", {"-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"},
-       "mps2-an386.ld", 25e6},
-      {"cortex-m7", "mps2-an500", {"-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"},
-       "mps2-an500.ld", 25e6},
+      cortex_m("cortex-m4", "mps2-an386", {"-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"}, 25e6),
+      cortex_m("cortex-m7", "mps2-an500", {"-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"}, 25e6),
       // -mcpu=cortex-m55 implies its FPU and the M-profile vector extension (MVE).
-      {"cortex-m55", "mps3-an547", {"-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"}, "mps3-an547.ld", 32e6},
+      cortex_m("cortex-m55", "mps3-an547", {"-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"}, 32e6),
+      riscv32("riscv32", {"-march=rv32imac", "-mabi=ilp32"}),
+      riscv32("riscv32f", {"-march=rv32imafc", "-mabi=ilp32f"}),
   };
   return all;
 }
 
-constexpr const char* kInstallHint =
-    "install the Arm bare-metal toolchain and QEMU (Debian: apt-get install gcc-arm-none-eabi "
-    "libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm), or name the compiler with "
-    "ONNXC_ARM_CXX=/path/arm-none-eabi-g++";
+const Target& board_target(const Board& board) { return *find_target(board.target); }
 
-// arm-none-eabi-g++, or $ONNXC_ARM_CXX; nm and size are its siblings.
-std::string arm_cxx() {
-  const char* env = std::getenv("ONNXC_ARM_CXX");
-  return env && *env ? env : "arm-none-eabi-g++";
+std::string install_hint(const Board& board) {
+  const Target& t = board_target(board);
+  return fmt::format("install the bare-metal toolchain and QEMU (Debian: apt-get install {}; tools/install-deps.sh "
+                     "does), or name the compiler with {}=/path/{}",
+                     t.cross_packages, board.compiler_env, t.cross_compiler);
 }
 
-std::string arm_tool(const std::string& tool) {
-  std::string cxx = arm_cxx();
-  std::size_t at = cxx.rfind("g++");
-  return at == std::string::npos ? "arm-none-eabi-" + tool : cxx.substr(0, at) + tool;
+// The compiler $compiler_env names, or empty.
+std::string compiler_from_environment(const Board& board) {
+  const char* env = std::getenv(board.compiler_env.c_str());
+  return env ? env : "";
+}
+
+// The target's compiler, or the one $compiler_env names; nm and size are its siblings.
+std::string firmware_compiler(const Board& board) {
+  const std::string named = compiler_from_environment(board);
+  return named.empty() ? board_target(board).cross_compiler : named;
+}
+
+std::string toolchain_tool(const Board& board, const std::string& tool) {
+  std::string cc = firmware_compiler(board);
+  std::size_t dash = cc.rfind('-');
+  return dash == std::string::npos ? tool : cc.substr(0, dash + 1) + tool;
 }
 
 // runtime-support/firmware/ in a checkout, <prefix>/share/onnxc/firmware when installed.
@@ -66,28 +111,48 @@ const Board& board_for(const std::string& target) {
 }
 
 // Runs a toolchain program; a missing one is reported with how to install it.
-ProcessResult run_tool(const std::vector<std::string>& argv, std::string* log) {
+ProcessResult run_tool(const Board& board, const std::vector<std::string>& argv, std::string* log) {
   ProcessResult r = run_process(argv, 1800);
   if (r.exit_code == 127)
-    *log = fmt::format("cannot run {}\n  fix: {}", argv[0], kInstallHint);
+    *log = fmt::format("cannot run {}\n  fix: {}", argv[0], install_hint(board));
   else if (r.exit_code != 0)
     *log = fmt::format("$ {}\n{}", fmt::join(argv, " "), r.output);
   return r;
 }
 
+// -isystem flags for the Arm bare-metal toolchain's C++ standard headers (Board::borrow_cxx_headers):
+// its version directory under /usr/include/newlib/c++ and the default multilib's configuration.
+// Empty if that toolchain is not installed.
+std::vector<std::string> borrowed_cxx_headers() {
+  const fs::path root = "/usr/include/newlib/c++";
+  std::error_code ec;
+  std::vector<fs::path> versions;
+  for (const fs::directory_entry& e : fs::directory_iterator(root, ec))
+    if (fs::exists(e.path() / "arm-none-eabi" / "bits" / "c++config.h")) versions.push_back(e.path());
+  if (versions.empty()) return {};
+  const fs::path newest = *std::max_element(versions.begin(), versions.end());
+  return {"-isystem", newest.string(), "-isystem", (newest / "arm-none-eabi").string()};
+}
+
 std::vector<std::string> compile_command(const Board& board, const std::string& dir, const std::string& ns,
                                          const std::vector<std::string>& flags, const std::string& image) {
   std::string fw = firmware_dir();
-  std::vector<std::string> argv = {arm_cxx()};
+  std::vector<std::string> argv = {firmware_compiler(board)};
   argv.insert(argv.end(), board.cpu_flags.begin(), board.cpu_flags.end());
+  argv.insert(argv.end(), board.toolchain_flags.begin(), board.toolchain_flags.end());
+  if (board.borrow_cxx_headers && compiler_from_environment(board).empty()) {
+    const std::vector<std::string> headers = borrowed_cxx_headers();
+    argv.insert(argv.end(), headers.begin(), headers.end());
+  }
   argv.insert(argv.end(), {"-std=c++17", "-fno-exceptions", "-fno-rtti", "-ffunction-sections", "-fdata-sections",
                            "-Wall", "-Wextra", "-Werror"});
   if (flags.empty()) argv.push_back("-O2");
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-I", runtime_include_dir(), "-I", fw, "-I", dir, "-DONNXC_MODEL_HEADER=\"model.h\"",
                            "-DONNXC_MODEL_NAMESPACE=" + ns, (fs::path(dir) / "model.cpp").string(),
-                           (fs::path(fw) / "validate_main.cpp").string(), (fs::path(fw) / "startup.cpp").string(),
+                           (fs::path(fw) / "validate_main.cpp").string(), (fs::path(fw) / board.startup).string(),
                            "-nostartfiles", "-Wl,--gc-sections", "-L", fw, "-T", board.linker_script, "-o", image});
+  argv.insert(argv.end(), board.libraries.begin(), board.libraries.end());
   return argv;
 }
 
@@ -99,9 +164,9 @@ std::string qemu_escape(const std::string& s) {
 }
 
 // Section name -> size in bytes, from `size -A`.
-std::map<std::string, std::size_t> section_sizes(const std::string& image) {
+std::map<std::string, std::size_t> section_sizes(const Board& board, const std::string& image) {
   std::string log;
-  ProcessResult r = run_tool({arm_tool("size"), "-A", "-d", image}, &log);
+  ProcessResult r = run_tool(board, {toolchain_tool(board, "size"), "-A", "-d", image}, &log);
   std::map<std::string, std::size_t> sizes;
   std::istringstream lines(r.output);
   std::string name;
@@ -134,8 +199,8 @@ long long reported_count(const std::string& run_output, const std::string& label
 }
 
 // Instructions run() executed, or -1 if the harness could not count them: QEMU runs with -icount
-// shift=0 (one nanosecond of virtual time per instruction) and the harness reports the SysTick
-// cycles of the board's processor clock around run().
+// shift=0 (one nanosecond of virtual time per instruction) and the harness reports the board's
+// counter around run() (SysTick cycles of the processor clock, or instret).
 long long run_instructions(const Board& board, const std::string& run_output) {
   long long cycles = reported_count(run_output, "run_cycles: ");
   if (cycles < 0) return -1;
@@ -222,6 +287,10 @@ std::vector<std::string> forbidden_symbols(const std::string& nm_output) {
       {"__tls_get_addr", "thread-local storage"}, {"__aeabi_read_tp", "thread-local storage"},
       {"_write", "OS system calls"}, {"_read", "OS system calls"}, {"_open", "OS system calls"},
       {"_exit", "OS system calls"},
+      // picolibc's names for the same (RISC-V).
+      {"sbrk", "heap"}, {"vfprintf", "stdio"}, {"__d_vfprintf", "stdio"}, {"__f_vfprintf", "stdio"},
+      {"__i_vfprintf", "stdio"}, {"fputc", "stdio"}, {"write", "OS system calls"}, {"read", "OS system calls"},
+      {"open", "OS system calls"}, {"exit", "static destructors"},
   };
   std::set<std::string> found;
   std::istringstream lines(nm_output);
@@ -252,7 +321,7 @@ HostBuild build_firmware(const Compilation& c, const CompileOptions& co_in, cons
   GeneratedCode code = write_model_code(c, co, dir, &weights_define);
   std::vector<std::string> all_flags = flags;
   if (step_counts) {
-    // A second image: the same code with a SysTick read at each top-level step.
+    // A second image: the same code with the board's counter read at each top-level step.
     int steps = 0;
     write_text(fs::path(dir) / "model.cpp", with_step_ticks(code.source, &steps));
     if (all_flags.empty()) all_flags.push_back("-O2");  // (compile_command's default)
@@ -261,8 +330,13 @@ HostBuild build_firmware(const Compilation& c, const CompileOptions& co_in, cons
   b.program = (fs::path(dir) / "model.elf").string();
   std::vector<std::string> argv = compile_command(board, dir, sanitize_identifier(co.name), all_flags, b.program);
   if (!weights_define.empty()) argv.insert(argv.begin() + 1, weights_define);
-  if (run_tool(argv, &b.log).exit_code != 0) return b;
-  ProcessResult nm = run_tool({arm_tool("nm"), b.program}, &b.log);
+  if (board.borrow_cxx_headers && compiler_from_environment(board).empty() && borrowed_cxx_headers().empty()) {
+    b.log = fmt::format("{} has no C++ standard headers, and the Arm toolchain's (/usr/include/newlib/c++) are not "
+                        "installed\n  fix: {}", firmware_compiler(board), install_hint(board));
+    return b;
+  }
+  if (run_tool(board, argv, &b.log).exit_code != 0) return b;
+  ProcessResult nm = run_tool(board, {toolchain_tool(board, "nm"), b.program}, &b.log);
   if (nm.exit_code != 0) return b;
   std::vector<std::string> forbidden = forbidden_symbols(nm.output);
   if (!forbidden.empty()) {
@@ -277,22 +351,24 @@ ProcessResult run_firmware(const std::string& target, const std::vector<std::str
   const Board& board = board_for(target);
   std::string semihosting = "enable=on,target=native";
   for (std::size_t i = 1; i < harness_argv.size(); ++i) semihosting += ",arg=" + qemu_escape(harness_argv[i]);
-  // -icount shift=0: the virtual clock advances 1 ns per instruction, so the SysTick cycles the
-  // harness counts around run() give its instruction count (firmware_size_report).
-  ProcessResult r = run_process({"qemu-system-arm", "-M", board.machine, "-nographic", "-monitor", "none", "-serial",
-                                 "none", "-icount", "shift=0", "-semihosting-config", semihosting, "-kernel",
-                                 harness_argv[0]},
-                                timeout_s);
-  if (r.exit_code == 127) r.output = fmt::format("cannot run qemu-system-arm\n  fix: {}", kInstallHint);
+  // -icount shift=0: the virtual clock advances 1 ns per instruction, so the counter the harness
+  // reads around run() gives its instruction count (firmware_size_report).
+  const std::string& emulator = board_target(board).emulator;
+  std::vector<std::string> argv = {emulator, "-M", board.machine};
+  argv.insert(argv.end(), board.emulator_flags.begin(), board.emulator_flags.end());
+  argv.insert(argv.end(), {"-nographic", "-monitor", "none", "-serial", "none", "-icount", "shift=0",
+                           "-semihosting-config", semihosting, "-kernel", harness_argv[0]});
+  ProcessResult r = run_process(argv, timeout_s);
+  if (r.exit_code == 127) r.output = fmt::format("cannot run {}\n  fix: {}", emulator, install_hint(board));
   return r;
 }
 
 std::string firmware_size_report(const std::string& target, const std::string& image, const std::string& run_output) {
   const Board& board = board_for(target);
-  std::map<std::string, std::size_t> sections = section_sizes(image);
+  std::map<std::string, std::size_t> sections = section_sizes(board, image);
   auto size_of = [&](const char* name) { return sections.count(name) ? sections.at(name) : 0; };
   std::string log;
-  std::string symbols = run_tool({arm_tool("nm"), "-S", "-C", image}, &log).output;
+  std::string symbols = run_tool(board, {toolchain_tool(board, "nm"), "-S", "-C", image}, &log).output;
   std::size_t weights = size_of(kFirmwareWeightsSection);
   std::size_t code = size_of(".vectors") + size_of(".text") + size_of(".ARM.exidx") + size_of(".ARM.extab") +
                      size_of(".data");
@@ -312,7 +388,7 @@ std::string firmware_size_report(const std::string& target, const std::string& i
       "  run(): {} instructions (QEMU -icount; a real core adds wait states and stalls)\n",
       target, board.machine, code + weights, code, weights, statics + stack, arena,
       measured < 0 ? std::string("unknown") : std::to_string(stack), io, statics - arena - io,
-      instructions < 0 ? std::string("more than the SysTick counter holds") : std::to_string(instructions));
+      instructions < 0 ? fmt::format("more than the {} counter holds", board.counter) : std::to_string(instructions));
 }
 
 std::string firmware_step_report(const std::string& target, const std::string& model_source,
@@ -334,9 +410,9 @@ std::string firmware_step_report(const std::string& target, const std::string& m
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });
   std::string out = fmt::format(
-      "  run() per step, slowest first ({} instructions in all, from a second build with a SysTick read between "
+      "  run() per step, slowest first ({} instructions in all, from a second build that reads {} between "
       "steps: about 20 instructions each, counted in steps of {:.0f}):\n",
-      total, 1e9 / board.clock_hz);
+      total, board.counter, 1e9 / board.clock_hz);
   for (const auto& [instructions, step] : counts) {
     // "N. 'name' Op-V -> ([shape])": the comment without the input shapes.
     std::string text = steps.count(step) ? steps.at(step) : std::to_string(step) + ".";

@@ -1,11 +1,12 @@
-// `onnxc validate --target cortex-m4|cortex-m7|cortex-m55`: the generated code built with
-// arm-none-eabi-g++ into a bare-metal image for an emulated board and run under
-// qemu-system-arm, with inputs and outputs passed as host files through semihosting.
+// `onnxc validate --target cortex-m4|cortex-m7|cortex-m55|riscv32|riscv32f`: the generated code
+// built with the target's bare-metal compiler (arm-none-eabi-g++, riscv64-unknown-elf-gcc) into
+// an image for an emulated board and run under QEMU's system emulator (qemu-system-arm,
+// qemu-system-riscv32), with inputs and outputs passed as host files through semihosting.
 //
 // The image is the generated model, runtime-support/firmware/validate_main.cpp (the program),
-// startup.cpp (vector table, reset, stack measurement) and the board's linker script, all
-// from runtime-support/firmware/. Nothing else: newlib only contributes memcpy, memset and
-// the libm functions kernels call.
+// the architecture's startup code (startup.cpp, startup_riscv.cpp) and the board's linker
+// script, all from runtime-support/firmware/. Nothing else: the C library (newlib, picolibc)
+// only contributes memcpy, memset and the libm functions kernels call.
 #pragma once
 
 #include <string>
@@ -17,13 +18,28 @@
 
 namespace onnxc {
 
-// An emulated board for one Cortex-M target.
+// An emulated board for one microcontroller target. The compiler, emulator and the Debian packages
+// that provide them are the target's (Target::cross_compiler, emulator, cross_packages).
 struct Board {
   std::string target;         // the onnxc --target name, e.g. "cortex-m4"
-  std::string machine;        // qemu-system-arm -M, e.g. "mps2-an386"
-  std::vector<std::string> cpu_flags;  // arm-none-eabi-g++ flags for the core and its FPU
+  std::string machine;        // QEMU's -M, e.g. "mps2-an386"
+  std::vector<std::string> cpu_flags;  // compiler flags for the core and its FPU
   std::string linker_script;  // in runtime-support/firmware/
-  double clock_hz;            // the processor clock QEMU gives the board's SysTick
+  std::string startup;        // the architecture's startup code, in runtime-support/firmware/
+  // The counter the harness reads around run() (firmware.h's cycle count), and its rate: SysTick at
+  // the processor clock QEMU gives it, or the instret counter, whose 1 per instruction under QEMU's
+  // -icount shift=0 (1 ns of virtual time per instruction) is a 1 GHz clock.
+  std::string counter;
+  double clock_hz;
+  std::string compiler_env;   // the environment variable that names another compiler
+  std::vector<std::string> toolchain_flags;  // before the sources (a C library's specs, say)
+  std::vector<std::string> libraries;        // after them (what the compiler driver does not add)
+  std::vector<std::string> emulator_flags;   // QEMU's, after -M
+  // The compiler has no C++ standard headers (Debian's riscv64-unknown-elf-gcc): take those of
+  // the Arm bare-metal toolchain's libstdc++, which are target-neutral for the header-only parts
+  // the generated code uses (type traits, limits, <cmath>'s overloads, algorithms); nothing of
+  // libstdc++'s library is linked.
+  bool borrow_cxx_headers = false;
 };
 
 // The board for a target name, or nullptr if the target has none.
@@ -38,7 +54,7 @@ inline constexpr const char* kFirmwareWeightsSection = ".onnxc_weights";
 // flags: optimisation and extra compiler flags (default -O2). Fails (ok false, log says why)
 // when the code does not compile warning-free, or the image links anything firmware must not
 // have (see forbidden_symbols()).
-// step_counts: with a SysTick read at each top-level step of run(), for firmware_step_report.
+// step_counts: with the board's counter read at each top-level step of run(), for firmware_step_report.
 HostBuild build_firmware(const Compilation& c, const CompileOptions& co, const std::string& dir,
                          const std::string& target, const std::vector<std::string>& flags, bool step_counts = false);
 

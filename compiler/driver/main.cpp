@@ -599,8 +599,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 256));
   validate->add_option("--target", vcommon.target,
                        target_help(fmt::format(" {}: firmware for an emulated board instead of a host program, run "
-                                               "under qemu-system-arm (needs arm-none-eabi-g++ and QEMU); --cxxflags "
-                                               "then sets the optimisation (default -O2).",
+                                               "under QEMU's system emulator (needs the target's bare-metal compiler, "
+                                               "arm-none-eabi-g++ or riscv64-unknown-elf-gcc, and qemu-system-arm or "
+                                               "qemu-system-riscv32); --cxxflags then sets the optimisation (default -O2).",
                                                fmt::join(board_targets(), ", "))))
       ->type_name("ISA");
   validate->add_flag("--report", vopt.report,

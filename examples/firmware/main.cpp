@@ -1,5 +1,5 @@
 // Keyword spotting firmware: the compiled DS-CNN (examples/classify/kws-dscnn.onnx) on one
-// recorded sample of MFCC features, on a bare-metal Cortex-M. No heap, no stdio, no OS: the
+// recorded sample of MFCC features, on a bare-metal Cortex-M or RISC-V 32 core. No heap, no stdio, no OS: the
 // arena and the output are static, the sample is part of the image, and the one line of
 // output goes through semihosting (runtime-support/firmware/semihosting.h).
 #include <cstddef>

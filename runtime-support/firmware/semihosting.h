@@ -1,10 +1,15 @@
-// Arm semihosting: the firmware's only way to reach the outside world under an emulator or a
-// debug probe. The program stops at `bkpt 0xAB` with an operation number in r0 and a pointer
-// to its arguments in r1; the host (QEMU with -semihosting-config enable=on) performs it and
-// resumes with the result in r0. No heap, no newlib stdio, no global state.
+// Semihosting: the firmware's only way to reach the outside world under an emulator or a debug
+// probe. The program stops at a breakpoint with an operation number in the first argument
+// register and a pointer to its arguments in the second; the host (QEMU with
+// -semihosting-config enable=on) performs it and resumes with the result in the first. No heap,
+// no libc stdio, no global state.
 //
-// Reference: Arm "Semihosting for AArch32 and AArch64", version 3.0 (operation numbers and
-// argument blocks below).
+// Arm (Cortex-M): `bkpt 0xAB`, r0 and r1. RISC-V: `ebreak` between `slli x0, x0, 0x1f` and
+// `srai x0, x0, 7` (uncompressed, on one page: the sequence tells a semihosting call from a
+// debugger's breakpoint), a0 and a1; the operations and argument blocks are Arm's.
+//
+// References: Arm "Semihosting for AArch32 and AArch64", version 3.0 (operation numbers and
+// argument blocks below); the RISC-V Semihosting specification (the trap sequence).
 #ifndef ONNXC_FIRMWARE_SEMIHOSTING_H
 #define ONNXC_FIRMWARE_SEMIHOSTING_H
 
@@ -21,17 +26,30 @@ enum Operation : std::uintptr_t {
   kWrite = 0x05,
   kRead = 0x06,
   kGetCmdline = 0x15,
-  kExitExtended = 0x20,  // exit with a status code (plain SYS_EXIT has none on AArch32)
+  kExitExtended = 0x20,  // exit with a status code (plain SYS_EXIT has none on AArch32 and RV32)
 };
 
 // SYS_OPEN modes, as fopen's: "rb" and "wb".
 enum Mode : std::uintptr_t { kReadBinary = 1, kWriteBinary = 5 };
 
 inline std::intptr_t call(Operation op, const void* args) {
+#if defined(__riscv)
+  register std::uintptr_t a0 __asm__("a0") = op;
+  register const void* a1 __asm__("a1") = args;
+  // Aligned to 16 bytes so that the three instructions never straddle a page (the padding
+  // before .option norvc, where it may take 2-byte no-ops).
+  __asm__ volatile(".option push\n\t.balign 16\n\t.option norvc\n\t"
+                   "slli x0, x0, 0x1f\n\tebreak\n\tsrai x0, x0, 7\n\t.option pop"
+                   : "+r"(a0)
+                   : "r"(a1)
+                   : "memory");
+  return static_cast<std::intptr_t>(a0);
+#else
   register std::uintptr_t r0 __asm__("r0") = op;
   register const void* r1 __asm__("r1") = args;
   __asm__ volatile("bkpt 0xab" : "+r"(r0) : "r"(r1) : "memory");
   return static_cast<std::intptr_t>(r0);
+#endif
 }
 
 // A host file handle, or -1.

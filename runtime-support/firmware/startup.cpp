@@ -1,23 +1,15 @@
 // Startup code of onnxc's firmware images for Armv7-M and Armv8-M cores (Cortex-M4, M7, M55):
-// the vector table, the reset handler that prepares memory and calls main(), a fault handler,
-// and the stack measurement of firmware.h. It relies on the symbols sections.ld defines and
-// on nothing from the C library but memcpy and memset.
-//
-// There is deliberately no call of static constructors: sections.ld refuses an image that has
-// any (.init_array must be empty), since generated code must not need them.
+// the vector table, the reset handler that enables the FPU and runs main() (startup_common.h:
+// memory, stack measurement), a fault handler and the SysTick cycle count of firmware.h. It
+// relies on the symbols sections.ld defines and on nothing from the C library but memcpy and
+// memset.
 #include <cstdint>
-#include <cstring>
 
 #include "firmware.h"
 #include "semihosting.h"
+#include "startup_common.h"
 
 extern "C" {
-// From sections.ld.
-extern unsigned char __data_start[], __data_end[], __data_load[];
-extern unsigned char __bss_start[], __bss_end[];
-extern unsigned char __stack_bottom[], __stack_top[];
-
-int main();
 void onnxc_firmware_reset();
 void onnxc_firmware_fault();
 }
@@ -49,32 +41,11 @@ void enable_fpu() {
 #endif
 }
 
-constexpr std::uint32_t kStackPaint = 0x57AC4ED5u;
-std::uintptr_t painted_below = 0;  // the stack pointer when paint_stack() ran
-
-std::uintptr_t stack_pointer() {
-  std::uintptr_t sp;
-  __asm__ volatile("mov %0, sp" : "=r"(sp));
-  return sp;
-}
-
-// paint_stack() reads the stack pointer before it may push anything of its own (the compiler
-// is free to order it so), so it leaves a margin unpainted for its own frame. The result
-// counts from the stack pointer paint_stack() saw, so it may exceed the truth by at most
-// kPaintMargin bytes, never fall short of it.
-constexpr std::uintptr_t kPaintMargin = 64;
-
-volatile std::uint32_t* painted_end() {
-  return reinterpret_cast<volatile std::uint32_t*>((painted_below - kPaintMargin) & ~std::uintptr_t{3});
-}
-
 }  // namespace
 
 extern "C" void onnxc_firmware_reset() {
   enable_fpu();
-  std::memcpy(__data_start, __data_load, static_cast<std::size_t>(__data_end - __data_start));
-  std::memset(__bss_start, 0, static_cast<std::size_t>(__bss_end - __bss_start));
-  onnxc::firmware::semihosting::exit(main());
+  onnxc::firmware::run_main();
 }
 
 extern "C" void onnxc_firmware_fault() {
@@ -84,20 +55,6 @@ extern "C" void onnxc_firmware_fault() {
 }
 
 namespace onnxc::firmware {
-
-__attribute__((noinline)) void paint_stack() {
-  painted_below = stack_pointer();
-  volatile std::uint32_t* word = reinterpret_cast<volatile std::uint32_t*>(__stack_bottom);
-  for (volatile std::uint32_t* end = painted_end(); word < end;) *word++ = kStackPaint;
-}
-
-std::size_t stack_bytes_used() {
-  volatile std::uint32_t* word = reinterpret_cast<volatile std::uint32_t*>(__stack_bottom);
-  for (volatile std::uint32_t* end = painted_end(); word < end && *word == kStackPaint;) ++word;
-  return static_cast<std::size_t>(painted_below - reinterpret_cast<std::uintptr_t>(word));
-}
-
-std::size_t stack_bytes_reserved() { return static_cast<std::size_t>(__stack_top - __stack_bottom); }
 
 namespace {
 

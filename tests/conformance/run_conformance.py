@@ -47,7 +47,10 @@ TARGET_CPU_FLAGS = {
 TARGET_TOOLS = {
     "neon": (["aarch64-linux-gnu-g++", "qemu-aarch64"], "g++-aarch64-linux-gnu qemu-user"),
     "riscv64": (["riscv64-linux-gnu-g++", "qemu-riscv64"], "g++-riscv64-linux-gnu qemu-user"),
+    "riscv32": (["riscv64-unknown-elf-gcc", "qemu-system-riscv32"],
+                "gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libstdc++-arm-none-eabi-newlib qemu-system-misc"),
 }
+TARGET_TOOLS["riscv32f"] = TARGET_TOOLS["riscv32"]
 # What `onnxc validate` prints when it pinned inputs to each data set's value.
 PINNED_PREFIX = "pinned inputs (from each data set): "
 

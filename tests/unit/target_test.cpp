@@ -25,6 +25,22 @@ TEST_CASE("microcontroller targets plan memory first and have the SMLAD dual mul
   }
 }
 
+TEST_CASE("RISC-V 32 microcontroller targets plan memory first with the portable kernels and name their toolchain") {
+  for (const char* name : {"riscv32", "riscv32f"}) {
+    const Target* t = find_target(name);
+    REQUIRE(t);
+    CHECK(t->memory_first);
+    CHECK_FALSE(t->simd);
+    CHECK_FALSE(t->int8_dual_mac);
+    CHECK(t->arch.empty());  // bare metal: never run as a host program
+    CHECK_FALSE(runs_emulated(*t));
+    CHECK(t->cross_compiler == "riscv64-unknown-elf-gcc");
+    CHECK(t->emulator == "qemu-system-riscv32");
+    CHECK(t->cross_packages.find("picolibc-riscv64-unknown-elf") != std::string::npos);
+    CHECK(t->cross_packages.find("qemu-system-misc") != std::string::npos);
+  }
+}
+
 TEST_CASE("x86 SIMD targets check their compiler flags in the generated source") {
   const Target* avx512 = find_target("avx512");
   REQUIRE(avx512);

@@ -9,7 +9,8 @@
 //    multiplier = float(float(a_scale * b_scale) / y_scale), with float(acc) and the product
 //    each rounded to float as IEEE single precision does. ONNX Runtime computes exactly this in
 //    float (MLAS requantization). Targets with a single-precision FPU do the same; targets
-//    without one (__SOFTFP__, or ONNXC_REQUANTIZE_IN_INTEGERS defined) use the multiplier's
+//    without one (Arm's __SOFTFP__, RISC-V without the F extension, or
+//    ONNXC_REQUANTIZE_IN_INTEGERS defined) use the multiplier's
 //    mantissa and exponent, computed at compile time, and integer arithmetic only
 //    (requantize_in_integers), bit-identical to the float computation.
 //
@@ -202,7 +203,7 @@ inline void dynamic_quantize_linear(index_t n, const float* x, std::uint8_t* y, 
 
 // ---- requantization: float(acc) * multiplier, rounded, in integers ----
 
-#if defined(__SOFTFP__) && !defined(ONNXC_REQUANTIZE_IN_INTEGERS)
+#if (defined(__SOFTFP__) || (defined(__riscv) && !defined(__riscv_flen))) && !defined(ONNXC_REQUANTIZE_IN_INTEGERS)
 #define ONNXC_REQUANTIZE_IN_INTEGERS 1
 #endif
 
