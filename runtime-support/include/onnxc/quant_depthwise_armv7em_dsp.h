@@ -17,20 +17,56 @@ namespace onnxc {
 namespace rt {
 namespace detail {
 
-constexpr index_t kDepthwise3x3DspSums = 1024;  // a band's sums (4 KB on the stack)
-constexpr index_t kDepthwise3x3DspRows = 18;    // a band's padded rows (1.2 KB)
+constexpr index_t kDepthwise3x3DspSums = 1024;     // a band's sums (4 KB on the stack)
+constexpr index_t kDepthwise3x3DspPadded = 1224;   // a band's padded rows (18 of the widest)
+
+// Padded rows `stride` bytes apart (a multiple of 4, at least width + 5): x's zero point, the
+// input row, zero points over the next four bytes (the last output of an odd width reads its
+// word two bytes past the row). A row of four bytes or more by words, the last one ending at the
+// row's end (overlapping the one before; nothing read past the row); rows the source lacks
+// (ih < 0 or >= height) all zero points.
+template <class X>
+inline void depthwise_3x3_dsp_pad_rows(const X* plane, index_t width, index_t height, index_t first, index_t rows,
+                                       index_t stride, X zx, X* dst) {
+  const std::uint32_t fill = 0x01010101u * static_cast<std::uint8_t>(zx);
+  for (index_t t = 0; t < rows; ++t, dst += stride) {
+    const index_t ih = first + t;
+    if (ih < 0 || ih >= height) {
+      for (index_t j = 0; j < stride; j += 4) std::memcpy(dst + j, &fill, 4);
+      continue;
+    }
+    const X* src = plane + ih * width;
+    dst[0] = zx;
+    if (width >= 4) {
+      for (index_t j = 0; j < width - 4; j += 4) {
+        const std::uint32_t v = load_u32(src + j);
+        std::memcpy(dst + 1 + j, &v, 4);
+#if defined(__GNUC__)
+        __asm__("" : "+r"(dst));  // (a word per turn, not a call of memcpy for a few bytes)
+#endif
+      }
+      const std::uint32_t last = load_u32(src + width - 4);
+      std::memcpy(dst + width - 3, &last, 4);
+    } else {
+      for (index_t j = 0; j < width; ++j) dst[1 + j] = src[j];
+    }
+    std::memcpy(dst + 1 + width, &fill, 4);
+  }
+}
 
 // depthwise_3x3 (same arguments and conditions) by bands of rows.
 template <class X, class W, class Out>
 inline void depthwise_3x3_dsp(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
   const X zx = static_cast<X>(x.zero_point_at(0));
   const index_t width = p.in_w, height = p.in_h, plane = height * width;
-  const index_t even_width = (width + 1) / 2 * 2;
-  // Rows per band: their sums (an odd width's last pair writes one past the row) and padded
-  // rows fit the stack's planes.
-  index_t band = kDepthwise3x3DspSums / even_width;
-  band = band < kDepthwise3x3DspRows - 2 ? band : kDepthwise3x3DspRows - 2;
-  X padded[kDepthwise3x3DspRows][kDepthwise3x3RowBytes];
+  const index_t stride = (width + 5 + 3) / 4 * 4;  // a padded row's bytes
+  // Rows per band: their sums (an odd width's last pair writes one past the band) and padded
+  // rows fit the stack's planes; bands of about equal rows.
+  index_t band = (kDepthwise3x3DspSums - 1) / width;
+  band = band < kDepthwise3x3DspPadded / stride - 2 ? band : kDepthwise3x3DspPadded / stride - 2;
+  const index_t bands = (height + band - 1) / band;
+  band = (height + bands - 1) / bands;
+  X padded[kDepthwise3x3DspPadded];
   std::int32_t sums[kDepthwise3x3DspSums + 1];
   for (index_t n = 0; n < p.batch; ++n)
     for (index_t c = 0; c < p.out_channels; ++c) {
@@ -41,23 +77,16 @@ inline void depthwise_3x3_dsp(const ConvParams& p, QuantOperand<X> x, QuantOpera
       const std::int32_t correction = static_cast<std::int32_t>(zx) * depthwise_3x3_kernel(wc, zw, k);
       for (index_t oh0 = 0; oh0 < height; oh0 += band) {
         const index_t rows = height - oh0 < band ? height - oh0 : band;
-        for (index_t t = 0; t < rows + 2; ++t) {  // input rows oh0 - 1 .. oh0 + rows
-          const index_t ih = oh0 - 1 + t;
-          if (ih >= 0 && ih < height) {
-            depthwise_3x3_pad_row(xc + ih * width, width, zx, padded[t]);
-          } else {
-            for (index_t j = 0; j < width + 4; ++j) padded[t][j] = zx;
-          }
-        }
+        depthwise_3x3_dsp_pad_rows(xc, width, height, oh0 - 1, rows + 2, stride, zx, padded);
         // Row r's sums at sums[r * width ..]: an odd width's extra output lands on the next
         // row's first, which that row then writes (the last row's one past the band). Two rows
         // at a time: their four input rows' words are loaded and split once for both.
         index_t r = 0;
         for (; r + 2 <= rows; r += 2) {
-          const X* p0 = padded[r];
-          const X* p1 = padded[r + 1];
-          const X* p2 = padded[r + 2];
-          const X* p3 = padded[r + 3];
+          const X* p0 = padded + r * stride;
+          const X* p1 = p0 + stride;
+          const X* p2 = p1 + stride;
+          const X* p3 = p2 + stride;
           std::int32_t* s = sums + r * width;
           // (Right to left: an odd width's extra output of row r lands on row r + 1's first,
           // written after it.)
@@ -79,9 +108,9 @@ inline void depthwise_3x3_dsp(const ConvParams& p, QuantOperand<X> x, QuantOpera
           std::int32_t* s = sums + r * width;
           for (index_t ow = 0; ow < width; ow += 2) {
             std::int32_t a0 = 0, a1 = 0;
-            depthwise_3x3_row(padded[r] + ow, k[0], a0, a1);
-            depthwise_3x3_row(padded[r + 1] + ow, k[1], a0, a1);
-            depthwise_3x3_row(padded[r + 2] + ow, k[2], a0, a1);
+            depthwise_3x3_row(padded + r * stride + ow, k[0], a0, a1);
+            depthwise_3x3_row(padded + (r + 1) * stride + ow, k[1], a0, a1);
+            depthwise_3x3_row(padded + (r + 2) * stride + ow, k[2], a0, a1);
             s[ow] = a0;
             s[ow + 1] = a1;
           }

@@ -282,6 +282,10 @@ int main() {
   failed += depthwise_case<std::uint8_t>(2, 37, 29, 9);  // bands of 34 and 3 rows (M4)
   failed += depthwise_case<std::uint8_t>(1, 20, 64, 200);  // bands of 16 and 4 rows (M4)
   failed += depthwise_case<std::uint8_t>(2, 29, 5, 7);  // kws' width, bands of 27 and 2 rows (M55)
+  failed += depthwise_case<std::uint8_t>(2, 40, 4, 250);  // one padded-row word (M4)
+  failed += depthwise_case<std::uint8_t>(3, 7, 3, 1);     // rows under a word, byte by byte (M4)
+  failed += depthwise_case<std::int8_t>(1, 9, 2, -128);
+  failed += depthwise_case<std::uint8_t>(1, 50, 48, 77);   // VWW's width, bands of 17 rows (M4)
   failed += depthwise_case<std::int8_t>(3, 6, 6, -4);
   failed += depthwise_case<std::int8_t>(2, 5, 11, 127);
   failed += depthwise_strided_case(3, 9, 9, 3, 3, 2, 1, 1, 7);     // MobileNet's stride 2
