@@ -347,6 +347,27 @@ inline void store_row(const RequantizeOutput<Q, R>& out, index_t channel, index_
     y[j] = requantize<Q>(static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[j]) + add), r, out.zero_point);
 }
 
+// Kernels whose sums start at row_start(out, channel, offset) instead of 0 (the M4's tiles: the
+// bias then costs nothing per output) store them by store_row_started: the same outputs as
+// store_row(out, channel, i, sums from 0, n, offset).
+template <class Out>
+inline std::int32_t row_start(const Out& /*out*/, index_t /*channel*/, std::int32_t offset) {
+  return static_cast<std::int32_t>(0u - static_cast<std::uint32_t>(offset));
+}
+template <class Q, class R>
+inline std::int32_t row_start(const RequantizeOutput<Q, R>& out, index_t channel, std::int32_t offset) {
+  return static_cast<std::int32_t>(requant_addend(out, channel, offset));
+}
+template <class Out>
+inline void store_row_started(const Out& out, index_t channel, index_t i, const std::int32_t* acc, index_t n) {
+  store_row(out, channel, i, acc, n, 0);
+}
+template <class Q, class R>
+inline void store_row_started(const RequantizeOutput<Q, R>& out, index_t channel, index_t i, const std::int32_t* acc,
+                              index_t n) {
+  store_row(out, channel, i, acc, n, out.bias ? out.bias[channel] : 0);  // (adds 0)
+}
+
 }  // namespace rt
 }  // namespace onnxc
 

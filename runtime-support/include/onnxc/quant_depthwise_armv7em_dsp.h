@@ -74,7 +74,8 @@ inline void depthwise_3x3_dsp(const ConvParams& p, QuantOperand<X> x, QuantOpera
       const W* wc = w.data + c * 9;
       const std::int32_t zw = w.zero_point_at(c);
       Depthwise3x3Row k[3];
-      const std::int32_t correction = static_cast<std::int32_t>(zx) * depthwise_3x3_kernel(wc, zw, k);
+      // (the sums start at the bias less x's zero point's products: row_start)
+      const std::int32_t start = row_start(out, c, static_cast<std::int32_t>(zx) * depthwise_3x3_kernel(wc, zw, k));
       for (index_t oh0 = 0; oh0 < height; oh0 += band) {
         const index_t rows = height - oh0 < band ? height - oh0 : band;
         depthwise_3x3_dsp_pad_rows(xc, width, height, oh0 - 1, rows + 2, stride, zx, padded);
@@ -91,7 +92,7 @@ inline void depthwise_3x3_dsp(const ConvParams& p, QuantOperand<X> x, QuantOpera
           // (Right to left: an odd width's extra output of row r lands on row r + 1's first,
           // written after it.)
           for (index_t ow = (width - 1) / 2 * 2; ow >= 0; ow -= 2) {
-            std::int32_t a0 = 0, a1 = 0, b0 = 0, b1 = 0;
+            std::int32_t a0 = start, a1 = start, b0 = start, b1 = start;
             depthwise_3x3_row(p0 + ow, k[0], a0, a1);
             depthwise_3x3_row(p1 + ow, k[1], a0, a1);
             depthwise_3x3_row(p2 + ow, k[2], a0, a1);
@@ -107,7 +108,7 @@ inline void depthwise_3x3_dsp(const ConvParams& p, QuantOperand<X> x, QuantOpera
         if (r < rows) {
           std::int32_t* s = sums + r * width;
           for (index_t ow = 0; ow < width; ow += 2) {
-            std::int32_t a0 = 0, a1 = 0;
+            std::int32_t a0 = start, a1 = start;
             depthwise_3x3_row(padded + r * stride + ow, k[0], a0, a1);
             depthwise_3x3_row(padded + (r + 1) * stride + ow, k[1], a0, a1);
             depthwise_3x3_row(padded + (r + 2) * stride + ow, k[2], a0, a1);
@@ -115,7 +116,7 @@ inline void depthwise_3x3_dsp(const ConvParams& p, QuantOperand<X> x, QuantOpera
             s[ow + 1] = a1;
           }
         }
-        store_row(out, c, (n * p.out_channels + c) * plane + oh0 * width, sums, rows * width, correction);
+        store_row_started(out, c, (n * p.out_channels + c) * plane + oh0 * width, sums, rows * width);
       }
     }
 }

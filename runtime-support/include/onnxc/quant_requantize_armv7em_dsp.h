@@ -16,11 +16,12 @@
 namespace onnxc {
 namespace rt {
 
-template <class Q, class R>
+// Started: the sums began at row_start (bias and offset already in them; add is 0).
+template <bool Started, class Q, class R>
 inline void store_row_dsp(const RequantizeOutput<Q, R>& out, index_t channel, index_t i, const std::int32_t* acc,
                           index_t n, std::int32_t offset) {
   static_assert(sizeof(Q) == 1, "8-bit outputs");
-  const std::uint32_t add = requant_addend(out, channel, offset);
+  const std::uint32_t add = Started ? 0u : requant_addend(out, channel, offset);
   const R r = out.requant[channel * out.requant_stride];
   const float multiplier = r.multiplier;
   const std::int32_t zero_point = out.zero_point;
@@ -30,11 +31,13 @@ inline void store_row_dsp(const RequantizeOutput<Q, R>& out, index_t channel, in
     const std::int32_t* a = acc;
     std::uint32_t s0, s1;
     // (s14 and s15 by name: VMOV moves two core registers into a consecutive pair.)
-#define ONNXC_REQUANTIZE_PAIR(SAT)                 \
+#define ONNXC_REQUANTIZE_ADD                       \
+  "add %[s0], %[s0], %[add]\n\t"                   \
+  "add %[s1], %[s1], %[add]\n\t"
+#define ONNXC_REQUANTIZE_PAIR(SAT, ADD)            \
   "1:\n\t"                                         \
   "ldrd %[s0], %[s1], [%[a]], #8\n\t"              \
-  "add %[s0], %[s0], %[add]\n\t"                   \
-  "add %[s1], %[s1], %[add]\n\t"                   \
+  ADD                                              \
   "vmov s14, s15, %[s0], %[s1]\n\t"                \
   "vcvt.f32.s32 s14, s14\n\t"                      \
   "vcvt.f32.s32 s15, s15\n\t"                      \
@@ -51,18 +54,29 @@ inline void store_row_dsp(const RequantizeOutput<Q, R>& out, index_t channel, in
   "strh %[s0], [%[y]], #2\n\t"                     \
   "subs %[pairs], %[pairs], #1\n\t"                \
   "bne 1b\n\t"
-    if (std::numeric_limits<Q>::is_signed) {
-      __asm__ volatile(ONNXC_REQUANTIZE_PAIR("ssat")
+    if (std::numeric_limits<Q>::is_signed && !Started) {
+      __asm__ volatile(ONNXC_REQUANTIZE_PAIR("ssat", ONNXC_REQUANTIZE_ADD)
                        : [a] "+r"(a), [y] "+r"(y), [pairs] "+r"(pairs), [s0] "=&r"(s0), [s1] "=&r"(s1)
                        : [add] "r"(add), [m] "t"(multiplier), [zp] "r"(zero_point)
                        : "s14", "s15", "cc", "memory");
-    } else {
-      __asm__ volatile(ONNXC_REQUANTIZE_PAIR("usat")
+    } else if (!Started) {
+      __asm__ volatile(ONNXC_REQUANTIZE_PAIR("usat", ONNXC_REQUANTIZE_ADD)
                        : [a] "+r"(a), [y] "+r"(y), [pairs] "+r"(pairs), [s0] "=&r"(s0), [s1] "=&r"(s1)
                        : [add] "r"(add), [m] "t"(multiplier), [zp] "r"(zero_point)
+                       : "s14", "s15", "cc", "memory");
+    } else if (std::numeric_limits<Q>::is_signed) {
+      __asm__ volatile(ONNXC_REQUANTIZE_PAIR("ssat", "")
+                       : [a] "+r"(a), [y] "+r"(y), [pairs] "+r"(pairs), [s0] "=&r"(s0), [s1] "=&r"(s1)
+                       : [m] "t"(multiplier), [zp] "r"(zero_point)
+                       : "s14", "s15", "cc", "memory");
+    } else {
+      __asm__ volatile(ONNXC_REQUANTIZE_PAIR("usat", "")
+                       : [a] "+r"(a), [y] "+r"(y), [pairs] "+r"(pairs), [s0] "=&r"(s0), [s1] "=&r"(s1)
+                       : [m] "t"(multiplier), [zp] "r"(zero_point)
                        : "s14", "s15", "cc", "memory");
     }
 #undef ONNXC_REQUANTIZE_PAIR
+#undef ONNXC_REQUANTIZE_ADD
   }
   if (n % 2)
     y[0] = requantize<Q>(static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[n - 1]) + add), r, zero_point);
@@ -71,13 +85,25 @@ inline void store_row_dsp(const RequantizeOutput<Q, R>& out, index_t channel, in
 template <class R>
 inline void store_row(const RequantizeOutput<std::uint8_t, R>& out, index_t channel, index_t i, const std::int32_t* acc,
                       index_t n, std::int32_t offset) {
-  store_row_dsp(out, channel, i, acc, n, offset);
+  store_row_dsp<false>(out, channel, i, acc, n, offset);
 }
 
 template <class R>
 inline void store_row(const RequantizeOutput<std::int8_t, R>& out, index_t channel, index_t i, const std::int32_t* acc,
                       index_t n, std::int32_t offset) {
-  store_row_dsp(out, channel, i, acc, n, offset);
+  store_row_dsp<false>(out, channel, i, acc, n, offset);
+}
+
+template <class R>
+inline void store_row_started(const RequantizeOutput<std::uint8_t, R>& out, index_t channel, index_t i,
+                              const std::int32_t* acc, index_t n) {
+  store_row_dsp<true>(out, channel, i, acc, n, 0);
+}
+
+template <class R>
+inline void store_row_started(const RequantizeOutput<std::int8_t, R>& out, index_t channel, index_t i,
+                              const std::int32_t* acc, index_t n) {
+  store_row_dsp<true>(out, channel, i, acc, n, 0);
 }
 
 }  // namespace rt

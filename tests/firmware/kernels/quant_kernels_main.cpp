@@ -163,6 +163,21 @@ int requantize_case(index_t n, float multiplier, std::int32_t zero_point, std::i
     sh::print("store_row wrote past the row\n");
     return 1;
   }
+  // store_row_started (the M4's form without the bias's additions): the same sums begun at
+  // row_start, the same bytes as the definition (checked above).
+  Q again[68];
+  const rt::RequantizeOutput<Q, rt::Requant> started_again{again, biases, &r, 0, zero_point};
+  const std::uint32_t start = static_cast<std::uint32_t>(rt::row_start(started_again, 0, 3));
+  for (index_t i = 0; i < n; ++i) acc[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[i]) + start);
+  again[n] = 77;
+  rt::store_row_started(started_again, 0, 0, acc, n);
+  for (index_t i = 0; i <= n; ++i)
+    if (again[i] != out[i]) {
+      sh::print("store_row_started: at ");
+      print_number(i);
+      sh::print("\n");
+      return 1;
+    }
   return 0;
 }
 
