@@ -274,6 +274,7 @@ int main() {
   // in channels, out channels, height, width, kernel, stride, pad, block columns, x zero point
   const Case cases[] = {
       {3, 8, 9, 9, 3, 2, 1, 16, 0},     // k 27: one predicated vector
+      {2, 4, 9, 31, 3, 2, 1, 40, 5},    // stride 2, rows of 16 split by the blocks (M4: 4 bytes from 2 words)
       {16, 16, 10, 10, 3, 1, 1, 16, 7},  // k 144: nine whole vectors, narrow blocks
       {5, 7, 11, 6, 3, 1, 1, 48, 128},   // odd rows: a one-row tile
       {1, 6, 13, 7, 4, 1, 0, 32, 3},     // k 16: one whole vector
