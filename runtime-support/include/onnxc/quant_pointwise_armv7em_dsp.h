@@ -55,6 +55,53 @@ inline void pointwise_widen_dsp(const std::uint8_t* x0, index_t plane, index_t c
   }
 }
 
+#if defined(ONNXC_QUANT_DUAL_MAC) && defined(__thumb2__) && defined(__OPTIMIZE__) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__  // (-O0 cannot give the assembly its registers)
+// pointwise_tiles_dsp's first kc / 4 * 4 channel pairs (kc >= 4), the sums from start.
+// Halfway: kc / 4 is odd.
+template <bool Halfway>
+inline void pointwise_turns_dsp(const std::uint32_t* block, const std::int32_t* w, index_t kc, index_t position_pairs,
+                              const std::int32_t* start, std::int32_t (*sums)[kPointwiseDspBlock]) {
+  // Eight channel pairs a turn: 8 x (2 LDRD, 4 SMLAD) and 2 for the loop, 50 instructions for
+  // 64 multiply-accumulates; an odd number of four-pair steps enters the first turn halfway (one
+  // branch). Eleven registers; the tile loop stays in C (in the assembly too, with its counts
+  // in memory operands, GCC found no registers for it at -O3).
+  const std::uint32_t* xp = block;
+  const index_t fours = kc / 4, skip = kc % 4 * 2;  // (words of the pairs past a multiple of four)
+  for (std::int32_t* so = sums[0]; so != sums[0] + 2 * position_pairs; so += 2, xp += skip) {
+    const std::int32_t* wp = w;
+    index_t n = (fours + 1) / 2;
+    std::int32_t a00 = start[0], a01 = start[0], a10 = start[1], a11 = start[1];
+    std::uint32_t x0, x1, w0, w1;
+#define ONNXC_POINTWISE_DSP_PAIR           \
+  "ldrd %[x0], %[x1], [%[xp]], #8\n\t"     \
+  "ldrd %[w0], %[w1], [%[wp]], #16\n\t"    \
+  "smlad %[a00], %[x0], %[w0], %[a00]\n\t" \
+  "smlad %[a01], %[x1], %[w0], %[a01]\n\t" \
+  "smlad %[a10], %[x0], %[w1], %[a10]\n\t" \
+  "smlad %[a11], %[x1], %[w1], %[a11]\n\t"
+#define ONNXC_POINTWISE_DSP_FOUR \
+  ONNXC_POINTWISE_DSP_PAIR ONNXC_POINTWISE_DSP_PAIR ONNXC_POINTWISE_DSP_PAIR ONNXC_POINTWISE_DSP_PAIR
+#define ONNXC_POINTWISE_DSP_TURNS(ENTRY)                                                                         \
+  ENTRY "1:\n\t" ONNXC_POINTWISE_DSP_FOUR "2:\n\t" ONNXC_POINTWISE_DSP_FOUR "subs %[n], %[n], #1\n\t"           \
+        "bne 1b\n\t"                                                                                            \
+      : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [xp] "+r"(xp), [wp] "+r"(wp),       \
+        [n] "+r"(n), [x0] "=&r"(x0), [x1] "=&r"(x1), [w0] "=&r"(w0), [w1] "=&r"(w1)                               \
+      :                                                                                                          \
+    : "cc", "memory"
+    if (Halfway) {
+      __asm__(ONNXC_POINTWISE_DSP_TURNS("b 2f\n\t"));
+    } else {
+      __asm__(ONNXC_POINTWISE_DSP_TURNS(""));
+    }
+#undef ONNXC_POINTWISE_DSP_TURNS
+#undef ONNXC_POINTWISE_DSP_FOUR
+#undef ONNXC_POINTWISE_DSP_PAIR
+    so[0] = a00, so[1] = a01, so[kPointwiseDspBlock] = a10, so[kPointwiseDspBlock + 1] = a11;
+  }
+}
+#endif
+
 // The 2 x 2 tiles of output channels r = 0, 1 over the block's position pairs pp <
 // position_pairs: sums[r][2 pp + j] = start[r] + dot(weights of channel r, position 2 pp + j)
 // over the kc channel pairs (added to sums[r][2 pp + j] instead where `accumulate`), the
@@ -65,35 +112,13 @@ inline void pointwise_tiles_dsp(const std::uint32_t* block, const std::int32_t* 
 #if defined(ONNXC_QUANT_DUAL_MAC) && defined(__thumb2__) && defined(__OPTIMIZE__) && defined(__BYTE_ORDER__) && \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__  // (-O0 cannot give the assembly its registers)
   if (kc >= 4 && !accumulate) {
-    // Four channel pairs a turn: 4 x (2 LDRD, 4 SMLAD) and 2 for the loop, 26 instructions for 32
-    // multiply-accumulates. Eleven registers; the tile loop stays in C (in the assembly too,
-    // with its counts in memory operands, GCC found no registers for it at -O3).
-    const std::uint32_t* xp = block;
-    const index_t turns = kc / 4, skip = kc % 4 * 2;  // (words of the pairs past a multiple of four)
-    for (std::int32_t* so = sums[0]; so != sums[0] + 2 * position_pairs; so += 2, xp += skip) {
-      const std::int32_t* wp = w;
-      index_t n = turns;
-      std::int32_t a00 = start[0], a01 = start[0], a10 = start[1], a11 = start[1];
-      std::uint32_t x0, x1, w0, w1;
-#define ONNXC_POINTWISE_DSP_PAIR           \
-  "ldrd %[x0], %[x1], [%[xp]], #8\n\t"     \
-  "ldrd %[w0], %[w1], [%[wp]], #16\n\t"    \
-  "smlad %[a00], %[x0], %[w0], %[a00]\n\t" \
-  "smlad %[a01], %[x1], %[w0], %[a01]\n\t" \
-  "smlad %[a10], %[x0], %[w1], %[a10]\n\t" \
-  "smlad %[a11], %[x1], %[w1], %[a11]\n\t"
-      __asm__("1:\n\t" ONNXC_POINTWISE_DSP_PAIR ONNXC_POINTWISE_DSP_PAIR ONNXC_POINTWISE_DSP_PAIR
-                  ONNXC_POINTWISE_DSP_PAIR
-              "subs %[n], %[n], #1\n\t"
-              "bne 1b\n\t"
-              : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [xp] "+r"(xp), [wp] "+r"(wp),
-                [n] "+r"(n), [x0] "=&r"(x0), [x1] "=&r"(x1), [w0] "=&r"(w0), [w1] "=&r"(w1)
-              :
-              : "cc", "memory");
-#undef ONNXC_POINTWISE_DSP_PAIR
-      so[0] = a00, so[1] = a01, so[kPointwiseDspBlock] = a10, so[kPointwiseDspBlock + 1] = a11;
+    const index_t fours = kc / 4;
+    if (fours % 2 != 0) {
+      pointwise_turns_dsp<true>(block, w, kc, position_pairs, start, sums);
+    } else {
+      pointwise_turns_dsp<false>(block, w, kc, position_pairs, start, sums);
     }
-    k_done = turns * 4;
+    k_done = fours * 4;
     accumulate = true;
   }
 #endif
