@@ -311,7 +311,7 @@ int main() {
   failed += depthwise_strided_case(1, 6, 5, 1, 4, 3, 0, 1, 0);     // 1x4, stride 3
   const index_t counts[] = {1, 15, 16, 17, 70};
   for (index_t n : counts) failed += lookup_case<std::uint8_t>(n) + lookup_case<std::int8_t>(n);
-  const index_t lengths[] = {1, 3, 4, 7, 16, 67};
+  const index_t lengths[] = {1, 2, 3, 4, 6, 7, 16, 67};  // (M4: quads, a pair, a last one)
   for (index_t n : lengths) {
     failed += requantize_case<std::uint8_t>(n, 0.0123f, 17, 1000);
     failed += requantize_case<std::uint8_t>(n, 3.0e-5f, 255, -70000);
