@@ -373,6 +373,27 @@ inline void store_row(const RequantizeOutput<Q, R>& out, index_t channel, index_
     y[j] = requantize<Q>(static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[j]) + add), r, out.zero_point);
 }
 
+// Kernels whose sums start at row_start(out, channel, offset) instead of 0 (the M4's tiles: the
+// bias then costs nothing per output) store them by store_row_started: the same outputs as
+// store_row(out, channel, i, sums from 0, n, offset).
+template <class Out>
+inline std::int32_t row_start(const Out& /*out*/, index_t /*channel*/, std::int32_t offset) {
+  return static_cast<std::int32_t>(0u - static_cast<std::uint32_t>(offset));
+}
+template <class Q, class R>
+inline std::int32_t row_start(const RequantizeOutput<Q, R>& out, index_t channel, std::int32_t offset) {
+  return static_cast<std::int32_t>(requant_addend(out, channel, offset));
+}
+template <class Out>
+inline void store_row_started(const Out& out, index_t channel, index_t i, const std::int32_t* acc, index_t n) {
+  store_row(out, channel, i, acc, n, 0);
+}
+template <class Q, class R>
+inline void store_row_started(const RequantizeOutput<Q, R>& out, index_t channel, index_t i, const std::int32_t* acc,
+                              index_t n) {
+  store_row(out, channel, i, acc, n, out.bias ? out.bias[channel] : 0);  // (adds 0)
+}
+
 }  // namespace rt
 }  // namespace onnxc
 
@@ -627,6 +648,15 @@ inline void copy_bytes_strided(std::uint8_t* dst, const std::uint8_t* src, index
       vstrbq_p_u8(dst + j, vldrbq_gather_offset_z_u8(src + j * stride, offsets, p), p);
     }
     return;
+  }
+#elif defined(ONNXC_QUANT_DUAL_MAC) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (stride == 2) {  // four bytes from two words: their even bytes (UXTB16), each pair closed up
+    for (; j + 5 <= n; j += 4) {  // (the second word's last byte is src[2 j + 7] <= src[2 (n - 1)])
+      const std::uint32_t lo = detail::even_bytes(detail::load_u32(src + 2 * j), std::uint8_t{});
+      const std::uint32_t hi = detail::even_bytes(detail::load_u32(src + 2 * j + 4), std::uint8_t{});
+      const std::uint32_t v = ((lo | (lo >> 8)) & 0xFFFFu) | ((hi | (hi >> 8)) << 16);
+      std::memcpy(dst + j, &v, 4);
+    }
   }
 #endif
   for (; j < n; ++j) dst[j] = src[j * stride];
@@ -1335,11 +1365,52 @@ inline void qconv_im2col_row_shifted(const ConvParams& p, const std::uint8_t* xc
   }
 }
 
+// qconv_im2col_row for every other convolution (strided, dilated, padded, 3-D), one output row
+// segment at a time (apart from the matrix and shifted-plane cases, so their calls stay short).
+inline void qconv_im2col_row_segments(const ConvParams& p, const std::uint8_t* xc, std::uint8_t zx, ConvTap tap,
+                                      OutputPosition from, index_t cols, std::uint8_t* row) {
+  const index_t kw = tap.kw, kh = tap.kh, kd = tap.kd;
+  const index_t offset = kw * p.dilation_w - p.pad_w;  // input column of output column 0
+  index_t valid_lo, valid_hi;  // the output columns whose tap is inside the input row
+  valid_outputs(p.out_w, p.in_w, p.stride_w, offset, &valid_lo, &valid_hi);
+  const index_t stride_w = p.stride_w, out_w = p.out_w, in_h = p.in_h, in_w = p.in_w;
+  // The output position of column j, advanced row by row (no division in the loop), and the
+  // input row and plane it reads.
+  index_t od = from.od, oh = from.oh, ow0 = from.ow;
+  const index_t ih_first = kh * p.dilation_h - p.pad_h;  // (at oh = 0)
+  index_t id = od * p.stride_d - p.pad_d + kd * p.dilation_d, ih = oh * p.stride_h + ih_first;
+  // The padding first, the whole row in one fill (per segment, a few bytes each side of the
+  // run, the fills were calls of memset: most of a narrow strided layer's im2col), then the runs.
+  fill_bytes(row, zx, cols);
+  for (index_t j = 0; j < cols; ow0 = 0) {
+    const index_t end = out_w - ow0 < cols - j ? out_w : ow0 + cols - j;  // the segment [ow0, end)
+    if (id >= 0 && id < p.in_d && ih >= 0 && ih < in_h) {
+      std::uint8_t* out = row + j - ow0;  // out[ow] for ow in [ow0, end)
+      // The columns whose tap is inside the input row: [lo, hi).
+      const index_t lo = valid_lo < ow0 ? ow0 : (valid_lo < end ? valid_lo : end);
+      const index_t hi = valid_hi < end ? (valid_hi > lo ? valid_hi : lo) : end;
+      const std::uint8_t* xrow = xc + (id * in_h + ih) * in_w + offset;  // xrow[ow * stride_w]
+      if (stride_w == 1) {
+        copy_bytes(out + lo, xrow + lo, hi - lo);
+      } else if (hi > lo) {
+        copy_bytes_strided(out + lo, xrow + lo * stride_w, stride_w, hi - lo);
+      }
+    }
+    j += end - ow0;
+    if (++oh == p.out_h) {
+      oh = 0;
+      ih = ih_first;
+      id += p.stride_d;
+    } else {
+      ih += p.stride_h;
+    }
+  }
+}
+
 // Row `tap` of im2col for the `cols` output positions of one image from `from` on: x_zp where
 // the tap falls in the padding, runs of an input row between, one output row segment at a time.
 inline void qconv_im2col_row(const ConvParams& p, const std::uint8_t* x, std::uint8_t zx, ConvTap tap,
                              OutputPosition from, index_t cols, std::uint8_t* row) {
-  const index_t kw = tap.kw, kh = tap.kh, kd = tap.kd;
   const std::uint8_t* xc = x + tap.ic * p.in_d * p.in_h * p.in_w;
   if (conv_reads_input_as_matrix(p)) {  // 1x1, stride 1, no padding: the row is the plane
     const index_t first = (from.od * p.out_h + from.oh) * p.out_w + from.ow;
@@ -1347,31 +1418,7 @@ inline void qconv_im2col_row(const ConvParams& p, const std::uint8_t* x, std::ui
     return;
   }
   if (conv_keeps_row_width(p)) return qconv_im2col_row_shifted(p, xc, zx, tap, from, cols, row);
-  const index_t offset = kw * p.dilation_w - p.pad_w;  // input column of output column 0
-  // The output position of column j, advanced row by row (no division in the loop).
-  index_t od = from.od, oh = from.oh, ow0 = from.ow;
-  for (index_t j = 0; j < cols; ow0 = 0, oh = oh + 1 == p.out_h ? 0 : oh + 1, od += oh == 0 ? 1 : 0) {
-    const index_t seg = p.out_w - ow0 < cols - j ? p.out_w - ow0 : cols - j;
-    const index_t id = od * p.stride_d - p.pad_d + kd * p.dilation_d;
-    const index_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
-    std::uint8_t* out = row + j - ow0;  // out[ow] for ow in [ow0, ow0 + seg)
-    index_t lo = ow0, hi = ow0;         // the columns whose tap is inside the input row
-    const std::uint8_t* xrow = xc;      // x[.., ih, offset + ow * stride] is xrow[ow * stride]
-    if (id >= 0 && id < p.in_d && ih >= 0 && ih < p.in_h) {
-      while (lo < ow0 + seg && lo * p.stride_w + offset < 0) ++lo;
-      hi = ow0 + seg;
-      while (hi > lo && (hi - 1) * p.stride_w + offset >= p.in_w) --hi;
-      xrow = xc + (id * p.in_h + ih) * p.in_w + offset;
-    }
-    for (index_t ow = ow0; ow < lo; ++ow) out[ow] = zx;
-    if (p.stride_w == 1) {
-      copy_bytes(out + lo, xrow + lo, hi - lo);
-    } else {
-      if (hi > lo) copy_bytes_strided(out + lo, xrow + lo * p.stride_w, p.stride_w, hi - lo);
-    }
-    for (index_t ow = hi > lo ? hi : lo; ow < ow0 + seg; ++ow) out[ow] = zx;
-    j += seg;
-  }
+  qconv_im2col_row_segments(p, xc, zx, tap, from, cols, row);
 }
 
 constexpr index_t kQConvPackChunk = 256;  // columns interleaved at a time (stack rows)

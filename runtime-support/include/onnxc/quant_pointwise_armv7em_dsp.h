@@ -55,26 +55,24 @@ inline void pointwise_widen_dsp(const std::uint8_t* x0, index_t plane, index_t c
   }
 }
 
-// The 2 x 2 tiles of output channels r = 0, 1 over the block's position pairs pp <
-// position_pairs: sums[r][2 pp + j] = dot(weights of channel r, position 2 pp + j) over the kc
-// channel pairs (added to sums[r][2 pp + j] where `accumulate`), the weights' words of pair k at
-// w[4 k + r], the positions' at block[(pp * kc + k) * 2 + j].
-inline void pointwise_tiles_dsp(const std::uint32_t* block, const std::int32_t* w, index_t kc, index_t position_pairs,
-                                bool accumulate, std::int32_t (*sums)[kPointwiseDspBlock]) {
-  index_t k_done = 0;  // channel pairs already in sums
 #if defined(ONNXC_QUANT_DUAL_MAC) && defined(__thumb2__) && defined(__OPTIMIZE__) && defined(__BYTE_ORDER__) && \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__  // (-O0 cannot give the assembly its registers)
-  if (kc >= 4 && !accumulate) {
-    // Four channel pairs a turn: 4 x (2 LDRD, 4 SMLAD) and 2 for the loop, 26 instructions for 32
-    // multiply-accumulates. Eleven registers; the tile loop stays in C (in the assembly too,
-    // with its counts in memory operands, GCC found no registers for it at -O3).
-    const std::uint32_t* xp = block;
-    const index_t turns = kc / 4, skip = kc % 4 * 2;  // (words of the pairs past a multiple of four)
-    for (std::int32_t* so = sums[0]; so != sums[0] + 2 * position_pairs; so += 2, xp += skip) {
-      const std::int32_t* wp = w;
-      index_t n = turns;
-      std::int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
-      std::uint32_t x0, x1, w0, w1;
+// pointwise_tiles_dsp's first kc / 4 * 4 channel pairs (kc >= 4), the sums from start.
+// Halfway: kc / 4 is odd.
+template <bool Halfway>
+inline void pointwise_turns_dsp(const std::uint32_t* block, const std::int32_t* w, index_t kc, index_t position_pairs,
+                              const std::int32_t* start, std::int32_t (*sums)[kPointwiseDspBlock]) {
+  // Eight channel pairs a turn: 8 x (2 LDRD, 4 SMLAD) and 2 for the loop, 50 instructions for
+  // 64 multiply-accumulates; an odd number of four-pair steps enters the first turn halfway (one
+  // branch). Eleven registers; the tile loop stays in C (in the assembly too, with its counts
+  // in memory operands, GCC found no registers for it at -O3).
+  const std::uint32_t* xp = block;
+  const index_t fours = kc / 4, skip = kc % 4 * 2;  // (words of the pairs past a multiple of four)
+  for (std::int32_t* so = sums[0]; so != sums[0] + 2 * position_pairs; so += 2, xp += skip) {
+    const std::int32_t* wp = w;
+    index_t n = (fours + 1) / 2;
+    std::int32_t a00 = start[0], a01 = start[0], a10 = start[1], a11 = start[1];
+    std::uint32_t x0, x1, w0, w1;
 #define ONNXC_POINTWISE_DSP_PAIR           \
   "ldrd %[x0], %[x1], [%[xp]], #8\n\t"     \
   "ldrd %[w0], %[w1], [%[wp]], #16\n\t"    \
@@ -82,24 +80,51 @@ inline void pointwise_tiles_dsp(const std::uint32_t* block, const std::int32_t* 
   "smlad %[a01], %[x1], %[w0], %[a01]\n\t" \
   "smlad %[a10], %[x0], %[w1], %[a10]\n\t" \
   "smlad %[a11], %[x1], %[w1], %[a11]\n\t"
-      __asm__("1:\n\t" ONNXC_POINTWISE_DSP_PAIR ONNXC_POINTWISE_DSP_PAIR ONNXC_POINTWISE_DSP_PAIR
-                  ONNXC_POINTWISE_DSP_PAIR
-              "subs %[n], %[n], #1\n\t"
-              "bne 1b\n\t"
-              : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [xp] "+r"(xp), [wp] "+r"(wp),
-                [n] "+r"(n), [x0] "=&r"(x0), [x1] "=&r"(x1), [w0] "=&r"(w0), [w1] "=&r"(w1)
-              :
-              : "cc", "memory");
-#undef ONNXC_POINTWISE_DSP_PAIR
-      so[0] = a00, so[1] = a01, so[kPointwiseDspBlock] = a10, so[kPointwiseDspBlock + 1] = a11;
+#define ONNXC_POINTWISE_DSP_FOUR \
+  ONNXC_POINTWISE_DSP_PAIR ONNXC_POINTWISE_DSP_PAIR ONNXC_POINTWISE_DSP_PAIR ONNXC_POINTWISE_DSP_PAIR
+#define ONNXC_POINTWISE_DSP_TURNS(ENTRY)                                                                         \
+  ENTRY "1:\n\t" ONNXC_POINTWISE_DSP_FOUR "2:\n\t" ONNXC_POINTWISE_DSP_FOUR "subs %[n], %[n], #1\n\t"           \
+        "bne 1b\n\t"                                                                                            \
+      : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [xp] "+r"(xp), [wp] "+r"(wp),       \
+        [n] "+r"(n), [x0] "=&r"(x0), [x1] "=&r"(x1), [w0] "=&r"(w0), [w1] "=&r"(w1)                               \
+      :                                                                                                          \
+    : "cc", "memory"
+    if (Halfway) {
+      __asm__(ONNXC_POINTWISE_DSP_TURNS("b 2f\n\t"));
+    } else {
+      __asm__(ONNXC_POINTWISE_DSP_TURNS(""));
     }
-    k_done = turns * 4;
+#undef ONNXC_POINTWISE_DSP_TURNS
+#undef ONNXC_POINTWISE_DSP_FOUR
+#undef ONNXC_POINTWISE_DSP_PAIR
+    so[0] = a00, so[1] = a01, so[kPointwiseDspBlock] = a10, so[kPointwiseDspBlock + 1] = a11;
+  }
+}
+#endif
+
+// The 2 x 2 tiles of output channels r = 0, 1 over the block's position pairs pp <
+// position_pairs: sums[r][2 pp + j] = start[r] + dot(weights of channel r, position 2 pp + j)
+// over the kc channel pairs (added to sums[r][2 pp + j] instead where `accumulate`), the
+// weights' words of pair k at w[4 k + r], the positions' at block[(pp * kc + k) * 2 + j].
+inline void pointwise_tiles_dsp(const std::uint32_t* block, const std::int32_t* w, index_t kc, index_t position_pairs,
+                                bool accumulate, const std::int32_t* start, std::int32_t (*sums)[kPointwiseDspBlock]) {
+  index_t k_done = 0;  // channel pairs already in sums
+#if defined(ONNXC_QUANT_DUAL_MAC) && defined(__thumb2__) && defined(__OPTIMIZE__) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__  // (-O0 cannot give the assembly its registers)
+  if (kc >= 4 && !accumulate) {
+    const index_t fours = kc / 4;
+    if (fours % 2 != 0) {
+      pointwise_turns_dsp<true>(block, w, kc, position_pairs, start, sums);
+    } else {
+      pointwise_turns_dsp<false>(block, w, kc, position_pairs, start, sums);
+    }
+    k_done = fours * 4;
     accumulate = true;
   }
 #endif
   if (k_done == kc) return;
   for (index_t pp = 0; pp < position_pairs; ++pp) {
-    std::int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
+    std::int32_t a00 = start[0], a01 = start[0], a10 = start[1], a11 = start[1];
     if (accumulate) a00 = sums[0][2 * pp], a01 = sums[0][2 * pp + 1], a10 = sums[1][2 * pp], a11 = sums[1][2 * pp + 1];
     const std::uint32_t* xb = block + pp * kc * 2;
     for (index_t k = k_done; k < kc; ++k) {
@@ -118,7 +143,7 @@ inline void pointwise_tiles_dsp(const std::uint32_t* block, const std::int32_t* 
 // channels and pair the four channels' words adjacent) with `positions` columns that
 // widen(i0, count, k0, kc, block) writes into a block (columns [i0, i0 + count), channel pairs
 // [k0, k0 + kc), the layout of pointwise_widen_dsp): channel m's sum at column i goes out as
-// out(m, y0 + m * plane + i, sum - zx * row_sums[m]). The block holds every pair of up to
+// out(m, y0 + m * plane + i, sum - zx * row_sums[m]) (the sums start at row_start). The block holds every pair of up to
 // kPointwiseDspBlock columns (fewer where the pairs are many); past kPointwiseDspWords / 2 pairs
 // it takes them in passes, widened again per pair of output channels.
 template <class Widen, class Out>
@@ -140,17 +165,17 @@ inline void pair_product_dsp(index_t out_channels, index_t pairs, index_t positi
       // weights past the channels make a lone last channel's partner 0).
       const std::int32_t* wt =
           w_packed + m / kPointwiseTileChannels * pairs * kPointwiseTileChannels + m % kPointwiseTileChannels;
+      const index_t rows = out_channels - m < 2 ? 1 : 2;
+      std::int32_t start[2] = {0, 0};
+      for (index_t r = 0; r < rows; ++r)
+        start[r] = row_start(out, m + r,
+                             static_cast<std::int32_t>(x_zero_point) * static_cast<std::int32_t>(row_sums[m + r]));
       for (index_t k0 = 0; k0 < pairs; k0 += kc_max) {
         const index_t kc = pairs - k0 < kc_max ? pairs - k0 : kc_max;
         if (passes) widen(i0, count, k0, kc, block);
-        pointwise_tiles_dsp(block, wt + k0 * kPointwiseTileChannels, kc, position_pairs, k0 > 0, sums);
+        pointwise_tiles_dsp(block, wt + k0 * kPointwiseTileChannels, kc, position_pairs, k0 > 0, start, sums);
       }
-      const index_t rows = out_channels - m < 2 ? 1 : 2;
-      for (index_t r = 0; r < rows; ++r) {
-        const std::int32_t correction =
-            static_cast<std::int32_t>(x_zero_point) * static_cast<std::int32_t>(row_sums[m + r]);
-        store_row(out, m + r, y0 + (m + r) * plane + i0, sums[r], count, correction);
-      }
+      for (index_t r = 0; r < rows; ++r) store_row_started(out, m + r, y0 + (m + r) * plane + i0, sums[r], count);
     }
   }
 }

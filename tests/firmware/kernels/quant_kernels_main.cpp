@@ -163,6 +163,21 @@ int requantize_case(index_t n, float multiplier, std::int32_t zero_point, std::i
     sh::print("store_row wrote past the row\n");
     return 1;
   }
+  // store_row_started (the M4's form without the bias's additions): the same sums begun at
+  // row_start, the same bytes as the definition (checked above).
+  Q again[68];
+  const rt::RequantizeOutput<Q, rt::Requant> started_again{again, biases, &r, 0, zero_point};
+  const std::uint32_t start = static_cast<std::uint32_t>(rt::row_start(started_again, 0, 3));
+  for (index_t i = 0; i < n; ++i) acc[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[i]) + start);
+  again[n] = 77;
+  rt::store_row_started(started_again, 0, 0, acc, n);
+  for (index_t i = 0; i <= n; ++i)
+    if (again[i] != out[i]) {
+      sh::print("store_row_started: at ");
+      print_number(i);
+      sh::print("\n");
+      return 1;
+    }
   return 0;
 }
 
@@ -259,6 +274,7 @@ int main() {
   // in channels, out channels, height, width, kernel, stride, pad, block columns, x zero point
   const Case cases[] = {
       {3, 8, 9, 9, 3, 2, 1, 16, 0},     // k 27: one predicated vector
+      {2, 4, 9, 31, 3, 2, 1, 40, 5},    // stride 2, rows of 16 split by the blocks (M4: 4 bytes from 2 words)
       {16, 16, 10, 10, 3, 1, 1, 16, 7},  // k 144: nine whole vectors, narrow blocks
       {5, 7, 11, 6, 3, 1, 1, 48, 128},   // odd rows: a one-row tile
       {1, 6, 13, 7, 4, 1, 0, 32, 3},     // k 16: one whole vector
@@ -282,6 +298,10 @@ int main() {
   failed += depthwise_case<std::uint8_t>(2, 37, 29, 9);  // bands of 34 and 3 rows (M4)
   failed += depthwise_case<std::uint8_t>(1, 20, 64, 200);  // bands of 16 and 4 rows (M4)
   failed += depthwise_case<std::uint8_t>(2, 29, 5, 7);  // kws' width, bands of 27 and 2 rows (M55)
+  failed += depthwise_case<std::uint8_t>(2, 40, 4, 250);  // one padded-row word (M4)
+  failed += depthwise_case<std::uint8_t>(3, 7, 3, 1);     // rows under a word, byte by byte (M4)
+  failed += depthwise_case<std::int8_t>(1, 9, 2, -128);
+  failed += depthwise_case<std::uint8_t>(1, 50, 48, 77);   // VWW's width, bands of 17 rows (M4)
   failed += depthwise_case<std::int8_t>(3, 6, 6, -4);
   failed += depthwise_case<std::int8_t>(2, 5, 11, 127);
   failed += depthwise_strided_case(3, 9, 9, 3, 3, 2, 1, 1, 7);     // MobileNet's stride 2
@@ -291,7 +311,7 @@ int main() {
   failed += depthwise_strided_case(1, 6, 5, 1, 4, 3, 0, 1, 0);     // 1x4, stride 3
   const index_t counts[] = {1, 15, 16, 17, 70};
   for (index_t n : counts) failed += lookup_case<std::uint8_t>(n) + lookup_case<std::int8_t>(n);
-  const index_t lengths[] = {1, 3, 4, 7, 16, 67};
+  const index_t lengths[] = {1, 2, 3, 4, 6, 7, 16, 67};  // (M4: quads, a pair, a last one)
   for (index_t n : lengths) {
     failed += requantize_case<std::uint8_t>(n, 0.0123f, 17, 1000);
     failed += requantize_case<std::uint8_t>(n, 3.0e-5f, 255, -70000);
