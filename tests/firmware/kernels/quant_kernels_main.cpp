@@ -281,7 +281,12 @@ int main() {
   failed += depthwise_case<std::uint8_t>(1, 2, 64, 3);  // the widest row
   failed += depthwise_case<std::uint8_t>(2, 37, 29, 9);  // bands of 34 and 3 rows (M4)
   failed += depthwise_case<std::uint8_t>(1, 20, 64, 200);  // bands of 16 and 4 rows (M4)
-  failed += depthwise_case<std::uint8_t>(2, 29, 5, 7);  // kws' width, bands of 27 and 2 rows (M55)
+  failed += depthwise_case<std::uint8_t>(2, 29, 5, 7);  // kws' width, bands of 27 and 2 rows (M4)
+  failed += depthwise_case<std::uint8_t>(2, 41, 5, 7);  // bands of 38 and 3 rows (M55)
+  failed += depthwise_case<std::uint8_t>(1, 197, 1, 90);  // one column, bands of 192 and 5 rows (M55)
+  failed += depthwise_case<std::uint8_t>(2, 9, 3, 250);
+  failed += depthwise_case<std::uint8_t>(1, 15, 17, 1);  // rows past one vector of bytes (M55)
+  failed += depthwise_case<std::int8_t>(2, 13, 16, -128);  // bands of 12 and 1 rows (M55)
   failed += depthwise_case<std::int8_t>(3, 6, 6, -4);
   failed += depthwise_case<std::int8_t>(2, 5, 11, 127);
   failed += depthwise_strided_case(3, 9, 9, 3, 3, 2, 1, 1, 7);     // MobileNet's stride 2
