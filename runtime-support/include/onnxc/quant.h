@@ -1681,6 +1681,29 @@ ONNXC_INLINE void pointwise_tile(const std::uint8_t* x0, index_t plane, index_t 
 
 }  // namespace detail
 
+// The int8 weights of rt::qconv_pointwise_s8 (the Cortex-M55's 1x1 kernel, 16 channels per
+// VMLADAVA.S8): per tile of four output channels and vector of sixteen input channels, the four
+// channels' sixteen bytes one after the other, byte ((t * vectors + v) * 4 + r) * 16 + i holding
+// w[4t + r, 16v + i] (0 past the channels).
+constexpr index_t kPointwiseS8Lanes = 16;
+inline index_t qconv_pointwise_s8_vectors(const ConvParams& p) {
+  return (p.in_channels + kPointwiseS8Lanes - 1) / kPointwiseS8Lanes;
+}
+inline index_t qconv_pointwise_s8_weight_bytes(const ConvParams& p) {
+  const index_t tiles = (p.out_channels + kPointwiseTileChannels - 1) / kPointwiseTileChannels;
+  return tiles * qconv_pointwise_s8_vectors(p) * kPointwiseTileChannels * kPointwiseS8Lanes;
+}
+inline void qconv_pointwise_s8_pack_weights(const ConvParams& p, const std::int8_t* w, std::int8_t* packed) {
+  const index_t vectors = qconv_pointwise_s8_vectors(p), bytes = qconv_pointwise_s8_weight_bytes(p);
+  for (index_t i = 0; i < bytes; ++i) {
+    const index_t lane = i % kPointwiseS8Lanes, r = i / kPointwiseS8Lanes % kPointwiseTileChannels;
+    const index_t v = i / (kPointwiseS8Lanes * kPointwiseTileChannels) % vectors;
+    const index_t m = i / (kPointwiseS8Lanes * kPointwiseTileChannels * vectors) * kPointwiseTileChannels + r;
+    const index_t c = v * kPointwiseS8Lanes + lane;
+    packed[i] = m < p.out_channels && c < p.in_channels ? w[m * p.in_channels + c] : std::int8_t{0};
+  }
+}
+
 }  // namespace rt
 }  // namespace onnxc
 
@@ -1746,6 +1769,31 @@ inline void qconv_pointwise(const ConvParams& p, const std::uint8_t* x, std::uin
       }
     }
   }
+}
+
+// qconv_pointwise with the weights in qconv_pointwise_s8_pack_weights' layout (the compiler's
+// choice on the Cortex-M55): Helium's kernel where built with MVE (quant_pointwise_mve.h), this
+// direct loop elsewhere (the same sums).
+template <class Out>
+inline void qconv_pointwise_s8(const ConvParams& p, const std::uint8_t* x, std::uint8_t x_zero_point,
+                               const std::int8_t* w_packed, const index_t* row_sums, Out out) {
+#if defined(ONNXC_QUANT_MVE)
+  return detail::qconv_pointwise_s8_mve(p, x, x_zero_point, w_packed, row_sums, out);
+#endif
+  static_cast<void>(row_sums);
+  const index_t plane = p.in_d * p.in_h * p.in_w, vectors = qconv_pointwise_s8_vectors(p);
+  for (index_t b = 0; b < p.batch; ++b)
+    for (index_t m = 0; m < p.out_channels; ++m) {
+      const std::int8_t* wm = w_packed + (m / kPointwiseTileChannels * vectors * kPointwiseTileChannels +
+                                          m % kPointwiseTileChannels) * kPointwiseS8Lanes;
+      for (index_t i = 0; i < plane; ++i) {
+        std::int32_t acc = 0;
+        for (index_t c = 0; c < p.in_channels; ++c)
+          acc += (static_cast<std::int32_t>(x[(b * p.in_channels + c) * plane + i]) - x_zero_point) *
+                 wm[c / kPointwiseS8Lanes * kPointwiseTileChannels * kPointwiseS8Lanes + c % kPointwiseS8Lanes];
+        store_row(out, m, (b * p.out_channels + m) * plane + i, &acc, 1, 0);
+      }
+    }
 }
 
 // ---- direct integer convolution with AVX-512 VNNI ----

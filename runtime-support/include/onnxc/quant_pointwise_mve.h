@@ -146,6 +146,146 @@ ONNXC_INLINE void pointwise_tile_mve(const std::uint8_t* x0, index_t plane, inde
   }
 }
 
+// ---- rt::qconv_pointwise_s8: sixteen channels per VMLADAVA.S8 ----
+//
+// The weights as int8 bytes in tiles (qconv_pointwise_s8_pack_weights: per tile of four output
+// channels and vector of sixteen input channels, the four rows' sixteen bytes adjacent), the
+// input transposed per block of positions onto the stack: per pair of positions and vector of
+// channels, sixteen bytes of the first position's channels then sixteen of the second's, flipped
+// to int8 (x - 128; the correction takes (x_zp - 128) times the row sums). A position's eight
+// channels are one byte gather (VLDRB.U16 at offsets 0, plane, ..., 7 plane; planes past 9,362
+// four channels per VLDRB.U32), one VEOR and one narrowing store, once per block for all the
+// output channels. The register tile is four output channels x two positions: per vector of
+// sixteen channels two loads of x, four of weights (one pointer, immediate offsets) and eight
+// VMLADAVA.S8, 16 instructions with the loop for 128 multiply-accumulates (the int16 tile above:
+// 17 for 64). The block holds up to kPointwiseS8BlockBytes (two positions at least: past 1,024
+// channels the channels go in chunks, each transposed once per tile of output channels).
+constexpr index_t kPointwiseS8BlockBytes = 2048;
+constexpr index_t kPointwiseS8MaxPositions = 32;  // positions requantized together
+
+// Positions i0 .. i0 + n - 1 (a last odd one twice) of the vectors [c0 / 16, c0 / 16 + vectors)
+// of x's channels into dst in the block's layout.
+template <bool Wide>
+inline void pointwise_s8_transpose(const std::uint8_t* x, index_t plane, index_t channels, index_t c0, index_t vectors,
+                                   index_t i0, index_t n, std::int8_t* dst) {
+  constexpr index_t kPart = Wide ? 4 : 8;  // channels per gather
+  const uint16x8_t offsets16 = vmulq_n_u16(vidupq_n_u16(0u, 1), static_cast<std::uint16_t>(Wide ? 0 : plane));
+  const uint32x4_t offsets32 = vmulq_n_u32(vidupq_n_u32(0u, 1), static_cast<std::uint32_t>(plane));
+  for (index_t j = 0; j < n; ++j) {
+    const std::uint8_t* xi = x + i0 + j;
+    std::uint8_t* d = reinterpret_cast<std::uint8_t*>(dst) + j / 2 * vectors * 32 + j % 2 * 16;
+    for (index_t v = 0; v < vectors; ++v, d += 32)
+      ONNXC_UNROLL for (index_t part = 0; part < kPointwiseS8Lanes / kPart; ++part) {
+        const index_t c = c0 + v * kPointwiseS8Lanes + part * kPart, left = channels - c;
+        // (channels past the input's: not read, 0 flipped to -128; their weights are 0)
+        const std::uint8_t* src = left > 0 ? xi + c * plane : xi;
+        if (Wide) {
+          const uint32x4_t g = left >= kPart ? vldrbq_gather_offset_u32(src, offsets32)
+                                             : vldrbq_gather_offset_z_u32(src, offsets32,
+                                                                          vctp32q(static_cast<std::uint32_t>(left > 0 ? left : 0)));
+          vstrbq_u32(d + part * kPart, veorq_u32(g, vdupq_n_u32(0x80)));
+        } else {
+          const uint16x8_t g = left >= kPart ? vldrbq_gather_offset_u16(src, offsets16)
+                                             : vldrbq_gather_offset_z_u16(src, offsets16,
+                                                                          vctp16q(static_cast<std::uint32_t>(left > 0 ? left : 0)));
+          vstrbq_u16(d + part * kPart, veorq_u16(g, vdupq_n_u16(0x80)));
+        }
+      }
+    if (j + 1 == n && n % 2 == 1) {  // the pair's second position: the same bytes again
+      for (index_t v = 0; v < vectors; ++v) {
+        std::uint8_t* e = reinterpret_cast<std::uint8_t*>(dst) + j / 2 * vectors * 32 + v * 32;
+        vst1q_u8(e + 16, vld1q_u8(e));
+      }
+    }
+  }
+}
+
+// The tile's eight sums over `vectors` vectors: xt the pair's transposed bytes, w the tile's
+// packed weights; sums[r * 2 + j] for output channel r, position j.
+ONNXC_INLINE void pointwise_s8_tile(const std::int8_t* xt, const std::int8_t* w, index_t vectors, std::int32_t* sums) {
+  register std::int32_t a0 __asm__("r0") = 0, a1 __asm__("r2") = 0, a2 __asm__("r4") = 0, a3 __asm__("r6") = 0;
+  register std::int32_t a4 __asm__("r8") = 0, a5 __asm__("r10") = 0, a6 __asm__("r12") = 0, a7 __asm__("r14") = 0;
+  std::int32_t n = static_cast<std::int32_t>(vectors);
+  int8x16_t t0, t1, tw;
+  __asm__ volatile(
+      "1:\n\t"
+      "vldrb.u8 %q[t0], [%[x]], #32\n\t"
+      "vldrb.u8 %q[t1], [%[x], #-16]\n\t"
+      "vldrb.u8 %q[tw], [%[w]], #64\n\t"
+      "vmladava.s8 %[a0], %q[t0], %q[tw]\n\t"
+      "vmladava.s8 %[a1], %q[t1], %q[tw]\n\t"
+      "vldrb.u8 %q[tw], [%[w], #-48]\n\t"
+      "vmladava.s8 %[a2], %q[t0], %q[tw]\n\t"
+      "vmladava.s8 %[a3], %q[t1], %q[tw]\n\t"
+      "vldrb.u8 %q[tw], [%[w], #-32]\n\t"
+      "vmladava.s8 %[a4], %q[t0], %q[tw]\n\t"
+      "vmladava.s8 %[a5], %q[t1], %q[tw]\n\t"
+      "vldrb.u8 %q[tw], [%[w], #-16]\n\t"
+      "vmladava.s8 %[a6], %q[t0], %q[tw]\n\t"
+      "vmladava.s8 %[a7], %q[t1], %q[tw]\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "bne 1b\n\t"
+      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [a5] "+r"(a5), [a6] "+r"(a6),
+        [a7] "+r"(a7), [x] "+r"(xt), [w] "+r"(w), [n] "+r"(n), [t0] "=&w"(t0), [t1] "=&w"(t1), [tw] "=&w"(tw)
+      :
+      : "cc", "memory");
+  sums[0] = a0;
+  sums[1] = a1;
+  sums[2] = a2;
+  sums[3] = a3;
+  sums[4] = a4;
+  sums[5] = a5;
+  sums[6] = a6;
+  sums[7] = a7;
+}
+
+template <class Out>
+inline void qconv_pointwise_s8_mve(const ConvParams& p, const std::uint8_t* x, std::uint8_t x_zero_point,
+                                   const std::int8_t* w_packed, const index_t* row_sums, Out out) {
+  constexpr index_t kTileBytes = kPointwiseTileChannels * kPointwiseS8Lanes;  // one vector of a tile's weights
+  const index_t plane = p.in_d * p.in_h * p.in_w, vectors = qconv_pointwise_s8_vectors(p);
+  const index_t chunk_max = kPointwiseS8BlockBytes / (2 * kPointwiseS8Lanes);
+  const index_t chunk = vectors < chunk_max ? vectors : chunk_max, chunks = (vectors + chunk - 1) / chunk;
+  index_t positions = kPointwiseS8BlockBytes / (kPointwiseS8Lanes * chunk) / 2 * 2;
+  if (positions > kPointwiseS8MaxPositions) positions = kPointwiseS8MaxPositions;
+  const bool wide = 7 * plane > 65535;  // (the 16-bit gather's offsets)
+  alignas(16) std::int8_t block[kPointwiseS8BlockBytes];
+  std::int32_t sums[kPointwiseTileChannels][kPointwiseS8MaxPositions];
+  std::int32_t tile[kPointwiseTileChannels * 2];
+  const std::int32_t x_offset = static_cast<std::int32_t>(x_zero_point) - 128;
+  const auto transpose = [&](const std::uint8_t* xb, index_t c0, index_t nv, index_t i0, index_t n) {
+    if (wide)
+      pointwise_s8_transpose<true>(xb, plane, p.in_channels, c0, nv, i0, n, block);
+    else
+      pointwise_s8_transpose<false>(xb, plane, p.in_channels, c0, nv, i0, n, block);
+  };
+  for (index_t b = 0; b < p.batch; ++b) {
+    const std::uint8_t* xb = x + b * p.in_channels * plane;
+    for (index_t i0 = 0; i0 < plane; i0 += positions) {
+      const index_t n = plane - i0 < positions ? plane - i0 : positions;
+      if (chunks == 1) transpose(xb, 0, vectors, i0, n);
+      for (index_t m = 0; m < p.out_channels; m += kPointwiseTileChannels) {
+        const index_t rows = p.out_channels - m < kPointwiseTileChannels ? p.out_channels - m : kPointwiseTileChannels;
+        for (index_t ch = 0; ch < chunks; ++ch) {
+          const index_t v0 = ch * chunk, nv = vectors - v0 < chunk ? vectors - v0 : chunk;
+          if (chunks > 1) transpose(xb, v0 * kPointwiseS8Lanes, nv, i0, n);
+          const std::int8_t* wt = w_packed + (m / kPointwiseTileChannels * vectors + v0) * kTileBytes;
+          for (index_t j = 0; j < n; j += 2) {
+            pointwise_s8_tile(block + j / 2 * nv * 2 * kPointwiseS8Lanes, wt, nv, tile);
+            ONNXC_UNROLL for (index_t r = 0; r < kPointwiseTileChannels; ++r) {
+              sums[r][j] = (ch == 0 ? 0 : sums[r][j]) + tile[r * 2];
+              sums[r][j + 1] = (ch == 0 ? 0 : sums[r][j + 1]) + tile[r * 2 + 1];  // (past an odd n: room)
+            }
+          }
+        }
+        for (index_t r = 0; r < rows; ++r)
+          store_row(out, m + r, (b * p.out_channels + m + r) * plane + i0, sums[r], n,
+                    x_offset * static_cast<std::int32_t>(row_sums[m + r]));
+      }
+    }
+  }
+}
+
 }  // namespace detail
 }  // namespace rt
 }  // namespace onnxc

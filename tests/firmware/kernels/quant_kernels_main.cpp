@@ -120,6 +120,11 @@ int run_case(const Case& c) {
     for (index_t i = 0; i < n; ++i) y[i] = -1;
     rt::qconv_pointwise(p, x, c.zx, packed, row_sums, [](index_t, index_t i, std::int32_t acc) { y[i] = acc; });
     failed += check("qconv_pointwise", c, n);
+    static std::int8_t bytes[8192];
+    rt::qconv_pointwise_s8_pack_weights(p, w, bytes);
+    for (index_t i = 0; i < n; ++i) y[i] = -1;
+    rt::qconv_pointwise_s8(p, x, c.zx, bytes, row_sums, [](index_t, index_t i, std::int32_t acc) { y[i] = acc; });
+    failed += check("qconv_pointwise_s8", c, n);
   }
   return failed;
 }
@@ -268,6 +273,9 @@ int main() {
       {64, 12, 5, 5, 1, 1, 0, 16, 128},  // 1x1 with 64 channels
       {200, 5, 3, 7, 1, 1, 0, 16, 77},   // 1x1, 100 channel pairs: blocks of 10 positions (M4)
       {1027, 3, 3, 3, 1, 1, 0, 16, 1},   // 1x1 past 512 channel pairs: passes of channels (M4)
+      {8, 16, 11, 11, 1, 1, 0, 16, 7},   // 1x1, half a vector of channels, blocks of 32 positions (M55)
+      {33, 6, 9, 7, 1, 1, 0, 16, 250},   // 1x1, a vector of one channel, an odd block (M55)
+      {1, 1, 94, 100, 1, 1, 0, 16, 5},   // 1x1 onto a plane past 16-bit gather offsets (M55)
       {130, 3, 4, 5, 3, 1, 1, 32, 5},    // k 1170: 586 pairs, passes of pairs (M4 qconv_gemm_pairs)
       {29, 7, 9, 8, 3, 1, 1, 64, 200},   // k 261: 132 pairs, blocks of 6 columns (M4)
       {1, 64, 49, 10, 4, 2, 1, 256, 17}, // kws' first Conv's reduction (k 16 here, one channel)
