@@ -1322,28 +1322,34 @@ inline void qconv_im2col_row(const ConvParams& p, const std::uint8_t* x, std::ui
   }
   if (conv_keeps_row_width(p)) return qconv_im2col_row_shifted(p, xc, zx, tap, from, cols, row);
   const index_t offset = kw * p.dilation_w - p.pad_w;  // input column of output column 0
+  // p's fields in locals: the byte stores below may alias anything, so GCC would reload them.
+  const index_t stride = p.stride_w, in_w = p.in_w, in_h = p.in_h, in_d = p.in_d, out_w = p.out_w, out_h = p.out_h;
+  const index_t ih0 = kh * p.dilation_h - p.pad_h, id0 = kd * p.dilation_d - p.pad_d;
+  const index_t stride_h = p.stride_h, stride_d = p.stride_d;
+  // The output columns whose tap is inside the input row: [ow_lo, ow_hi), the same for every row.
+  const index_t ow_lo = offset >= 0 ? 0 : (stride - 1 - offset) / stride;
+  const index_t ow_hi = in_w - offset <= 0 ? 0 : (in_w - offset + stride - 1) / stride;
   // The output position of column j, advanced row by row (no division in the loop).
   index_t od = from.od, oh = from.oh, ow0 = from.ow;
-  for (index_t j = 0; j < cols; ow0 = 0, oh = oh + 1 == p.out_h ? 0 : oh + 1, od += oh == 0 ? 1 : 0) {
-    const index_t seg = p.out_w - ow0 < cols - j ? p.out_w - ow0 : cols - j;
-    const index_t id = od * p.stride_d - p.pad_d + kd * p.dilation_d;
-    const index_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
+  for (index_t j = 0; j < cols; ow0 = 0, oh = oh + 1 == out_h ? 0 : oh + 1, od += oh == 0 ? 1 : 0) {
+    const index_t seg = out_w - ow0 < cols - j ? out_w - ow0 : cols - j, end = ow0 + seg;
+    const index_t id = od * stride_d + id0, ih = oh * stride_h + ih0;
     std::uint8_t* out = row + j - ow0;  // out[ow] for ow in [ow0, ow0 + seg)
-    index_t lo = ow0, hi = ow0;         // the columns whose tap is inside the input row
+    index_t lo = end, hi = end;         // the columns whose tap is inside the input row
     const std::uint8_t* xrow = xc;      // x[.., ih, offset + ow * stride] is xrow[ow * stride]
-    if (id >= 0 && id < p.in_d && ih >= 0 && ih < p.in_h) {
-      while (lo < ow0 + seg && lo * p.stride_w + offset < 0) ++lo;
-      hi = ow0 + seg;
-      while (hi > lo && (hi - 1) * p.stride_w + offset >= p.in_w) --hi;
-      xrow = xc + (id * p.in_h + ih) * p.in_w + offset;
+    if (id >= 0 && id < in_d && ih >= 0 && ih < in_h) {
+      lo = ow_lo < ow0 ? ow0 : ow_lo < end ? ow_lo : end;
+      hi = ow_hi < lo ? lo : ow_hi < end ? ow_hi : end;
+      xrow = xc + (id * in_h + ih) * in_w + offset;
     }
-    for (index_t ow = ow0; ow < lo; ++ow) out[ow] = zx;
-    if (p.stride_w == 1) {
-      copy_bytes(out + lo, xrow + lo, hi - lo);
-    } else {
-      if (hi > lo) copy_bytes_strided(out + lo, xrow + lo * p.stride_w, p.stride_w, hi - lo);
+    fill_bytes(out + ow0, zx, lo - ow0);
+    if (hi > lo) {
+      if (stride == 1)
+        copy_bytes(out + lo, xrow + lo, hi - lo);
+      else
+        copy_bytes_strided(out + lo, xrow + lo * stride, stride, hi - lo);
     }
-    for (index_t ow = hi > lo ? hi : lo; ow < ow0 + seg; ++ow) out[ow] = zx;
+    fill_bytes(out + hi, zx, end - hi);
     j += seg;
   }
 }
