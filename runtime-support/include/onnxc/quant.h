@@ -725,6 +725,9 @@ inline void depthwise_rows(const ConvParams& p, QuantOperand<X> x, QuantOperand<
 // contiguous x without bounds checks (padding contributes nothing: it equals x's zero point).
 template <class X, class W, class Out>
 inline void conv_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out, std::int32_t* acc) {
+#if defined(ONNXC_QUANT_MVE)
+  if (detail::depthwise_3x3_mve_applies(p)) return detail::depthwise_3x3_mve(p, x, w, out);  // (any stride)
+#endif
 #if defined(ONNXC_QUANT_MVE) || defined(ONNXC_QUANT_DUAL_MAC)
   if (detail::depthwise_rows_applies(p)) return detail::depthwise_rows(p, x, w, out);
 #endif
@@ -1116,7 +1119,7 @@ namespace rt {
 template <class X, class W, class Out>
 inline void depthwise_3x3(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
 #if defined(ONNXC_QUANT_MVE)
-  static_assert(kDepthwise3x3MaxWidth <= detail::kDepthwiseMveBand, "the band holds a padded row");
+  static_assert(3 * (kDepthwise3x3MaxWidth + 2) <= detail::kDepthwiseMveBandBytes, "the band holds 3 padded rows");
   return detail::depthwise_3x3_mve(p, x, w, out);  // (quant_depthwise_mve.h)
 #elif defined(ONNXC_QUANT_DUAL_MAC)
   return detail::depthwise_3x3_dsp(p, x, w, out);  // (quant_depthwise_armv7em_dsp.h)
