@@ -200,43 +200,50 @@ inline void pointwise_s8_transpose(const std::uint8_t* x, index_t plane, index_t
   }
 }
 
-// The tile's eight sums over `vectors` vectors: xt the pair's transposed bytes, w the tile's
-// packed weights; sums[r * 2 + j] for output channel r, position j.
+// The tile's eight sums over `vectors` (>= 1) vectors: xt the pair's transposed bytes, w the
+// tile's packed weights; output channel r's two sums to sums[r * row_stride], [r * row_stride + 1].
+// The first vector starts the sums (VMLADAV), the others add (VMLADAVA); the stores are STRDs.
+template <index_t RowStride>
 ONNXC_INLINE void pointwise_s8_tile(const std::int8_t* xt, const std::int8_t* w, index_t vectors, std::int32_t* sums) {
-  register std::int32_t a0 __asm__("r0") = 0, a1 __asm__("r2") = 0, a2 __asm__("r4") = 0, a3 __asm__("r6") = 0;
-  register std::int32_t a4 __asm__("r8") = 0, a5 __asm__("r10") = 0, a6 __asm__("r12") = 0, a7 __asm__("r14") = 0;
-  std::int32_t n = static_cast<std::int32_t>(vectors);
+  static_assert(RowStride * 4 <= 1020, "STRD's offsets");
+  register std::int32_t a0 __asm__("r0"), a1 __asm__("r2"), a2 __asm__("r4"), a3 __asm__("r6");
+  register std::int32_t a4 __asm__("r8"), a5 __asm__("r10"), a6 __asm__("r12"), a7 __asm__("r14");
+  std::int32_t n = static_cast<std::int32_t>(vectors) - 1;
   int8x16_t t0, t1, tw;
+#define ONNXC_POINTWISE_S8_STEP(op)                   \
+  "vldrb.u8 %q[t0], [%[x]], #32\n\t"                  \
+  "vldrb.u8 %q[t1], [%[x], #-16]\n\t"                 \
+  "vldrb.u8 %q[tw], [%[w]], #64\n\t"                  \
+  op " %[a0], %q[t0], %q[tw]\n\t"                     \
+  op " %[a1], %q[t1], %q[tw]\n\t"                     \
+  "vldrb.u8 %q[tw], [%[w], #-48]\n\t"                 \
+  op " %[a2], %q[t0], %q[tw]\n\t"                     \
+  op " %[a3], %q[t1], %q[tw]\n\t"                     \
+  "vldrb.u8 %q[tw], [%[w], #-32]\n\t"                 \
+  op " %[a4], %q[t0], %q[tw]\n\t"                     \
+  op " %[a5], %q[t1], %q[tw]\n\t"                     \
+  "vldrb.u8 %q[tw], [%[w], #-16]\n\t"                 \
+  op " %[a6], %q[t0], %q[tw]\n\t"                     \
+  op " %[a7], %q[t1], %q[tw]\n\t"
   __asm__ volatile(
+      ONNXC_POINTWISE_S8_STEP("vmladav.s8")
+      "cmp %[n], #0\n\t"
+      "beq 2f\n\t"
       "1:\n\t"
-      "vldrb.u8 %q[t0], [%[x]], #32\n\t"
-      "vldrb.u8 %q[t1], [%[x], #-16]\n\t"
-      "vldrb.u8 %q[tw], [%[w]], #64\n\t"
-      "vmladava.s8 %[a0], %q[t0], %q[tw]\n\t"
-      "vmladava.s8 %[a1], %q[t1], %q[tw]\n\t"
-      "vldrb.u8 %q[tw], [%[w], #-48]\n\t"
-      "vmladava.s8 %[a2], %q[t0], %q[tw]\n\t"
-      "vmladava.s8 %[a3], %q[t1], %q[tw]\n\t"
-      "vldrb.u8 %q[tw], [%[w], #-32]\n\t"
-      "vmladava.s8 %[a4], %q[t0], %q[tw]\n\t"
-      "vmladava.s8 %[a5], %q[t1], %q[tw]\n\t"
-      "vldrb.u8 %q[tw], [%[w], #-16]\n\t"
-      "vmladava.s8 %[a6], %q[t0], %q[tw]\n\t"
-      "vmladava.s8 %[a7], %q[t1], %q[tw]\n\t"
+      ONNXC_POINTWISE_S8_STEP("vmladava.s8")
       "subs %[n], %[n], #1\n\t"
       "bne 1b\n\t"
-      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [a4] "+r"(a4), [a5] "+r"(a5), [a6] "+r"(a6),
-        [a7] "+r"(a7), [x] "+r"(xt), [w] "+r"(w), [n] "+r"(n), [t0] "=&w"(t0), [t1] "=&w"(t1), [tw] "=&w"(tw)
-      :
+      "2:\n\t"
+      "strd %[a0], %[a1], [%[s]]\n\t"
+      "strd %[a2], %[a3], [%[s], #%c[o1]]\n\t"
+      "strd %[a4], %[a5], [%[s], #%c[o2]]\n\t"
+      "strd %[a6], %[a7], [%[s], #%c[o3]]\n\t"
+      : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [a4] "=&r"(a4), [a5] "=&r"(a5),
+        [a6] "=&r"(a6), [a7] "=&r"(a7), [x] "+r"(xt), [w] "+r"(w), [n] "+r"(n), [t0] "=&w"(t0), [t1] "=&w"(t1),
+        [tw] "=&w"(tw)
+      : [s] "r"(sums), [o1] "i"(RowStride * 4), [o2] "i"(RowStride * 8), [o3] "i"(RowStride * 12)
       : "cc", "memory");
-  sums[0] = a0;
-  sums[1] = a1;
-  sums[2] = a2;
-  sums[3] = a3;
-  sums[4] = a4;
-  sums[5] = a5;
-  sums[6] = a6;
-  sums[7] = a7;
+#undef ONNXC_POINTWISE_S8_STEP
 }
 
 template <class Out>
@@ -270,11 +277,16 @@ inline void qconv_pointwise_s8_mve(const ConvParams& p, const std::uint8_t* x, s
           const index_t v0 = ch * chunk, nv = vectors - v0 < chunk ? vectors - v0 : chunk;
           if (chunks > 1) transpose(xb, v0 * kPointwiseS8Lanes, nv, i0, n);
           const std::int8_t* wt = w_packed + (m / kPointwiseTileChannels * vectors + v0) * kTileBytes;
-          for (index_t j = 0; j < n; j += 2) {
-            pointwise_s8_tile(block + j / 2 * nv * 2 * kPointwiseS8Lanes, wt, nv, tile);
-            ONNXC_UNROLL for (index_t r = 0; r < kPointwiseTileChannels; ++r) {
-              sums[r][j] = (ch == 0 ? 0 : sums[r][j]) + tile[r * 2];
-              sums[r][j + 1] = (ch == 0 ? 0 : sums[r][j + 1]) + tile[r * 2 + 1];  // (past an odd n: room)
+          if (ch == 0) {  // (past an odd n: the sums have room)
+            for (index_t j = 0; j < n; j += 2)
+              pointwise_s8_tile<kPointwiseS8MaxPositions>(block + j * nv * kPointwiseS8Lanes, wt, nv, &sums[0][j]);
+          } else {
+            for (index_t j = 0; j < n; j += 2) {
+              pointwise_s8_tile<2>(block + j * nv * kPointwiseS8Lanes, wt, nv, tile);
+              ONNXC_UNROLL for (index_t r = 0; r < kPointwiseTileChannels; ++r) {
+                sums[r][j] += tile[r * 2];
+                sums[r][j + 1] += tile[r * 2 + 1];
+              }
             }
           }
         }
