@@ -164,40 +164,54 @@ constexpr index_t kPointwiseS8BlockBytes = 2048;
 constexpr index_t kPointwiseS8MaxPositions = 32;  // positions requantized together
 
 // Positions i0 .. i0 + n - 1 (a last odd one twice) of the vectors [c0 / 16, c0 / 16 + vectors)
-// of x's channels into dst in the block's layout.
+// of x's channels into dst in the block's layout: per gather of kPart channels, the pairs of
+// positions in the inner loop (two gathers, two VEORs, two narrowing stores).
 template <bool Wide>
 inline void pointwise_s8_transpose(const std::uint8_t* x, index_t plane, index_t channels, index_t c0, index_t vectors,
                                    index_t i0, index_t n, std::int8_t* dst) {
   constexpr index_t kPart = Wide ? 4 : 8;  // channels per gather
   const uint16x8_t offsets16 = vmulq_n_u16(vidupq_n_u16(0u, 1), static_cast<std::uint16_t>(Wide ? 0 : plane));
   const uint32x4_t offsets32 = vmulq_n_u32(vidupq_n_u32(0u, 1), static_cast<std::uint32_t>(plane));
-  for (index_t j = 0; j < n; ++j) {
-    const std::uint8_t* xi = x + i0 + j;
-    std::uint8_t* d = reinterpret_cast<std::uint8_t*>(dst) + j / 2 * vectors * 32 + j % 2 * 16;
-    for (index_t v = 0; v < vectors; ++v, d += 32)
-      ONNXC_UNROLL for (index_t part = 0; part < kPointwiseS8Lanes / kPart; ++part) {
-        const index_t c = c0 + v * kPointwiseS8Lanes + part * kPart, left = channels - c;
-        // (channels past the input's: not read, 0 flipped to -128; their weights are 0)
-        const std::uint8_t* src = left > 0 ? xi + c * plane : xi;
-        if (Wide) {
-          const uint32x4_t g = left >= kPart ? vldrbq_gather_offset_u32(src, offsets32)
-                                             : vldrbq_gather_offset_z_u32(src, offsets32,
-                                                                          vctp32q(static_cast<std::uint32_t>(left > 0 ? left : 0)));
-          vstrbq_u32(d + part * kPart, veorq_u32(g, vdupq_n_u32(0x80)));
-        } else {
-          const uint16x8_t g = left >= kPart ? vldrbq_gather_offset_u16(src, offsets16)
-                                             : vldrbq_gather_offset_z_u16(src, offsets16,
-                                                                          vctp16q(static_cast<std::uint32_t>(left > 0 ? left : 0)));
-          vstrbq_u16(d + part * kPart, veorq_u16(g, vdupq_n_u16(0x80)));
+  const index_t pair_bytes = vectors * 2 * kPointwiseS8Lanes, pairs = n / 2;
+  for (index_t v = 0; v < vectors; ++v)
+    for (index_t part = 0; part < kPointwiseS8Lanes / kPart; ++part) {
+      const index_t c = c0 + v * kPointwiseS8Lanes + part * kPart, left = channels - c;
+      // (channels past the input's: not read, 0 flipped to -128; their weights are 0)
+      const std::uint8_t* src = x + i0 + (left > 0 ? c * plane : 0);
+      std::uint8_t* d = reinterpret_cast<std::uint8_t*>(dst) + v * 2 * kPointwiseS8Lanes + part * kPart;
+      const std::uint32_t active = static_cast<std::uint32_t>(left <= 0 ? 0 : left < kPart ? left : kPart);
+      if (Wide) {
+        const mve_pred16_t pred = vctp32q(active);
+        const uint32x4_t flip = vdupq_n_u32(0x80);
+        for (index_t q = 0; q < pairs; ++q, src += 2, d += pair_bytes) {
+          vstrbq_u32(d, veorq_u32(vldrbq_gather_offset_z_u32(src, offsets32, pred), flip));
+          vstrbq_u32(d + kPointwiseS8Lanes, veorq_u32(vldrbq_gather_offset_z_u32(src + 1, offsets32, pred), flip));
+        }
+        if (n % 2) {
+          const uint32x4_t last = veorq_u32(vldrbq_gather_offset_z_u32(src, offsets32, pred), flip);
+          vstrbq_u32(d, last);
+          vstrbq_u32(d + kPointwiseS8Lanes, last);
+        }
+      } else {
+        const mve_pred16_t pred = vctp16q(active);
+        const uint16x8_t flip = vdupq_n_u16(0x80);
+        if (active == kPart)
+          for (index_t q = 0; q < pairs; ++q, src += 2, d += pair_bytes) {
+            vstrbq_u16(d, veorq_u16(vldrbq_gather_offset_u16(src, offsets16), flip));
+            vstrbq_u16(d + kPointwiseS8Lanes, veorq_u16(vldrbq_gather_offset_u16(src + 1, offsets16), flip));
+          }
+        else
+          for (index_t q = 0; q < pairs; ++q, src += 2, d += pair_bytes) {
+            vstrbq_u16(d, veorq_u16(vldrbq_gather_offset_z_u16(src, offsets16, pred), flip));
+            vstrbq_u16(d + kPointwiseS8Lanes, veorq_u16(vldrbq_gather_offset_z_u16(src + 1, offsets16, pred), flip));
+          }
+        if (n % 2) {
+          const uint16x8_t last = veorq_u16(vldrbq_gather_offset_z_u16(src, offsets16, pred), flip);
+          vstrbq_u16(d, last);
+          vstrbq_u16(d + kPointwiseS8Lanes, last);
         }
       }
-    if (j + 1 == n && n % 2 == 1) {  // the pair's second position: the same bytes again
-      for (index_t v = 0; v < vectors; ++v) {
-        std::uint8_t* e = reinterpret_cast<std::uint8_t*>(dst) + j / 2 * vectors * 32 + v * 32;
-        vst1q_u8(e + 16, vld1q_u8(e));
-      }
     }
-  }
 }
 
 // The tile's eight sums over `vectors` (>= 1) vectors: xt the pair's transposed bytes, w the
