@@ -1359,6 +1359,16 @@ inline void qconv_im2col_row(const ConvParams& p, const std::uint8_t* x, std::ui
 
 constexpr index_t kQConvPackChunk = 256;  // columns interleaved at a time (stack rows)
 
+}  // namespace detail
+}  // namespace rt
+}  // namespace onnxc
+#if defined(ONNXC_QUANT_MVE)
+#include "onnxc/quant_im2col_mve.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
+namespace onnxc {
+namespace rt {
+namespace detail {
+
 // The block of im2col for output positions [first, first + cols) of one image in groups of four
 // k (columns [cols, stride_cols) hold x_zp, k past the end 0): four rows of im2col, then
 // interleaved into one 32-bit word per column.
@@ -1370,11 +1380,21 @@ inline void qconv_pack_block(const ConvParams& p, const std::uint8_t* x, std::ui
     const index_t chunk = stride_cols - c0 < kQConvPackChunk ? stride_cols - c0 : kQConvPackChunk;
     const index_t real = cols - c0 < chunk ? (cols > c0 ? cols - c0 : 0) : chunk;  // columns before the padding
     const OutputPosition from = output_position(p, first + c0);
+#if defined(ONNXC_QUANT_MVE)
+    static_assert(kIm2colBandColumns == kQConvPackChunk, "the band's table covers a chunk");
+    Im2colBandMve band;  // (quant_im2col_mve.h)
+    const bool banded = !conv_reads_input_as_matrix(p) && !conv_keeps_row_width(p) && band.init(p, first + c0, real);
+#endif
     ConvTap tap = {0, 0, 0, 0};  // of k = 4 * g + t
     for (index_t g = 0; g < groups; ++g) {
       for (index_t t = 0; t < 4; ++t) {
         const index_t k = 4 * g + t;
         const std::uint8_t fill = k < k_total ? zx : 0;
+#if defined(ONNXC_QUANT_MVE)
+        if (k < k_total && banded)
+          band.row(p, x, zx, tap, rows[t]);
+        else
+#endif
         if (k < k_total) qconv_im2col_row(p, x, zx, tap, from, real, rows[t]);
         for (index_t j = k < k_total ? real : 0; j < chunk; ++j) rows[t][j] = fill;
         next_tap(p, tap);
