@@ -282,6 +282,8 @@ int main() {
       {130, 3, 4, 5, 3, 1, 1, 32, 5},    // k 1170: 586 pairs, passes of pairs (M4 qconv_gemm_pairs)
       {29, 7, 9, 8, 3, 1, 1, 64, 200},   // k 261: 132 pairs, blocks of 6 columns (M4)
       {1, 64, 49, 10, 4, 2, 1, 256, 17}, // kws' first Conv's reduction (k 16 here, one channel)
+      {3, 4, 40, 40, 3, 2, 1, 512, 9},   // stride 2, two chunks of 256 columns: two bands (M55)
+      {2, 3, 10, 300, 5, 2, 0, 256, 3},  // rows too wide for the band: the portable rows (M55)
   };
   int failed = 0;
   for (const Case& c : cases) failed += run_case(c);
