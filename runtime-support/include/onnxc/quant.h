@@ -1383,7 +1383,7 @@ inline void qconv_pack_block(const ConvParams& p, const std::uint8_t* x, std::ui
 #if defined(ONNXC_QUANT_MVE)
     static_assert(kIm2colBandColumns == kQConvPackChunk, "the band's table covers a chunk");
     Im2colBandMve band;  // (quant_im2col_mve.h)
-    const bool banded = !conv_reads_input_as_matrix(p) && !conv_keeps_row_width(p) && band.init(p, first + c0, real);
+    const bool banded = !conv_reads_input_as_matrix(p) && band.init(p, first + c0, real);
 #endif
     ConvTap tap = {0, 0, 0, 0};  // of k = 4 * g + t
     for (index_t g = 0; g < groups; ++g) {

@@ -1,5 +1,5 @@
 // Part of a parent header that includes it: not included on its own (tests/headers_portable_native.sh).
-// The im2col rows of qconv_pack_block for strided and padded convolutions on cores with the
+// The im2col rows of qconv_pack_block for convolutions other than 1x1 on cores with the
 // M-profile vector extension (Helium, MVE: Cortex-M55, M85). Included by quant.h where
 // __ARM_FEATURE_MVE is defined (ONNXC_QUANT_MVE); tests/firmware/kernels runs qconv_gemm (whose
 // blocks these rows fill) against a direct convolution on the core.
@@ -12,9 +12,11 @@
 // of 16-bit offsets gives each position's top-left tap in the band (made once per block). A
 // tap's row is then a byte gather per eight columns (VLDRB.U16 at the offsets from the tap's
 // place in the band) and a narrowing store: three instructions per eight bytes, the band
-// refilled when the tap's channel changes (once per channel and block). Convolutions of stride 1
-// that keep the row width (qconv_im2col_row_shifted: one copy per row) and blocks whose band
-// does not fit kIm2colBandBytes keep the portable rows.
+// refilled when the tap's channel changes (once per channel and block). Stride-1 convolutions
+// take it too: the plan gives resnet8's 3x3 Convs blocks of 16 to 32 columns, where the portable
+// rows (qconv_im2col_row_shifted) cost about 140 instructions each, mostly per call. 1x1
+// convolutions read as a matrix (one copy per row) and blocks whose band does not fit
+// kIm2colBandBytes keep the portable rows.
 #ifndef ONNXC_QUANT_IM2COL_MVE_H
 #define ONNXC_QUANT_IM2COL_MVE_H
 
