@@ -53,7 +53,10 @@ class Im2colBandMve {
   void row(const ConvParams& p, const std::uint8_t* x, std::uint8_t zx, ConvTap tap, std::uint8_t* out) {
     if (tap.ic != channel_) fill(p, x, zx, tap.ic);
     const std::uint8_t* base = band_ + tap.kh * p.dilation_h * wp_ + tap.kw * p.dilation_w;
-    for (index_t j = 0; j < cols_; j += 8) vstrbq_u16(out + j, vldrbq_gather_offset_u16(base, vldrhq_u16(at_ + j)));
+    const std::uint16_t* at = at_;
+    // (the count in a local: the byte stores may alias the members, so GCC would reload them)
+    for (index_t n = (cols_ + 7) / 8; n > 0; --n, at += 8, out += 8)
+      vstrbq_u16(out, vldrbq_gather_offset_u16(base, vldrhq_u16(at)));
   }
 
  private:
