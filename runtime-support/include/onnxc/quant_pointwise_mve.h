@@ -163,15 +163,32 @@ ONNXC_INLINE void pointwise_tile_mve(const std::uint8_t* x0, index_t plane, inde
 constexpr index_t kPointwiseS8BlockBytes = 2048;
 constexpr index_t kPointwiseS8MaxPositions = 32;  // positions requantized together
 
+// One gather of a position's channels (eight in 16-bit lanes, four in 32-bit lanes for planes
+// past the 16-bit offsets) flipped to int8 and stored as bytes at d; predicated: lanes past the
+// input's channels not read.
+ONNXC_INLINE void pointwise_s8_part(std::uint8_t* d, const std::uint8_t* src, uint16x8_t offsets) {
+  vstrbq_u16(d, veorq_u16(vldrbq_gather_offset_u16(src, offsets), vdupq_n_u16(0x80)));
+}
+ONNXC_INLINE void pointwise_s8_part(std::uint8_t* d, const std::uint8_t* src, uint16x8_t offsets, mve_pred16_t pred) {
+  vstrbq_u16(d, veorq_u16(vldrbq_gather_offset_z_u16(src, offsets, pred), vdupq_n_u16(0x80)));
+}
+ONNXC_INLINE void pointwise_s8_part(std::uint8_t* d, const std::uint8_t* src, uint32x4_t offsets) {
+  vstrbq_u32(d, veorq_u32(vldrbq_gather_offset_u32(src, offsets), vdupq_n_u32(0x80)));
+}
+ONNXC_INLINE void pointwise_s8_part(std::uint8_t* d, const std::uint8_t* src, uint32x4_t offsets, mve_pred16_t pred) {
+  vstrbq_u32(d, veorq_u32(vldrbq_gather_offset_z_u32(src, offsets, pred), vdupq_n_u32(0x80)));
+}
+ONNXC_INLINE mve_pred16_t pointwise_s8_lanes(uint16x8_t, std::uint32_t n) { return vctp16q(n); }
+ONNXC_INLINE mve_pred16_t pointwise_s8_lanes(uint32x4_t, std::uint32_t n) { return vctp32q(n); }
+
 // Positions i0 .. i0 + n - 1 (a last odd one twice) of the vectors [c0 / 16, c0 / 16 + vectors)
-// of x's channels into dst in the block's layout: per gather of kPart channels, the pairs of
-// positions in the inner loop (two gathers, two VEORs, two narrowing stores).
-template <bool Wide>
+// of x's channels into dst in the block's layout: per gather of a part's channels, the pairs of
+// positions in the inner loop (two gathers, two VEORs, two narrowing stores). Offsets: a part's
+// channels' offsets (0, plane, 2 plane, ...), 16- or 32-bit lanes.
+template <class Offsets>
 inline void pointwise_s8_transpose(const std::uint8_t* x, index_t plane, index_t channels, index_t c0, index_t vectors,
-                                   index_t i0, index_t n, std::int8_t* dst) {
-  constexpr index_t kPart = Wide ? 4 : 8;  // channels per gather
-  const uint16x8_t offsets16 = vmulq_n_u16(vidupq_n_u16(0u, 1), static_cast<std::uint16_t>(Wide ? 0 : plane));
-  const uint32x4_t offsets32 = vmulq_n_u32(vidupq_n_u32(0u, 1), static_cast<std::uint32_t>(plane));
+                                   index_t i0, index_t n, std::int8_t* dst, Offsets offsets) {
+  constexpr index_t kPart = 16 / sizeof(offsets[0]);  // channels per gather
   const index_t pair_bytes = vectors * 2 * kPointwiseS8Lanes, pairs = n / 2;
   for (index_t v = 0; v < vectors; ++v)
     for (index_t part = 0; part < kPointwiseS8Lanes / kPart; ++part) {
@@ -180,36 +197,20 @@ inline void pointwise_s8_transpose(const std::uint8_t* x, index_t plane, index_t
       const std::uint8_t* src = x + i0 + (left > 0 ? c * plane : 0);
       std::uint8_t* d = reinterpret_cast<std::uint8_t*>(dst) + v * 2 * kPointwiseS8Lanes + part * kPart;
       const std::uint32_t active = static_cast<std::uint32_t>(left <= 0 ? 0 : left < kPart ? left : kPart);
-      if (Wide) {
-        const mve_pred16_t pred = vctp32q(active);
-        const uint32x4_t flip = vdupq_n_u32(0x80);
+      const mve_pred16_t pred = pointwise_s8_lanes(offsets, active);
+      if (active == kPart)  // (whole gathers unpredicated: GCC moves each predicate through a register)
         for (index_t q = 0; q < pairs; ++q, src += 2, d += pair_bytes) {
-          vstrbq_u32(d, veorq_u32(vldrbq_gather_offset_z_u32(src, offsets32, pred), flip));
-          vstrbq_u32(d + kPointwiseS8Lanes, veorq_u32(vldrbq_gather_offset_z_u32(src + 1, offsets32, pred), flip));
+          pointwise_s8_part(d, src, offsets);
+          pointwise_s8_part(d + kPointwiseS8Lanes, src + 1, offsets);
         }
-        if (n % 2) {
-          const uint32x4_t last = veorq_u32(vldrbq_gather_offset_z_u32(src, offsets32, pred), flip);
-          vstrbq_u32(d, last);
-          vstrbq_u32(d + kPointwiseS8Lanes, last);
+      else
+        for (index_t q = 0; q < pairs; ++q, src += 2, d += pair_bytes) {
+          pointwise_s8_part(d, src, offsets, pred);
+          pointwise_s8_part(d + kPointwiseS8Lanes, src + 1, offsets, pred);
         }
-      } else {
-        const mve_pred16_t pred = vctp16q(active);
-        const uint16x8_t flip = vdupq_n_u16(0x80);
-        if (active == kPart)
-          for (index_t q = 0; q < pairs; ++q, src += 2, d += pair_bytes) {
-            vstrbq_u16(d, veorq_u16(vldrbq_gather_offset_u16(src, offsets16), flip));
-            vstrbq_u16(d + kPointwiseS8Lanes, veorq_u16(vldrbq_gather_offset_u16(src + 1, offsets16), flip));
-          }
-        else
-          for (index_t q = 0; q < pairs; ++q, src += 2, d += pair_bytes) {
-            vstrbq_u16(d, veorq_u16(vldrbq_gather_offset_z_u16(src, offsets16, pred), flip));
-            vstrbq_u16(d + kPointwiseS8Lanes, veorq_u16(vldrbq_gather_offset_z_u16(src + 1, offsets16, pred), flip));
-          }
-        if (n % 2) {
-          const uint16x8_t last = veorq_u16(vldrbq_gather_offset_z_u16(src, offsets16, pred), flip);
-          vstrbq_u16(d, last);
-          vstrbq_u16(d + kPointwiseS8Lanes, last);
-        }
+      if (n % 2) {
+        pointwise_s8_part(d, src, offsets, pred);
+        pointwise_s8_part(d + kPointwiseS8Lanes, src, offsets, pred);
       }
     }
 }
@@ -276,9 +277,11 @@ inline void qconv_pointwise_s8_mve(const ConvParams& p, const std::uint8_t* x, s
   const std::int32_t x_offset = static_cast<std::int32_t>(x_zero_point) - 128;
   const auto transpose = [&](const std::uint8_t* xb, index_t c0, index_t nv, index_t i0, index_t n) {
     if (wide)
-      pointwise_s8_transpose<true>(xb, plane, p.in_channels, c0, nv, i0, n, block);
+      pointwise_s8_transpose(xb, plane, p.in_channels, c0, nv, i0, n, block,
+                             vmulq_n_u32(vidupq_n_u32(0u, 1), static_cast<std::uint32_t>(plane)));
     else
-      pointwise_s8_transpose<false>(xb, plane, p.in_channels, c0, nv, i0, n, block);
+      pointwise_s8_transpose(xb, plane, p.in_channels, c0, nv, i0, n, block,
+                             vmulq_n_u16(vidupq_n_u16(0u, 1), static_cast<std::uint16_t>(plane)));
   };
   for (index_t b = 0; b < p.batch; ++b) {
     const std::uint8_t* xb = x + b * p.in_channels * plane;
