@@ -161,7 +161,7 @@ ONNXC_INLINE void pointwise_tile_mve(const std::uint8_t* x0, index_t plane, inde
 // 17 for 64). The block holds up to kPointwiseS8BlockBytes (two positions at least: past 1,024
 // channels the channels go in chunks, each transposed once per tile of output channels).
 constexpr index_t kPointwiseS8BlockBytes = 2048;
-constexpr index_t kPointwiseS8MaxPositions = 32;  // positions requantized together
+constexpr index_t kPointwiseS8MaxPositions = 64;  // positions requantized together
 
 // One gather of a position's channels (eight in 16-bit lanes, four in 32-bit lanes for planes
 // past the 16-bit offsets) flipped to int8 and stored as bytes at d; predicated: lanes past the
