@@ -22,6 +22,7 @@ enum Trait : unsigned {
   kElfIncbin = 1u << 8,         // Target::elf_incbin
   kElfIncbinOnHost = 1u << 9,   // Target::elf_incbin if onnxc itself is an ELF program built by g++ or clang
   kInt8InPlaceOnHost = 1u << 10,  // Target::int8_vnni_sure / int8_byte_permute_sure if this machine has VNNI / VBMI
+  kInt8Helium = 1u << 11,       // Target::int8_helium
 };
 
 // Code for the host is built by the host's toolchain: ELF with a GNU-compatible assembler when
@@ -71,6 +72,7 @@ Target target(std::string name, std::string description, std::vector<std::string
   t.memory_first = traits & kMemoryFirst;
   t.int8_dot_product = traits & kInt8DotProduct;
   t.int8_dual_mac = traits & kInt8DualMac;
+  t.int8_helium = traits & kInt8Helium;
   t.shifted_input_product = (traits & kShiftedInput) || ((traits & kShiftedInputOnHost) && host_has_avx512f());
   t.depthwise_stride2_in_place =
       (traits & kDepthwiseStride2) || ((traits & kDepthwiseStride2OnHost) && host_has_avx2_fma());
@@ -149,7 +151,7 @@ const std::vector<Target>& targets() {
                  "arm-none-eabi-g++", "qemu-system-arm", kArmFirmwarePackages),
       bare_metal(target("cortex-m7", "Arm Cortex-M7: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
                  "arm-none-eabi-g++", "qemu-system-arm", kArmFirmwarePackages),
-      bare_metal(target("cortex-m55", "Arm Cortex-M55: portable C++ kernels, Helium (MVE) for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
+      bare_metal(target("cortex-m55", "Arm Cortex-M55: portable C++ kernels, Helium (MVE) for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kInt8Helium | kElfIncbin),
                  "arm-none-eabi-g++", "qemu-system-arm", kArmFirmwarePackages),
       bare_metal(target("riscv32", "32-bit RISC-V microcontroller without FPU (rv32imac: ESP32-C3, GD32VF103): portable C++ "
                         "kernels, float in software, smallest arena", {}, "", kMemoryFirst | kElfIncbin),

@@ -34,6 +34,10 @@ struct Target {
   // integer matrix product's tiles beat the plane kernel, so memory-first plans give integer
   // convolutions im2col blocks where the arena has room (rt::qconv_tile, ONNXC_QUANT_DUAL_MAC).
   bool int8_dual_mac = false;
+  // The core has Helium (MVE, the Cortex-M55): the 1x1 integer convolutions that int8_dual_mac
+  // gives rt::qconv_pointwise take rt::qconv_pointwise_s8 instead, their weights as int8 bytes
+  // in its tiles (VMLADAVA.S8, sixteen products per instruction) rather than SMLAD's pairs.
+  bool int8_helium = false;
   // The generated code is sure to be built with AVX-512 VNNI (avx512-vnni; native on a machine that
   // has it): integer convolutions that rt::qconv_vnni computes get no scratch (pack-dot-product-
   // weights); built without VNNI after all, they take rt::conv_integer_direct (no scratch, slow).

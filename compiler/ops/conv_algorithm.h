@@ -138,8 +138,9 @@ Im2colShape qlinear_conv_im2col_shape(const Node& qlinear_conv);
 // QLinearConv's weights in rt::qconv_vnni's layout, when that kernel can compute it.
 std::optional<Tensor> qlinear_conv_vnni_weights(const Node& qlinear_conv);
 // QLinearConv's weights in rt::qconv_pointwise's layout (int16 pairs for cores with dual 16-bit
-// multiply-accumulate, Target::int8_dual_mac), when that kernel can compute it.
-std::optional<Tensor> qlinear_conv_dual_mac_weights(const Node& qlinear_conv);
+// multiply-accumulate, Target::int8_dual_mac), when that kernel can compute it; with helium
+// (Target::int8_helium) in rt::qconv_pointwise_s8's (int8 bytes).
+std::optional<Tensor> qlinear_conv_dual_mac_weights(const Node& qlinear_conv, bool helium);
 // QLinearConv's weights in rt::qconv_gemm_pairs' layout (int16 pairs), when rt::qconv_gemm may
 // compute it and rt::qconv_pointwise does not.
 std::optional<Tensor> qlinear_conv_dual_mac_pairs(const Node& qlinear_conv);

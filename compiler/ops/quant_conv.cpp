@@ -282,8 +282,9 @@ const OpRegistrar qlinear_conv_op([] {
     const std::string row_sums = e.index_array("row_sums", std::vector<int64_t>(sums.begin(), sums.end()));
     e.line(conv_params_code(p));
     const std::string x_zero_point = n.has_input(in.x_zero_point) ? e.in(in.x_zero_point) + "[0]" : "0";
-    if (dual_mac)
-      return e.linef("rt::qconv_pointwise(p, {}, {}, {}, {}, {});", e.in(in.x), x_zero_point,
+    if (dual_mac)  // (the weights' type names the layout: int8 bytes for Helium, SMLAD's int16 pairs)
+      return e.linef("rt::qconv_pointwise{}(p, {}, {}, {}, {}, {});",
+                     n.inputs[kDualMacWeightsInput]->dtype == DType::Int8 ? "_s8" : "", e.in(in.x), x_zero_point,
                      e.in(kDualMacWeightsInput), row_sums, output);
     // Each branch names the other's weights in a discarded expression: clang's -Wunused-const-variable
     // counts the preprocessed code only.
@@ -343,10 +344,16 @@ std::optional<Tensor> qlinear_conv_vnni_weights(const Node& n) {
   return packed;
 }
 
-std::optional<Tensor> qlinear_conv_dual_mac_weights(const Node& n) {
+std::optional<Tensor> qlinear_conv_dual_mac_weights(const Node& n, bool helium) {
   if (!qconv_gemm_applies(n)) return std::nullopt;
   const rt::ConvParams p = integer_conv_params(n, kQLinearConvInputs);
   if (!rt::qconv_pointwise_applies(p)) return std::nullopt;
+  if (helium) {
+    Tensor bytes(DType::Int8, {static_cast<int64_t>(rt::qconv_pointwise_s8_weight_bytes(p))});
+    rt::qconv_pointwise_s8_pack_weights(p, n.inputs[kQLinearConvInputs.w]->constant->data<int8_t>(),
+                                        bytes.data<int8_t>());
+    return bytes;
+  }
   Tensor packed(DType::Int32, {static_cast<int64_t>(rt::qconv_pointwise_weight_words(p))});
   rt::qconv_pointwise_pack_weights(p, n.inputs[kQLinearConvInputs.w]->constant->data<int8_t>(),
                                    packed.data<int32_t>());

@@ -35,6 +35,7 @@ struct ScratchOptions {
   ScratchPolicy policy = ScratchPolicy::Fit;
   bool memory_first = false;  // the target's RAM is scarce and no thread pool is passed
   bool int8_dual_mac = false;  // Target::int8_dual_mac
+  bool int8_helium = false;    // Target::int8_helium
   bool simd = false;           // Target::simd: rt::conv_direct_packed is there to take
   bool shifted_input = false;  // Target::shifted_input_product: rt::conv_shifted is there to take
   bool depthwise_stride2 = false;  // Target::depthwise_stride2_in_place: 3x3 stride-2 depthwise reads in place
@@ -99,7 +100,8 @@ int pack_weights(Graph& g, bool vnni_layout, bool direct_layout);
 // kDualMacWeightsInput, and takes that kernel (no scratch); a 3x3 depthwise one is marked for
 // rt::depthwise_3x3 (kDepthwise3x3Attr, no scratch either). Runs before fit-scratch, so the plan
 // sees no scratch for them. Returns the nodes rewritten.
-int pack_dual_mac_weights(Graph& g);
+// With helium (Target::int8_helium) the 1x1 ones' weights are rt::qconv_pointwise_s8's bytes.
+int pack_dual_mac_weights(Graph& g, bool helium);
 
 // On targets sure to build the generated code with AVX-512 VNNI (Target::int8_vnni_sure): every
 // QLinearConv that rt::qconv_vnni computes gets that kernel's weights (kVnniWeightsInput) and

@@ -120,9 +120,9 @@ int matmuls_as_gemms(Graph& g) {
 }
 
 // QLinearConv through rt::qconv_pointwise: its weights in that kernel's layout as one more input.
-bool add_dual_mac_weights(Graph& g, Node& conv) {
+bool add_dual_mac_weights(Graph& g, Node& conv, bool helium) {
   if (conv.has_input(kDualMacWeightsInput)) return false;
-  std::optional<Tensor> packed = qlinear_conv_dual_mac_weights(conv);
+  std::optional<Tensor> packed = qlinear_conv_dual_mac_weights(conv, helium);
   if (!packed) return false;
   conv.inputs.resize(kDualMacWeightsInput, nullptr);  // absent inputs stay absent
   conv.inputs.push_back(add_constant(g, conv.inputs[3]->name + "_pairs", std::move(*packed)));
@@ -173,14 +173,14 @@ int rewrite_nodes(Graph& g, Rewrite rewrite) {
 
 }  // namespace
 
-int pack_dual_mac_weights(Graph& g) {
-  return rewrite_nodes(g, [](Graph& graph, Node& n) {
+int pack_dual_mac_weights(Graph& g, bool helium) {
+  return rewrite_nodes(g, [helium](Graph& graph, Node& n) {
     if (!n.domain.empty() || n.op_type != "QLinearConv") return false;
     if (!n.has_attr(kDepthwise3x3Attr) && qlinear_conv_depthwise_3x3_applies(n)) {
       n.set_attr_int(kDepthwise3x3Attr, 1);
       return true;
     }
-    return add_dual_mac_weights(graph, n) || add_dual_mac_pairs(graph, n);
+    return add_dual_mac_weights(graph, n, helium) || add_dual_mac_pairs(graph, n);
   });
 }
 

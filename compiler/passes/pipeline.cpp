@@ -114,6 +114,7 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   ScratchOptions scratch;
   scratch.memory_first = target && target->memory_first;
   scratch.int8_dual_mac = target && target->int8_dual_mac;
+  scratch.int8_helium = target && target->int8_helium;
   scratch.simd = target && target->simd;
   scratch.shifted_input = target && target->shifted_input_product;
   scratch.depthwise_stride2 = target && target->depthwise_stride2_in_place;
@@ -125,7 +126,7 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   plan.concat_in_place = enabled(o, "concat-in-place");
   plan.reorder = enabled(o, "reorder");
   // Before the scratch is fitted: these kernels need none. The layout their kernel reads, as below.
-  if (scratch.int8_dual_mac) pack_dual_mac_weights(g);
+  if (scratch.int8_dual_mac) pack_dual_mac_weights(g, scratch.int8_helium);
   if (target && (target->int8_vnni_sure || target->int8_byte_permute_sure))
     pack_dot_product_weights(g, target->int8_vnni_sure, target->int8_byte_permute_sure);
   // Off: every kernel its default scratch (the fastest im2col block, one depthwise slot).

@@ -334,6 +334,13 @@ TEST_CASE("qconv_pointwise equals conv_integer on 1x1 shapes, raw and requantize
     std::vector<int32_t> widened(outputs, -1);
     rt::detail::qconv_pointwise_dsp(p, x.data(), zx, packed.data(), row_sums.data(), rt::StoreInt32{widened.data()});
     CHECK(widened == direct);
+    // The Cortex-M55's weight bytes (qconv_pointwise_s8; its Helium kernel runs under QEMU, here
+    // the portable form reads the layout).
+    std::vector<int8_t> bytes(static_cast<std::size_t>(rt::qconv_pointwise_s8_weight_bytes(p)));
+    rt::qconv_pointwise_s8_pack_weights(p, w.data(), bytes.data());
+    std::vector<int32_t> s8(outputs, -1);
+    rt::qconv_pointwise_s8(p, x.data(), zx, bytes.data(), row_sums.data(), rt::StoreInt32{s8.data()});
+    CHECK(s8 == direct);
     // Per-channel multipliers and bias, as QLinearConv gives them.
     std::vector<int32_t> bias(static_cast<std::size_t>(c.oc));
     std::vector<rt::Requant> requant(static_cast<std::size_t>(c.oc));

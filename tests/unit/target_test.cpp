@@ -22,6 +22,7 @@ TEST_CASE("microcontroller targets plan memory first and have the SMLAD dual mul
     CHECK(t->int8_dual_mac);
     CHECK_FALSE(t->simd);
     CHECK_FALSE(t->int8_dot_product);
+    CHECK(t->int8_helium == (std::string(name) == "cortex-m55"));  // (Helium's 1x1 weight bytes)
   }
 }
 

@@ -781,6 +781,9 @@ inline void depthwise_rows(const ConvParams& p, QuantOperand<X> x, QuantOperand<
 // contiguous x without bounds checks (padding contributes nothing: it equals x's zero point).
 template <class X, class W, class Out>
 inline void conv_integer(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out, std::int32_t* acc) {
+#if defined(ONNXC_QUANT_MVE)
+  if (detail::depthwise_3x3_mve_applies(p)) return detail::depthwise_3x3_mve(p, x, w, out);  // (any stride)
+#endif
 #if defined(ONNXC_QUANT_MVE) || defined(ONNXC_QUANT_DUAL_MAC)
   if (detail::depthwise_rows_applies(p)) return detail::depthwise_rows(p, x, w, out);
 #endif
@@ -1172,7 +1175,7 @@ namespace rt {
 template <class X, class W, class Out>
 inline void depthwise_3x3(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
 #if defined(ONNXC_QUANT_MVE)
-  static_assert(kDepthwise3x3MaxWidth <= detail::kDepthwiseMveBand, "the band holds a padded row");
+  static_assert(3 * (kDepthwise3x3MaxWidth + 2) <= detail::kDepthwiseMveBandBytes, "the band holds 3 padded rows");
   return detail::depthwise_3x3_mve(p, x, w, out);  // (quant_depthwise_mve.h)
 #elif defined(ONNXC_QUANT_DUAL_MAC)
   return detail::depthwise_3x3_dsp(p, x, w, out);  // (quant_depthwise_armv7em_dsp.h)
@@ -1423,6 +1426,16 @@ inline void qconv_im2col_row(const ConvParams& p, const std::uint8_t* x, std::ui
 
 constexpr index_t kQConvPackChunk = 256;  // columns interleaved at a time (stack rows)
 
+}  // namespace detail
+}  // namespace rt
+}  // namespace onnxc
+#if defined(ONNXC_QUANT_MVE)
+#include "onnxc/quant_im2col_mve.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
+namespace onnxc {
+namespace rt {
+namespace detail {
+
 // The block of im2col for output positions [first, first + cols) of one image in groups of four
 // k (columns [cols, stride_cols) hold x_zp, k past the end 0): four rows of im2col, then
 // interleaved into one 32-bit word per column.
@@ -1434,11 +1447,21 @@ inline void qconv_pack_block(const ConvParams& p, const std::uint8_t* x, std::ui
     const index_t chunk = stride_cols - c0 < kQConvPackChunk ? stride_cols - c0 : kQConvPackChunk;
     const index_t real = cols - c0 < chunk ? (cols > c0 ? cols - c0 : 0) : chunk;  // columns before the padding
     const OutputPosition from = output_position(p, first + c0);
+#if defined(ONNXC_QUANT_MVE)
+    static_assert(kIm2colBandColumns == kQConvPackChunk, "the band's table covers a chunk");
+    Im2colBandMve band;  // (quant_im2col_mve.h)
+    const bool banded = !conv_reads_input_as_matrix(p) && band.init(p, first + c0, real);
+#endif
     ConvTap tap = {0, 0, 0, 0};  // of k = 4 * g + t
     for (index_t g = 0; g < groups; ++g) {
       for (index_t t = 0; t < 4; ++t) {
         const index_t k = 4 * g + t;
         const std::uint8_t fill = k < k_total ? zx : 0;
+#if defined(ONNXC_QUANT_MVE)
+        if (k < k_total && banded)
+          band.row(p, x, zx, tap, rows[t]);
+        else
+#endif
         if (k < k_total) qconv_im2col_row(p, x, zx, tap, from, real, rows[t]);
         for (index_t j = k < k_total ? real : 0; j < chunk; ++j) rows[t][j] = fill;
         next_tap(p, tap);
@@ -1754,6 +1777,29 @@ ONNXC_INLINE void pointwise_tile(const std::uint8_t* x0, index_t plane, index_t 
 
 }  // namespace detail
 
+// The int8 weights of rt::qconv_pointwise_s8 (the Cortex-M55's 1x1 kernel, 16 channels per
+// VMLADAVA.S8): per tile of four output channels and vector of sixteen input channels, the four
+// channels' sixteen bytes one after the other, byte ((t * vectors + v) * 4 + r) * 16 + i holding
+// w[4t + r, 16v + i] (0 past the channels).
+constexpr index_t kPointwiseS8Lanes = 16;
+inline index_t qconv_pointwise_s8_vectors(const ConvParams& p) {
+  return (p.in_channels + kPointwiseS8Lanes - 1) / kPointwiseS8Lanes;
+}
+inline index_t qconv_pointwise_s8_weight_bytes(const ConvParams& p) {
+  const index_t tiles = (p.out_channels + kPointwiseTileChannels - 1) / kPointwiseTileChannels;
+  return tiles * qconv_pointwise_s8_vectors(p) * kPointwiseTileChannels * kPointwiseS8Lanes;
+}
+inline void qconv_pointwise_s8_pack_weights(const ConvParams& p, const std::int8_t* w, std::int8_t* packed) {
+  const index_t vectors = qconv_pointwise_s8_vectors(p), bytes = qconv_pointwise_s8_weight_bytes(p);
+  for (index_t i = 0; i < bytes; ++i) {
+    const index_t lane = i % kPointwiseS8Lanes, r = i / kPointwiseS8Lanes % kPointwiseTileChannels;
+    const index_t v = i / (kPointwiseS8Lanes * kPointwiseTileChannels) % vectors;
+    const index_t m = i / (kPointwiseS8Lanes * kPointwiseTileChannels * vectors) * kPointwiseTileChannels + r;
+    const index_t c = v * kPointwiseS8Lanes + lane;
+    packed[i] = m < p.out_channels && c < p.in_channels ? w[m * p.in_channels + c] : std::int8_t{0};
+  }
+}
+
 }  // namespace rt
 }  // namespace onnxc
 
@@ -1819,6 +1865,31 @@ inline void qconv_pointwise(const ConvParams& p, const std::uint8_t* x, std::uin
       }
     }
   }
+}
+
+// qconv_pointwise with the weights in qconv_pointwise_s8_pack_weights' layout (the compiler's
+// choice on the Cortex-M55): Helium's kernel where built with MVE (quant_pointwise_mve.h), this
+// direct loop elsewhere (the same sums).
+template <class Out>
+inline void qconv_pointwise_s8(const ConvParams& p, const std::uint8_t* x, std::uint8_t x_zero_point,
+                               const std::int8_t* w_packed, const index_t* row_sums, Out out) {
+#if defined(ONNXC_QUANT_MVE)
+  return detail::qconv_pointwise_s8_mve(p, x, x_zero_point, w_packed, row_sums, out);
+#endif
+  static_cast<void>(row_sums);
+  const index_t plane = p.in_d * p.in_h * p.in_w, vectors = qconv_pointwise_s8_vectors(p);
+  for (index_t b = 0; b < p.batch; ++b)
+    for (index_t m = 0; m < p.out_channels; ++m) {
+      const std::int8_t* wm = w_packed + (m / kPointwiseTileChannels * vectors * kPointwiseTileChannels +
+                                          m % kPointwiseTileChannels) * kPointwiseS8Lanes;
+      for (index_t i = 0; i < plane; ++i) {
+        std::int32_t acc = 0;
+        for (index_t c = 0; c < p.in_channels; ++c)
+          acc += (static_cast<std::int32_t>(x[(b * p.in_channels + c) * plane + i]) - x_zero_point) *
+                 wm[c / kPointwiseS8Lanes * kPointwiseTileChannels * kPointwiseS8Lanes + c % kPointwiseS8Lanes];
+        store_row(out, m, (b * p.out_channels + m) * plane + i, &acc, 1, 0);
+      }
+    }
 }
 
 // ---- direct integer convolution with AVX-512 VNNI ----

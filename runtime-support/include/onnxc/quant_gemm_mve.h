@@ -26,13 +26,54 @@ namespace detail {
 // back through its zero-point correction (the compiler's row_sums), not the tile on every call.
 constexpr std::int32_t kQConvTileXOffset = 128;
 
+// The two rows times two columns of qconv_tile_mve over `vectors` (>= 1) whole vectors of
+// sixteen k from column word c and weight rows w0, w1 on (words `step` apart per vector), added to
+// the four sums. Inline assembly, 13 instructions per 64 multiply-accumulates (GCC's loop: 15,
+// with two register moves and the second column's address per turn): VMLADAVA takes even
+// registers (GCC's constraint Te).
+ONNXC_INLINE void qconv_tile2_vectors_mve(const std::uint32_t* c, uint32x4_t offsets, index_t step,
+                                          const std::int8_t* w0, const std::int8_t* w1, index_t vectors,
+                                          std::int32_t& s00, std::int32_t& s01, std::int32_t& s10, std::int32_t& s11) {
+  std::int32_t a00 = s00, a01 = s01, a10 = s10, a11 = s11;
+  const uint32x4_t offsets1 = vaddq_n_u32(offsets, 1);  // the second column's words
+  const uint8x16_t flip = vdupq_n_u8(0x80);
+  const std::int32_t bytes = static_cast<std::int32_t>(4 * step);
+  std::int32_t n = static_cast<std::int32_t>(vectors);
+  uint8x16_t t0, t1, tw;
+  __asm__ volatile(
+      "1:\n\t"
+      "vldrw.u32 %q[t0], [%[c], %q[o0], uxtw #2]\n\t"
+      "vldrw.u32 %q[t1], [%[c], %q[o1], uxtw #2]\n\t"
+      "veor %q[t0], %q[t0], %q[flip]\n\t"
+      "veor %q[t1], %q[t1], %q[flip]\n\t"
+      "vldrb.u8 %q[tw], [%[w0]], #16\n\t"
+      "vmladava.s8 %[a00], %q[t0], %q[tw]\n\t"
+      "vmladava.s8 %[a01], %q[t1], %q[tw]\n\t"
+      "vldrb.u8 %q[tw], [%[w1]], #16\n\t"
+      "vmladava.s8 %[a10], %q[t0], %q[tw]\n\t"
+      "vmladava.s8 %[a11], %q[t1], %q[tw]\n\t"
+      "add %[c], %[c], %[bytes]\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "bne 1b\n\t"
+      : [a00] "+Te"(a00), [a01] "+Te"(a01), [a10] "+Te"(a10), [a11] "+Te"(a11), [c] "+r"(c), [w0] "+r"(w0),
+        [w1] "+r"(w1), [n] "+r"(n), [t0] "=&w"(t0), [t1] "=&w"(t1), [tw] "=&w"(tw)
+      : [o0] "w"(offsets), [o1] "w"(offsets1), [flip] "w"(flip), [bytes] "r"(bytes)
+      : "cc", "memory");
+  s00 = a00;
+  s01 = a01;
+  s10 = a10;
+  s11 = a11;
+}
+
 // acc[r][j] (r < Rows, 1 or 2; j < columns, even) = the dot product of weight row r (k_total
 // int8, rows k_total apart from w) with block column j less kQConvTileXOffset over the `groups`
 // groups of four k (the block's bytes for k past k_total are 0).
-template <int Rows>
-inline void qconv_tile_mve(const std::int8_t* w, index_t k_total, index_t groups, const std::uint8_t* col,
-                           index_t stride_cols, index_t columns, std::int32_t (*acc)[kQConvColumnQuantum * 4]) {
+// Assembly: the whole vectors through qconv_tile2_vectors_mve (two rows).
+template <int Rows, bool Assembly>
+inline void qconv_tile_mve_rows(const std::int8_t* w, index_t k_total, index_t groups, const std::uint8_t* col,
+                                index_t stride_cols, index_t columns, std::int32_t (*acc)[kQConvColumnQuantum * 4]) {
   static_assert(Rows == 1 || Rows == 2, "one or two weight rows");
+  static_assert(Rows == 2 || !Assembly, "the assembly is for two rows");
   const std::int8_t* const w1 = Rows == 2 ? w + k_total : w;
   // Word offsets of four consecutive groups of one column.
   const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0u, 1), static_cast<std::uint32_t>(stride_cols));
@@ -44,7 +85,13 @@ inline void qconv_tile_mve(const std::int8_t* w, index_t k_total, index_t groups
     const std::uint32_t* c = reinterpret_cast<const std::uint32_t*>(col) + j;
     const std::int8_t* wp0 = w;
     const std::int8_t* wp1 = w1;
-    for (index_t v = 0; v < full; ++v, c += step, wp0 += 16, wp1 += 16) {
+    if (Assembly) {
+      qconv_tile2_vectors_mve(c, offsets, step, wp0, wp1, full, a00, a01, a10, a11);
+      c += full * step;
+      wp0 += full * 16;
+      wp1 += full * 16;
+    }
+    for (index_t v = 0; v < (Assembly ? 0 : full); ++v, c += step, wp0 += 16, wp1 += 16) {
       const int8x16_t x0 = vreinterpretq_s8_u8(veorq_u8(vreinterpretq_u8_u32(vldrwq_gather_shifted_offset_u32(c, offsets)), flip));
       const int8x16_t x1 =
           vreinterpretq_s8_u8(veorq_u8(vreinterpretq_u8_u32(vldrwq_gather_shifted_offset_u32(c + 1, offsets)), flip));
@@ -80,6 +127,16 @@ inline void qconv_tile_mve(const std::int8_t* w, index_t k_total, index_t groups
       acc[1][j + 1] = a11;
     }
   }
+}
+
+template <int Rows>
+inline void qconv_tile_mve(const std::int8_t* w, index_t k_total, index_t groups, const std::uint8_t* col,
+                           index_t stride_cols, index_t columns, std::int32_t (*acc)[kQConvColumnQuantum * 4]) {
+  // The assembly from four whole vectors on: its set-up cost more than it saved on kws' and
+  // VWW's first Convs (k = 40 and 27: two whole vectors and one).
+  if (Rows == 2 && k_total >= 64)
+    return qconv_tile_mve_rows<Rows, Rows == 2>(w, k_total, groups, col, stride_cols, columns, acc);
+  qconv_tile_mve_rows<Rows, false>(w, k_total, groups, col, stride_cols, columns, acc);
 }
 
 }  // namespace detail

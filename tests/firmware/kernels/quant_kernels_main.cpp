@@ -120,6 +120,11 @@ int run_case(const Case& c) {
     for (index_t i = 0; i < n; ++i) y[i] = -1;
     rt::qconv_pointwise(p, x, c.zx, packed, row_sums, [](index_t, index_t i, std::int32_t acc) { y[i] = acc; });
     failed += check("qconv_pointwise", c, n);
+    static std::int8_t bytes[8192];
+    rt::qconv_pointwise_s8_pack_weights(p, w, bytes);
+    for (index_t i = 0; i < n; ++i) y[i] = -1;
+    rt::qconv_pointwise_s8(p, x, c.zx, bytes, row_sums, [](index_t, index_t i, std::int32_t acc) { y[i] = acc; });
+    failed += check("qconv_pointwise_s8", c, n);
   }
   return failed;
 }
@@ -234,17 +239,20 @@ int lookup_case(index_t n) {
   return out[n] == 42 ? 0 : 1;
 }
 
-// conv_integer of a depthwise convolution (Helium's row kernel on the M55): any kernel, stride
-// and padding, against the direct definition with per-channel weight zero points.
+// conv_integer of a depthwise convolution (Helium's band kernel for 3x3 on the M55, its row
+// kernel otherwise): any kernel, stride and padding (end_pad: the bottom and right padding when
+// it differs from the top and left), against the direct definition with per-channel weight zero
+// points.
 int depthwise_strided_case(index_t channels, index_t h, index_t wd, index_t kh_, index_t kw_, index_t stride,
-                           index_t pad_h, index_t pad_w, std::uint8_t zx) {
+                           index_t pad_h, index_t pad_w, std::uint8_t zx, index_t end_pad = -1) {
   static std::uint8_t xd[4 * 40 * 40];
   static std::int8_t wq[4 * 25], zw[4];
   static std::int32_t plane[40 * 40];
   for (index_t i = 0; i < channels * h * wd; ++i) xd[i] = static_cast<std::uint8_t>(next());
   for (index_t i = 0; i < channels * kh_ * kw_; ++i) wq[i] = static_cast<std::int8_t>(next());
   for (index_t c = 0; c < channels; ++c) zw[c] = static_cast<std::int8_t>(static_cast<int>(next() % 5) - 2);
-  const index_t oh_n = (h + 2 * pad_h - kh_) / stride + 1, ow_n = (wd + 2 * pad_w - kw_) / stride + 1;
+  const index_t oh_n = (h + pad_h + (end_pad < 0 ? pad_h : end_pad) - kh_) / stride + 1;
+  const index_t ow_n = (wd + pad_w + (end_pad < 0 ? pad_w : end_pad) - kw_) / stride + 1;
   const rt::ConvParams p = {1, channels, channels, channels, 1, h, wd, 1, oh_n, ow_n, 1, kh_, kw_,
                             1, stride, stride, 1, 1, 1, 0, pad_h, pad_w};
   for (index_t c = 0; c < channels; ++c)
@@ -284,9 +292,14 @@ int main() {
       {64, 12, 5, 5, 1, 1, 0, 16, 128},  // 1x1 with 64 channels
       {200, 5, 3, 7, 1, 1, 0, 16, 77},   // 1x1, 100 channel pairs: blocks of 10 positions (M4)
       {1027, 3, 3, 3, 1, 1, 0, 16, 1},   // 1x1 past 512 channel pairs: passes of channels (M4)
+      {8, 16, 11, 11, 1, 1, 0, 16, 7},   // 1x1, half a vector of channels, blocks of 32 positions (M55)
+      {33, 6, 9, 7, 1, 1, 0, 16, 250},   // 1x1, a vector of one channel, an odd block (M55)
+      {1, 1, 94, 100, 1, 1, 0, 16, 5},   // 1x1 onto a plane past 16-bit gather offsets (M55)
       {130, 3, 4, 5, 3, 1, 1, 32, 5},    // k 1170: 586 pairs, passes of pairs (M4 qconv_gemm_pairs)
       {29, 7, 9, 8, 3, 1, 1, 64, 200},   // k 261: 132 pairs, blocks of 6 columns (M4)
       {1, 64, 49, 10, 4, 2, 1, 256, 17}, // kws' first Conv's reduction (k 16 here, one channel)
+      {3, 4, 40, 40, 3, 2, 1, 512, 9},   // stride 2, two chunks of 256 columns: two bands (M55)
+      {2, 3, 10, 300, 5, 2, 0, 256, 3},  // rows too wide for the band: the portable rows (M55)
   };
   int failed = 0;
   for (const Case& c : cases) failed += run_case(c);
@@ -302,10 +315,20 @@ int main() {
   failed += depthwise_case<std::uint8_t>(3, 7, 3, 1);     // rows under a word, byte by byte (M4)
   failed += depthwise_case<std::int8_t>(1, 9, 2, -128);
   failed += depthwise_case<std::uint8_t>(1, 50, 48, 77);   // VWW's width, bands of 17 rows (M4)
+  failed += depthwise_case<std::uint8_t>(2, 41, 5, 7);  // bands of 38 and 3 rows (M55)
+  failed += depthwise_case<std::uint8_t>(1, 197, 1, 90);  // one column, bands of 192 and 5 rows (M55)
+  failed += depthwise_case<std::uint8_t>(2, 9, 3, 250);
+  failed += depthwise_case<std::uint8_t>(1, 15, 17, 1);  // rows past one vector of bytes (M55)
+  failed += depthwise_case<std::int8_t>(2, 13, 16, -128);  // bands of 12 and 1 rows (M55)
   failed += depthwise_case<std::int8_t>(3, 6, 6, -4);
   failed += depthwise_case<std::int8_t>(2, 5, 11, 127);
   failed += depthwise_strided_case(3, 9, 9, 3, 3, 2, 1, 1, 7);     // MobileNet's stride 2
-  failed += depthwise_strided_case(2, 8, 8, 3, 3, 2, 0, 0, 128);   // no padding (VWW's pads end only)
+  failed += depthwise_strided_case(2, 8, 8, 3, 3, 2, 0, 0, 128);   // no padding
+  failed += depthwise_strided_case(2, 8, 8, 3, 3, 2, 0, 0, 128, 1);  // VWW's pads at the end only
+  failed += depthwise_strided_case(3, 17, 23, 3, 3, 2, 1, 1, 7);   // odd sizes, bands across rows (M55)
+  failed += depthwise_strided_case(2, 11, 10, 3, 3, 3, 1, 2, 9);   // stride 3, padding 2 (M55)
+  failed += depthwise_strided_case(1, 3, 40, 3, 3, 1, 0, 0, 5);    // stride 1 without padding
+  failed += depthwise_strided_case(1, 40, 2, 3, 3, 2, 1, 1, 250, 2);  // one output column, end padding 2
   failed += depthwise_strided_case(2, 40, 39, 3, 3, 2, 1, 1, 255);  // rows past 16 outputs
   failed += depthwise_strided_case(4, 7, 10, 5, 5, 1, 2, 2, 3);    // 5x5, stride 1
   failed += depthwise_strided_case(1, 6, 5, 1, 4, 3, 0, 1, 0);     // 1x4, stride 3
