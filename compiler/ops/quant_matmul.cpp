@@ -31,14 +31,14 @@ std::size_t packed_b_input(const Node& n) {
 }
 
 // The call of rt::qgemm_packed where pack-weights gave the node b's packed copy (built with
-// VNNI), and of rt::matmul_integer on the original b otherwise; each branch names the other's
+// VNNI or AVX2), and of rt::matmul_integer on the original b otherwise; each branch names the other's
 // operands in discarded expressions (clang's -Wunused-const-variable counts the preprocessed code).
 void emit_product(const Node& n, Emitter& e, std::size_t a, std::size_t b, const std::string& output) {
   const ProductShape s = product_shape(n, a, b);
   const std::size_t packed = packed_b_input(n);
   if (packed) {
     e.include("onnxc/qgemm.h");
-    e.line("#if defined(ONNXC_QGEMM_VNNI)");
+    e.line("#if defined(ONNXC_QGEMM_PACKED)");
     e.linef("static_cast<void>({});", e.in(b));
     if (n.has_input(b + 2)) e.linef("static_cast<void>({});", e.in(b + 2));
     e.linef("rt::qgemm_packed({}, {}, {}, {}, {}, {}, {});", s.batches * s.m, s.n, s.k,

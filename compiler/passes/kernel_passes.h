@@ -92,8 +92,10 @@ int fuse_block(Graph& g, int64_t tasks);
 // transposed B is stored transposed back (transB = 0), the layout its kernel reads fastest.
 // With vnni_layout (Target::int8_dot_product), a QLinearConv that rt::qconv_vnni
 // computes gets its weights in that kernel's layout as well, as the extra input kVnniWeightsInput.
+// With int8_products (x86 SIMD targets: rt::qgemm_packed has AVX-512 VNNI and AVX2 forms), a
+// MatMulInteger / QLinearMatMul with a constant b gets b in that kernel's layout as two more inputs.
 // Returns the nodes rewritten.
-int pack_weights(Graph& g, bool vnni_layout, bool direct_layout);
+int pack_weights(Graph& g, bool vnni_layout, bool direct_layout, bool int8_products);
 
 // On cores with dual 16-bit multiply-accumulate (Target::int8_dual_mac): every QLinearConv that
 // rt::qconv_pointwise computes gets its weights in that kernel's layout as the extra input

@@ -197,10 +197,10 @@ int pack_dot_product_weights(Graph& g, bool vnni, bool byte_permute) {
   });
 }
 
-int pack_weights(Graph& g, bool vnni_layout, bool direct_layout) {
+int pack_weights(Graph& g, bool vnni_layout, bool direct_layout, bool int8_products) {
   const int products = matmuls_as_gemms(g);
-  return products + rewrite_nodes(g, [vnni_layout, direct_layout](Graph& graph, Node& n) {
-    if (vnni_layout && n.domain == "onnxc" && n.op_type == "QLinearMatMulBias") return add_qgemm_packed_b(graph, n);
+  return products + rewrite_nodes(g, [vnni_layout, direct_layout, int8_products](Graph& graph, Node& n) {
+    if (int8_products && n.domain == "onnxc" && n.op_type == "QLinearMatMulBias") return add_qgemm_packed_b(graph, n);
     if (!n.domain.empty() || n.has_attr(kPackedWeightsAttr)) return false;
     if (n.op_type == "Conv" && n.attr_int(kWinogradRowsAttr, 0) > 0) {
       pack_conv_winograd(graph, n);
@@ -220,7 +220,7 @@ int pack_weights(Graph& g, bool vnni_layout, bool direct_layout) {
     }
     if (n.op_type == "Gemm") return pack_gemm_weight(graph, n) || untranspose_gemm_weight(graph, n);
     if (direct_layout && pack_lstm_weights(graph, n)) return true;
-    if (vnni_layout && (n.op_type == "MatMulInteger" || n.op_type == "QLinearMatMul"))
+    if (int8_products && (n.op_type == "MatMulInteger" || n.op_type == "QLinearMatMul"))
       return add_qgemm_packed_b(graph, n);
     return vnni_layout && n.op_type == "QLinearConv" && add_vnni_weights(graph, n);
   });

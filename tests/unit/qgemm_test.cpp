@@ -1,4 +1,5 @@
-// rt::qgemm_packed (the AVX-512 VNNI kernel where the build has it: onnxc_simd_kernel_tests) and
+// rt::qgemm_packed (the AVX-512 VNNI kernel where the build has it: onnxc_simd_kernel_tests; the AVX2 one:
+// onnxc_avx2_kernel_tests) and
 // rt::qgemm_packed_reference against a direct sum of (a - za)(b - zb) in 64-bit integers, over
 // m, n, k around the tile sizes (1 to 4 rows, 1 to 4 panels of 16, k not a multiple of 4),
 // uint8 and int8 a and b, zero points per tensor and per row/column, int32 and requantized
@@ -47,7 +48,7 @@ void check(index_t m, index_t n, index_t k, bool per_row, bool per_column, std::
   std::vector<std::int32_t> y(expected.size(), 12345);
   rt::qgemm_packed_reference(m, n, k, qa, packed.data(), terms.data(), rt::StoreInt32{y.data()});
   REQUIRE(y == expected);
-#if defined(ONNXC_QGEMM_VNNI)
+#if defined(ONNXC_QGEMM_PACKED)
   std::fill(y.begin(), y.end(), 12345);
   rt::qgemm_packed(m, n, k, qa, packed.data(), terms.data(), rt::StoreInt32{y.data()});
   REQUIRE(y == expected);

@@ -10,7 +10,8 @@
 // its zero point less 128 (the same differences); an int8 a goes in as a + 128 (its zero point
 // plus 128). What the byte products leave out is added per column from qgemm_pack's column terms:
 //   sum (a - za)(b' - zb') = sum a b' - za * sum_l b'[l, j] - zb'_j * (sum_l a[i, l] - k * za).
-// Targets without VNNI take rt::matmul_integer on the original b (the generated code names both).
+// AVX2 without VNNI widens to int16 (qgemm_avx2.h); other targets take rt::matmul_integer on the
+// original b (the generated code names both).
 #ifndef ONNXC_QGEMM_H
 #define ONNXC_QGEMM_H
 
@@ -52,6 +53,20 @@ inline void qgemm_pack(index_t k, index_t n, QuantOperand<B> b, std::int8_t* pac
   }
 }
 
+namespace detail {
+
+// Four bytes of a row of a from column l on (zero past k: b' is zero there too), as one int32,
+// an int8 a moved to uint8 (+128 on each byte).
+template <class A>
+inline std::int32_t qgemm_quad(const A* row, index_t l, index_t k) {
+  std::uint32_t v = 0;
+  std::memcpy(&v, row + l, static_cast<std::size_t>(l + 4 <= k ? 4 : k - l));
+  if (std::is_same<A, std::int8_t>::value) v ^= 0x80808080u;
+  return static_cast<std::int32_t>(v);
+}
+
+}  // namespace detail
+
 // The portable form over the packed layout (the reference of the vector kernels' arithmetic:
 // tests/unit/qgemm_test.cpp checks both against rt::matmul_integer).
 template <class A, class Out>
@@ -79,6 +94,8 @@ inline void qgemm_packed_reference(index_t m, index_t n, index_t k, QuantOperand
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #include "onnxc/qgemm_avx512vnni.h"
+#elif defined(__AVX2__)
+#include "onnxc/qgemm_avx2.h"
 #endif
 
 #endif  // ONNXC_QGEMM_H

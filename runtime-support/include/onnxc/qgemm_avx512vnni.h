@@ -10,23 +10,9 @@
 namespace onnxc {
 namespace rt {
 
-#define ONNXC_QGEMM_VNNI 1  // qgemm_packed computes; generated code takes it where it has b packed
+#define ONNXC_QGEMM_PACKED 1  // qgemm_packed computes; generated code takes it where it has b packed
 
 namespace detail {
-
-// Four bytes of a row of a from column l on (zero past k: b' is zero there too), as one int32,
-// an int8 a moved to uint8 (+128 on each byte).
-template <class A>
-inline std::int32_t qgemm_quad(const A* row, index_t l, index_t k) {
-  std::uint32_t v = 0;
-  if (l + 4 <= k) {
-    std::memcpy(&v, row + l, 4);
-  } else {
-    std::memcpy(&v, row + l, static_cast<std::size_t>(k - l));
-  }
-  if (std::is_same<A, std::int8_t>::value) v ^= 0x80808080u;
-  return static_cast<std::int32_t>(v);
-}
 
 template <class Out>
 inline void qgemm_store(const Out& out, index_t i, index_t n, index_t j0, __m512i v) {
