@@ -64,6 +64,16 @@ bool add_vnni_weights(Graph& g, Node& conv) {
   return true;
 }
 
+// QLinearConv through rt::qconv_avx2: its weights in that kernel's layout as one more input.
+bool add_avx2_pairs(Graph& g, Node& conv) {
+  if (conv.has_input(kAvx2PairsInput)) return false;
+  std::optional<Tensor> packed = qlinear_conv_avx2_pairs(conv);
+  if (!packed) return false;
+  conv.inputs.resize(kAvx2PairsInput, nullptr);  // absent inputs stay absent
+  conv.inputs.push_back(add_constant(g, conv.inputs[3]->name + "_avx2_pairs", std::move(*packed)));
+  return true;
+}
+
 // Float Gemm with a constant transposed B: store B^T instead and clear transB, so the kernel
 // reads B row by row (rt::gemm's fast path); rt::gemm_dots reads B^T in place.
 bool untranspose_gemm_weight(Graph& g, Node& gemm) {
@@ -170,13 +180,16 @@ int pack_dual_mac_weights(Graph& g) {
   });
 }
 
-int pack_dot_product_weights(Graph& g, bool vnni, bool byte_permute) {
-  return rewrite_nodes(g, [vnni, byte_permute](Graph& graph, Node& n) {
+int pack_dot_product_weights(Graph& g, bool vnni, bool byte_permute, bool pairs) {
+  return rewrite_nodes(g, [vnni, byte_permute, pairs](Graph& graph, Node& n) {
     if (!n.domain.empty() || n.op_type != "QLinearConv") return false;
-    if (byte_permute && !n.has_attr(kDepthwiseInPlaceAttr) && qlinear_conv_depthwise_permute_applies(n)) {
+    const bool in_place = (byte_permute && qlinear_conv_depthwise_permute_applies(n)) ||
+                          (pairs && qlinear_conv_depthwise_avx2_applies(n));
+    if (in_place && !n.has_attr(kDepthwiseInPlaceAttr)) {
       n.set_attr_int(kDepthwiseInPlaceAttr, 1);
       return true;
     }
+    if (pairs) return add_avx2_pairs(graph, n);
     if (!vnni || !add_vnni_weights(graph, n)) return false;
     n.set_attr_int(kVnniOnlyAttr, 1);
     return true;

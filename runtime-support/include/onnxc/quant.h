@@ -1036,6 +1036,26 @@ inline index_t depthwise_integer_any_scratch_bytes(const ConvParams& p) {
   return p.out_h * p.out_w * static_cast<index_t>(sizeof(std::int32_t));
 }
 
+// Where the AVX2 depthwise kernel (quant_depthwise_avx2.h) applies: a padded, phase-split input
+// plane of one channel on the stack, at most kDepthwiseAvx2PlaneBytes.
+constexpr index_t kDepthwiseAvx2PlaneBytes = 16384;
+constexpr index_t kDepthwiseAvx2MaxTaps = 64;
+
+// Padded rows the outputs read.
+inline index_t depthwise_avx2_rows(const ConvParams& p) {
+  return (p.out_h - 1) * p.stride_h + (p.k_h - 1) * p.dilation_h + 1;
+}
+
+// Phase-columns of a padded row: eight outputs per load from every output column a multiple of 8 on.
+inline index_t depthwise_avx2_width(const ConvParams& p) {
+  return (p.out_w + 7) / 8 * 8 + (p.k_w - 1) * p.dilation_w / p.stride_w;
+}
+
+inline bool depthwise_avx2_applies(const ConvParams& p) {
+  return depthwise_integer_any_applies(p) && p.k_h * p.k_w <= kDepthwiseAvx2MaxTaps &&
+         depthwise_avx2_rows(p) * p.stride_w * depthwise_avx2_width(p) <= kDepthwiseAvx2PlaneBytes;
+}
+
 template <class X, class W, class Out>
 inline void depthwise_integer_any(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out,
                                   unsigned char* scratch) {
@@ -1797,8 +1817,81 @@ inline void qconv_vnni_pack_weights(const ConvParams& p, const std::int8_t* w, s
         }
 }
 
+// ---- direct integer convolution with AVX2 ----
+//
+// The kernel is in quant_conv_avx2.h; here what the compiler needs on any host: where it applies,
+// the packed weights' layout and size.
+constexpr index_t kQConvAvx2Channels = 4;         // output channels per register tile
+constexpr index_t kQConvAvx2BufferBytes = 32768;  // stack for the widened input rows or vectors
+constexpr index_t kQConvAvx2MaxRowWidth = 512;    // phase-columns of a widened row
+constexpr index_t kQConvAvx2MaxTaps = 128;        // k_h * k_w
+
+// Phase-columns of a widened input row (a multiple of 16): the last block's reads.
+inline index_t qconv_avx2_row_width(const ConvParams& p) {
+  return (p.out_w + (p.k_w - 1) * p.dilation_w / p.stride_w + 15 + 15) / 16 * 16;
+}
+
+// Whether qconv_avx2 computes this convolution (the compiler gives it packed weights only then):
+// 2-D, one group, its input vectors within the stack buffer.
+inline bool qconv_avx2_applies(const ConvParams& p) {
+  if (p.group != 1 || p.k_d != 1 || p.in_d != 1 || p.out_d != 1 || p.k_h * p.k_w > kQConvAvx2MaxTaps) return false;
+  const index_t pairs = (p.in_channels + 1) / 2;
+  if (conv_reads_input_as_matrix(p)) return pairs * 64 <= kQConvAvx2BufferBytes;
+  const index_t width = qconv_avx2_row_width(p);
+  return width <= kQConvAvx2MaxRowWidth && pairs * p.k_h * p.stride_w * width * 4 <= kQConvAvx2BufferBytes;
+}
+
+inline index_t qconv_avx2_padded_channels(const ConvParams& p) {
+  return (p.out_channels + kQConvAvx2Channels - 1) / kQConvAvx2Channels * kQConvAvx2Channels;
+}
+
+// int32 words of the packed weights: word ((c2 * k_h + kh) * k_w + kw) * padded_channels + m holds
+// w[m, 2 c2, kh, kw] in its low 16 bits and w[m, 2 c2 + 1, kh, kw] in its high 16 (0 past the
+// channels).
+inline index_t qconv_avx2_weight_words(const ConvParams& p) {
+  return (p.in_channels + 1) / 2 * p.k_h * p.k_w * qconv_avx2_padded_channels(p);
+}
+
+inline void qconv_avx2_pack_weights(const ConvParams& p, const std::int8_t* w, std::int32_t* packed) {
+  const index_t pairs = (p.in_channels + 1) / 2, taps = p.k_h * p.k_w, padded = qconv_avx2_padded_channels(p);
+  for (index_t c2 = 0; c2 < pairs; ++c2)
+    for (index_t tap = 0; tap < taps; ++tap)
+      for (index_t m = 0; m < padded; ++m) {
+        std::uint32_t word = 0;
+        for (index_t t = 0; t < 2; ++t) {
+          const index_t ic = 2 * c2 + t;
+          if (m >= p.out_channels || ic >= p.in_channels) continue;
+          const auto half = static_cast<std::uint16_t>(static_cast<std::int16_t>(w[(m * p.in_channels + ic) * taps + tap]));
+          word |= static_cast<std::uint32_t>(half) << (16 * t);
+        }
+        packed[(c2 * taps + tap) * padded + m] = static_cast<std::int32_t>(word);
+      }
+}
+
 }  // namespace rt
 }  // namespace onnxc
 #include "onnxc/quant_conv_avx512vnni.h"  // (uses store_vector and the packing above)
+#include "onnxc/quant_conv_avx2.h"        // (uses store_row and the packing above)
+#include "onnxc/quant_depthwise_avx2.h"   // (uses store_vector8 and depthwise_avx2_applies)
+
+namespace onnxc {
+namespace rt {
+
+// A depthwise integer convolution the compiler planned without scratch (kDepthwiseInPlaceAttr):
+// the AVX-512 VBMI byte-permute kernel or the AVX2 one where built and they apply (the compiler
+// marks only such nodes for its target), else conv_integer_direct (correct, slow).
+template <class X, class W, class Out>
+inline void depthwise_integer_in_place(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
+#if defined(ONNXC_DEPTHWISE_PERMUTE_AVX512)
+  if (detail::depthwise_permute_applies(p)) return detail::depthwise_integer_permute(p, x, w, out);
+#endif
+#if defined(ONNXC_DEPTHWISE_AVX2)
+  if (depthwise_avx2_applies(p)) return detail::depthwise_integer_avx2(p, x, w, out);
+#endif
+  conv_integer_direct(p, x, w, out);
+}
+
+}  // namespace rt
+}  // namespace onnxc
 
 #endif  // ONNXC_QUANT_H
