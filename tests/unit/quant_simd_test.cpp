@@ -221,7 +221,7 @@ TEST_CASE("QLinearAdd over two same-shape tensors equals the functor on every el
   std::uniform_int_distribution<int> byte(0, 255);
   auto check = [&](auto type, rt::QLinearAdd f) {
     using Q = decltype(type);
-    for (index_t n : {1, 15, 16, 17, 100, 4099}) {
+    for (index_t n : {1, 7, 8, 15, 16, 17, 31, 32, 33, 100, 4099}) {
       std::vector<Q> a(static_cast<std::size_t>(n)), b(a.size()), y(a.size());
       for (auto& v : a) v = static_cast<Q>(byte(rng));
       for (auto& v : b) v = static_cast<Q>(byte(rng));

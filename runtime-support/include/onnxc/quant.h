@@ -1193,6 +1193,7 @@ struct QLinearAdd {
 }  // namespace rt
 }  // namespace onnxc
 #include "onnxc/quant_add_avx512.h"  // (uses QLinearAdd and widen_to_epi32 above)
+#include "onnxc/quant_add_avx2.h"    // (uses QLinearAdd above; where AVX-512 is not built)
 namespace onnxc {
 namespace rt {
 
