@@ -415,9 +415,21 @@ struct QuantOperand {
 // stack, the innermost loop running along a row of b (contiguous: compilers vectorise it).
 constexpr index_t kMatMulBlock = 64;
 
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define ONNXC_MATMUL_INTEGER_VNNI 1  // matmul_integer takes quant_matmul_avx512vnni.h's kernel
+namespace detail {
+template <class A, class B, class Out>
+inline void matmul_integer_vnni(index_t batches, const index_t* a_offsets, const index_t* b_offsets, index_t m,
+                                index_t n, index_t k, QuantOperand<A> a, QuantOperand<B> b, Out out);
+}  // namespace detail
+#endif
+
 template <class A, class B, class Out>
 inline void matmul_integer(index_t batches, const index_t* a_offsets, const index_t* b_offsets, index_t m, index_t n,
                            index_t k, QuantOperand<A> a, QuantOperand<B> b, Out out) {
+#if defined(ONNXC_MATMUL_INTEGER_VNNI)
+  if (k > 0) return detail::matmul_integer_vnni(batches, a_offsets, b_offsets, m, n, k, a, b, out);
+#endif
   std::int32_t acc[kMatMulBlock];
   std::int32_t zb[kMatMulBlock];
   for (index_t batch = 0; batch < batches; ++batch) {
@@ -1873,6 +1885,7 @@ inline void qconv_avx2_pack_weights(const ConvParams& p, const std::int8_t* w, s
 }  // namespace onnxc
 #include "onnxc/quant_conv_avx512vnni.h"  // (uses store_vector and the packing above)
 #include "onnxc/quant_conv_avx2.h"        // (uses store_row and the packing above)
+#include "onnxc/quant_matmul_avx512vnni.h"  // (uses qconv_vnni_interleave)
 #include "onnxc/quant_depthwise_avx2.h"   // (uses store_vector8 and depthwise_avx2_applies)
 
 namespace onnxc {
