@@ -53,25 +53,26 @@ void pack_conv_winograd(Graph& g, Node& conv) {
   conv.set_attr_int(kPackedWeightsAttr, 1);
 }
 
-// QLinearConv through rt::qconv_vnni: its weights in that kernel's layout as one more input; the original
-// stays for the matrix product the generated code takes without VNNI.
-bool add_vnni_weights(Graph& g, Node& conv) {
-  if (conv.has_input(kVnniWeightsInput)) return false;
-  std::optional<Tensor> packed = qlinear_conv_vnni_weights(conv);
+// A QLinearConv's weights in one kernel's layout (pack(conv), none where that kernel does not
+// apply) as its input `index`, named after the weights plus `suffix`; the original weights stay.
+bool add_weights_input(Graph& g, Node& conv, std::size_t index, const char* suffix,
+                       std::optional<Tensor> (*pack)(const Node&)) {
+  if (conv.has_input(index)) return false;
+  std::optional<Tensor> packed = pack(conv);
   if (!packed) return false;
-  conv.inputs.resize(kVnniWeightsInput, nullptr);  // an absent bias stays absent
-  conv.inputs.push_back(add_constant(g, conv.inputs[3]->name + "_vnni", std::move(*packed)));
+  conv.inputs.resize(index, nullptr);  // absent inputs (the bias) stay absent
+  conv.inputs.push_back(add_constant(g, conv.inputs[3]->name + suffix, std::move(*packed)));
   return true;
 }
 
-// QLinearConv through rt::qconv_avx2: its weights in that kernel's layout as one more input.
+// QLinearConv through rt::qconv_vnni (the matrix product takes the original without VNNI).
+bool add_vnni_weights(Graph& g, Node& conv) {
+  return add_weights_input(g, conv, kVnniWeightsInput, "_vnni", qlinear_conv_vnni_weights);
+}
+
+// QLinearConv through rt::qconv_avx2.
 bool add_avx2_pairs(Graph& g, Node& conv) {
-  if (conv.has_input(kAvx2PairsInput)) return false;
-  std::optional<Tensor> packed = qlinear_conv_avx2_pairs(conv);
-  if (!packed) return false;
-  conv.inputs.resize(kAvx2PairsInput, nullptr);  // absent inputs stay absent
-  conv.inputs.push_back(add_constant(g, conv.inputs[3]->name + "_avx2_pairs", std::move(*packed)));
-  return true;
+  return add_weights_input(g, conv, kAvx2PairsInput, "_avx2_pairs", qlinear_conv_avx2_pairs);
 }
 
 // Float Gemm with a constant transposed B: store B^T instead and clear transB, so the kernel
@@ -115,25 +116,15 @@ int matmuls_as_gemms(Graph& g) {
   return static_cast<int>(matmuls.size());
 }
 
-// QLinearConv through rt::qconv_pointwise: its weights in that kernel's layout as one more input.
+// QLinearConv through rt::qconv_pointwise.
 bool add_dual_mac_weights(Graph& g, Node& conv) {
-  if (conv.has_input(kDualMacWeightsInput)) return false;
-  std::optional<Tensor> packed = qlinear_conv_dual_mac_weights(conv);
-  if (!packed) return false;
-  conv.inputs.resize(kDualMacWeightsInput, nullptr);  // absent inputs stay absent
-  conv.inputs.push_back(add_constant(g, conv.inputs[3]->name + "_pairs", std::move(*packed)));
-  return true;
+  return add_weights_input(g, conv, kDualMacWeightsInput, "_pairs", qlinear_conv_dual_mac_weights);
 }
 
 // QLinearConv through rt::qconv_gemm on the M4 and M7: its weights in rt::qconv_gemm_pairs'
 // layout as one more input (the generated code picks the layout its core's kernel reads).
 bool add_dual_mac_pairs(Graph& g, Node& conv) {
-  if (conv.has_input(kDualMacPairsInput)) return false;
-  std::optional<Tensor> packed = qlinear_conv_dual_mac_pairs(conv);
-  if (!packed) return false;
-  conv.inputs.resize(kDualMacPairsInput, nullptr);  // absent inputs stay absent
-  conv.inputs.push_back(add_constant(g, conv.inputs[3]->name + "_k_pairs", std::move(*packed)));
-  return true;
+  return add_weights_input(g, conv, kDualMacPairsInput, "_k_pairs", qlinear_conv_dual_mac_pairs);
 }
 
 // Float LSTM with constant W and R: both in rt::pack_recurrent_weights' unit-chunk layout (the
