@@ -42,7 +42,8 @@ TEST_CASE("qconv_avx2 equals conv_integer: odd channels, tails, strides, dilatio
   // in channels (odd ones leave half a pair), out channels (not multiples of the 4-channel tile),
   // input height x width, kernel h x w, stride h x w, pad, dilation; batch 2. The 1x1 stride-1
   // cases walk the plane flat (a last block of fewer than 16 positions); the others by rows,
-  // eight-lane vectors for rows of up to 8 outputs and two vectors beyond.
+  // eight-lane vectors for rows of up to 8 outputs and two vectors beyond; one input channel pairs
+  // kernel rows.
   struct Case {
     index_t c, m, h, w, kh, kw, sh, sw, pad, dilation;
   };
@@ -54,7 +55,9 @@ TEST_CASE("qconv_avx2 equals conv_integer: odd channels, tails, strides, dilatio
                         {16, 33, 8, 8, 3, 3, 1, 1, 1, 1},   {9, 20, 16, 16, 3, 3, 2, 2, 1, 1},
                         {3, 5, 9, 6, 3, 3, 1, 1, 0, 1},     {5, 7, 7, 7, 3, 3, 2, 2, 1, 1},
                         {6, 17, 5, 6, 3, 3, 1, 1, 1, 2},    {3, 8, 13, 13, 3, 3, 3, 3, 1, 1},
-                        {2, 3, 1, 1, 1, 1, 1, 1, 0, 1},     {4, 4, 3, 3, 3, 3, 1, 1, 2, 1}};
+                        {2, 3, 1, 1, 1, 1, 1, 1, 0, 1},     {4, 4, 3, 3, 3, 3, 1, 1, 2, 1},
+                        // One input channel: pairs of kernel rows (odd k_h: the last pair's second half 0).
+                        {1, 6, 9, 11, 3, 3, 1, 1, 1, 2},    {1, 9, 12, 12, 5, 2, 2, 1, 2, 1}};
   std::mt19937 rng(29);
   std::uniform_int_distribution<int> byte(0, 255);
   for (const Case& c : cases) {

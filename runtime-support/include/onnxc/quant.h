@@ -1844,41 +1844,73 @@ inline index_t qconv_avx2_row_width(const ConvParams& p) {
   return (p.out_w + (p.k_w - 1) * p.dilation_w / p.stride_w + 15 + 15) / 16 * 16;
 }
 
+// The two halves of a 16-bit pair: input channels (2 c2, 2 c2 + 1) under the same kernel row; with
+// one input channel (a first layer) kernel rows (2 kh, 2 kh + 1) of that channel instead, so that
+// no half is idle. QConvAvx2Pairs: the reduction as `pairs` pairs of `rows` kernel rows each.
+inline bool qconv_avx2_row_pairs(const ConvParams& p) {
+  return p.in_channels == 1 && p.k_h > 1 && !conv_reads_input_as_matrix(p);
+}
+
+struct QConvAvx2Pairs {
+  index_t pairs, rows;
+};
+
+inline QConvAvx2Pairs qconv_avx2_pairs(const ConvParams& p) {
+  if (qconv_avx2_row_pairs(p)) return {1, (p.k_h + 1) / 2};
+  return {(p.in_channels + 1) / 2, p.k_h};
+}
+
+// Half t of pair c2 under kernel row kh of the pairs: its input channel and kernel row, or false
+// where it is past them (a zero half).
+inline bool qconv_avx2_half(const ConvParams& p, index_t c2, index_t kh, index_t t, index_t* channel, index_t* row) {
+  if (qconv_avx2_row_pairs(p)) {
+    *channel = 0;
+    *row = 2 * kh + t;
+    return *row < p.k_h;
+  }
+  *channel = 2 * c2 + t;
+  *row = kh;
+  return *channel < p.in_channels;
+}
+
 // Whether qconv_avx2 computes this convolution (the compiler gives it packed weights only then):
 // 2-D, one group, its input vectors within the stack buffer.
 inline bool qconv_avx2_applies(const ConvParams& p) {
   if (p.group != 1 || p.k_d != 1 || p.in_d != 1 || p.out_d != 1 || p.k_h * p.k_w > kQConvAvx2MaxTaps) return false;
-  const index_t pairs = (p.in_channels + 1) / 2;
-  if (conv_reads_input_as_matrix(p)) return pairs * 64 <= kQConvAvx2BufferBytes;
+  const QConvAvx2Pairs pairs = qconv_avx2_pairs(p);
+  if (conv_reads_input_as_matrix(p)) return pairs.pairs * 64 <= kQConvAvx2BufferBytes;
   const index_t width = qconv_avx2_row_width(p);
-  return width <= kQConvAvx2MaxRowWidth && pairs * p.k_h * p.stride_w * width * 4 <= kQConvAvx2BufferBytes;
+  return width <= kQConvAvx2MaxRowWidth && pairs.pairs * pairs.rows * p.stride_w * width * 4 <= kQConvAvx2BufferBytes;
 }
 
 inline index_t qconv_avx2_padded_channels(const ConvParams& p) {
   return (p.out_channels + kQConvAvx2Channels - 1) / kQConvAvx2Channels * kQConvAvx2Channels;
 }
 
-// int32 words of the packed weights: word ((c2 * k_h + kh) * k_w + kw) * padded_channels + m holds
-// w[m, 2 c2, kh, kw] in its low 16 bits and w[m, 2 c2 + 1, kh, kw] in its high 16 (0 past the
-// channels).
+// int32 words of the packed weights: word ((c2 * rows + kh) * k_w + kw) * padded_channels + m holds
+// w[m, channel, row, kw] of the pair's half t (qconv_avx2_half) in its bits 16 t .. 16 t + 15 (0
+// past the channels or kernel rows).
 inline index_t qconv_avx2_weight_words(const ConvParams& p) {
-  return (p.in_channels + 1) / 2 * p.k_h * p.k_w * qconv_avx2_padded_channels(p);
+  const QConvAvx2Pairs pairs = qconv_avx2_pairs(p);
+  return pairs.pairs * pairs.rows * p.k_w * qconv_avx2_padded_channels(p);
 }
 
 inline void qconv_avx2_pack_weights(const ConvParams& p, const std::int8_t* w, std::int32_t* packed) {
-  const index_t pairs = (p.in_channels + 1) / 2, taps = p.k_h * p.k_w, padded = qconv_avx2_padded_channels(p);
-  for (index_t c2 = 0; c2 < pairs; ++c2)
-    for (index_t tap = 0; tap < taps; ++tap)
-      for (index_t m = 0; m < padded; ++m) {
-        std::uint32_t word = 0;
-        for (index_t t = 0; t < 2; ++t) {
-          const index_t ic = 2 * c2 + t;
-          if (m >= p.out_channels || ic >= p.in_channels) continue;
-          const auto half = static_cast<std::uint16_t>(static_cast<std::int16_t>(w[(m * p.in_channels + ic) * taps + tap]));
-          word |= static_cast<std::uint32_t>(half) << (16 * t);
+  const QConvAvx2Pairs pairs = qconv_avx2_pairs(p);
+  const index_t padded = qconv_avx2_padded_channels(p);
+  for (index_t c2 = 0; c2 < pairs.pairs; ++c2)
+    for (index_t kh = 0; kh < pairs.rows; ++kh)
+      for (index_t kw = 0; kw < p.k_w; ++kw)
+        for (index_t m = 0; m < padded; ++m) {
+          std::uint32_t word = 0;
+          for (index_t t = 0; t < 2; ++t) {
+            index_t ic = 0, row = 0;
+            if (m >= p.out_channels || !qconv_avx2_half(p, c2, kh, t, &ic, &row)) continue;
+            const auto half = static_cast<std::int16_t>(w[((m * p.in_channels + ic) * p.k_h + row) * p.k_w + kw]);
+            word |= static_cast<std::uint32_t>(static_cast<std::uint16_t>(half)) << (16 * t);
+          }
+          packed[((c2 * pairs.rows + kh) * p.k_w + kw) * padded + m] = static_cast<std::int32_t>(word);
         }
-        packed[(c2 * taps + tap) * padded + m] = static_cast<std::int32_t>(word);
-      }
 }
 
 }  // namespace rt

@@ -12,6 +12,9 @@
 // then 0), so no weight-sum correction is needed. Eight outputs per vector, a register tile of
 // kQConvAvx2Channels output channels times one or two vectors.
 //
+// With one input channel (a first layer) the pairs are two kernel rows of it instead of two
+// channels (qconv_avx2_half), so no half of a product is idle.
+//
 // Input vectors: a 1x1 convolution of stride 1 without padding reads sixteen consecutive positions
 // of each channel pair once per block (for all output channels); any other convolution runs by
 // output rows: the input rows under one output row are widened once into a stack buffer (phase-
@@ -79,7 +82,8 @@ template <int Vectors, class Out>
 inline void qconv_avx2_tiles(const ConvParams& p, const std::int32_t* input, index_t pair_stride,
                              const index_t* tap_offsets, const std::int32_t* wp, index_t b, index_t i, index_t lanes,
                              const Out& out) {
-  const index_t pairs = (p.in_channels + 1) / 2, padded = qconv_avx2_padded_channels(p), taps = p.k_h * p.k_w;
+  const QConvAvx2Pairs layout = qconv_avx2_pairs(p);
+  const index_t pairs = layout.pairs, padded = qconv_avx2_padded_channels(p), taps = layout.rows * p.k_w;
   const index_t out_plane = p.out_h * p.out_w;
   for (index_t m0 = 0; m0 < p.out_channels; m0 += kQConvAvx2Channels) {
     __m256i acc[kQConvAvx2Channels][Vectors];
@@ -148,17 +152,19 @@ inline void qconv_avx2_flat(const ConvParams& p, const std::uint8_t* x, std::uin
 // phase-columns per row, rows ordered (c2, kh, phase)).
 inline void qconv_avx2_rows(const ConvParams& p, const std::uint8_t* x, std::uint8_t x_zero_point, index_t oh,
                             std::int32_t* buffer) {
-  const index_t pairs = (p.in_channels + 1) / 2, s = p.stride_w, width = qconv_avx2_row_width(p);
+  const QConvAvx2Pairs layout = qconv_avx2_pairs(p);
+  const index_t s = p.stride_w, width = qconv_avx2_row_width(p);
   const __m256i zx = _mm256_set1_epi16(x_zero_point);
   alignas(16) std::uint8_t row[2][kQConvAvx2MaxRowWidth];
-  for (index_t c2 = 0; c2 < pairs; ++c2)
-    for (index_t kh = 0; kh < p.k_h; ++kh) {
-      const index_t ih = oh * p.stride_h + kh * p.dilation_h - p.pad_h;
+  for (index_t c2 = 0; c2 < layout.pairs; ++c2)
+    for (index_t kh = 0; kh < layout.rows; ++kh) {
       for (index_t phase = 0; phase < s; ++phase) {
         for (index_t t = 0; t < 2; ++t) {
           std::memset(row[t], x_zero_point, static_cast<std::size_t>(width));
-          const index_t ic = 2 * c2 + t;
-          if (ic >= p.in_channels || ih < 0 || ih >= p.in_h) continue;
+          index_t ic = 0, kernel_row = 0;
+          if (!qconv_avx2_half(p, c2, kh, t, &ic, &kernel_row)) continue;
+          const index_t ih = oh * p.stride_h + kernel_row * p.dilation_h - p.pad_h;
+          if (ih < 0 || ih >= p.in_h) continue;
           const std::uint8_t* src = x + (ic * p.in_h + ih) * p.in_w;
           // Phase-columns i whose input column i * s + phase - pad_w is inside the row.
           const index_t first = phase - p.pad_w;
@@ -171,7 +177,7 @@ inline void qconv_avx2_rows(const ConvParams& p, const std::uint8_t* x, std::uin
             for (index_t col = lo; col < hi; ++col) row[t][col] = src[col * s + first];
           }
         }
-        __m256i* dst = reinterpret_cast<__m256i*>(buffer + ((c2 * p.k_h + kh) * s + phase) * width);
+        __m256i* dst = reinterpret_cast<__m256i*>(buffer + ((c2 * layout.rows + kh) * s + phase) * width);
         for (index_t i = 0; i < width; i += 16)
           qconv_avx2_widen(_mm_load_si128(reinterpret_cast<const __m128i*>(row[0] + i)),
                            _mm_load_si128(reinterpret_cast<const __m128i*>(row[1] + i)), zx, dst + i / 8);
@@ -183,11 +189,13 @@ template <int Vectors, class Out>
 inline void qconv_avx2_by_rows(const ConvParams& p, const std::uint8_t* x, std::uint8_t x_zero_point,
                                const std::int32_t* wp, Out out) {
   const index_t s = p.stride_w, width = qconv_avx2_row_width(p), block = 8 * Vectors;
+  const index_t rows = qconv_avx2_pairs(p).rows;
   alignas(32) std::int32_t buffer[kQConvAvx2BufferBytes / 4];
-  // Tap (kh, kw) of the block from output column ow0 on: phase-column ow0 + kw * dilation_w / s
-  // of phase kw * dilation_w % s (output column ow reads input column ow * s + kw * dilation_w - pad_w).
+  // Tap (kh, kw) of the block from output column ow0 on (kh: a kernel row of the pairs): phase-column
+  // ow0 + kw * dilation_w / s of phase kw * dilation_w % s (output column ow reads input column
+  // ow * s + kw * dilation_w - pad_w).
   index_t tap_offsets[kQConvAvx2MaxTaps];
-  for (index_t kh = 0; kh < p.k_h; ++kh)
+  for (index_t kh = 0; kh < rows; ++kh)
     for (index_t kw = 0; kw < p.k_w; ++kw) {
       const index_t shift = kw * p.dilation_w;
       tap_offsets[kh * p.k_w + kw] = (kh * s + shift % s) * width + shift / s;
@@ -197,7 +205,7 @@ inline void qconv_avx2_by_rows(const ConvParams& p, const std::uint8_t* x, std::
     for (index_t oh = 0; oh < p.out_h; ++oh) {
       qconv_avx2_rows(p, xb, x_zero_point, oh, buffer);
       for (index_t ow0 = 0; ow0 < p.out_w; ow0 += block)
-        qconv_avx2_tiles<Vectors>(p, buffer + ow0, p.k_h * s * width, tap_offsets, wp, b, oh * p.out_w + ow0,
+        qconv_avx2_tiles<Vectors>(p, buffer + ow0, rows * s * width, tap_offsets, wp, b, oh * p.out_w + ow0,
                                   p.out_w - ow0 < block ? p.out_w - ow0 : block, out);
     }
   }
