@@ -23,6 +23,7 @@ enum Trait : unsigned {
   kElfIncbinOnHost = 1u << 9,   // Target::elf_incbin if onnxc itself is an ELF program built by g++ or clang
   kInt8InPlaceOnHost = 1u << 10,  // Target::int8_vnni_sure / int8_byte_permute_sure if this machine has VNNI / VBMI
   kInt8Helium = 1u << 11,       // Target::int8_helium
+  kInt8Pairs = 1u << 12,        // Target::int8_pairs_sure (built with AVX2)
 };
 
 // Code for the host is built by the host's toolchain: ELF with a GNU-compatible assembler when
@@ -79,6 +80,7 @@ Target target(std::string name, std::string description, std::vector<std::string
   t.depthwise_channel_lanes = t.shifted_input_product;
   t.int8_vnni_sure = t.int8_dot_product && (!(traits & kInt8InPlaceOnHost) || host_has_avx512("vnni"));
   t.int8_byte_permute_sure = (traits & kInt8InPlaceOnHost) && host_has_avx512("vbmi");
+  t.int8_pairs_sure = !t.int8_vnni_sure && ((traits & kInt8Pairs) || ((traits & kInt8InPlaceOnHost) && host_has_avx2_fma()));
   t.elf_incbin = (traits & kElfIncbin) || ((traits & kElfIncbinOnHost) && kHostIsElf);
   return t;
 }
@@ -131,11 +133,11 @@ const std::vector<Target>& targets() {
                  kInt8InPlaceOnHost),
       target("x86-64-v2", "x86-64 with SSE4.2", {"-march=x86-64-v2"}, "defined(__SSE4_2__)", kSimd | kElfIncbinOnHost),
       target("x86-64-v3", "x86-64 with AVX2 and FMA", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)",
-             kSimd | kDepthwiseStride2 | kElfIncbinOnHost),
+             kSimd | kDepthwiseStride2 | kElfIncbinOnHost | kInt8Pairs),
       target("avx2", "same as x86-64-v3", {"-march=x86-64-v3"}, "defined(__AVX2__) && defined(__FMA__)",
-             kSimd | kDepthwiseStride2 | kElfIncbinOnHost),
+             kSimd | kDepthwiseStride2 | kElfIncbinOnHost | kInt8Pairs),
       target("avx512", "x86-64 with AVX-512 F/BW/DQ/VL (x86-64-v4)", {"-march=x86-64-v4"}, "defined(__AVX512F__)",
-             kSimd | kShiftedInput | kDepthwiseStride2 | kElfIncbinOnHost),
+             kSimd | kShiftedInput | kDepthwiseStride2 | kElfIncbinOnHost | kInt8Pairs),
       target("avx512-vnni", "avx512 plus AVX-512 VNNI int8 dot products (Cascade Lake, Ice Lake, Zen 4 and later)",
              {"-march=x86-64-v4", "-mavx512vnni"}, "defined(__AVX512F__) && defined(__AVX512VNNI__)",
              kSimd | kInt8DotProduct | kShiftedInput | kDepthwiseStride2 | kElfIncbinOnHost),

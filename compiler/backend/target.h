@@ -45,6 +45,11 @@ struct Target {
   // The same for AVX-512 VBMI (native on a machine that has it): depthwise integer convolutions
   // that the byte-permute kernel computes (rt::depthwise_integer_any) get no scratch.
   bool int8_byte_permute_sure = false;
+  // The generated code is sure to be built with AVX2 but not sure of VNNI (avx2, x86-64-v3, avx512;
+  // native on a machine without VNNI): integer convolutions that rt::qconv_avx2 computes take it,
+  // with no scratch (pack-dot-product-weights); built without AVX2 after all,
+  // rt::conv_integer_direct.
+  bool int8_pairs_sure = false;
   // The float kernels have AVX-512's masked loads: stride-1 'same' convolutions can read their
   // input in place (rt::conv_shifted, no scratch), so the compiler gives them none. The avx512
   // targets, and native when the machine running onnxc has AVX-512 F (native code is built for the

@@ -144,10 +144,15 @@ std::optional<Tensor> qlinear_conv_dual_mac_weights(const Node& qlinear_conv, bo
 // QLinearConv's weights in rt::qconv_gemm_pairs' layout (int16 pairs), when rt::qconv_gemm may
 // compute it and rt::qconv_pointwise does not.
 std::optional<Tensor> qlinear_conv_dual_mac_pairs(const Node& qlinear_conv);
+// QLinearConv's weights in rt::qconv_avx2's layout (int16 pairs of input channels), when that
+// kernel can compute it.
+std::optional<Tensor> qlinear_conv_avx2_pairs(const Node& qlinear_conv);
 // Whether rt::depthwise_3x3 (no scratch, for the same cores) can compute the QLinearConv.
 bool qlinear_conv_depthwise_3x3_applies(const Node& qlinear_conv);
 // Whether the byte-permute depthwise kernel (AVX-512 VBMI) computes this QLinearConv.
 bool qlinear_conv_depthwise_permute_applies(const Node& qlinear_conv);
+// Whether the AVX2 depthwise kernel (no scratch: the plane on the stack) computes this QLinearConv.
+bool qlinear_conv_depthwise_avx2_applies(const Node& qlinear_conv);
 // A float Conv's multiply-accumulates: every output element, (C / group) * kernel taps.
 int64_t float_conv_macs(const Node& conv);
 // Whether the depthwise Conv's kernel reads its input in place on SIMD targets whatever scratch it
@@ -223,8 +228,12 @@ constexpr std::size_t kDualMacWeightsInput = 10;
 constexpr std::size_t kDualMacPairsInput = 11;
 // int 1: a depthwise QLinearConv computed by rt::depthwise_3x3 (pack-dual-mac-weights), no scratch.
 constexpr const char* kDepthwise3x3Attr = "onnxc.depthwise_3x3";
-// int 1: a depthwise QLinearConv computed by the byte-permute kernel (rt::depthwise_integer_any on
-// AVX-512 VBMI, pack-dot-product-weights), no scratch.
+// QLinearConv's weights in rt::qconv_avx2's layout (pack-dot-product-weights, on targets sure to
+// have AVX2 and not VNNI): the node takes that kernel, or rt::conv_integer_direct built without
+// AVX2; no scratch.
+constexpr std::size_t kAvx2PairsInput = 12;
+// int 1: a depthwise QLinearConv computed by rt::depthwise_integer_in_place (the byte-permute kernel
+// on AVX-512 VBMI, the AVX2 one on targets sure of AVX2; pack-dot-product-weights), no scratch.
 constexpr const char* kDepthwiseInPlaceAttr = "onnxc.depthwise_in_place";
 // int: scratch copies a depthwise Conv has, one per task it splits into when run() is given a
 // parallel-for (absent: 1, the kernel runs serially); 0: compute it with

@@ -85,11 +85,7 @@ void emit_conv_call(const Node& n, Emitter& e, ConvInputs in, const std::string&
   if (n.has_attr(kDepthwise3x3Attr)) {
     e.linef("rt::depthwise_3x3(p, {}, {}, {});", x, w, output);
   } else if (n.has_attr(kDepthwiseInPlaceAttr)) {  // (no scratch was planned)
-    e.line("#if defined(ONNXC_DEPTHWISE_PERMUTE_AVX512)");
-    e.linef("rt::depthwise_integer_any(p, {}, {}, {}, nullptr);", x, w, output);
-    e.line("#else");
-    e.linef("rt::conv_integer_direct(p, {}, {}, {});", x, w, output);
-    e.line("#endif");
+    e.linef("rt::depthwise_integer_in_place(p, {}, {}, {});", x, w, output);
   } else if (rt::depthwise_integer_any_applies(p))
     e.linef("rt::depthwise_integer_any(p, {}, {}, {}, {});", x, w, output, e.scratch());
   else
@@ -202,12 +198,21 @@ bool takes_dual_mac_kernel(const Node& n) { return n.has_input(kDualMacWeightsIn
 // that kernel's weights before fit-scratch; else rt::conv_integer_direct): no scratch.
 bool takes_vnni_kernel_only(const Node& n) { return n.has_attr(kVnniOnlyAttr); }
 
+// Whether the node takes rt::qconv_avx2 wherever it is built with AVX2 (pack-dot-product-weights
+// gave it that kernel's weights; else rt::conv_integer_direct): no scratch.
+bool takes_avx2_kernel(const Node& n) { return n.has_input(kAvx2PairsInput); }
+
+// Whether the node's kernel needs no scratch whatever the plan (the kernels above).
+bool takes_kernel_without_scratch(const Node& n) {
+  return takes_dual_mac_kernel(n) || takes_vnni_kernel_only(n) || takes_avx2_kernel(n);
+}
+
 // Columns per im2col block of the matrix product, or 0 for the plane kernel (rt::conv_integer).
 // The memory planner's choice (kIm2colColsAttr) wins; before it chooses, the widest block that
 // fits in the memory the plane kernel would take, so that the plan it starts from is the
 // plane kernel's.
 int64_t qconv_gemm_cols(const Node& n) {
-  if (!qconv_gemm_applies(n) || takes_dual_mac_kernel(n) || takes_vnni_kernel_only(n)) return 0;
+  if (!qconv_gemm_applies(n) || takes_kernel_without_scratch(n)) return 0;
   if (n.has_attr(kIm2colColsAttr)) return n.attr_int(kIm2colColsAttr, 0);
   const Im2colShape shape = qlinear_conv_im2col_shape(n);
   const int64_t fitting = static_cast<int64_t>(plane_scratch_bytes(n)) / shape.bytes_per_column /
@@ -216,7 +221,7 @@ int64_t qconv_gemm_cols(const Node& n) {
 }
 
 std::size_t qlinear_conv_kernel_scratch(const Node& n) {
-  if (takes_dual_mac_kernel(n) || takes_vnni_kernel_only(n)) return 0;
+  if (takes_kernel_without_scratch(n)) return 0;
   const int64_t cols = qconv_gemm_cols(n);
   if (cols <= 0) return direct_scratch_bytes(n, kQLinearConvInputs);
   return static_cast<std::size_t>(rt::qconv_gemm_scratch_bytes(integer_conv_params(n, kQLinearConvInputs), cols));
@@ -275,13 +280,25 @@ const OpRegistrar qlinear_conv_op([] {
     const bool vnni = n.has_input(kVnniWeightsInput);
     // rt::qconv_vnni needs no scratch: it runs whether or not the plan left room for an im2col
     // block; the code built without VNNI takes the block or, without one, the direct kernel.
-    if (cols <= 0 && !dual_mac && !vnni) return emit_conv_call(n, e, in, output);
+    if (cols <= 0 && !dual_mac && !vnni && !takes_avx2_kernel(n)) return emit_conv_call(n, e, in, output);
     const rt::ConvParams p = integer_conv_params(n, in);
+    const std::string x_zero_point = n.has_input(in.x_zero_point) ? e.in(in.x_zero_point) + "[0]" : "0";
+    if (takes_avx2_kernel(n)) {
+      e.line(conv_params_code(p));
+      e.line("#if defined(ONNXC_QCONV_AVX2)");
+      e.linef("static_cast<void>({});", e.in(in.w));
+      if (n.has_input(in.w_zero_point)) e.linef("static_cast<void>({});", e.in(in.w_zero_point));  // (all zero)
+      e.linef("rt::qconv_avx2(p, {}, {}, {}, {});", e.in(in.x), x_zero_point, e.in(kAvx2PairsInput), output);
+      e.line("#else");
+      e.linef("static_cast<void>({});  // (built without AVX2: no scratch was planned)", e.in(kAvx2PairsInput));
+      emit_conv_direct_call(n, e, in, output);
+      e.line("#endif");
+      return;
+    }
     std::vector<rt::index_t> sums(static_cast<std::size_t>(p.out_channels));
     rt::qconv_weight_row_sums(p, n.inputs[in.w]->constant->data<int8_t>(), sums.data());
     const std::string row_sums = e.index_array("row_sums", std::vector<int64_t>(sums.begin(), sums.end()));
     e.line(conv_params_code(p));
-    const std::string x_zero_point = n.has_input(in.x_zero_point) ? e.in(in.x_zero_point) + "[0]" : "0";
     if (dual_mac)  // (the weights' type names the layout: int8 bytes for Helium, SMLAD's int16 pairs)
       return e.linef("rt::qconv_pointwise{}(p, {}, {}, {}, {}, {});",
                      n.inputs[kDualMacWeightsInput]->dtype == DType::Int8 ? "_s8" : "", e.in(in.x), x_zero_point,
@@ -370,8 +387,21 @@ std::optional<Tensor> qlinear_conv_dual_mac_pairs(const Node& n) {
   return packed;
 }
 
+std::optional<Tensor> qlinear_conv_avx2_pairs(const Node& n) {
+  if (!qconv_gemm_applies(n)) return std::nullopt;
+  const rt::ConvParams p = integer_conv_params(n, kQLinearConvInputs);
+  if (!rt::qconv_avx2_applies(p)) return std::nullopt;
+  Tensor packed(DType::Int32, {static_cast<int64_t>(rt::qconv_avx2_weight_words(p))});
+  rt::qconv_avx2_pack_weights(p, n.inputs[kQLinearConvInputs.w]->constant->data<int8_t>(), packed.data<int32_t>());
+  return packed;
+}
+
 bool qlinear_conv_depthwise_3x3_applies(const Node& n) {
   return rt::depthwise_3x3_applies(integer_conv_params(n, kQLinearConvInputs));
+}
+
+bool qlinear_conv_depthwise_avx2_applies(const Node& n) {
+  return rt::depthwise_avx2_applies(integer_conv_params(n, kQLinearConvInputs));
 }
 
 bool qlinear_conv_depthwise_permute_applies(const Node& n) {
@@ -380,7 +410,7 @@ bool qlinear_conv_depthwise_permute_applies(const Node& n) {
 }
 
 Im2colShape qlinear_conv_im2col_shape(const Node& n) {
-  if (!qconv_gemm_applies(n) || takes_dual_mac_kernel(n) || takes_vnni_kernel_only(n)) return {};
+  if (!qconv_gemm_applies(n) || takes_kernel_without_scratch(n)) return {};
   const rt::ConvParams p = integer_conv_params(n, kQLinearConvInputs);
   const int64_t quantum = rt::kQConvColumnQuantum;
   const int64_t columns = p.out_d * p.out_h * p.out_w;

@@ -111,7 +111,10 @@ int pack_dual_mac_weights(Graph& g, bool helium);
 // all, neither with scratch. With AVX-512 VBMI (Target::int8_byte_permute_sure) a depthwise one
 // that the byte-permute kernel computes is marked kDepthwiseInPlaceAttr (no scratch either).
 // Runs before fit-scratch, so the plan sees no scratch for them (kws: the arena is its tensors'
-// liveness bound). Returns the nodes rewritten.
-int pack_dot_product_weights(Graph& g, bool vnni, bool byte_permute);
+// liveness bound). With `pairs` (Target::int8_pairs_sure) such a QLinearConv that rt::qconv_avx2
+// computes gets that kernel's weights (kAvx2PairsInput) and takes it, or rt::conv_integer_direct
+// where built without AVX2, and a depthwise one the AVX2 depthwise kernel computes is marked
+// kDepthwiseInPlaceAttr; no scratch either. Returns the nodes rewritten.
+int pack_dot_product_weights(Graph& g, bool vnni, bool byte_permute, bool pairs);
 
 }  // namespace onnxc

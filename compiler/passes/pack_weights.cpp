@@ -53,14 +53,15 @@ void pack_conv_winograd(Graph& g, Node& conv) {
   conv.set_attr_int(kPackedWeightsAttr, 1);
 }
 
-// QLinearConv through rt::qconv_vnni: its weights in that kernel's layout as one more input; the original
-// stays for the matrix product the generated code takes without VNNI.
-bool add_vnni_weights(Graph& g, Node& conv) {
-  if (conv.has_input(kVnniWeightsInput)) return false;
-  std::optional<Tensor> packed = qlinear_conv_vnni_weights(conv);
+// A QLinearConv's weights in one kernel's layout (pack(conv), none where that kernel does not
+// apply) as its input `index`, named after the weights plus `suffix`; the original weights stay.
+bool add_weights_input(Graph& g, Node& conv, std::size_t index, const char* suffix,
+                       std::optional<Tensor> (*pack)(const Node&)) {
+  if (conv.has_input(index)) return false;
+  std::optional<Tensor> packed = pack(conv);
   if (!packed) return false;
-  conv.inputs.resize(kVnniWeightsInput, nullptr);  // an absent bias stays absent
-  conv.inputs.push_back(add_constant(g, conv.inputs[3]->name + "_vnni", std::move(*packed)));
+  conv.inputs.resize(index, nullptr);  // absent inputs (the bias) stay absent
+  conv.inputs.push_back(add_constant(g, conv.inputs[3]->name + suffix, std::move(*packed)));
   return true;
 }
 
@@ -76,6 +77,16 @@ bool add_qgemm_packed_b(Graph& g, Node& n) {
   n.inputs.push_back(add_constant(g, name + "_qgemm", std::move(packed->first)));
   n.inputs.push_back(add_constant(g, name + "_qgemm_terms", std::move(packed->second)));
   return true;
+}
+
+// QLinearConv through rt::qconv_vnni (the matrix product takes the original without VNNI).
+bool add_vnni_weights(Graph& g, Node& conv) {
+  return add_weights_input(g, conv, kVnniWeightsInput, "_vnni", qlinear_conv_vnni_weights);
+}
+
+// QLinearConv through rt::qconv_avx2.
+bool add_avx2_pairs(Graph& g, Node& conv) {
+  return add_weights_input(g, conv, kAvx2PairsInput, "_avx2_pairs", qlinear_conv_avx2_pairs);
 }
 
 // Float Gemm with a constant transposed B: store B^T instead and clear transB, so the kernel
@@ -132,12 +143,7 @@ bool add_dual_mac_weights(Graph& g, Node& conv, bool helium) {
 // QLinearConv through rt::qconv_gemm on the M4 and M7: its weights in rt::qconv_gemm_pairs'
 // layout as one more input (the generated code picks the layout its core's kernel reads).
 bool add_dual_mac_pairs(Graph& g, Node& conv) {
-  if (conv.has_input(kDualMacPairsInput)) return false;
-  std::optional<Tensor> packed = qlinear_conv_dual_mac_pairs(conv);
-  if (!packed) return false;
-  conv.inputs.resize(kDualMacPairsInput, nullptr);  // absent inputs stay absent
-  conv.inputs.push_back(add_constant(g, conv.inputs[3]->name + "_k_pairs", std::move(*packed)));
-  return true;
+  return add_weights_input(g, conv, kDualMacPairsInput, "_k_pairs", qlinear_conv_dual_mac_pairs);
 }
 
 // Float LSTM with constant W and R: both in rt::pack_recurrent_weights' unit-chunk layout (the
@@ -184,13 +190,16 @@ int pack_dual_mac_weights(Graph& g, bool helium) {
   });
 }
 
-int pack_dot_product_weights(Graph& g, bool vnni, bool byte_permute) {
-  return rewrite_nodes(g, [vnni, byte_permute](Graph& graph, Node& n) {
+int pack_dot_product_weights(Graph& g, bool vnni, bool byte_permute, bool pairs) {
+  return rewrite_nodes(g, [vnni, byte_permute, pairs](Graph& graph, Node& n) {
     if (!n.domain.empty() || n.op_type != "QLinearConv") return false;
-    if (byte_permute && !n.has_attr(kDepthwiseInPlaceAttr) && qlinear_conv_depthwise_permute_applies(n)) {
+    const bool in_place = (byte_permute && qlinear_conv_depthwise_permute_applies(n)) ||
+                          (pairs && qlinear_conv_depthwise_avx2_applies(n));
+    if (in_place && !n.has_attr(kDepthwiseInPlaceAttr)) {
       n.set_attr_int(kDepthwiseInPlaceAttr, 1);
       return true;
     }
+    if (pairs) return add_avx2_pairs(graph, n);
     if (!vnni || !add_vnni_weights(graph, n)) return false;
     n.set_attr_int(kVnniOnlyAttr, 1);
     return true;

@@ -127,8 +127,8 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   plan.reorder = enabled(o, "reorder");
   // Before the scratch is fitted: these kernels need none. The layout their kernel reads, as below.
   if (scratch.int8_dual_mac) pack_dual_mac_weights(g, scratch.int8_helium);
-  if (target && (target->int8_vnni_sure || target->int8_byte_permute_sure))
-    pack_dot_product_weights(g, target->int8_vnni_sure, target->int8_byte_permute_sure);
+  if (target && (target->int8_vnni_sure || target->int8_byte_permute_sure || target->int8_pairs_sure))
+    pack_dot_product_weights(g, target->int8_vnni_sure, target->int8_byte_permute_sure, target->int8_pairs_sure);
   // Off: every kernel its default scratch (the fastest im2col block, one depthwise slot).
   if (enabled(o, "fit-scratch")) fit_scratch(g, o.alignment, plan, scratch);
   pack_weights(g, target && target->int8_dot_product, target && target->simd,

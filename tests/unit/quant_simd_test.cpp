@@ -4,7 +4,9 @@
 // reach, planes from 1 wide to wider than a 64-byte load, uint8 and int8 inputs, per-channel
 // weight zero points, int32 and requantized outputs. onnxc_unit_tests runs the portable kernels
 // (depthwise_integer, conv_integer); onnxc_simd_kernel_tests (-march=native) the AVX-512 VBMI
-// byte-permute kernel where the build machine has it. rt::lookup (table of 256) and per-tensor
+// byte-permute kernel where the build machine has it, onnxc_avx2_kernel_tests (-mavx2) the AVX2
+// depthwise kernel (quant_depthwise_avx2.h), both through depthwise_integer_in_place.
+// rt::lookup (table of 256) and per-tensor
 // rt::quantize_linear over lengths around the vector widths.
 #include <catch2/catch.hpp>
 
@@ -96,6 +98,14 @@ void check_shape(const Shape& s, std::mt19937& rng) {
   rt::depthwise_integer_any(p, xq, wq, rt::RequantizeOutput<X>{y.data(), bias.data(), requant.data(), 1, 5},
                             scratch.data());
   CHECK(y == y_expected);
+  // Without scratch (depthwise_integer_in_place): the AVX-512 VBMI or AVX2 kernel where built,
+  // conv_integer_direct in the portable build.
+  std::vector<int32_t> in_place(expected.size(), -1);
+  rt::depthwise_integer_in_place(p, xq, wq, rt::StoreInt32{in_place.data()});
+  CHECK(in_place == expected);
+  std::vector<X> y_in_place(expected.size());
+  rt::depthwise_integer_in_place(p, xq, wq, rt::RequantizeOutput<X>{y_in_place.data(), bias.data(), requant.data(), 1, 5});
+  CHECK(y_in_place == y_expected);
 }
 
 std::vector<Shape> shapes() {
@@ -152,6 +162,21 @@ TEST_CASE("the byte-permute depthwise kernel takes every depthwise shape of the 
 }
 #endif
 
+#if defined(ONNXC_DEPTHWISE_AVX2)
+TEST_CASE("the AVX2 depthwise kernel takes every depthwise shape of the sweep", "[quant]") {
+  for (const Shape& s : shapes()) {
+    const index_t oh = out_size(s.h, s.kh, s.stride, s.dilation, s.pad_top, s.pad_bottom);
+    const index_t ow = out_size(s.w, s.kw, s.stride, s.dilation, s.pad_left, s.pad_right);
+    const rt::ConvParams p = {1, s.c, s.c, s.c, 1, s.h, s.w, 1, oh, ow, 1, s.kh, s.kw, 1, s.stride, s.stride,
+                              1, s.dilation, s.dilation, 0, s.pad_top, s.pad_left};
+    CHECK(rt::depthwise_avx2_applies(p));
+  }
+  // A plane beyond the stack budget is left to the kernels with scratch.
+  const rt::ConvParams large = {1, 8, 8, 8, 1, 200, 200, 1, 200, 200, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0, 1, 1};
+  CHECK_FALSE(rt::depthwise_avx2_applies(large));
+}
+#endif
+
 TEST_CASE("lookup reads the table at x less the type's lowest value, every length and byte", "[quant]") {
   std::mt19937 rng(9);
   std::uniform_int_distribution<int> byte(0, 255);
@@ -196,7 +221,7 @@ TEST_CASE("QLinearAdd over two same-shape tensors equals the functor on every el
   std::uniform_int_distribution<int> byte(0, 255);
   auto check = [&](auto type, rt::QLinearAdd f) {
     using Q = decltype(type);
-    for (index_t n : {1, 15, 16, 17, 100, 4099}) {
+    for (index_t n : {1, 7, 8, 15, 16, 17, 31, 32, 33, 100, 4099}) {
       std::vector<Q> a(static_cast<std::size_t>(n)), b(a.size()), y(a.size());
       for (auto& v : a) v = static_cast<Q>(byte(rng));
       for (auto& v : b) v = static_cast<Q>(byte(rng));

@@ -462,9 +462,21 @@ struct QuantOperand {
 // stack, the innermost loop running along a row of b (contiguous: compilers vectorise it).
 constexpr index_t kMatMulBlock = 64;
 
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define ONNXC_MATMUL_INTEGER_VNNI 1  // matmul_integer takes quant_matmul_avx512vnni.h's kernel
+namespace detail {
+template <class A, class B, class Out>
+inline void matmul_integer_vnni(index_t batches, const index_t* a_offsets, const index_t* b_offsets, index_t m,
+                                index_t n, index_t k, QuantOperand<A> a, QuantOperand<B> b, Out out);
+}  // namespace detail
+#endif
+
 template <class A, class B, class Out>
 inline void matmul_integer(index_t batches, const index_t* a_offsets, const index_t* b_offsets, index_t m, index_t n,
                            index_t k, QuantOperand<A> a, QuantOperand<B> b, Out out) {
+#if defined(ONNXC_MATMUL_INTEGER_VNNI)
+  if (k > 0) return detail::matmul_integer_vnni(batches, a_offsets, b_offsets, m, n, k, a, b, out);
+#endif
   std::int32_t acc[kMatMulBlock];
   std::int32_t zb[kMatMulBlock];
   for (index_t batch = 0; batch < batches; ++batch) {
@@ -1095,6 +1107,26 @@ inline index_t depthwise_integer_any_scratch_bytes(const ConvParams& p) {
   return p.out_h * p.out_w * static_cast<index_t>(sizeof(std::int32_t));
 }
 
+// Where the AVX2 depthwise kernel (quant_depthwise_avx2.h) applies: a padded, phase-split input
+// plane of one channel on the stack, at most kDepthwiseAvx2PlaneBytes.
+constexpr index_t kDepthwiseAvx2PlaneBytes = 16384;
+constexpr index_t kDepthwiseAvx2MaxTaps = 64;
+
+// Padded rows the outputs read.
+inline index_t depthwise_avx2_rows(const ConvParams& p) {
+  return (p.out_h - 1) * p.stride_h + (p.k_h - 1) * p.dilation_h + 1;
+}
+
+// Phase-columns of a padded row: eight outputs per load from every output column a multiple of 8 on.
+inline index_t depthwise_avx2_width(const ConvParams& p) {
+  return (p.out_w + 7) / 8 * 8 + (p.k_w - 1) * p.dilation_w / p.stride_w;
+}
+
+inline bool depthwise_avx2_applies(const ConvParams& p) {
+  return depthwise_integer_any_applies(p) && p.k_h * p.k_w <= kDepthwiseAvx2MaxTaps &&
+         depthwise_avx2_rows(p) * p.stride_w * depthwise_avx2_width(p) <= kDepthwiseAvx2PlaneBytes;
+}
+
 template <class X, class W, class Out>
 inline void depthwise_integer_any(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out,
                                   unsigned char* scratch) {
@@ -1232,6 +1264,7 @@ struct QLinearAdd {
 }  // namespace rt
 }  // namespace onnxc
 #include "onnxc/quant_add_avx512.h"  // (uses QLinearAdd and widen_to_epi32 above)
+#include "onnxc/quant_add_avx2.h"    // (uses QLinearAdd above; where AVX-512 is not built)
 namespace onnxc {
 namespace rt {
 
@@ -1941,8 +1974,114 @@ inline void qconv_vnni_pack_weights(const ConvParams& p, const std::int8_t* w, s
         }
 }
 
+// ---- direct integer convolution with AVX2 ----
+//
+// The kernel is in quant_conv_avx2.h; here what the compiler needs on any host: where it applies,
+// the packed weights' layout and size.
+constexpr index_t kQConvAvx2Channels = 4;         // output channels per register tile
+constexpr index_t kQConvAvx2BufferBytes = 32768;  // stack for the widened input rows or vectors
+constexpr index_t kQConvAvx2MaxRowWidth = 512;    // phase-columns of a widened row
+constexpr index_t kQConvAvx2MaxTaps = 128;        // k_h * k_w
+
+// Phase-columns of a widened input row (a multiple of 16): the last block's reads.
+inline index_t qconv_avx2_row_width(const ConvParams& p) {
+  return (p.out_w + (p.k_w - 1) * p.dilation_w / p.stride_w + 15 + 15) / 16 * 16;
+}
+
+// The two halves of a 16-bit pair: input channels (2 c2, 2 c2 + 1) under the same kernel row; with
+// one input channel (a first layer) kernel rows (2 kh, 2 kh + 1) of that channel instead, so that
+// no half is idle. QConvAvx2Pairs: the reduction as `pairs` pairs of `rows` kernel rows each.
+inline bool qconv_avx2_row_pairs(const ConvParams& p) {
+  return p.in_channels == 1 && p.k_h > 1 && !conv_reads_input_as_matrix(p);
+}
+
+struct QConvAvx2Pairs {
+  index_t pairs, rows;
+};
+
+inline QConvAvx2Pairs qconv_avx2_pairs(const ConvParams& p) {
+  if (qconv_avx2_row_pairs(p)) return {1, (p.k_h + 1) / 2};
+  return {(p.in_channels + 1) / 2, p.k_h};
+}
+
+// Half t of pair c2 under kernel row kh of the pairs: its input channel and kernel row, or false
+// where it is past them (a zero half).
+inline bool qconv_avx2_half(const ConvParams& p, index_t c2, index_t kh, index_t t, index_t* channel, index_t* row) {
+  if (qconv_avx2_row_pairs(p)) {
+    *channel = 0;
+    *row = 2 * kh + t;
+    return *row < p.k_h;
+  }
+  *channel = 2 * c2 + t;
+  *row = kh;
+  return *channel < p.in_channels;
+}
+
+// Whether qconv_avx2 computes this convolution (the compiler gives it packed weights only then):
+// 2-D, one group, its input vectors within the stack buffer.
+inline bool qconv_avx2_applies(const ConvParams& p) {
+  if (p.group != 1 || p.k_d != 1 || p.in_d != 1 || p.out_d != 1 || p.k_h * p.k_w > kQConvAvx2MaxTaps) return false;
+  const QConvAvx2Pairs pairs = qconv_avx2_pairs(p);
+  if (conv_reads_input_as_matrix(p)) return pairs.pairs * 64 <= kQConvAvx2BufferBytes;
+  const index_t width = qconv_avx2_row_width(p);
+  return width <= kQConvAvx2MaxRowWidth && pairs.pairs * pairs.rows * p.stride_w * width * 4 <= kQConvAvx2BufferBytes;
+}
+
+inline index_t qconv_avx2_padded_channels(const ConvParams& p) {
+  return (p.out_channels + kQConvAvx2Channels - 1) / kQConvAvx2Channels * kQConvAvx2Channels;
+}
+
+// int32 words of the packed weights: word ((c2 * rows + kh) * k_w + kw) * padded_channels + m holds
+// w[m, channel, row, kw] of the pair's half t (qconv_avx2_half) in its bits 16 t .. 16 t + 15 (0
+// past the channels or kernel rows).
+inline index_t qconv_avx2_weight_words(const ConvParams& p) {
+  const QConvAvx2Pairs pairs = qconv_avx2_pairs(p);
+  return pairs.pairs * pairs.rows * p.k_w * qconv_avx2_padded_channels(p);
+}
+
+inline void qconv_avx2_pack_weights(const ConvParams& p, const std::int8_t* w, std::int32_t* packed) {
+  const QConvAvx2Pairs pairs = qconv_avx2_pairs(p);
+  const index_t padded = qconv_avx2_padded_channels(p);
+  for (index_t c2 = 0; c2 < pairs.pairs; ++c2)
+    for (index_t kh = 0; kh < pairs.rows; ++kh)
+      for (index_t kw = 0; kw < p.k_w; ++kw)
+        for (index_t m = 0; m < padded; ++m) {
+          std::uint32_t word = 0;
+          for (index_t t = 0; t < 2; ++t) {
+            index_t ic = 0, row = 0;
+            if (m >= p.out_channels || !qconv_avx2_half(p, c2, kh, t, &ic, &row)) continue;
+            const auto half = static_cast<std::int16_t>(w[((m * p.in_channels + ic) * p.k_h + row) * p.k_w + kw]);
+            word |= static_cast<std::uint32_t>(static_cast<std::uint16_t>(half)) << (16 * t);
+          }
+          packed[((c2 * pairs.rows + kh) * p.k_w + kw) * padded + m] = static_cast<std::int32_t>(word);
+        }
+}
+
 }  // namespace rt
 }  // namespace onnxc
 #include "onnxc/quant_conv_avx512vnni.h"  // (uses store_vector and the packing above)
+#include "onnxc/quant_conv_avx2.h"        // (uses store_row and the packing above)
+#include "onnxc/quant_matmul_avx512vnni.h"  // (uses qconv_vnni_interleave)
+#include "onnxc/quant_depthwise_avx2.h"   // (uses store_vector8 and depthwise_avx2_applies)
+
+namespace onnxc {
+namespace rt {
+
+// A depthwise integer convolution the compiler planned without scratch (kDepthwiseInPlaceAttr):
+// the AVX-512 VBMI byte-permute kernel or the AVX2 one where built and they apply (the compiler
+// marks only such nodes for its target), else conv_integer_direct (correct, slow).
+template <class X, class W, class Out>
+inline void depthwise_integer_in_place(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
+#if defined(ONNXC_DEPTHWISE_PERMUTE_AVX512)
+  if (detail::depthwise_permute_applies(p)) return detail::depthwise_integer_permute(p, x, w, out);
+#endif
+#if defined(ONNXC_DEPTHWISE_AVX2)
+  if (depthwise_avx2_applies(p)) return detail::depthwise_integer_avx2(p, x, w, out);
+#endif
+  conv_integer_direct(p, x, w, out);
+}
+
+}  // namespace rt
+}  // namespace onnxc
 
 #endif  // ONNXC_QUANT_H
