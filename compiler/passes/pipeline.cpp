@@ -119,6 +119,7 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   scratch.depthwise_stride2 = target && target->depthwise_stride2_in_place;
   scratch.depthwise_channel_lanes = target && target->depthwise_channel_lanes;
   scratch.winograd = target && target->simd && !target->memory_first;
+  scratch.float_lanes = target ? target->float_lanes : 1;
   scratch.policy = o.scratch_policy.value_or(ScratchPolicy::Fit);
   PlanOptions plan;
   plan.in_place = enabled(o, "in-place");
@@ -130,7 +131,7 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
     pack_dot_product_weights(g, target->int8_vnni_sure, target->int8_byte_permute_sure);
   // Off: every kernel its default scratch (the fastest im2col block, one depthwise slot).
   if (enabled(o, "fit-scratch")) fit_scratch(g, o.alignment, plan, scratch);
-  pack_weights(g, target && target->int8_dot_product, target && target->simd);  // always: the layout the kernels read, not an optimisation to compare against
+  pack_weights(g, target && target->int8_dot_product, target && target->simd, target ? target->float_lanes : 1);  // always: the layout the kernels read, not an optimisation to compare against
   if (enabled(o, "fuse-block")) c.fused_nodes += static_cast<std::size_t>(fuse_block(g, scratch.memory_first ? 1 : kFusedBlockTasks));
   c.program = plan_program(g, o.alignment, plan);
   for (const FloatStep& f : float_steps_between_integers(g))
