@@ -177,6 +177,7 @@ bool conv_prefers_channel_lanes(const Node& n, int64_t lanes) {
     return static_cast<double>(count) / static_cast<double>((count + lanes - 1) / lanes * lanes);
   };
   double channel_cost = (1.0 + static_cast<double>(kChannelLanesStoreMacs) / static_cast<double>(k)) / filled(channels);
+  if (lanes < 16) channel_cost *= static_cast<double>(kChannelLanesSmallTilePercent) / 100.0;
   if (!rt::conv_reads_input_as_matrix(p)) {
     // conv_gemm's choice on the AVX-512 targets (rt::kShiftedInputProduct there; the compiler
     // itself is built without it): the input in place, or over its phase planes or a padded copy;

@@ -74,6 +74,11 @@ ConvAlgorithm conv_algorithm(const Node& conv);
 // alone, AVX-512, docs/performance.md 'Small planes: output channels in the lanes'.
 bool conv_prefers_channel_lanes(const Node& conv, int64_t float_lanes);
 constexpr int64_t kChannelLanesStoreMacs = 20;
+// Targets of 16 vector registers (fewer than 16 lanes: AVX2, NEON as xsimd builds it) hold a
+// 6 x 2 channel tile, which loads 8 values per 12 multiply-adds: it ran at 0.8 of the
+// position tiles' rate per filled lane (AVX2, one layer alone: 400 -> 400 on 7 x 7 215 against
+// 198 us, 160 -> 960 198 against 170), so its cost counts 25 % more.
+constexpr int64_t kChannelLanesSmallTilePercent = 125;
 // The narrowest im2col block fit-scratch gives it (a tile of output positions on AVX-512).
 constexpr int64_t kChannelLanesMinBlock = 12;
 // Whether rt::conv_band (output rows in bands copied to the stack, conv_band_simd.h) computes the
