@@ -2,8 +2,9 @@
 // 1 x 1 layers read in place and k x k / strided ones through im2col blocks narrower than the
 // plane, on planes 1 x 1 to 14 x 14, channel counts that leave partial vectors and partial
 // panels (odd, below a vector, between one and two), groups, every tile height, and a fused
-// Relu. Built native (onnxc_simd_kernel_tests) and AVX2 (onnxc_avx2_kernel_tests: 8-lane vectors,
-// tiles of 6 positions). Ramp values are multiples of 1/8 and every partial sum is exact, so the
+// Relu; serially and with a parallel-for (tasks over vector pairs of channels). Built native
+// (onnxc_simd_kernel_tests) and AVX2 (onnxc_avx2_kernel_tests: 8-lane vectors, tiles of 6
+// positions). Ramp values are multiples of 1/8 and every partial sum is exact, so the
 // outputs must be equal.
 #include <catch2/catch.hpp>
 
@@ -26,6 +27,12 @@ std::string shape_of(const ConvParams& p, index_t block) {
   return o.str();
 }
 
+// A parallel-for that runs the tasks last first (every task must be independent of the others).
+const onnxc_parallel_for backwards{[](void*, size_t n, onnxc_task_fn task, void* context) {
+                                     for (size_t i = n; i-- > 0;) task(context, i);
+                                   },
+                                   nullptr};
+
 void check(const ConvParams& p, index_t block, const onnxc::rt::Epilogue& e) {
   using namespace onnxc::rt;
   INFO(shape_of(p, block));
@@ -41,8 +48,12 @@ void check(const ConvParams& p, index_t block, const onnxc::rt::Epilogue& e) {
   if (e.activation == Activation::Relu)
     for (float& v : expected) v = std::max(v, 0.0f);
   std::vector<float> scratch(static_cast<std::size_t>(conv_gemm_scratch_floats(q, block)) + 1, 3.0f);
-  conv_channel_lanes(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(), block, e);
-  REQUIRE(y == expected);
+  for (Parallel parallel : {static_cast<Parallel>(nullptr), &backwards}) {
+    INFO("parallel " << (parallel != nullptr));
+    std::fill(y.begin(), y.end(), -1.0f);
+    conv_channel_lanes(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(), block, e, parallel);
+    REQUIRE(y == expected);
+  }
 }
 
 }  // namespace
