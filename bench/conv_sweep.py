@@ -9,6 +9,11 @@ distribution of the ratios and the worst cases.
 
   /usr/bin/python3 bench/conv_sweep.py --onnxc build/onnxc --ort /work/ort [--rounds 3] [--runs 20]
       [--only SUBSTRING] [--target native] [--out /tmp/sweep.md] [--work /tmp/conv-sweep]
+      [--family small-planes]
+
+--family small-planes: dense and grouped (width 16) Convs onto output planes of 2 x 2 to 28 x 28
+with 64 to 1024 channels, kernels 1 and 3, strides 1 and 2 (where rt::conv_channel_lanes' cost
+model chooses between the output channels and the output positions in the vector lanes).
 
 /usr/bin/python3: it needs the Debian python3-onnx and numpy.
 """
@@ -79,6 +84,20 @@ def cases():
     return out
 
 
+def small_plane_cases():
+    """Output planes 2 x 2 to 28 x 28 with the channels real networks give them (many on small
+    planes), kernel 1 and 3, stride 1 and 2 (the input twice the plane), dense and grouped."""
+    out = []
+    for plane, channels in ((2, 1024), (4, 512), (7, 400), (7, 96), (14, 160), (28, 64)):
+        for k in (1, 3):
+            for s in (1, 2):
+                for width in (0, 16):
+                    group = channels // width if width else 1
+                    name = f"small_c{channels}_g{group}_p{plane * s}_k{k}_s{s}"
+                    out.append((name, [1, channels, plane * s, plane * s], channels, group, k, s, 1))
+    return out
+
+
 def make_model(folder, shape, m, group, k, s, d):
     os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
     rng = np.random.default_rng(21)
@@ -115,10 +134,11 @@ def main():
     ap.add_argument("--only", action="append", help="cases whose name contains this (repeatable)")
     ap.add_argument("--work", default="/tmp/conv-sweep")
     ap.add_argument("--out", help="write the table (markdown) here")
+    ap.add_argument("--family", choices=["default", "small-planes"], default="default")
     a = ap.parse_args()
     onnxc = os.path.abspath(a.onnxc)
     rows = []
-    for name, shape, m, group, k, s, d in cases():
+    for name, shape, m, group, k, s, d in small_plane_cases() if a.family == "small-planes" else cases():
         if a.only and not any(o in name for o in a.only):
             continue
         folder = os.path.join(a.work, name)

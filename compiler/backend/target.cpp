@@ -78,6 +78,7 @@ Target target(std::string name, std::string description, std::vector<std::string
   t.depthwise_stride2_in_place =
       (traits & kDepthwiseStride2) || ((traits & kDepthwiseStride2OnHost) && host_has_avx2_fma());
   t.depthwise_channel_lanes = t.shifted_input_product;
+  t.float_lanes = !t.simd ? 1 : t.shifted_input_product ? 16 : t.depthwise_stride2_in_place ? 8 : 4;
   t.int8_vnni_sure = t.int8_dot_product && (!(traits & kInt8InPlaceOnHost) || host_has_avx512("vnni"));
   t.int8_byte_permute_sure = (traits & kInt8InPlaceOnHost) && host_has_avx512("vbmi");
   t.int8_pairs_sure = !t.int8_vnni_sure && ((traits & kInt8Pairs) || ((traits & kInt8InPlaceOnHost) && host_has_avx2_fma()));

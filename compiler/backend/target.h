@@ -63,6 +63,10 @@ struct Target {
   // narrow planes of large kernels with the channels in the vector lanes, given scratch
   // (rt::depthwise_channels_detail::prefers_lanes), so the compiler gives them scratch.
   bool depthwise_channel_lanes = false;
+  // Floats per vector of the float kernels' xsimd paths: 16 on the AVX-512 targets, 8 on the AVX2
+  // ones, 4 elsewhere (NEON, SSE); 1 without SIMD. The cost models that compare an orientation of
+  // the lanes against another (conv_prefers_channel_lanes) read it.
+  int float_lanes = 1;
   // The code is assembled by a GNU-compatible assembler (GNU as, clang's) into ELF objects, so
   // --weights-format incbin works and auto takes it for large weights: the Cortex-M targets
   // (arm-none-eabi), and the host targets when onnxc itself was built for ELF by g++ or clang

@@ -46,7 +46,7 @@ ConvAlgorithm conv_algorithm(const Node& n) {
   if (conv_winograd(n)) return ConvAlgorithm::Winograd;
   if (n.attr_int(kPackedWeightsAttr, 0) == 1) {
     if (conv_shifted_input(n)) return ConvAlgorithm::Shifted;
-    if (conv_packs_weights(n)) return ConvAlgorithm::Gemm;
+    if (conv_packs_weights(n)) return n.attr_int(kChannelLanesAttr, 0) == 1 ? ConvAlgorithm::ChannelLanes : ConvAlgorithm::Gemm;
     return n.attr_int(kBandAttr, 0) == 1 ? ConvAlgorithm::Band : ConvAlgorithm::DirectPacked;
   }
   const Shape& x = n.inputs[0]->shape;
@@ -113,7 +113,8 @@ void infer_conv(Node& n) {
 
 rt::ConvParams conv_params_of(const Node& n) {
   const Value& x = *n.inputs[0];
-  return conv_params(conv_window(n), x.shape[0], x.shape[1], n.inputs[1]->shape[0], n.attr_int("group", 1));
+  // The output's channels: weights packed for rt::conv_channel_lanes have whole panels of rows.
+  return conv_params(conv_window(n), x.shape[0], x.shape[1], n.outputs[0]->shape[1], n.attr_int("group", 1));
 }
 
 // What the one-group kernels compute: the whole Conv, or one group of one image of a grouped one
@@ -166,6 +167,32 @@ bool conv_gemm_reads_padded_input(const Node& n, int64_t im2col_cols) {
 }
 
 int64_t conv_depth(const Node& n) { return rt::conv_gemm_k(group_params_of(n)); }
+
+bool conv_prefers_channel_lanes(const Node& n, int64_t lanes) {
+  if (lanes < 4 || !conv_packs_weights(n) || conv_shifted_input(n) || conv_winograd(n) || n.inputs[0]->shape.size() > 5)
+    return false;
+  const rt::ConvParams p = group_params_of(n);
+  const int64_t k = rt::conv_gemm_k(p), positions = rt::conv_gemm_n(p), channels = p.out_channels;
+  auto filled = [lanes](int64_t count) {  // the share of lanes whole vectors of `count` fill
+    return static_cast<double>(count) / static_cast<double>((count + lanes - 1) / lanes * lanes);
+  };
+  double channel_cost = (1.0 + static_cast<double>(kChannelLanesStoreMacs) / static_cast<double>(k)) / filled(channels);
+  if (lanes < 16) channel_cost *= static_cast<double>(kChannelLanesSmallTilePercent) / 100.0;
+  if (!rt::conv_reads_input_as_matrix(p)) {
+    // conv_gemm's choice on the AVX-512 targets (rt::kShiftedInputProduct there; the compiler
+    // itself is built without it): the input in place, or over its phase planes or a padded copy;
+    // else im2col, which both orientations pay.
+    const int64_t cols = conv_im2col_cols(n);
+    const bool avx512 = lanes == 16;
+    const bool in_place = (avx512 && k >= rt::kShiftedMinDepth && rt::conv_shape_reads_shifted_input(p)) ||
+                          (avx512 && k >= rt::kPhaseMinDepth && rt::conv_shape_reads_phase_planes(p) &&
+                           rt::conv_gemm_scratch_floats(p, cols) >= rt::conv_phase_floats(p)) ||
+                          conv_gemm_reads_padded_input(n, cols);
+    if (in_place)  // a copied float costs about kCopyCostInMacs multiply-adds
+      channel_cost += static_cast<double>(rt::kCopyCostInMacs) / static_cast<double>(channels);
+  }
+  return channel_cost < 1.0 / filled(positions);
+}
 
 rt::ConvParams conv_geometry(const Node& n) { return conv_params_of(n); }
 
@@ -247,7 +274,8 @@ std::size_t conv_scratch_bytes(const Node& n) {
   if (conv_shifted_input(n)) return 0;
   if (conv_packs_weights(n)) return float_bytes(rt::conv_gemm_scratch_floats(group_params_of(n), conv_im2col_cols(n)));
   switch (conv_algorithm(n)) {
-    case ConvAlgorithm::Gemm: return float_bytes(rt::conv_gemm_scratch_floats(group_params_of(n), conv_im2col_cols(n)));
+    case ConvAlgorithm::Gemm:
+    case ConvAlgorithm::ChannelLanes: return float_bytes(rt::conv_gemm_scratch_floats(group_params_of(n), conv_im2col_cols(n)));
     case ConvAlgorithm::Depthwise:
       return static_cast<std::size_t>(parallel_slots(n)) * depthwise_slot_bytes(n);
     case ConvAlgorithm::Winograd:
@@ -298,6 +326,13 @@ void emit_conv(const Node& n, Emitter& e) {
                                                               : "static_cast<float*>(nullptr)",
                                         conv_im2col_cols(n), epilogue_code(n), parallel),
                             false);
+      return;
+    case ConvAlgorithm::ChannelLanes:
+      e.include("onnxc/conv_channel_lanes.h");
+      e.linef("rt::conv_channel_lanes(p, {}, {}, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1), bias, e.out(0),
+              conv_scratch_bytes(n) ? fmt::format("reinterpret_cast<float*>({})", e.scratch())
+                                    : "static_cast<float*>(nullptr)",
+              conv_im2col_cols(n), epilogue_code(n), parallel);
       return;
     case ConvAlgorithm::Winograd:
       e.include("onnxc/winograd.h");

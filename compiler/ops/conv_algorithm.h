@@ -16,6 +16,10 @@ enum class ConvAlgorithm {
               // packed-weight matrix product (rt::conv_gemm)
   Winograd,   // float 3x3 stride 1, one group, constant weights fit-scratch gave rt::conv_winograd
               // (weights transformed at compile time by rt::winograd_pack_weights), with scratch
+  ChannelLanes,  // a Gemm Conv (the input as the matrix, or im2col blocks) whose output positions are
+                 // few against a vector where its output channels are not (conv_prefers_channel_lanes,
+                 // SIMD targets): rt::conv_channel_lanes, weights packed by pack-weights into panels of
+                 // output channels (rt::pack_channel_lane_weights), the same scratch
   Shifted,    // a Gemm Conv fit-scratch gave rt::conv_shifted (the product reading its input in
               // place, AVX-512; weights packed as for Gemm), no scratch
   Depthwise,  // float 1-d/2-d, one channel per group: rt::conv_depthwise, or without scratch
@@ -60,6 +64,23 @@ constexpr int64_t kDirectPackedMaxDepth = 512;
 constexpr int64_t kTallTileMinColumns = 64;
 constexpr int64_t kTallTileRows = 16;
 ConvAlgorithm conv_algorithm(const Node& conv);
+// Whether rt::conv_channel_lanes (output channels in the vector lanes, the input broadcast) is
+// cheaper than the product with the output positions in the lanes, for a Conv the latter would
+// compute (Gemm, not Shifted or Winograd) on a target of `float_lanes` floats per vector. The
+// cost model: each orientation's work is its MACs over the share of lanes it fills (positions
+// per group image rounded up to whole vectors; output channels per group likewise), the channel
+// one also pays its tiles' transposed stores, kChannelLanesStoreMacs per output, and im2col where
+// the other reads the input through phase planes or a padded copy instead. Measured one layer
+// alone, AVX-512, docs/performance.md 'Small planes: output channels in the lanes'.
+bool conv_prefers_channel_lanes(const Node& conv, int64_t float_lanes);
+constexpr int64_t kChannelLanesStoreMacs = 20;
+// Targets of 16 vector registers (fewer than 16 lanes: AVX2, NEON as xsimd builds it) hold a
+// 6 x 2 channel tile, which loads 8 values per 12 multiply-adds: it ran at 0.8 of the
+// position tiles' rate per filled lane (AVX2, one layer alone: 400 -> 400 on 7 x 7 215 against
+// 198 us, 160 -> 960 198 against 170), so its cost counts 25 % more.
+constexpr int64_t kChannelLanesSmallTilePercent = 125;
+// The narrowest im2col block fit-scratch gives it (a tile of output positions on AVX-512).
+constexpr int64_t kChannelLanesMinBlock = 12;
 // Whether rt::conv_band (output rows in bands copied to the stack, conv_band_simd.h) computes the
 // Conv on SIMD targets: its cost model, from one layer alone against the kernels it replaces
 // (AVX-512, docs/performance.md 'Grouped convolutions (third round)'). conv_band_preferred:
@@ -206,6 +227,10 @@ constexpr const char* kWinogradGroupRowsAttr = "onnxc.winograd_group_rows";
 // int 1: a Conv computed by rt::conv_band (no scratch; weights packed as for rt::conv_direct_packed).
 // Set by fit-scratch.
 constexpr const char* kBandAttr = "onnxc.conv_band";
+// int 1: a Gemm Conv computed by rt::conv_channel_lanes (its weights in that kernel's panels; the
+// im2col block kIm2colColsAttr as for Gemm). Set by fit-scratch where it sizes that block, else
+// by pack-weights (the 1x1 Convs reading their input as the matrix); 0: decided against.
+constexpr const char* kChannelLanesAttr = "onnxc.channel_lanes";
 // int 1: a Gemm Conv computed by rt::conv_shifted (no scratch). Set by fit-scratch.
 constexpr const char* kShiftedInputAttr = "onnxc.shifted_input";
 // MatMulInteger / QLinearMatMul(Bias) with a constant b: b in rt::qgemm_pack's layout and its

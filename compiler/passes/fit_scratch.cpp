@@ -97,6 +97,7 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
   if (n.op_type == "Conv") n.set_attr_int(kShiftedInputAttr, 0);
   if (n.op_type == "Conv") n.set_attr_int(kWinogradRowsAttr, 0);
   if (n.op_type == "Conv") n.set_attr_int(kBandAttr, 0);
+  if (n.op_type == "Conv") n.set_attr_int(kChannelLanesAttr, 0);
   const bool band = o.simd && !o.memory_first && n.op_type == "Conv";
   if (band && conv_band_preferred(n)) {
     n.set_attr_int(kIm2colColsAttr, 0);
@@ -141,6 +142,22 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
                                                     phase_cols * shape.bytes_per_column, room,
                                                     fastest(o) ? ", --scratch speed" : ""));
     return;
+  }
+  if (o.simd && !o.memory_first && n.op_type == "Conv" && conv_prefers_channel_lanes(n, o.float_lanes)) {
+    // rt::conv_channel_lanes over im2col blocks of the room's width (any block; at least a tile of
+    // positions), where the packed direct kernel would run its panels of output channels over
+    // every tap without a block (regnet_x_400mf's 1x1 stride-2 160 -> 400 onto 7 x 7).
+    const int64_t whole = std::min(shape.columns, shape.fastest_cols);
+    const int64_t fitting = static_cast<int64_t>(room) / shape.bytes_per_column;
+    const int64_t cols = fastest(o) ? whole : std::min(whole, fitting);
+    if (cols >= std::min(shape.columns, kChannelLanesMinBlock)) {
+      n.set_attr_int(kIm2colColsAttr, cols);
+      n.set_attr_int(kChannelLanesAttr, 1);
+      n.set_attr_string(kScratchNoteAttr, fmt::format("output channels in the lanes over im2col blocks of {} of the {} "
+                                                      "columns, {} B free{}",
+                                                      cols, shape.columns, room, fastest(o) ? ", --scratch speed" : ""));
+      return;
+    }
   }
   if (o.simd && n.op_type == "Conv" && conv_fits_direct_packed(n)) {
     // rt::conv_direct_packed, no scratch: faster than the product on narrow outputs of shallow

@@ -41,6 +41,7 @@ struct ScratchOptions {
   bool depthwise_stride2 = false;  // Target::depthwise_stride2_in_place: 3x3 stride-2 depthwise reads in place
   bool depthwise_channel_lanes = false;  // Target::depthwise_channel_lanes: large-kernel flat planes want scratch
   bool winograd = false;       // rt::conv_winograd may be taken (SIMD targets whose RAM is not scarce)
+  int64_t float_lanes = 1;     // Target::float_lanes: rt::conv_channel_lanes' cost model
 };
 
 // fit-scratch: sizes the scratch of every kernel whose scratch is the compiler's choice, per
@@ -89,13 +90,15 @@ int fuse_block(Graph& g, int64_t tasks);
 // rewritten into the panel layout it reads (rt::pack_weights), so nothing is packed at run time;
 // with direct_layout (SIMD targets), a Conv left without an im2col block (kIm2colColsAttr 0) gets
 // the layout of rt::conv_direct_packed (rt::pack_direct_weights); a float Gemm's constant
-// transposed B is stored transposed back (transB = 0), the layout its kernel reads fastest.
+// transposed B is stored transposed back (transB = 0), the layout its kernel reads fastest; on
+// those targets too, a Conv conv_prefers_channel_lanes gives rt::conv_channel_lanes (vectors of
+// `float_lanes` floats) gets that kernel's panels (kChannelLanesAttr).
 // With vnni_layout (Target::int8_dot_product), a QLinearConv that rt::qconv_vnni
 // computes gets its weights in that kernel's layout as well, as the extra input kVnniWeightsInput.
 // With int8_products (x86 SIMD targets: rt::qgemm_packed has AVX-512 VNNI and AVX2 forms), a
 // MatMulInteger / QLinearMatMul with a constant b gets b in that kernel's layout as two more inputs.
 // Returns the nodes rewritten.
-int pack_weights(Graph& g, bool vnni_layout, bool direct_layout, bool int8_products);
+int pack_weights(Graph& g, bool vnni_layout, bool direct_layout, bool int8_products, int64_t float_lanes = 1);
 
 // On cores with dual 16-bit multiply-accumulate (Target::int8_dual_mac): every QLinearConv that
 // rt::qconv_pointwise computes gets its weights in that kernel's layout as the extra input

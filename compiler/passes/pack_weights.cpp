@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "onnxc/conv.h"
+#include "onnxc/conv_channel_lanes.h"
 #include "onnxc/conv_transpose_gemm.h"
 #include "onnxc/gemm_packed_b.h"
 #include "onnxc/packed_gemm.h"
@@ -28,6 +29,22 @@ void pack_conv(Graph& g, Node& conv, bool direct) {
                                                            p.data<float>() + group * m * k);
   conv.inputs[1] = add_constant(g, conv.inputs[1]->name + "_packed", std::move(p));
   conv.set_attr_int(kPackedWeightsAttr, 1);
+}
+
+// Packed for rt::conv_channel_lanes: group by group into panels of W^T (kPackedBCols output
+// channels each, the last zero-padded), as shape [groups x whole panels of rows, C / group, taps...]
+// (conv_params_of takes the output channels from the output).
+void pack_conv_channel_lanes(Graph& g, Node& conv) {
+  const Tensor& w = *conv.inputs[1]->constant;
+  const int64_t groups = conv.attr_int("group", 1), m = w.shape[0];
+  const int64_t k = w.numel() / std::max<int64_t>(m, 1);
+  Shape shape = w.shape;
+  shape[0] = rt::channel_lanes_packed_rows(m, groups);
+  Tensor p(w.dtype, shape);
+  rt::pack_channel_lane_weights(w.data<float>(), m, groups, k, p.data<float>());
+  conv.inputs[1] = add_constant(g, conv.inputs[1]->name + "_lanes", std::move(p));
+  conv.set_attr_int(kPackedWeightsAttr, 1);
+  conv.set_attr_int(kChannelLanesAttr, 1);
 }
 
 // Packed for rt::conv_transpose_gemm: each group's weights transposed to [M/g * taps, C/g], in
@@ -206,13 +223,18 @@ int pack_dot_product_weights(Graph& g, bool vnni, bool byte_permute, bool pairs)
   });
 }
 
-int pack_weights(Graph& g, bool vnni_layout, bool direct_layout, bool int8_products) {
+int pack_weights(Graph& g, bool vnni_layout, bool direct_layout, bool int8_products, int64_t float_lanes) {
   const int products = matmuls_as_gemms(g);
-  return products + rewrite_nodes(g, [vnni_layout, direct_layout, int8_products](Graph& graph, Node& n) {
+  return products + rewrite_nodes(g, [vnni_layout, direct_layout, int8_products, float_lanes](Graph& graph, Node& n) {
     if (int8_products && n.domain == "onnxc" && n.op_type == "QLinearMatMulBias") return add_qgemm_packed_b(graph, n);
     if (!n.domain.empty() || n.has_attr(kPackedWeightsAttr)) return false;
     if (n.op_type == "Conv" && n.attr_int(kWinogradRowsAttr, 0) > 0) {
       pack_conv_winograd(graph, n);
+      return true;
+    }
+    if (direct_layout && n.op_type == "Conv" && conv_packs_weights(n) &&
+        n.attr_int(kChannelLanesAttr, conv_prefers_channel_lanes(n, float_lanes) ? 1 : 0) == 1) {
+      pack_conv_channel_lanes(graph, n);
       return true;
     }
     if (n.op_type == "Conv" && conv_packs_weights(n)) {

@@ -120,6 +120,7 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   scratch.depthwise_stride2 = target && target->depthwise_stride2_in_place;
   scratch.depthwise_channel_lanes = target && target->depthwise_channel_lanes;
   scratch.winograd = target && target->simd && !target->memory_first;
+  scratch.float_lanes = target ? target->float_lanes : 1;
   scratch.policy = o.scratch_policy.value_or(ScratchPolicy::Fit);
   PlanOptions plan;
   plan.in_place = enabled(o, "in-place");
@@ -132,7 +133,8 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   // Off: every kernel its default scratch (the fastest im2col block, one depthwise slot).
   if (enabled(o, "fit-scratch")) fit_scratch(g, o.alignment, plan, scratch);
   pack_weights(g, target && target->int8_dot_product, target && target->simd,
-               target && target->simd && target->arch.empty());  // always: the layout the kernels read, not an optimisation to compare against
+               target && target->simd && target->arch.empty(),
+               target ? target->float_lanes : 1);  // always: the layout the kernels read, not an optimisation to compare against
   if (enabled(o, "fuse-block")) c.fused_nodes += static_cast<std::size_t>(fuse_block(g, scratch.memory_first ? 1 : kFusedBlockTasks));
   c.program = plan_program(g, o.alignment, plan);
   for (const FloatStep& f : float_steps_between_integers(g))

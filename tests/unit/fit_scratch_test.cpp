@@ -448,10 +448,50 @@ TEST_CASE("a deep product over few output positions (a 16 x 16 stride-16 patch e
   const std::string path = b.write("patch_embedding");
   for (const char* target : {"avx2", "avx512"}) {
     auto speed = compile(path, target, onnxc::ScratchPolicy::Speed);
-    CHECK(onnxc::conv_algorithm(node_named(speed, "c")) == onnxc::ConvAlgorithm::Gemm);
+    // A product over im2col: 36 positions fill 75 % of three AVX-512 vectors, 192 output channels
+    // all of theirs: the output channels in the lanes; on AVX2 the positions fill 90 % of five
+    // vectors, and its channel tiles are the slower (kChannelLanesSmallTilePercent).
+    CHECK(onnxc::conv_algorithm(node_named(speed, "c")) ==
+          (std::string(target) == "avx512" ? onnxc::ConvAlgorithm::ChannelLanes : onnxc::ConvAlgorithm::Gemm));
     CHECK(im2col_cols(speed, "c") >= 36);
     // Alone in the arena there is no room for a block when fitting: the packed direct kernel.
     auto fit = compile(path, target, onnxc::ScratchPolicy::Fit);
     CHECK(onnxc::conv_algorithm(node_named(fit, "c")) == onnxc::ConvAlgorithm::DirectPacked);
   }
+}
+
+TEST_CASE("small planes take the output channels in the lanes where the cost model says they fill more of them") {
+  // 400 -> 400 1x1 on 7 x 7 (49 positions: 77 % of four AVX-512 vectors, 88 % of seven AVX2 ones)
+  // and 1x1 stride 2 onto it; a squeeze-excite 1x1 on 1 x 1 (one position); 64 -> 64 on 28 x 28
+  // (784 positions: whole vectors, 64 channels a short depth).
+  ModelBuilder b;
+  b.input("x", {1, 400, 7, 7}).input("z", {1, 64, 28, 28}).input("s", {1, 160, 14, 14}).input("q", {1, 240, 1, 1});
+  b.output("y").output("v").output("t").output("r");
+  b.floats("a_w", {400, 400, 1, 1}, filled(400 * 400, 0.01f));
+  b.floats("b_w", {64, 64, 1, 1}, filled(64 * 64, 0.01f));
+  b.floats("c_w", {400, 160, 1, 1}, filled(400 * 160, 0.01f));
+  b.floats("d_w", {10, 240, 1, 1}, filled(10 * 240, 0.01f));
+  b.node("Conv", {"x", "a_w"}, {"y"}, "a");
+  b.node("Conv", {"z", "b_w"}, {"v"}, "b");
+  auto& c = b.node("Conv", {"s", "c_w"}, {"t"}, "c");
+  ModelBuilder::attr_ints(c, "strides", {2, 2});
+  b.node("Conv", {"q", "d_w"}, {"r"}, "d");
+  const std::string path = b.write("small_planes");
+  const onnxc::Compilation avx512 = compile(path, "avx512", onnxc::ScratchPolicy::Speed);
+  CHECK(onnxc::conv_algorithm(node_named(avx512, "a")) == onnxc::ConvAlgorithm::ChannelLanes);
+  CHECK(node_named(avx512, "a").inputs[1]->shape == onnxc::Shape{400, 400, 1, 1});  // 25 whole panels
+  CHECK(onnxc::conv_algorithm(node_named(avx512, "c")) == onnxc::ConvAlgorithm::ChannelLanes);
+  CHECK(im2col_cols(avx512, "c") >= 49);
+  CHECK(node_named(avx512, "d").inputs[1]->shape == onnxc::Shape{16, 240, 1, 1});  // one panel, 6 zero rows
+  // AVX2's 6 x 2 channel tiles lose to its position tiles on 88 % filled vectors.
+  const onnxc::Compilation avx2 = compile(path, "avx2", onnxc::ScratchPolicy::Speed);
+  CHECK(onnxc::conv_algorithm(node_named(avx2, "a")) == onnxc::ConvAlgorithm::Gemm);
+  for (const onnxc::Compilation* c : {&avx512, &avx2}) {
+    CHECK(onnxc::conv_algorithm(node_named(*c, "b")) == onnxc::ConvAlgorithm::Gemm);
+    CHECK(onnxc::conv_algorithm(node_named(*c, "d")) == onnxc::ConvAlgorithm::ChannelLanes);
+  }
+  // Plain C++ has no vector lanes to fill: the product as before.
+  const onnxc::Compilation generic = compile(path, "generic", onnxc::ScratchPolicy::Speed);
+  CHECK(onnxc::conv_algorithm(node_named(generic, "a")) == onnxc::ConvAlgorithm::Gemm);
+  CHECK(onnxc::conv_algorithm(node_named(generic, "d")) == onnxc::ConvAlgorithm::Gemm);
 }
