@@ -7,34 +7,13 @@
 // onnxc_simd_kernel_tests (-march=native) and onnxc_avx2_kernel_tests.
 #include <catch2/catch.hpp>
 
-#include <cstdint>
 #include <vector>
 
 #include "onnxc/conv_transpose.h"
 #include "onnxc/conv_transpose_phases_simd.h"
+#include "conv_test_shapes.h"
 
 namespace {
-
-using onnxc::rt::ConvParams;
-using onnxc::rt::index_t;
-
-// Values in [-1, 1) from a fixed linear congruential sequence.
-std::vector<float> sequence(index_t n, uint32_t seed) {
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (float& f : v) {
-    seed = seed * 1664525u + 1013904223u;
-    f = static_cast<float>(seed >> 8) / static_cast<float>(1u << 23) - 1.0f;
-  }
-  return v;
-}
-
-// A 2-d transposed geometry (pads before and after alike, plus output_padding at the end).
-ConvParams phases2d(index_t batch, index_t c, index_t m, index_t group, index_t h, index_t w, index_t k, index_t stride,
-                    index_t dilation, index_t pad, index_t output_padding) {
-  auto out = [&](index_t in) { return (in - 1) * stride - 2 * pad + dilation * (k - 1) + 1 + output_padding; };
-  return ConvParams{batch, c, m, group, 1, h, w, 1, out(h), out(w), 1, k, k, 1, stride, stride, 1, dilation, dilation,
-                    0, pad, pad};
-}
 
 const onnxc_parallel_for backwards_phases{[](void*, size_t n, onnxc_task_fn task, void* context) {
                                             for (size_t i = n; i-- > 0;) task(context, i);
@@ -44,8 +23,8 @@ const onnxc_parallel_for backwards_phases{[](void*, size_t n, onnxc_task_fn task
 void check(const ConvParams& p, bool relu = false) {
   REQUIRE(onnxc::rt::conv_transpose_phases_simd_apply(p));
   const index_t weights = p.in_channels * (p.out_channels / p.group) * p.k_h * p.k_w;
-  const std::vector<float> x = sequence(p.batch * p.in_channels * p.in_h * p.in_w, 1), w = sequence(weights, 2),
-                           bias = sequence(p.out_channels, 3);
+  const std::vector<float> x = lcg_values(p.batch * p.in_channels * p.in_h * p.in_w, 1), w = lcg_values(weights, 2),
+                           bias = lcg_values(p.out_channels, 3);
   const std::size_t out = static_cast<std::size_t>(p.batch * p.out_channels * p.out_h * p.out_w);
   std::vector<float> expected(out), packed(static_cast<std::size_t>(weights));
   onnxc::rt::conv_transpose(p, x.data(), w.data(), bias.data(), expected.data());
@@ -81,28 +60,28 @@ TEST_CASE("conv_transpose_phases matches the reference loops over kernels, strid
       for (index_t dilation = 1; dilation <= 2; ++dilation)
         for (index_t pad = 0; pad <= (k - 1) * dilation / 2 + (k > 1 ? 1 : 0); pad += (k > 2 ? 2 : 1))
           for (index_t output_padding = 0; output_padding < stride; output_padding += 2) {
-            const ConvParams p = phases2d(1, 5, 19, 1, 3, 7, k, stride, dilation, pad, output_padding);
+            const ConvParams p = transposed2d(1, 5, 19, 1, 3, 7, k, stride, dilation, pad, output_padding);
             if (p.out_h < 1 || p.out_w < 1) continue;
             check(p);
           }
 }
 
 TEST_CASE("conv_transpose_phases: groups, batches, rectangles, channel blocks, a fused Relu", "[conv_transpose]") {
-  check(phases2d(2, 6, 9, 3, 5, 4, 3, 2, 1, 1, 1));
-  check(phases2d(1, 8, 8, 8, 9, 11, 4, 2, 1, 1, 0));   // depthwise
-  check(phases2d(1, 37, 35, 1, 9, 11, 3, 2, 1, 1, 1));  // 35 output channels: two panels of 16 and 3 left
-  check(phases2d(1, 16, 8, 1, 6, 6, 5, 2, 1, 2, 1), true);
-  check(phases2d(1, 12, 10, 1, 3, 9, 4, 3, 2, 2, 1), true);
-  check(phases2d(1, 16, 24, 1, 4, 5, 1, 3, 1, 0, 2));  // 1x1 stride 3: most outputs the bias alone
-  check(phases2d(1, 4, 4, 1, 1, 1, 4, 4, 1, 0, 1));    // one input pixel
-  ConvParams rect = phases2d(1, 6, 7, 1, 5, 8, 3, 2, 1, 1, 0);
+  check(transposed2d(2, 6, 9, 3, 5, 4, 3, 2, 1, 1, 1));
+  check(transposed2d(1, 8, 8, 8, 9, 11, 4, 2, 1, 1, 0));   // depthwise
+  check(transposed2d(1, 37, 35, 1, 9, 11, 3, 2, 1, 1, 1));  // 35 output channels: two panels of 16 and 3 left
+  check(transposed2d(1, 16, 8, 1, 6, 6, 5, 2, 1, 2, 1), true);
+  check(transposed2d(1, 12, 10, 1, 3, 9, 4, 3, 2, 2, 1), true);
+  check(transposed2d(1, 16, 24, 1, 4, 5, 1, 3, 1, 0, 2));  // 1x1 stride 3: most outputs the bias alone
+  check(transposed2d(1, 4, 4, 1, 1, 1, 4, 4, 1, 0, 1));    // one input pixel
+  ConvParams rect = transposed2d(1, 6, 7, 1, 5, 8, 3, 2, 1, 1, 0);
   rect.k_h = 2;
   rect.stride_h = 1;
   rect.out_h = (rect.in_h - 1) * rect.stride_h - 2 * rect.pad_h + rect.k_h;
   check(rect, true);
   // More input channels than the stack buffer holds for one band row: blocks of channels, each
   // after the first adding into Y; the Relu once the band is complete.
-  for (const ConvParams& p : {phases2d(1, 300, 5, 1, 3, 40, 3, 2, 1, 1, 1), phases2d(1, 200, 3, 1, 2, 70, 2, 2, 1, 0, 0)}) {
+  for (const ConvParams& p : {transposed2d(1, 300, 5, 1, 3, 40, 3, 2, 1, 1, 1), transposed2d(1, 200, 3, 1, 2, 70, 2, 2, 1, 0, 0)}) {
     REQUIRE(onnxc::rt::phases_simd_detail::plan(p).channels < p.in_channels);
     check(p, true);
   }

@@ -285,13 +285,7 @@ inline void conv_transpose_phases_simd(const ConvParams& p, const float* x, cons
       default: return phases_simd_detail::band<4>(p, plan, xg, wg, bg, yg, q0, rows, e);
     }
   };
-  if (!parallel || count < 2) {
-    for (index_t at = 0; at < count; ++at) one(at);
-    return;
-  }
-  const index_t tasks = count < kBandTasks ? count : kBandTasks;
-  parallel_for(parallel, tasks, [&](index_t t) {
-    const Range r = part_of(count, tasks, t);
+  parallel_ranges(parallel, count, count < kBandTasks ? count : kBandTasks, 1, [&](Range r) {
     for (index_t at = r.begin; at < r.end; ++at) one(at);
   });
 }
