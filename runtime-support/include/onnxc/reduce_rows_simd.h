@@ -44,6 +44,34 @@ inline float fold_contiguous(const float* x, index_t n, float start, Step step) 
   return r;
 }
 
+// Rows of the reductions over short contiguous runs (ReduceMax and ReduceMin over a last axis of
+// a few elements): below this many elements a run, the rows go kFloatLanes at a time, one lane
+// each, instead of one row at a time across the lanes.
+constexpr index_t kShortRowMax = 4 * kFloatLanes;
+
+// y[r] = step folded over x[r * stride + i], i < n, for r < rows (step's start `start`): a
+// lane per row, a gathered vector per i, the rows past the last whole vector one at a time.
+// Each row sees its elements in order, as the scalar walk.
+template <class Step>
+inline void fold_short_rows(const float* x, index_t rows, index_t stride, index_t n, float start, Step step, float* y) {
+  using vint = xsimd::batch<int32_t>;
+  alignas(64) int32_t lane_rows[kFloatLanes];
+  for (index_t l = 0; l < kFloatLanes; ++l) lane_rows[l] = static_cast<int32_t>(l * stride);
+  const vint index = vint::load_aligned(lane_rows);
+  index_t r = 0;
+  for (; r + kFloatLanes <= rows; r += kFloatLanes) {
+    const float* base = x + r * stride;
+    vfloat acc(start);
+    for (index_t i = 0; i < n; ++i) acc = step(acc, vfloat::gather(base + i, index));
+    acc.store_unaligned(y + r);
+  }
+  for (; r < rows; ++r) {
+    float acc = start;
+    for (index_t i = 0; i < n; ++i) acc = step(acc, x[r * stride + i]);
+    y[r] = acc;
+  }
+}
+
 }  // namespace reduce_simd
 }  // namespace rt
 }  // namespace onnxc
