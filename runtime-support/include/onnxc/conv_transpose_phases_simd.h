@@ -98,24 +98,47 @@ struct PhaseOutput {
   bool accumulate;  // add into Y (a later block of input channels)
 };
 
-// Lanes [lo, hi) of v into y[at + (j - lo) * stride] for lane j (added to what is there when
-// accumulating).
-ONNXC_INLINE void put_lanes(vfloat v, float* y, index_t at, index_t stride, index_t lo, index_t hi, bool accumulate) {
-#if defined(__AVX512F__) || defined(__AVX2__)
-  if (stride == 1) {
-    float* dst = y + at - lo;  // lane j to dst[j]
-    if (accumulate) v += band_detail::load_lanes(dst, lo, hi);
-    band_detail::store_lanes(v, dst, lo, hi);
-    return;
-  }
+// The lanes a tile's vector at flat column a keeps in band row r: [lo, hi) (empty when hi <= lo),
+// lane lo going to y[at].
+struct RowLanes {
+  index_t lo, hi, at;
+};
+ONNXC_INLINE RowLanes row_lanes(const PhaseOutput& out, index_t a, index_t r) {
+  const index_t row_start = r * out.wq - a;  // lane of the row's column 0 (may be negative)
+  const index_t lo = row_start + out.q_lo > 0 ? row_start + out.q_lo : 0;
+  const index_t hi = row_start + out.q_hi < kFloatLanes ? row_start + out.q_hi : kFloatLanes;
+  return {lo, hi, out.base + r * out.row_step + (lo - row_start) * out.stride};
+}
+
+// Band rows [first, end) that the vector at flat column a reaches.
+ONNXC_INLINE index_t first_row(const PhaseOutput& out, index_t a) { return a / out.wq > out.r_lo ? a / out.wq : out.r_lo; }
+ONNXC_INLINE index_t end_row(const PhaseOutput& out, index_t a) {
+  const index_t end = (a + kFloatLanes - 1) / out.wq + 1;
+  return end < out.r_hi ? end : out.r_hi;
+}
+
+// A tile's `rows` x `vectors` vectors from lanes (row m's vector v at (m * vectors + v) *
+// kFloatLanes) to their outputs one float at a time: any stride, out of line so that the
+// register tiles of every size share one copy of the loops.
+#if defined(__GNUC__)
+__attribute__((noinline))
 #endif
-  alignas(64) float lanes[kFloatLanes];
-  v.store_aligned(lanes);
-  float* dst = y + at;
-  if (accumulate) {
-    for (index_t j = lo; j < hi; ++j) dst[(j - lo) * stride] += lanes[j];
-  } else {
-    for (index_t j = lo; j < hi; ++j) dst[(j - lo) * stride] = lanes[j];
+inline void scatter(const PhaseOutput& out, index_t f0, const float* lanes, index_t rows, index_t vectors) {
+  for (index_t m = 0; m < rows; ++m) {
+    float* y = out.y + m * out.out_plane;
+    for (index_t v = 0; v < vectors; ++v) {
+      const float* l = lanes + (m * vectors + v) * kFloatLanes;
+      const index_t a = f0 + v * kFloatLanes;
+      for (index_t r = first_row(out, a); r < end_row(out, a); ++r) {
+        const RowLanes k = row_lanes(out, a, r);
+        float* dst = y + k.at;
+        if (out.accumulate) {
+          for (index_t j = k.lo; j < k.hi; ++j) dst[(j - k.lo) * out.stride] += l[j];
+        } else {
+          for (index_t j = k.lo; j < k.hi; ++j) dst[(j - k.lo) * out.stride] = l[j];
+        }
+      }
+    }
   }
 }
 
@@ -146,22 +169,32 @@ ONNXC_INLINE void tile(index_t channels, index_t th, index_t tw, const float* in
         }
       }
     }
-  ONNXC_UNROLL for (int v = 0; v < NV; ++v) {
-    const index_t a = f0 + v * kFloatLanes;  // the vector's first flat column
-    const index_t first_row = a / out.wq > out.r_lo ? a / out.wq : out.r_lo;
-    const index_t end_row = (a + kFloatLanes - 1) / out.wq + 1 < out.r_hi ? (a + kFloatLanes - 1) / out.wq + 1 : out.r_hi;
-    for (index_t r = first_row; r < end_row; ++r) {
-      const index_t row_start = r * out.wq - a;  // lane of the row's column 0 (may be negative)
-      const index_t lo = row_start + out.q_lo > 0 ? row_start + out.q_lo : 0;
-      const index_t hi = row_start + out.q_hi < kFloatLanes ? row_start + out.q_hi : kFloatLanes;
-      if (hi <= lo) continue;
-      const index_t at = out.base + r * out.row_step + (lo - row_start) * out.stride;
-      ONNXC_UNROLL for (int m = 0; m < MR; ++m) {
-        const vfloat value = activated ? activate(e, acc[m][v]) : acc[m][v];
-        put_lanes(value, out.y + m * out.out_plane, at, out.stride, lo, hi, out.accumulate);
+  if (activated)
+    ONNXC_UNROLL for (int m = 0; m < MR; ++m)
+      ONNXC_UNROLL for (int v = 0; v < NV; ++v) acc[m][v] = activate(e, acc[m][v]);
+#if defined(__AVX512F__) || defined(__AVX2__)
+  if (out.stride == 1) {  // masked stores straight from the registers
+    ONNXC_UNROLL for (int v = 0; v < NV; ++v) {
+      const index_t a = f0 + v * kFloatLanes;
+      for (index_t r = first_row(out, a); r < end_row(out, a); ++r) {
+        const RowLanes k = row_lanes(out, a, r);
+        if (k.hi <= k.lo) continue;
+        ONNXC_UNROLL for (int m = 0; m < MR; ++m) {
+          float* dst = out.y + m * out.out_plane + k.at - k.lo;  // lane j to dst[j]
+          vfloat value = acc[m][v];
+          if (out.accumulate) value += band_detail::load_lanes(dst, k.lo, k.hi);
+          band_detail::store_lanes(value, dst, k.lo, k.hi);
+        }
       }
     }
+    return;
   }
+#endif
+  alignas(64) float lanes[MR * NV * kFloatLanes];
+  ONNXC_UNROLL for (int m = 0; m < MR; ++m)
+    ONNXC_UNROLL for (int v = 0; v < NV; ++v)
+      acc[m][v].store_aligned(lanes + (m * NV + v) * kFloatLanes);
+  scatter(out, f0, lanes, MR, NV);
 }
 
 template <int NV, int MR>
@@ -209,12 +242,15 @@ inline void band(const ConvParams& p, const Plan& plan, const float* xg, const f
   alignas(64) float buf[kBufferFloats];
   index_t kh_of[kMaxKernel], kw_of[kMaxKernel], off_h[kMaxKernel], off_w[kMaxKernel];
   index_t h_off[kMaxKernel], w_off[kMaxKernel];
+  ONNXC_NO_UNROLL
   for (index_t c0 = 0; c0 < cg; c0 += plan.channels) {
     const index_t cc = cg - c0 < plan.channels ? cg - c0 : plan.channels;
     fill(p, xg + c0 * in_plane, cc, q0, plan.rows + ph, plane, buf);
     for (index_t i = cc * plane; i < cc * plane + slack_floats(p); ++i) buf[i] = 0.0f;
     const float* block = wg;
+    ONNXC_NO_UNROLL
     for (index_t rh = 0; rh < p.stride_h; ++rh)
+      ONNXC_NO_UNROLL
       for (index_t rw = 0; rw < p.stride_w; ++rw) {
         const index_t th = phase_tap_offsets(ah, rh, kh_of, off_h), tw = phase_tap_offsets(aw, rw, kw_of, off_w);
         const index_t k = cg * th * tw;
@@ -228,14 +264,17 @@ inline void band(const ConvParams& p, const Plan& plan, const float* xg, const f
         for (index_t j = 0; j < tw; ++j) w_off[j] = pw - off_w[j];
         const PhaseOutput out0{yg, (q0 * p.stride_h + rh - p.pad_h) * p.out_w + rw - p.pad_w, p.stride_h * p.out_w,
                                p.stride_w, out_plane, wq, r_lo, r_hi, first_q(aw, rw), end_q(aw, rw), c0 > 0};
+        ONNXC_NO_UNROLL
         for (index_t first = 0; first < mg; first += kDirectPanelChannels) {
           const index_t panel_rows = mg - first < kDirectPanelChannels ? mg - first : kDirectPanelChannels;
           const float* panel = phase_block + first * k + c0 * th * tw * panel_rows;
+          ONNXC_NO_UNROLL
           for (index_t r0 = 0; r0 < panel_rows; r0 += MR) {
             const index_t mr = panel_rows - r0 < MR ? panel_rows - r0 : MR;
             PhaseOutput out = out0;
             out.y = yg + (first + r0) * out_plane;
             const float* bias = c0 == 0 && bg ? bg + first + r0 : nullptr;
+            ONNXC_NO_UNROLL
             for (index_t f0 = r_lo * wq; f0 < r_hi * wq; f0 += NV * kFloatLanes)
               tile_of_rows<NV, MR>(mr, cc, th, tw, buf, plane, f0, h_off, w_off, panel + r0, panel_rows, bias, e,
                                    blocks == 1, out);
