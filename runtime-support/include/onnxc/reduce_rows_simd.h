@@ -44,31 +44,30 @@ inline float fold_contiguous(const float* x, index_t n, float start, Step step) 
   return r;
 }
 
-// Rows of the reductions over short contiguous runs (ReduceMax and ReduceMin over a last axis of
-// a few elements): below this many elements a run, the rows go kFloatLanes at a time, one lane
-// each, instead of one row at a time across the lanes.
+// ReduceMax and ReduceMin whose reduced elements per output are a short contiguous run (at most
+// this many) or strided: the outputs go kFloatLanes at a time, one lane each, instead of one
+// output at a time across the lanes.
 constexpr index_t kShortRowMax = 4 * kFloatLanes;
 
-// y[r] = step folded over x[r * stride + i], i < n, for r < rows (step's start `start`): a
-// lane per row, a gathered vector per i, the rows past the last whole vector one at a time.
-// Each row sees its elements in order, as the scalar walk.
-template <class Step>
-inline void fold_short_rows(const float* x, index_t rows, index_t stride, index_t n, float start, Step step, float* y) {
+// y[r] = step folded over the reduced elements from x + r * stride, for r < rows (step's start
+// `start`; reduced(f) calls f(offset) for each of them in the general walk's order): a lane per
+// output, a gathered vector per reduced element; the last, partial vector's spare lanes read its
+// last output again and are not stored.
+template <class Step, class Reduced>
+inline void fold_lanes(const float* x, index_t rows, index_t stride, const Reduced& reduced, float start, Step step,
+                       float* y) {
   using vint = xsimd::batch<int32_t>;
   alignas(64) int32_t lane_rows[kFloatLanes];
-  for (index_t l = 0; l < kFloatLanes; ++l) lane_rows[l] = static_cast<int32_t>(l * stride);
-  const vint index = vint::load_aligned(lane_rows);
-  index_t r = 0;
-  for (; r + kFloatLanes <= rows; r += kFloatLanes) {
+  for (index_t r = 0; r < rows; r += kFloatLanes) {
+    const index_t lanes = rows - r < kFloatLanes ? rows - r : kFloatLanes;
+    if (r == 0 || lanes < kFloatLanes)
+      for (index_t l = 0; l < kFloatLanes; ++l) lane_rows[l] = static_cast<int32_t>((l < lanes ? l : lanes - 1) * stride);
+    const vint index = vint::load_aligned(lane_rows);
     const float* base = x + r * stride;
     vfloat acc(start);
-    for (index_t i = 0; i < n; ++i) acc = step(acc, vfloat::gather(base + i, index));
-    acc.store_unaligned(y + r);
-  }
-  for (; r < rows; ++r) {
-    float acc = start;
-    for (index_t i = 0; i < n; ++i) acc = step(acc, x[r * stride + i]);
-    y[r] = acc;
+    reduced([&](index_t o) { acc = step(acc, vfloat::gather(base + o, index)); });
+    if (lanes == kFloatLanes) acc.store_unaligned(y + r);
+    else store_partial(acc, y + r, lanes);
   }
 }
 
