@@ -193,6 +193,10 @@ rt::ConvParams conv_transpose_params(const Node& conv_transpose);
 // one row at least), and the bytes of one row's columns (0: the product alone, no columns).
 int64_t conv_transpose_fastest_rows(const Node& conv_transpose);
 std::size_t conv_transpose_row_bytes(const Node& conv_transpose);
+// The ConvTranspose's phase kernel where one can take it (float, 1 or 2 spatial dims, constant
+// weights): 2 rt::conv_transpose_phases_simd (with `simd`, one channel's band row on the stack),
+// 1 rt::conv_transpose_phases, 0 none.
+int conv_transpose_phases_kernel(const Node& conv_transpose, bool simd);
 
 // The rt::Epilogue literal of the activation fused into the node (None when there is none).
 std::string epilogue_code(const Node& node);
@@ -224,6 +228,11 @@ constexpr const char* kColumnRowsAttr = "onnxc.column_rows";
 constexpr const char* kWinogradRowsAttr = "onnxc.winograd_rows";
 // int: output channels per output-stage task of rt::conv_winograd (winograd_group_rows).
 constexpr const char* kWinogradGroupRowsAttr = "onnxc.winograd_group_rows";
+// int: a ConvTranspose computed by stride phases with no scratch (conv_transpose_phases.h), set by
+// fit-scratch where rt::conv_transpose_gemm's columns have no room: 1 the plain kernel
+// rt::conv_transpose_phases, 2 the register tiles of rt::conv_transpose_phases_simd. Pack-weights
+// then lays the weights out per phase (pack_conv_transpose_phase_weights).
+constexpr const char* kTransposePhasesAttr = "onnxc.conv_transpose_phases";
 // int 1: a Conv computed by rt::conv_band (no scratch; weights packed as for rt::conv_direct_packed).
 // Set by fit-scratch.
 constexpr const char* kBandAttr = "onnxc.conv_band";

@@ -4,6 +4,7 @@
 
 #include "onnxc/conv_transpose.h"
 #include "onnxc/conv_transpose_gemm.h"
+#include "onnxc/conv_transpose_phases_simd.h"
 #include "ops/conv_algorithm.h"
 #include "ops/emitter.h"
 #include "ops/spatial.h"
@@ -70,6 +71,16 @@ std::size_t conv_transpose_scratch_bytes(const Node& n) {
 void emit_conv_transpose(const Node& n, Emitter& e) {
   const rt::ConvParams p = conv_transpose_params(n);
   e.line(conv_params_code(p));
+  if (const int64_t phases = n.attr_int(kTransposePhasesAttr, 0); phases > 0) {
+    e.include(phases == 2 ? "onnxc/conv_transpose_phases_simd.h" : "onnxc/conv_transpose_phases.h");
+    const std::string args = fmt::format("p, {}, {}, {}, {}, {}", e.in(0), e.in(1), e.in_or_null(2, DType::Float),
+                                         e.out(0), epilogue_code(n));
+    if (phases == 2)
+      e.linef("rt::conv_transpose_phases_simd({}, {});", args, e.parallel(n.outputs[0]->numel() * p.in_channels));
+    else
+      e.linef("rt::conv_transpose_phases({});", args);
+    return;
+  }
   if (n.attr_int(kPackedWeightsAttr, 0)) {
     e.include("onnxc/conv_transpose_gemm.h");
     const std::string cols = rt::conv_transpose_gemm_scratch_floats(p, 1) > 0
@@ -112,6 +123,16 @@ bool conv_transpose_gemm_applies(const Node& n) {
   const Value& x = *n.inputs[0];
   return n.domain.empty() && n.op_type == "ConvTranspose" && x.dtype == DType::Float && x.shape.size() <= 4 &&
          n.inputs[1]->constant && n.outputs[0]->numel() > 0 && x.numel() > 0 && n.attr_int(kColumnRowsAttr, 1) > 0;
+}
+
+int conv_transpose_phases_kernel(const Node& n, bool simd) {
+  const Value& x = *n.inputs[0];
+  if (!n.domain.empty() || n.op_type != "ConvTranspose" || x.dtype != DType::Float || x.shape.size() > 4 ||
+      !n.inputs[1]->constant || n.outputs[0]->numel() == 0 || x.numel() == 0)
+    return 0;
+  const rt::ConvParams p = conv_transpose_params(n);
+  if (!rt::conv_transpose_phases_apply(p)) return 0;
+  return simd && rt::conv_transpose_phases_simd_apply(p) ? 2 : 1;
 }
 
 int64_t conv_transpose_fastest_rows(const Node& n) { return fastest_rows(conv_transpose_params(n)); }

@@ -240,13 +240,23 @@ void fit_lstm(Node& n, std::size_t room, const ScratchOptions& o) {
 
 // A ConvTranspose through rt::conv_transpose_gemm: its columns a block of input rows at a time,
 // as many rows as the room holds (the fastest block with 'speed'). Under 'fit' nothing grows the
-// arena: without room for one row's columns it takes the loops of rt::conv_transpose (no
-// scratch, but 15-140x slower in the operator sweep; --scratch speed gives the columns room).
+// arena: without room for the fastest block it takes the phase kernels (no scratch), or, where
+// they cannot, as many rows as fit or the loops of rt::conv_transpose (15-140x slower).
 void fit_conv_transpose(Node& n, std::size_t room, const ScratchOptions& o) {
   const std::size_t row = conv_transpose_row_bytes(n);
   const int64_t wanted = conv_transpose_fastest_rows(n);
   const int64_t rows = row == 0 || fastest(o) ? wanted
                                               : std::min<int64_t>(static_cast<int64_t>(room / row), wanted);
+  const int phases = conv_transpose_phases_kernel(n, o.simd && !o.memory_first);
+  n.set_attr_int(kTransposePhasesAttr, 0);
+  if (rows < wanted && phases > 0) {
+    n.set_attr_int(kColumnRowsAttr, 0);
+    n.set_attr_int(kTransposePhasesAttr, phases);
+    n.set_attr_string(kScratchNoteAttr, fmt::format("stride phases{} (no scratch): {} of {} input rows' columns fit, {} B free",
+                                                    phases == 2 ? ", register tiles over bands on the stack" : "",
+                                                    rows, wanted, room));
+    return;
+  }
   n.set_attr_int(kColumnRowsAttr, rows);
   n.set_attr_string(kScratchNoteAttr,
                     rows > 0 ? fmt::format("columns of {} of {} input rows per block, {} B free", rows, wanted, room)

@@ -5,6 +5,7 @@
 #include "onnxc/conv.h"
 #include "onnxc/conv_channel_lanes.h"
 #include "onnxc/conv_transpose_gemm.h"
+#include "onnxc/conv_transpose_phases.h"
 #include "onnxc/gemm_packed_b.h"
 #include "onnxc/packed_gemm.h"
 #include "onnxc/rnn.h"
@@ -56,6 +57,15 @@ void pack_conv_transpose(Graph& g, Node& conv_transpose) {
   std::vector<float> t(static_cast<std::size_t>(rt::conv_transpose_gemm_rows(p) * (p.in_channels / p.group)));
   rt::pack_conv_transpose_weights(p, w.data<float>(), t.data(), packed.data<float>());
   conv_transpose.inputs[1] = add_constant(g, conv_transpose.inputs[1]->name + "_packed", std::move(packed));
+  conv_transpose.set_attr_int(kPackedWeightsAttr, 1);
+}
+
+// Laid out per stride phase for rt::conv_transpose_phases (the same floats, so the shape stays).
+void pack_conv_transpose_phases(Graph& g, Node& conv_transpose) {
+  const Tensor& w = *conv_transpose.inputs[1]->constant;
+  Tensor packed(w.dtype, w.shape);
+  rt::pack_conv_transpose_phase_weights(conv_transpose_params(conv_transpose), w.data<float>(), packed.data<float>());
+  conv_transpose.inputs[1] = add_constant(g, conv_transpose.inputs[1]->name + "_phases", std::move(packed));
   conv_transpose.set_attr_int(kPackedWeightsAttr, 1);
 }
 
@@ -243,6 +253,10 @@ int pack_weights(Graph& g, bool vnni_layout, bool direct_layout, bool int8_produ
     }
     if (direct_layout && n.op_type == "Conv" && conv_direct_packs_weights(n)) {
       pack_conv(graph, n, true);
+      return true;
+    }
+    if (n.op_type == "ConvTranspose" && n.attr_int(kTransposePhasesAttr, 0) > 0) {
+      pack_conv_transpose_phases(graph, n);
       return true;
     }
     if (n.op_type == "ConvTranspose" && conv_transpose_gemm_applies(n)) {

@@ -5,40 +5,19 @@
 // onnxc_avx2_kernel_tests.
 #include <catch2/catch.hpp>
 
-#include <cstdint>
 #include <vector>
 
 #include "onnxc/conv_transpose.h"
 #include "onnxc/conv_transpose_gemm.h"
+#include "conv_test_shapes.h"
 
 namespace {
-
-using onnxc::rt::ConvParams;
-using onnxc::rt::index_t;
-
-// Values in [-1, 1) from a fixed linear congruential sequence.
-std::vector<float> values(index_t n, uint32_t seed) {
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (float& f : v) {
-    seed = seed * 1664525u + 1013904223u;
-    f = static_cast<float>(seed >> 8) / static_cast<float>(1u << 23) - 1.0f;
-  }
-  return v;
-}
-
-// A 2-d transposed geometry, the same in both dims but the input plane (h x w).
-ConvParams transposed(index_t batch, index_t c, index_t m, index_t group, index_t h, index_t w, index_t k,
-                      index_t stride, index_t dilation, index_t pad, index_t output_padding) {
-  auto out = [&](index_t in) { return (in - 1) * stride - 2 * pad + dilation * (k - 1) + 1 + output_padding; };
-  return ConvParams{batch,  c,      m,      group,    1,        h,        w,   1,   out(h), out(w), 1,
-                    k,      k,      1,      stride,   stride,   1,        dilation, dilation, 0,  pad, pad};
-}
 
 void check(const ConvParams& p, index_t block_rows, bool relu = false) {
   const index_t icg = p.in_channels / p.group, ocg = p.out_channels / p.group;
   const index_t weights = p.in_channels * ocg * p.k_h * p.k_w;
-  const std::vector<float> x = values(p.batch * p.in_channels * p.in_h * p.in_w, 1), w = values(weights, 2),
-                           bias = values(p.out_channels, 3);
+  const std::vector<float> x = lcg_values(p.batch * p.in_channels * p.in_h * p.in_w, 1), w = lcg_values(weights, 2),
+                           bias = lcg_values(p.out_channels, 3);
   const std::size_t out = static_cast<std::size_t>(p.batch * p.out_channels * p.out_h * p.out_w);
   std::vector<float> expected(out), y(out, 1e30f), packed(static_cast<std::size_t>(weights)),
       t(static_cast<std::size_t>(onnxc::rt::conv_transpose_gemm_rows(p) * icg));
@@ -65,7 +44,7 @@ TEST_CASE("conv_transpose_gemm matches the reference loops", "[conv_transpose]")
       for (index_t dilation = 1; dilation <= 2; ++dilation)
         for (index_t pad = 0; pad <= (k - 1) * dilation / 2 + (k > 1 ? 1 : 0); pad += (k > 2 ? 2 : 1))
           for (index_t output_padding = 0; output_padding < stride; output_padding += 2) {
-            const ConvParams p = transposed(1, 5, 3, 1, 3, 7, k, stride, dilation, pad, output_padding);
+            const ConvParams p = transposed2d(1, 5, 3, 1, 3, 7, k, stride, dilation, pad, output_padding);
             if (p.out_h < 1 || p.out_w < 1) continue;
             check(p, 1);
             check(p, 2);
@@ -74,19 +53,19 @@ TEST_CASE("conv_transpose_gemm matches the reference loops", "[conv_transpose]")
 }
 
 TEST_CASE("conv_transpose_gemm: groups, batches, wide channels, products alone", "[conv_transpose]") {
-  check(transposed(2, 6, 9, 3, 5, 4, 3, 2, 1, 1, 1), 2);
-  check(transposed(1, 8, 8, 4, 7, 7, 4, 2, 1, 1, 0), 3);
-  check(transposed(1, 37, 19, 1, 9, 11, 3, 2, 1, 1, 1), 4);  // odd product sizes: M = 171, K = 37, N = 44
-  check(transposed(1, 64, 8, 1, 6, 6, 5, 2, 1, 2, 1), 6);
-  check(transposed(2, 33, 17, 1, 5, 13, 1, 1, 1, 0, 0), 1);  // 1x1 stride 1: the product alone
-  check(transposed(1, 6, 4, 2, 3, 5, 1, 1, 1, 0, 0), 1);
-  check(transposed(1, 16, 24, 1, 4, 5, 1, 3, 1, 0, 2), 2);  // 1x1 stride 3: col2im spreads the pixels
+  check(transposed2d(2, 6, 9, 3, 5, 4, 3, 2, 1, 1, 1), 2);
+  check(transposed2d(1, 8, 8, 4, 7, 7, 4, 2, 1, 1, 0), 3);
+  check(transposed2d(1, 37, 19, 1, 9, 11, 3, 2, 1, 1, 1), 4);  // odd product sizes: M = 171, K = 37, N = 44
+  check(transposed2d(1, 64, 8, 1, 6, 6, 5, 2, 1, 2, 1), 6);
+  check(transposed2d(2, 33, 17, 1, 5, 13, 1, 1, 1, 0, 0), 1);  // 1x1 stride 1: the product alone
+  check(transposed2d(1, 6, 4, 2, 3, 5, 1, 1, 1, 0, 0), 1);
+  check(transposed2d(1, 16, 24, 1, 4, 5, 1, 3, 1, 0, 2), 2);  // 1x1 stride 3: col2im spreads the pixels
 }
 
 TEST_CASE("conv_transpose_gemm: a fused Relu, after col2im and in the product alone", "[conv_transpose]") {
-  check(transposed(2, 6, 9, 3, 5, 4, 3, 2, 1, 1, 1), 2, true);
-  check(transposed(1, 12, 10, 1, 3, 9, 4, 3, 2, 2, 1), 1, true);
-  check(transposed(2, 33, 17, 1, 5, 13, 1, 1, 1, 0, 0), 1, true);
+  check(transposed2d(2, 6, 9, 3, 5, 4, 3, 2, 1, 1, 1), 2, true);
+  check(transposed2d(1, 12, 10, 1, 3, 9, 4, 3, 2, 2, 1), 1, true);
+  check(transposed2d(2, 33, 17, 1, 5, 13, 1, 1, 1, 0, 0), 1, true);
 }
 
 TEST_CASE("conv_transpose_gemm: 1-d", "[conv_transpose]") {

@@ -267,3 +267,71 @@ TEST_CASE("ReduceMax and ReduceMin over contiguous elements (the last axis) matc
     }
   }
 }
+
+TEST_CASE("ReduceMax and ReduceMin over short runs, kept points strided, a vector of rows at a time, match float64",
+          "[reduce]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (index_t n : {1, 2, 3, 7, 16, 17, 32, 33, 64, 65}) {
+    // kept [3, 37] with gaps between rows and blocks; reduced the n contiguous elements of a row
+    const index_t rows = 37, row_stride = n + 3, block_stride = rows * row_stride + 5;
+    const rt::ReduceParams p{2, {3, rows}, {block_stride, row_stride}, 1, {n}, {1}};
+    std::vector<float> x = values(static_cast<std::size_t>(3 * block_stride));
+    const index_t nan_rows[] = {1, 20, 36 + rows};  // in a vector of rows, in another, in the tail of block 1
+    for (index_t r : nan_rows) x[static_cast<std::size_t>(r / rows * block_stride + r % rows * row_stride + n - 1)] = nan;
+    std::vector<float> mx(static_cast<std::size_t>(3 * rows), -7.0f), mn(mx);
+    rt::reduce<rt::ReduceMax>(p, x.data(), mx.data());
+    rt::reduce<rt::ReduceMin>(p, x.data(), mn.data());
+    for (index_t o = 0; o < 3 * rows; ++o) {
+      const float* row = x.data() + o / rows * block_stride + o % rows * row_stride;
+      double want_max = -1e30, want_min = 1e30;
+      bool has_nan = false;
+      for (index_t i = 0; i < n; ++i) {
+        has_nan = has_nan || std::isnan(row[i]);
+        want_max = row[i] > want_max ? row[i] : want_max;
+        want_min = row[i] < want_min ? row[i] : want_min;
+      }
+      INFO("n " << n << ", output " << o);
+      REQUIRE(std::isnan(mx[static_cast<std::size_t>(o)]) == has_nan);
+      REQUIRE(std::isnan(mn[static_cast<std::size_t>(o)]) == has_nan);
+      if (!has_nan) {
+        REQUIRE(mx[static_cast<std::size_t>(o)] == static_cast<float>(want_max));
+        REQUIRE(mn[static_cast<std::size_t>(o)] == static_cast<float>(want_min));
+      }
+    }
+  }
+}
+
+TEST_CASE("ReduceMax and ReduceMin over two axes, the last a short run (axes 1 and 3 of NCHW), match float64",
+          "[reduce]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (index_t h : {3, 16, 37})
+    for (index_t w : {2, 7, 20}) {
+      // [2, 5, h, w] reduced over axes 1 and 3: kept (2, h), reduced (5, w)
+      const index_t c = 5, plane = h * w;
+      const rt::ReduceParams p{2, {2, h}, {c * plane, w}, 2, {c, w}, {plane, 1}};
+      std::vector<float> x = values(static_cast<std::size_t>(2 * c * plane));
+      x[static_cast<std::size_t>(c * plane + 3 * plane + (h - 1) * w)] = nan;  // image 1, the last row
+      std::vector<float> mx(static_cast<std::size_t>(2 * h), -7.0f), mn(mx);
+      rt::reduce<rt::ReduceMax>(p, x.data(), mx.data());
+      rt::reduce<rt::ReduceMin>(p, x.data(), mn.data());
+      for (index_t o = 0; o < 2 * h; ++o) {
+        double want_max = -1e30, want_min = 1e30;
+        bool has_nan = false;
+        for (index_t ch = 0; ch < c; ++ch)
+          for (index_t j = 0; j < w; ++j) {
+            const float v = x[static_cast<std::size_t>(o / h * c * plane + ch * plane + o % h * w + j)];
+            has_nan = has_nan || std::isnan(v);
+            want_max = v > want_max ? v : want_max;
+            want_min = v < want_min ? v : want_min;
+          }
+        INFO("h " << h << ", w " << w << ", output " << o);
+        REQUIRE(has_nan == (o == 2 * h - 1));
+        REQUIRE(std::isnan(mx[static_cast<std::size_t>(o)]) == has_nan);
+        REQUIRE(std::isnan(mn[static_cast<std::size_t>(o)]) == has_nan);
+        if (!has_nan) {
+          REQUIRE(mx[static_cast<std::size_t>(o)] == static_cast<float>(want_max));
+          REQUIRE(mn[static_cast<std::size_t>(o)] == static_cast<float>(want_min));
+        }
+      }
+    }
+}

@@ -19,6 +19,17 @@
 #define ONNXC_UNROLL
 #endif
 
+// Keeps the loop that follows a loop: for the outer loops of a kernel whose inner loops are
+// register tiles unrolled and inlined, where the generated code's constant geometry would let
+// -O3 copy the whole body once per iteration (a ConvTranspose's phases: minutes of compile time).
+#if defined(__clang__)
+#define ONNXC_NO_UNROLL _Pragma("nounroll")
+#elif defined(__GNUC__)
+#define ONNXC_NO_UNROLL _Pragma("GCC unroll 1")
+#else
+#define ONNXC_NO_UNROLL
+#endif
+
 // Inlines a small function into every caller regardless of the caller's size. For the functions
 // called per element or per vector inside kernels (activations, quantized arithmetic): a generated
 // run() holds the whole model, and once it is large GCC stops inlining into the kernels it has

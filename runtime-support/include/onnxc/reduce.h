@@ -407,6 +407,48 @@ inline void reduce_rows(const ReduceParams& p, const T* x, T* y) {
   }
 }
 
+// ReduceMax/ReduceMin of float on SIMD targets whose outputs each take a short contiguous run
+// (at most reduce_simd::kShortRowMax elements) or strided elements, where the row form does not
+// apply: the kept points along the innermost kept axis a vector at a time (reduce_rows_simd.h's
+// fold_lanes), where one output at a time left the lanes mostly idle and the fold's latency
+// exposed (a last axis of 20: 3.7x ORT).
+template <class Reducer, class T>
+inline bool reduces_in_lanes(const ReduceParams& p) {
+#if defined(ONNXC_SIMD)
+  if (!std::is_same<T, float>::value || p.kept_rank < 1 || p.reduced_rank < 1 || p.kept_dims[p.kept_rank - 1] < 2)
+    return false;
+  if (!std::is_same<Reducer, ReduceMax>::value && !std::is_same<Reducer, ReduceMin>::value) return false;
+  const int last = p.reduced_rank - 1;
+  return p.reduced_strides[last] != 1 || p.reduced_dims[last] <= reduce_simd::kShortRowMax;
+#else
+  (void)p;
+  return false;
+#endif
+}
+
+template <class Reducer>
+inline void reduce_in_lanes(const ReduceParams& p, const float* x, float* y) {
+#if defined(ONNXC_SIMD)
+  const int outer = p.kept_rank - 1;
+  const index_t inner = p.kept_dims[outer], stride = p.kept_strides[outer];
+  const auto reduced = [&p](auto f) { for_each_offset(p.reduced_rank, p.reduced_dims, p.reduced_strides, f); };
+  index_t i = 0;
+  for_each_offset(outer, p.kept_dims, p.kept_strides, [&](index_t o) {
+    if constexpr (std::is_same<Reducer, ReduceMax>::value)
+      reduce_simd::fold_lanes(x + o, inner, stride, reduced, lowest_value<float>(), StepMax{}, y + i);
+    else
+      reduce_simd::fold_lanes(x + o, inner, stride, reduced, highest_value<float>(), StepMin{}, y + i);
+    i += inner;
+  });
+#else
+  (void)p;
+  (void)x;
+  (void)y;
+#endif
+}
+template <class Reducer, class T>
+inline void reduce_in_lanes(const ReduceParams&, const T*, T*) {}  // not taken: reduces_in_lanes
+
 // y[i] = Reducer over the reduced elements of the i-th kept point.
 template <class Reducer, class T>
 inline void reduce(const ReduceParams& p, const T* x, T* y) {
@@ -415,6 +457,10 @@ inline void reduce(const ReduceParams& p, const T* x, T* y) {
       reduce_rows<Reducer>(p, x, y);
       return;
     }
+  }
+  if (reduces_in_lanes<Reducer, T>(p)) {
+    reduce_in_lanes<Reducer>(p, x, y);
+    return;
   }
   index_t i = 0;
   for_each_offset(p.kept_rank, p.kept_dims, p.kept_strides,

@@ -44,6 +44,33 @@ inline float fold_contiguous(const float* x, index_t n, float start, Step step) 
   return r;
 }
 
+// ReduceMax and ReduceMin whose reduced elements per output are a short contiguous run (at most
+// this many) or strided: the outputs go kFloatLanes at a time, one lane each, instead of one
+// output at a time across the lanes.
+constexpr index_t kShortRowMax = 4 * kFloatLanes;
+
+// y[r] = step folded over the reduced elements from x + r * stride, for r < rows (step's start
+// `start`; reduced(f) calls f(offset) for each of them in the general walk's order): a lane per
+// output, a gathered vector per reduced element; the last, partial vector's spare lanes read its
+// last output again and are not stored.
+template <class Step, class Reduced>
+inline void fold_lanes(const float* x, index_t rows, index_t stride, const Reduced& reduced, float start, Step step,
+                       float* y) {
+  using vint = xsimd::batch<int32_t>;
+  alignas(64) int32_t lane_rows[kFloatLanes];
+  for (index_t r = 0; r < rows; r += kFloatLanes) {
+    const index_t lanes = rows - r < kFloatLanes ? rows - r : kFloatLanes;
+    if (r == 0 || lanes < kFloatLanes)
+      for (index_t l = 0; l < kFloatLanes; ++l) lane_rows[l] = static_cast<int32_t>((l < lanes ? l : lanes - 1) * stride);
+    const vint index = vint::load_aligned(lane_rows);
+    const float* base = x + r * stride;
+    vfloat acc(start);
+    reduced([&](index_t o) { acc = step(acc, vfloat::gather(base + o, index)); });
+    if (lanes == kFloatLanes) acc.store_unaligned(y + r);
+    else store_partial(acc, y + r, lanes);
+  }
+}
+
 }  // namespace reduce_simd
 }  // namespace rt
 }  // namespace onnxc
