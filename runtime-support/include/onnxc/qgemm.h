@@ -65,6 +65,16 @@ inline std::int32_t qgemm_quad(const A* row, index_t l, index_t k) {
   return static_cast<std::int32_t>(v);
 }
 
+// What zb' multiplies for row `row` of a (zero point za, both after the +128 of an int8 a):
+// sum_l a[l] - k * za.
+template <class A>
+inline std::int32_t qgemm_row_term(const A* row, index_t k, std::int32_t za) {
+  const std::int32_t flip = std::is_same<A, std::int8_t>::value ? 128 : 0;
+  std::int32_t row_sum = 0;
+  for (index_t l = 0; l < k; ++l) row_sum += static_cast<std::int32_t>(row[l]) + flip;
+  return row_sum - static_cast<std::int32_t>(k) * za;
+}
+
 }  // namespace detail
 
 // The portable form over the packed layout (the reference of the vector kernels' arithmetic:
@@ -76,14 +86,13 @@ inline void qgemm_packed_reference(index_t m, index_t n, index_t k, QuantOperand
   const std::int32_t flip = std::is_same<A, std::int8_t>::value ? 128 : 0;
   for (index_t i = 0; i < m; ++i) {
     const std::int32_t za = a.zero_point_at(i) + flip;
-    std::int32_t row_sum = 0;
-    for (index_t l = 0; l < k; ++l) row_sum += static_cast<std::int32_t>(a.data[i * k + l]) + flip;
+    const std::int32_t row_term = detail::qgemm_row_term(a.data + i * k, k, za);
     for (index_t j = 0; j < n; ++j) {
       std::int32_t acc = 0;
       for (index_t l = 0; l < k; ++l)
         acc += (static_cast<std::int32_t>(a.data[i * k + l]) + flip) *
                packed[((j / kQGemmPanel) * groups + l / kQGemmGroup) * 64 + (j % kQGemmPanel) * 4 + l % kQGemmGroup];
-      acc -= za * terms[j] + terms[padded + j] * (row_sum - k * za);
+      acc -= za * terms[j] + terms[padded + j] * row_term;
       out(j, i * n + j, acc);
     }
   }

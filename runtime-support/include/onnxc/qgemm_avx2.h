@@ -55,12 +55,7 @@ inline void qgemm_avx2_tile(index_t i0, index_t p, index_t n, index_t k, QuantOp
   const index_t j0 = p * kQGemmPanel;
   for (int r = 0; r < MR; ++r) {
     const std::int32_t za = a.zero_point_at(i0 + r) + flip;
-    std::int32_t row_term = 0;
-    if (!b_zero) {
-      std::int32_t row_sum = 0;
-      for (index_t l = 0; l < k; ++l) row_sum += static_cast<std::int32_t>(rows[r][l]) + flip;
-      row_term = row_sum - static_cast<std::int32_t>(k) * za;
-    }
+    const std::int32_t row_term = b_zero ? 0 : qgemm_row_term(rows[r], k, za);
     alignas(32) std::int32_t sums[16];
     for (int h = 0; h < 2; ++h) {  // columns 8h .. 8h + 7
       // hadd: [c0 c1 c4 c5 | c2 c3 c6 c7] of the two accumulators; the permute puts them in order.

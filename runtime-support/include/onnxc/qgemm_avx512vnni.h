@@ -59,12 +59,7 @@ inline void qgemm_vnni_tile(index_t i0, index_t p0, index_t n, index_t k, QuantO
   }
   for (int r = 0; r < MR; ++r) {
     const std::int32_t za = a.zero_point_at(i0 + r) + flip;
-    std::int32_t row_term = 0;
-    if (!b_zero) {
-      std::int32_t row_sum = 0;
-      for (index_t l = 0; l < k; ++l) row_sum += static_cast<std::int32_t>(rows[r][l]) + flip;
-      row_term = row_sum - static_cast<std::int32_t>(k) * za;
-    }
+    const std::int32_t row_term = b_zero ? 0 : qgemm_row_term(rows[r], k, za);
     for (int c = 0; c < NR; ++c) {
       const index_t j0 = (p0 + c) * kQGemmPanel;
       __m512i v = _mm512_sub_epi32(acc[r][c], _mm512_mullo_epi32(_mm512_set1_epi32(za),
