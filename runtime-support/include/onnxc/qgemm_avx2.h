@@ -84,6 +84,7 @@ inline void qgemm_avx2_tile(index_t i0, index_t p, index_t n, index_t k, QuantOp
 template <class A, class Out>
 inline void qgemm_packed(index_t m, index_t n, index_t k, QuantOperand<A> a, const std::int8_t* packed,
                          const std::int32_t* terms, Out out) {
+  packed = detail::qgemm_opaque(packed);
   const index_t panels = qgemm_panels(n), padded = panels * kQGemmPanel;
   bool b_zero = true;
   for (index_t j = 0; j < padded; ++j) b_zero = b_zero && terms[padded + j] == 0;

@@ -92,6 +92,7 @@ inline void qgemm_vnni_rows(index_t i0, index_t n, index_t k, QuantOperand<A> a,
 template <class A, class Out>
 inline void qgemm_packed(index_t m, index_t n, index_t k, QuantOperand<A> a, const std::int8_t* packed,
                          const std::int32_t* terms, Out out) {
+  packed = detail::qgemm_opaque(packed);
   const index_t padded = qgemm_panels(n) * kQGemmPanel;
   bool b_zero = true;
   for (index_t j = 0; j < padded; ++j) b_zero = b_zero && terms[padded + j] == 0;
