@@ -99,6 +99,24 @@ void emit_conv_direct_call(const Node& n, Emitter& e, ConvInputs in, const std::
   e.linef("rt::conv_integer_direct(p, {}, {}, {});", x, w, output);
 }
 
+// The widest im2col block rt::qconv_gemm runs fastest with: the plane's columns in whole quanta,
+// at most 256.
+int64_t qconv_gemm_fastest_cols(const rt::ConvParams& p) {
+  const int64_t quantum = rt::kQConvColumnQuantum, columns = p.out_d * p.out_h * p.out_w;
+  return std::min<int64_t>(256, (columns + quantum - 1) / quantum * quantum);
+}
+
+// Declares the constant weights' row sums (the zero-point correction of the integer matrix-product
+// kernels) and then `p`, the node's geometry; returns the row sums' name.
+std::string emit_row_sums_and_params(const Node& n, Emitter& e, ConvInputs in) {
+  const rt::ConvParams p = integer_conv_params(n, in);
+  std::vector<rt::index_t> sums(static_cast<std::size_t>(p.out_channels));
+  rt::qconv_weight_row_sums(p, n.inputs[in.w]->constant->data<int8_t>(), sums.data());
+  const std::string row_sums = e.index_array("row_sums", std::vector<int64_t>(sums.begin(), sums.end()));
+  e.line(conv_params_code(p));
+  return row_sums;
+}
+
 // ---- ConvInteger ----
 
 void infer_conv_integer(Node& n) {
@@ -155,9 +173,7 @@ bool qconv_gemm_applies(const Node& n, ConvInputs in = kQLinearConvInputs) {
 // blocks of the widest columns that kernel runs fastest with; the plane kernel otherwise.
 int64_t conv_integer_gemm_cols(const Node& n) {
   if (!qconv_gemm_applies(n, kConvIntegerInputs)) return 0;
-  const rt::ConvParams p = integer_conv_params(n, kConvIntegerInputs);
-  const int64_t quantum = rt::kQConvColumnQuantum, columns = p.out_d * p.out_h * p.out_w;
-  return std::min<int64_t>(256, (columns + quantum - 1) / quantum * quantum);
+  return qconv_gemm_fastest_cols(integer_conv_params(n, kConvIntegerInputs));
 }
 
 const OpRegistrar conv_integer_op([] {
@@ -171,11 +187,7 @@ const OpRegistrar conv_integer_op([] {
     const std::string output = fmt::format("rt::StoreInt32{{{}}}", e.out(0));
     const int64_t cols = conv_integer_gemm_cols(n);
     if (cols <= 0) return emit_conv_call(n, e, in, output);
-    const rt::ConvParams p = integer_conv_params(n, in);
-    std::vector<rt::index_t> sums(static_cast<std::size_t>(p.out_channels));
-    rt::qconv_weight_row_sums(p, n.inputs[in.w]->constant->data<int8_t>(), sums.data());
-    const std::string row_sums = e.index_array("row_sums", std::vector<int64_t>(sums.begin(), sums.end()));
-    e.line(conv_params_code(p));
+    const std::string row_sums = emit_row_sums_and_params(n, e, in);
     if (n.has_input(in.w_zero_point)) e.linef("static_cast<void>({});  // (all zero)", e.in(in.w_zero_point));
     const std::string x_zero_point = n.has_input(in.x_zero_point) ? e.in(in.x_zero_point) + "[0]" : "0";
     e.linef("rt::qconv_gemm(p, {}, {}, {}, {}, {}, {}, {});", e.in(in.x), x_zero_point, e.in(in.w), row_sums, output,
@@ -295,10 +307,7 @@ const OpRegistrar qlinear_conv_op([] {
       e.line("#endif");
       return;
     }
-    std::vector<rt::index_t> sums(static_cast<std::size_t>(p.out_channels));
-    rt::qconv_weight_row_sums(p, n.inputs[in.w]->constant->data<int8_t>(), sums.data());
-    const std::string row_sums = e.index_array("row_sums", std::vector<int64_t>(sums.begin(), sums.end()));
-    e.line(conv_params_code(p));
+    const std::string row_sums = emit_row_sums_and_params(n, e, in);
     if (dual_mac)  // (the weights' type names the layout: int8 bytes for Helium, SMLAD's int16 pairs)
       return e.linef("rt::qconv_pointwise{}(p, {}, {}, {}, {}, {});",
                      n.inputs[kDualMacWeightsInput]->dtype == DType::Int8 ? "_s8" : "", e.in(in.x), x_zero_point,
@@ -415,7 +424,7 @@ Im2colShape qlinear_conv_im2col_shape(const Node& n) {
   const int64_t quantum = rt::kQConvColumnQuantum;
   const int64_t columns = p.out_d * p.out_h * p.out_w;
   return {rt::qconv_gemm_scratch_bytes(p, 1), columns,
-          std::min<int64_t>(256, (columns + quantum - 1) / quantum * quantum), quantum, quantum};
+          qconv_gemm_fastest_cols(p), quantum, quantum};
 }
 
 }  // namespace onnxc
