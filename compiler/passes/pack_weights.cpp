@@ -93,7 +93,7 @@ bool add_weights_input(Graph& g, Node& conv, std::size_t index, const char* suff
 }
 
 // MatMulInteger / QLinearMatMul through rt::qgemm_packed: b packed and its column terms as two
-// more inputs; the original stays for rt::matmul_integer where the code is built without VNNI.
+// more inputs; the original stays for rt::matmul_integer where the code is built without VNNI or AVX2.
 bool add_qgemm_packed_b(Graph& g, Node& n) {
   const std::size_t at = n.op_type == "MatMulInteger" ? kQGemmPackedInput : kQLinearQGemmPackedInput;
   if (n.has_input(at)) return false;
