@@ -572,6 +572,15 @@ int run_bench(const BenchOptions& b, const CompileOptions& co_in) {
   const bool layers = b.layers || !b.layers_json.empty();
   const Target* target = find_target(co_in.target);
   const bool emulated = target && runs_emulated(*target);
+  // A microcontroller target (a board, no Linux architecture) cannot run under this machine's OS:
+  // timing its code here would time the portable kernels on this CPU and call it the core's.
+  if (target && target->arch.empty() && !target->emulator.empty()) {
+    fmt::print(stderr, "error: bench times code on this machine; target {} is a microcontroller whose code runs "
+               "on a board under {}, where wall-clock time is not the core's\n  fix: `onnxc validate {} --target {} "
+               "--report` counts the instructions of run() and of each step on the emulated core\n",
+               co_in.target, target->emulator, b.model, co_in.target);
+    return 1;
+  }
   if (emulated && layers) {
     fmt::print(stderr, "error: bench --layers measures steps against this machine's roofline; target {} runs "
                "under {} here, whose times are not an {} core's\n  fix: run bench --layers on an {} machine, "
