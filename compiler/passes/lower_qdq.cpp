@@ -198,16 +198,30 @@ bool lower_gemm(Graph& g, Node& gemm, std::set<const Node*>& removed) {
   return true;
 }
 
+// A constant 8-bit tensor in the other 8-bit type: v + 128 for int8 to uint8, v - 128 back.
+// DQ reads the same values when both the data and its zero point are flipped: a constant operand
+// quantized as int8 (ONNX Runtime writes its weights so) meets activations made uint8 by
+// qdq_activations_to_uint8.
+Value* flipped_8bit(Graph& g, const Value& v) {
+  Tensor t = *v.constant;
+  t.dtype = v.dtype == DType::Int8 ? DType::Uint8 : DType::Int8;
+  for (uint8_t& byte : t.bytes) byte ^= 0x80;
+  return add_constant(g, v.name + "_flipped", std::move(t));
+}
+
 // Add or Mul of two activations: QLinearAdd or QLinearMul when both and the result have one
 // 8-bit type.
 bool lower_binary(Graph& g, Node& op, const char* qlinear_op, std::set<const Node*>& removed) {
-  const std::optional<Dequantized> a = match_dequantize(op.inputs[0]);
-  const std::optional<Dequantized> b = match_dequantize(op.inputs[1]);
+  std::optional<Dequantized> a = match_dequantize(op.inputs[0]);
+  std::optional<Dequantized> b = match_dequantize(op.inputs[1]);
   if (!a || !b || !is_activation(*a) || !is_activation(*b)) return false;
   const std::optional<Requantized> q = match_quantize(g, op.outputs[0]);
   if (!q) return false;
-  const DType type = a->zero_point->dtype;
-  if (b->zero_point->dtype != type || q->quantize->inputs[2]->dtype != type) return false;
+  const DType type = q->quantize->inputs[2]->dtype;
+  for (Dequantized* d : {&*a, &*b})
+    if (d->zero_point->dtype != type && !(d->data->constant && (d->data = flipped_8bit(g, *d->data)) &&
+                                          (d->zero_point = flipped_8bit(g, *d->zero_point))))
+      return false;
   removed.insert({q->quantize, q->relu});
   rewrite_to_domain(op, "com.microsoft", qlinear_op,
                     {a->data, a->scale, a->zero_point, b->data, b->scale, b->zero_point, q->quantize->inputs[1],
@@ -229,6 +243,29 @@ bool is_tabulable(const Node& n) {
   return true;
 }
 
+// A one-element operand of rank 0 or 1 (broadcasting it changes no shape): a float constant, or a
+// DequantizeLinear of a constant (a quantizer's quantized scalar), as the float it stands for.
+std::optional<float> scalar_operand(const Value* v) {
+  if (constant_float(v) && v->constant->numel() == 1 && v->shape.size() <= 1) return v->constant->data<float>()[0];
+  const std::optional<Dequantized> d = match_dequantize(v);
+  if (!d || !d->data->constant || d->data->constant->numel() != 1 || d->data->shape.size() > 1 || d->axis >= 0)
+    return std::nullopt;
+  const int64_t zero = d->zero_point ? d->zero_point->constant->int_at(0) : 0;
+  return static_cast<float>(d->data->constant->int_at(0) - zero) * d->scale->constant->data<float>()[0];
+}
+
+// Add, Sub, Mul, Div or Pow of an activation and a scalar (x / sqrt(2) and 0.5 x of an exported
+// GELU, attention's scaling, 1 + erf): a unary function of the activation, so a table. Returns
+// the index of the activation operand and the scalar, or nullopt.
+std::optional<std::pair<std::size_t, float>> scalar_binary(const Node& n) {
+  static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div", "Pow"};
+  if (!n.domain.empty() || !ops.count(n.op_type) || n.inputs.size() != 2 || !n.has_input(0) || !n.has_input(1))
+    return std::nullopt;
+  for (std::size_t c : {std::size_t{1}, std::size_t{0}})
+    if (const std::optional<float> v = scalar_operand(n.inputs[c])) return std::make_pair(1 - c, *v);
+  return std::nullopt;
+}
+
 // The 256 values of an 8-bit type, lowest first.
 Tensor all_values(DType type) {
   Tensor t(type, {256});
@@ -237,8 +274,10 @@ Tensor all_values(DType type) {
 }
 
 // table[v] = Q(f(DQ(v))) for the 256 values v of x's type: DQ and Q as ONNX defines them, f by the
-// operator's own fold on a scratch graph. Empty when f cannot be folded.
-std::optional<Tensor> tabulate(const Node& op, const Dequantized& x, const Node& quantize) {
+// operator's own fold on a scratch graph, x its input `x_index`, a binary operator's other operand
+// the scalar `other` when given. Empty when f cannot be folded.
+std::optional<Tensor> tabulate(const Node& op, const Dequantized& x, const Node& quantize, std::size_t x_index,
+                               std::optional<float> other) {
   const OpDef* def = find_op(op.domain, op.op_type);
   if (!def || !def->fold) return std::nullopt;
   const DType type = x.zero_point->dtype;
@@ -258,7 +297,12 @@ std::optional<Tensor> tabulate(const Node& op, const Dequantized& x, const Node&
   f.version = op.version;
   f.attrs = op.attrs;
   f.inputs = op.inputs;
-  f.inputs[0] = add_constant(scratch, "x", std::move(dequantized));
+  f.inputs[x_index] = add_constant(scratch, "x", std::move(dequantized));
+  if (other) {
+    Tensor c(DType::Float, {});
+    c.data<float>()[0] = *other;
+    f.inputs[1 - x_index] = add_constant(scratch, "c", std::move(c));
+  }
   f.outputs = {scratch.add_unique_value("y")};
   def->infer(f);
   std::vector<Tensor> results;
@@ -276,16 +320,38 @@ std::optional<Tensor> tabulate(const Node& op, const Dequantized& x, const Node&
 }
 
 bool lower_lookup(Graph& g, Node& op, std::set<const Node*>& removed) {
-  if (!op.has_input(0) || !is_tabulable(op)) return false;
-  const std::optional<Dequantized> x = match_dequantize(op.inputs[0]);
+  const std::optional<std::pair<std::size_t, float>> binary = scalar_binary(op);
+  const std::size_t x_index = binary ? binary->first : 0;
+  if (!op.has_input(x_index) || (!binary && !is_tabulable(op))) return false;
+  const std::optional<Dequantized> x = match_dequantize(op.inputs[x_index]);
   if (!x || !is_activation(*x)) return false;
   const std::optional<Requantized> q = match_quantize(g, op.outputs[0]);
   if (!q || q->quantize->inputs[2]->dtype != x->zero_point->dtype) return false;
-  std::optional<Tensor> table = tabulate(op, *x, *q->quantize);
+  std::optional<Tensor> table =
+      tabulate(op, *x, *q->quantize, x_index, binary ? std::optional<float>(binary->second) : std::nullopt);
   if (!table) return false;
   removed.insert({q->quantize, q->relu});
   Value* table_value = add_constant(g, op.name + "_table", std::move(*table));
   rewrite_to_domain(op, "onnxc", "QLinearLookup", {x->data, table_value}, *q);
+  return true;
+}
+
+// Softmax over 8-bit logits whose result is quantized to their type: QLinearSoftmax (a table of
+// exp per difference to the row's largest logit, an int32 sum; onnxc/quant_softmax.h), within a
+// step of the float definition.
+bool lower_softmax(Graph& g, Node& softmax, std::set<const Node*>& removed) {
+  if (!is_onnx_op(&softmax, "Softmax") || !softmax.has_input(0)) return false;
+  const std::optional<Dequantized> x = match_dequantize(softmax.inputs[0]);
+  if (!x || !is_activation(*x)) return false;
+  const std::optional<Requantized> q = match_quantize(g, softmax.outputs[0]);
+  if (!q || q->relu || q->quantize->inputs[2]->dtype != x->zero_point->dtype) return false;
+  const int64_t opset = softmax.version;
+  const int64_t axis = softmax.attr_int("axis", opset < 13 ? 1 : -1);
+  removed.insert(q->quantize);
+  rewrite_to_domain(softmax, "com.microsoft", "QLinearSoftmax",
+                    {x->data, x->scale, x->zero_point, q->quantize->inputs[1], q->quantize->inputs[2]}, *q);
+  softmax.set_attr_int("axis", axis);
+  softmax.set_attr_int("opset", opset);
   return true;
 }
 
@@ -304,15 +370,49 @@ bool is_global_average(const Node& n) {
   return n.attr_ints("kernel_shape") == plane && all(n.attr_ints("pads"), 0) && all(n.attr_ints("dilations"), 1);
 }
 
+// A ReduceMean over every axis after the first two (PyTorch's x.mean([2, 3]) of MnasNet and
+// ShuffleNet): the same average, its output [N, C] without keepdims.
+bool is_plane_mean(const Node& n) {
+  if (!is_onnx_op(&n, "ReduceMean") || !n.has_input(0) || !n.has_output(0)) return false;
+  const auto rank = static_cast<int64_t>(n.inputs[0]->shape.size());
+  std::vector<int64_t> axes = n.attr_ints("axes");
+  if (n.has_input(1)) {
+    const Value* a = n.inputs[1];
+    if (!a->constant || a->dtype != DType::Int64) return false;
+    axes.clear();
+    for (int64_t i = 0; i < a->constant->numel(); ++i) axes.push_back(a->constant->int_at(i));
+  }
+  if (rank < 3 || axes.size() != static_cast<std::size_t>(rank - 2)) return false;
+  for (int64_t& a : axes) a = a < 0 ? a + rank : a;
+  std::sort(axes.begin(), axes.end());
+  for (std::size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] != static_cast<int64_t>(i) + 2) return false;
+  return true;
+}
+
 bool lower_global_average(Graph& g, Node& pool, std::set<const Node*>& removed) {
-  if (!is_global_average(pool)) return false;
+  const bool mean = is_plane_mean(pool);
+  if (!mean && !is_global_average(pool)) return false;
   const std::optional<Dequantized> x = match_dequantize(pool.inputs[0]);
   if (!x || !is_activation(*x)) return false;
   const std::optional<Requantized> q = match_quantize(g, pool.outputs[0]);
   if (!q || q->quantize->inputs[2]->dtype != x->zero_point->dtype) return false;
   removed.insert({q->quantize, q->relu});
+  const bool drops_axes = mean && pool.attr_int("keepdims", 1) == 0;
+  Value* out = q->quantize->outputs[0];
   rewrite_to_domain(pool, "com.microsoft", "QLinearGlobalAveragePool",
                     {x->data, x->scale, x->zero_point, q->quantize->inputs[1], q->quantize->inputs[2]}, *q);
+  if (!drops_axes) return true;
+  // [N, C, 1, ...] to the [N, C] the ReduceMean wrote: a Reshape of the 8-bit tensor.
+  Value* kept = g.add_unique_value(out->name + "_kept_axes");
+  pool.outputs[0] = kept;
+  kept->producer = &pool;
+  Tensor shape(DType::Int64, {2});
+  shape.data<int64_t>()[0] = out->shape.at(0);
+  shape.data<int64_t>()[1] = out->shape.at(1);
+  Node* reshape = insert_node_after(g, &pool, make_node(pool, "_reshape", "", "Reshape", 14,
+                                                        {kept, add_constant(g, out->name + "_shape", std::move(shape))}, {out}));
+  for (Node* n : {&pool, reshape}) find_op(n->domain, n->op_type)->infer(*n);
   return true;
 }
 
@@ -373,9 +473,10 @@ bool lower_average_pool(Graph& g, Node& pool, std::set<const Node*>& removed) {
 int lower_qdq_pools(Graph& g) {
   int lowered = 0;
   std::set<const Node*> removed;
-  for (const auto& n : g.nodes)
-    if (!removed.count(n.get()) && (lower_global_average(g, *n, removed) || lower_average_pool(g, *n, removed)))
-      ++lowered;
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {  // by index: a lowered ReduceMean inserts a Reshape
+    Node* n = g.nodes[i].get();
+    if (!removed.count(n) && (lower_global_average(g, *n, removed) || lower_average_pool(g, *n, removed))) ++lowered;
+  }
   erase_nodes(g, removed);
   return lowered;
 }
@@ -390,7 +491,7 @@ int lower_qdq(Graph& g) {
         (is_onnx_op(n.get(), "Gemm") && lower_gemm(g, *n, removed)) ||
         (is_onnx_op(n.get(), "Add") && lower_binary(g, *n, "QLinearAdd", removed)) ||
         (is_onnx_op(n.get(), "Mul") && lower_binary(g, *n, "QLinearMul", removed)) ||
-        lower_lookup(g, *n, removed))
+        lower_softmax(g, *n, removed) || lower_lookup(g, *n, removed))
       ++lowered;
   }
   erase_nodes(g, removed);
