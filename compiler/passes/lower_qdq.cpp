@@ -370,49 +370,95 @@ bool is_global_average(const Node& n) {
   return n.attr_ints("kernel_shape") == plane && all(n.attr_ints("pads"), 0) && all(n.attr_ints("dilations"), 1);
 }
 
-// A ReduceMean over every axis after the first two (PyTorch's x.mean([2, 3]) of MnasNet and
-// ShuffleNet): the same average, its output [N, C] without keepdims.
-bool is_plane_mean(const Node& n) {
-  if (!is_onnx_op(&n, "ReduceMean") || !n.has_input(0) || !n.has_output(0)) return false;
+// A ReduceMean's reduced axes, sorted and non-negative; empty when it reduces nothing or its axes
+// are not constant. (No axes reduce every axis unless noop_with_empty_axes.)
+std::vector<int64_t> mean_axes(const Node& n) {
+  if (!is_onnx_op(&n, "ReduceMean") || !n.has_input(0) || !n.has_output(0)) return {};
   const auto rank = static_cast<int64_t>(n.inputs[0]->shape.size());
   std::vector<int64_t> axes = n.attr_ints("axes");
   if (n.has_input(1)) {
     const Value* a = n.inputs[1];
-    if (!a->constant || a->dtype != DType::Int64) return false;
+    if (!a->constant || a->dtype != DType::Int64) return {};
     axes.clear();
     for (int64_t i = 0; i < a->constant->numel(); ++i) axes.push_back(a->constant->int_at(i));
   }
-  if (rank < 3 || axes.size() != static_cast<std::size_t>(rank - 2)) return false;
+  if (axes.empty() && !n.attr_int("noop_with_empty_axes", 0))
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
   for (int64_t& a : axes) a = a < 0 ? a + rank : a;
   std::sort(axes.begin(), axes.end());
-  for (std::size_t i = 0; i < axes.size(); ++i)
-    if (axes[i] != static_cast<int64_t>(i) + 2) return false;
-  return true;
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  if (axes.empty() || axes.front() < 0 || axes.back() >= rank) return {};
+  return axes;
 }
 
+// `from` through a new node of `op_type` (constant int64 `ints` as its second input when given,
+// else attribute perm) into a new 8-bit value, inserted after `after`.
+Value* insert_move(Graph& g, const Node& like, const Node* after, Value* from, const char* op_type,
+                   const std::vector<int64_t>& ints) {
+  Value* to = g.add_unique_value(from->name + "_" + op_type);
+  std::vector<Value*> inputs = {from};
+  if (std::string(op_type) == "Reshape") {
+    Tensor shape(DType::Int64, {static_cast<int64_t>(ints.size())});
+    std::copy(ints.begin(), ints.end(), shape.data<int64_t>());
+    inputs.push_back(add_constant(g, to->name + "_shape", std::move(shape)));
+  }
+  Node* n = insert_node_after(g, after, make_node(like, std::string("_") + op_type, "", op_type, 14, inputs, {to}));
+  if (std::string(op_type) == "Transpose") {
+    n->version = 13;
+    n->set_attr_ints("perm", ints);
+  }
+  find_op(n->domain, n->op_type)->infer(*n);
+  return to;
+}
+
+// DQ -> GlobalAveragePool (or an AveragePool over whole planes) -> Q is QLinearGlobalAveragePool;
+// so is DQ -> ReduceMean -> Q over any axes, the 8-bit input viewed as [1, kept, reduced]: a
+// Transpose on the 8-bit tensor first when the reduced axes are not the last ones (transformers'
+// mean over the tokens), a Reshape after it to the ReduceMean's output shape. PyTorch's
+// x.mean([2, 3]) (MnasNet, ShuffleNet) needs no Transpose.
 bool lower_global_average(Graph& g, Node& pool, std::set<const Node*>& removed) {
-  const bool mean = is_plane_mean(pool);
-  if (!mean && !is_global_average(pool)) return false;
+  const std::vector<int64_t> axes = mean_axes(pool);
+  if (axes.empty() && !is_global_average(pool)) return false;
   const std::optional<Dequantized> x = match_dequantize(pool.inputs[0]);
   if (!x || !is_activation(*x)) return false;
   const std::optional<Requantized> q = match_quantize(g, pool.outputs[0]);
   if (!q || q->quantize->inputs[2]->dtype != x->zero_point->dtype) return false;
   removed.insert({q->quantize, q->relu});
-  const bool drops_axes = mean && pool.attr_int("keepdims", 1) == 0;
+  Value* in = x->data;
   Value* out = q->quantize->outputs[0];
+  const Shape out_shape = out->shape;  // (inferring the pool below writes the pool's own)
+  const Shape x_shape = in->shape;
+  const auto rank = static_cast<int64_t>(x_shape.size());
+  bool planes = !axes.empty() && rank >= 3 && axes.size() == static_cast<std::size_t>(rank - 2) && axes.front() == 2;
+  if (!axes.empty() && !planes) {
+    std::vector<int64_t> perm, view = {1, 1, 1};
+    for (int64_t a = 0; a < rank; ++a)
+      if (!std::binary_search(axes.begin(), axes.end(), a)) perm.push_back(a), view[1] *= x_shape[static_cast<std::size_t>(a)];
+    for (int64_t a : axes) perm.push_back(a), view[2] *= x_shape[static_cast<std::size_t>(a)];
+    const Node* after = pool.inputs[0]->producer;
+    bool identity = true;
+    for (std::size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+    if (!identity) {
+      in = insert_move(g, pool, after, in, "Transpose", perm);
+      after = in->producer;
+    }
+    in = insert_move(g, pool, after, in, "Reshape", view);
+  }
   rewrite_to_domain(pool, "com.microsoft", "QLinearGlobalAveragePool",
-                    {x->data, x->scale, x->zero_point, q->quantize->inputs[1], q->quantize->inputs[2]}, *q);
-  if (!drops_axes) return true;
-  // [N, C, 1, ...] to the [N, C] the ReduceMean wrote: a Reshape of the 8-bit tensor.
-  Value* kept = g.add_unique_value(out->name + "_kept_axes");
-  pool.outputs[0] = kept;
-  kept->producer = &pool;
-  Tensor shape(DType::Int64, {2});
-  shape.data<int64_t>()[0] = out->shape.at(0);
-  shape.data<int64_t>()[1] = out->shape.at(1);
+                    {in, x->scale, x->zero_point, q->quantize->inputs[1], q->quantize->inputs[2]}, *q);
+  find_op(pool.domain, pool.op_type)->infer(pool);
+  if (axes.empty() || (planes && out_shape == out->shape)) return true;
+  out->shape = out_shape;
+  // [.., 1, ...] to the shape the ReduceMean wrote: a Reshape of the 8-bit tensor.
+  Value* pooled = g.add_unique_value(out->name + "_pooled");
+  pool.outputs[0] = pooled;
+  pooled->producer = &pool;
+  find_op(pool.domain, pool.op_type)->infer(pool);
+  Tensor shape(DType::Int64, {static_cast<int64_t>(out_shape.size())});
+  std::copy(out_shape.begin(), out_shape.end(), shape.data<int64_t>());
   Node* reshape = insert_node_after(g, &pool, make_node(pool, "_reshape", "", "Reshape", 14,
-                                                        {kept, add_constant(g, out->name + "_shape", std::move(shape))}, {out}));
-  for (Node* n : {&pool, reshape}) find_op(n->domain, n->op_type)->infer(*n);
+                                                        {pooled, add_constant(g, out->name + "_shape", std::move(shape))}, {out}));
+  find_op(reshape->domain, reshape->op_type)->infer(*reshape);
   return true;
 }
 

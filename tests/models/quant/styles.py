@@ -518,8 +518,9 @@ def tokens_float(rng):
     and Relu, a channel shuffle (Reshape -> Transpose -> Reshape), the plane as 36 tokens, a
     Linear on the 3-D tokens (MatMul by a constant, Add of a constant bias), GELU as exported
     (Div by sqrt 2, Erf, Add 1, Mul, Mul by 0.5), attention (MatMul of two activations, Div by a
-    scalar, Softmax, MatMul), Flatten and Gemm to four logits; and the shuffled planes' means
-    (ReduceMean over axes 2, 3 without keepdims) as a second output."""
+    scalar, Softmax, MatMul), Flatten and Gemm to four logits; the shuffled planes' means
+    (ReduceMean over axes 2, 3 without keepdims) and the attention's mean over the tokens
+    (ReduceMean over axis 1) as two more outputs."""
     def init(name, a):
         return numpy_helper.from_array(np.asarray(a, dtype=np.int64 if name.startswith("shape") else np.float32), name)
     inits = [init("w_conv", rng.standard_normal((8, 8, 1, 1)) * 0.5), init("b_conv", rng.standard_normal(8) * 0.1),
@@ -548,10 +549,11 @@ def tokens_float(rng):
              mk("Div", ["scores", "temperature"], ["tempered"]),
              mk("Softmax", ["tempered"], ["attention"], axis=-1),
              mk("MatMul", ["attention", "gelu"], ["attended"]),
+             mk("ReduceMean", ["attended"], ["token_mean"], axes=[1], keepdims=0),
              mk("Flatten", ["attended"], ["flat"]),
              mk("Gemm", ["flat", "w_fc", "b_fc"], ["logits"], transB=1)]
     x = (rng.standard_normal((1, 8, 6, 6)) * 2).astype(np.float32)
-    return float_model("tokens", nodes, inits, x, [("logits", [1, 4]), ("pooled", [1, 8])], 17)
+    return float_model("tokens", nodes, inits, x, [("logits", [1, 4]), ("pooled", [1, 8]), ("token_mean", [1, 16])], 17)
 
 
 def load_float(src):
