@@ -516,6 +516,28 @@ bool lower_average_pool(Graph& g, Node& pool, std::set<const Node*>& removed) {
 
 }  // namespace
 
+// One pass over the 8-bit tensor instead of several, the same values.
+int compose_lookups(Graph& g) {
+  std::set<const Node*> removed;
+  for (const auto& n : g.nodes) {
+    Node& b = *n;
+    if (b.domain != "onnxc" || b.op_type != "QLinearLookup") continue;
+    Node* a = b.inputs[0]->producer;
+    if (!a || removed.count(a) || a->domain != "onnxc" || a->op_type != "QLinearLookup" || single_reader(g, b.inputs[0]) != &b)
+      continue;
+    const Tensor& first = *a->inputs[1]->constant;
+    const Tensor& second = *b.inputs[1]->constant;
+    const uint8_t flip = first.dtype == DType::Int8 ? 0x80 : 0;  // the table index of value v: v less the lowest
+    Tensor both(first.dtype, {256});
+    for (std::size_t i = 0; i < 256; ++i) both.bytes[i] = second.bytes[static_cast<uint8_t>(first.bytes[i] ^ flip)];
+    b.inputs = {a->inputs[0], add_constant(g, b.name + "_composed_table", std::move(both))};
+    removed.insert(a);
+  }
+  erase_nodes(g, removed);
+  return static_cast<int>(removed.size());
+}
+
+
 int lower_qdq_pools(Graph& g) {
   int lowered = 0;
   std::set<const Node*> removed;
