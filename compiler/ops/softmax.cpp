@@ -1,30 +1,30 @@
 // Softmax, LogSoftmax, Hardmax. Before version 13 the input is coerced to 2-D at `axis`
 // (default 1) and normalised over everything from axis on; from 13 it is normalised along
 // `axis` alone (default -1).
+#include "ops/softmax.h"
+
 #include "onnxc/normalization.h"
 #include "ops/emitter.h"
 
 namespace onnxc {
-namespace {
 
-// The input as [outer, n, inner], normalised along n.
-struct SoftmaxGeometry {
-  int64_t outer, n, inner;
-};
-
-SoftmaxGeometry geometry(const Node& n) {
-  const Shape& s = n.inputs[0]->shape;
-  int64_t r = static_cast<int64_t>(s.size());
-  bool coerce_2d = n.version < 13;
-  int64_t axis = normalize_axis(n, n.attr_int("axis", coerce_2d ? 1 : -1), r);
+SoftmaxGeometry softmax_geometry(const Node& n, const Shape& s, int64_t axis, bool coerce_2d) {
+  const auto r = static_cast<int64_t>(s.size());
+  axis = normalize_axis(n, axis, r);
   SoftmaxGeometry g{1, 1, 1};
   for (int64_t i = 0; i < r; ++i) {
-    int64_t d = s[static_cast<std::size_t>(i)];
+    const int64_t d = s[static_cast<std::size_t>(i)];
     if (i < axis) g.outer *= d;
     else if (i == axis || coerce_2d) g.n *= d;
     else g.inner *= d;
   }
   return g;
+}
+
+namespace {
+
+SoftmaxGeometry geometry(const Node& n) {
+  return softmax_geometry(n, n.inputs[0]->shape, n.attr_int("axis", n.version < 13 ? 1 : -1), n.version < 13);
 }
 
 void infer_softmax(Node& n) {

@@ -263,6 +263,23 @@ void fit_conv_transpose(Node& n, std::size_t room, const ScratchOptions& o) {
                              : fmt::format("no room for one input row's columns ({} B, {} B free): the loops", row, room));
 }
 
+// A 3 x 3 depthwise QLinearConv (stride 1, "same" padding) whose kernel's scratch (the padded
+// plane and accumulators of rt::depthwise_integer_any) exceeds the room the tensors leave at its
+// step takes rt::depthwise_3x3, whose padded rows are on the stack (no scratch), rather than grow
+// the arena (kws-dscnn and the VWW MobileNet on the portable target: their depthwise steps are at
+// the liveness peak). Targets whose kernel needs no scratch marked the node before (pack passes).
+bool fit_qlinear_depthwise(Node& n, std::size_t room) {
+  if (n.has_attr(kDepthwise3x3Attr) || n.has_attr(kDepthwiseInPlaceAttr) || !qlinear_conv_depthwise_3x3_applies(n))
+    return false;
+  const std::size_t wanted = find_op(n.domain, n.op_type)->scratch_bytes(n);
+  if (wanted <= room) return false;
+  n.set_attr_int(kDepthwise3x3Attr, 1);
+  n.set_attr_string(kScratchNoteAttr, fmt::format("3 x 3 depthwise, padded rows on the stack (no scratch): the plane "
+                                                  "kernel's {} B exceed the {} B free",
+                                                  wanted, room));
+  return true;
+}
+
 }  // namespace
 
 int fit_scratch(Graph& g, std::size_t alignment, PlanOptions plan, const ScratchOptions& o) {
@@ -286,6 +303,10 @@ int fit_scratch(Graph& g, std::size_t alignment, PlanOptions plan, const Scratch
     }
     if (n.op_type == "LSTM" && (lstm_can_keep_state_in_outputs(n) || lstm_packs_weights(n, o.simd))) {
       fit_lstm(n, room, o);
+      ++fitted;
+      return;
+    }
+    if (n.op_type == "QLinearConv" && fit_qlinear_depthwise(n, room)) {
       ++fitted;
       return;
     }

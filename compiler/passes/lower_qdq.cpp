@@ -198,16 +198,30 @@ bool lower_gemm(Graph& g, Node& gemm, std::set<const Node*>& removed) {
   return true;
 }
 
+// A constant 8-bit tensor in the other 8-bit type: v + 128 for int8 to uint8, v - 128 back.
+// DQ reads the same values when both the data and its zero point are flipped: a constant operand
+// quantized as int8 (ONNX Runtime writes its weights so) meets activations made uint8 by
+// qdq_activations_to_uint8.
+Value* flipped_8bit(Graph& g, const Value& v) {
+  Tensor t = *v.constant;
+  t.dtype = v.dtype == DType::Int8 ? DType::Uint8 : DType::Int8;
+  for (uint8_t& byte : t.bytes) byte ^= 0x80;
+  return add_constant(g, v.name + "_flipped", std::move(t));
+}
+
 // Add or Mul of two activations: QLinearAdd or QLinearMul when both and the result have one
 // 8-bit type.
 bool lower_binary(Graph& g, Node& op, const char* qlinear_op, std::set<const Node*>& removed) {
-  const std::optional<Dequantized> a = match_dequantize(op.inputs[0]);
-  const std::optional<Dequantized> b = match_dequantize(op.inputs[1]);
+  std::optional<Dequantized> a = match_dequantize(op.inputs[0]);
+  std::optional<Dequantized> b = match_dequantize(op.inputs[1]);
   if (!a || !b || !is_activation(*a) || !is_activation(*b)) return false;
   const std::optional<Requantized> q = match_quantize(g, op.outputs[0]);
   if (!q) return false;
-  const DType type = a->zero_point->dtype;
-  if (b->zero_point->dtype != type || q->quantize->inputs[2]->dtype != type) return false;
+  const DType type = q->quantize->inputs[2]->dtype;
+  for (Dequantized* d : {&*a, &*b})
+    if (d->zero_point->dtype != type && !(d->data->constant && (d->data = flipped_8bit(g, *d->data)) &&
+                                          (d->zero_point = flipped_8bit(g, *d->zero_point))))
+      return false;
   removed.insert({q->quantize, q->relu});
   rewrite_to_domain(op, "com.microsoft", qlinear_op,
                     {a->data, a->scale, a->zero_point, b->data, b->scale, b->zero_point, q->quantize->inputs[1],
@@ -229,6 +243,29 @@ bool is_tabulable(const Node& n) {
   return true;
 }
 
+// A one-element operand of rank 0 or 1 (broadcasting it changes no shape): a float constant, or a
+// DequantizeLinear of a constant (a quantizer's quantized scalar), as the float it stands for.
+std::optional<float> scalar_operand(const Value* v) {
+  if (constant_float(v) && v->constant->numel() == 1 && v->shape.size() <= 1) return v->constant->data<float>()[0];
+  const std::optional<Dequantized> d = match_dequantize(v);
+  if (!d || !d->data->constant || d->data->constant->numel() != 1 || d->data->shape.size() > 1 || d->axis >= 0)
+    return std::nullopt;
+  const int64_t zero = d->zero_point ? d->zero_point->constant->int_at(0) : 0;
+  return static_cast<float>(d->data->constant->int_at(0) - zero) * d->scale->constant->data<float>()[0];
+}
+
+// Add, Sub, Mul, Div or Pow of an activation and a scalar (x / sqrt(2) and 0.5 x of an exported
+// GELU, attention's scaling, 1 + erf): a unary function of the activation, so a table. Returns
+// the index of the activation operand and the scalar, or nullopt.
+std::optional<std::pair<std::size_t, float>> scalar_binary(const Node& n) {
+  static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div", "Pow"};
+  if (!n.domain.empty() || !ops.count(n.op_type) || n.inputs.size() != 2 || !n.has_input(0) || !n.has_input(1))
+    return std::nullopt;
+  for (std::size_t c : {std::size_t{1}, std::size_t{0}})
+    if (const std::optional<float> v = scalar_operand(n.inputs[c])) return std::make_pair(1 - c, *v);
+  return std::nullopt;
+}
+
 // The 256 values of an 8-bit type, lowest first.
 Tensor all_values(DType type) {
   Tensor t(type, {256});
@@ -237,8 +274,10 @@ Tensor all_values(DType type) {
 }
 
 // table[v] = Q(f(DQ(v))) for the 256 values v of x's type: DQ and Q as ONNX defines them, f by the
-// operator's own fold on a scratch graph. Empty when f cannot be folded.
-std::optional<Tensor> tabulate(const Node& op, const Dequantized& x, const Node& quantize) {
+// operator's own fold on a scratch graph, x its input `x_index`, a binary operator's other operand
+// the scalar `other` when given. Empty when f cannot be folded.
+std::optional<Tensor> tabulate(const Node& op, const Dequantized& x, const Node& quantize, std::size_t x_index,
+                               std::optional<float> other) {
   const OpDef* def = find_op(op.domain, op.op_type);
   if (!def || !def->fold) return std::nullopt;
   const DType type = x.zero_point->dtype;
@@ -258,7 +297,12 @@ std::optional<Tensor> tabulate(const Node& op, const Dequantized& x, const Node&
   f.version = op.version;
   f.attrs = op.attrs;
   f.inputs = op.inputs;
-  f.inputs[0] = add_constant(scratch, "x", std::move(dequantized));
+  f.inputs[x_index] = add_constant(scratch, "x", std::move(dequantized));
+  if (other) {
+    Tensor c(DType::Float, {});
+    c.data<float>()[0] = *other;
+    f.inputs[1 - x_index] = add_constant(scratch, "c", std::move(c));
+  }
   f.outputs = {scratch.add_unique_value("y")};
   def->infer(f);
   std::vector<Tensor> results;
@@ -276,16 +320,38 @@ std::optional<Tensor> tabulate(const Node& op, const Dequantized& x, const Node&
 }
 
 bool lower_lookup(Graph& g, Node& op, std::set<const Node*>& removed) {
-  if (!op.has_input(0) || !is_tabulable(op)) return false;
-  const std::optional<Dequantized> x = match_dequantize(op.inputs[0]);
+  const std::optional<std::pair<std::size_t, float>> binary = scalar_binary(op);
+  const std::size_t x_index = binary ? binary->first : 0;
+  if (!op.has_input(x_index) || (!binary && !is_tabulable(op))) return false;
+  const std::optional<Dequantized> x = match_dequantize(op.inputs[x_index]);
   if (!x || !is_activation(*x)) return false;
   const std::optional<Requantized> q = match_quantize(g, op.outputs[0]);
   if (!q || q->quantize->inputs[2]->dtype != x->zero_point->dtype) return false;
-  std::optional<Tensor> table = tabulate(op, *x, *q->quantize);
+  std::optional<Tensor> table =
+      tabulate(op, *x, *q->quantize, x_index, binary ? std::optional<float>(binary->second) : std::nullopt);
   if (!table) return false;
   removed.insert({q->quantize, q->relu});
   Value* table_value = add_constant(g, op.name + "_table", std::move(*table));
   rewrite_to_domain(op, "onnxc", "QLinearLookup", {x->data, table_value}, *q);
+  return true;
+}
+
+// Softmax over 8-bit logits whose result is quantized to their type: QLinearSoftmax (a table of
+// exp per difference to the row's largest logit, an int32 sum; onnxc/quant_softmax.h), within a
+// step of the float definition.
+bool lower_softmax(Graph& g, Node& softmax, std::set<const Node*>& removed) {
+  if (!is_onnx_op(&softmax, "Softmax") || !softmax.has_input(0)) return false;
+  const std::optional<Dequantized> x = match_dequantize(softmax.inputs[0]);
+  if (!x || !is_activation(*x)) return false;
+  const std::optional<Requantized> q = match_quantize(g, softmax.outputs[0]);
+  if (!q || q->relu || q->quantize->inputs[2]->dtype != x->zero_point->dtype) return false;
+  const int64_t opset = softmax.version;
+  const int64_t axis = softmax.attr_int("axis", opset < 13 ? 1 : -1);
+  removed.insert(q->quantize);
+  rewrite_to_domain(softmax, "com.microsoft", "QLinearSoftmax",
+                    {x->data, x->scale, x->zero_point, q->quantize->inputs[1], q->quantize->inputs[2]}, *q);
+  softmax.set_attr_int("axis", axis);
+  softmax.set_attr_int("opset", opset);
   return true;
 }
 
@@ -304,15 +370,95 @@ bool is_global_average(const Node& n) {
   return n.attr_ints("kernel_shape") == plane && all(n.attr_ints("pads"), 0) && all(n.attr_ints("dilations"), 1);
 }
 
+// A ReduceMean's reduced axes, sorted and non-negative; empty when it reduces nothing or its axes
+// are not constant. (No axes reduce every axis unless noop_with_empty_axes.)
+std::vector<int64_t> mean_axes(const Node& n) {
+  if (!is_onnx_op(&n, "ReduceMean") || !n.has_input(0) || !n.has_output(0)) return {};
+  const auto rank = static_cast<int64_t>(n.inputs[0]->shape.size());
+  std::vector<int64_t> axes = n.attr_ints("axes");
+  if (n.has_input(1)) {
+    const Value* a = n.inputs[1];
+    if (!a->constant || a->dtype != DType::Int64) return {};
+    axes.clear();
+    for (int64_t i = 0; i < a->constant->numel(); ++i) axes.push_back(a->constant->int_at(i));
+  }
+  if (axes.empty() && !n.attr_int("noop_with_empty_axes", 0))
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  for (int64_t& a : axes) a = a < 0 ? a + rank : a;
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  if (axes.empty() || axes.front() < 0 || axes.back() >= rank) return {};
+  return axes;
+}
+
+// `from` through a new node of `op_type` (constant int64 `ints` as its second input when given,
+// else attribute perm) into a new 8-bit value, inserted after `after`.
+Value* insert_move(Graph& g, const Node& like, const Node* after, Value* from, const char* op_type,
+                   const std::vector<int64_t>& ints) {
+  Value* to = g.add_unique_value(from->name + "_" + op_type);
+  std::vector<Value*> inputs = {from};
+  if (std::string(op_type) == "Reshape") {
+    Tensor shape(DType::Int64, {static_cast<int64_t>(ints.size())});
+    std::copy(ints.begin(), ints.end(), shape.data<int64_t>());
+    inputs.push_back(add_constant(g, to->name + "_shape", std::move(shape)));
+  }
+  Node* n = insert_node_after(g, after, make_node(like, std::string("_") + op_type, "", op_type, 14, inputs, {to}));
+  if (std::string(op_type) == "Transpose") {
+    n->version = 13;
+    n->set_attr_ints("perm", ints);
+  }
+  find_op(n->domain, n->op_type)->infer(*n);
+  return to;
+}
+
+// DQ -> GlobalAveragePool (or an AveragePool over whole planes) -> Q is QLinearGlobalAveragePool;
+// so is DQ -> ReduceMean -> Q over any axes, the 8-bit input viewed as [1, kept, reduced]: a
+// Transpose on the 8-bit tensor first when the reduced axes are not the last ones (transformers'
+// mean over the tokens), a Reshape after it to the ReduceMean's output shape. PyTorch's
+// x.mean([2, 3]) (MnasNet, ShuffleNet) needs no Transpose.
 bool lower_global_average(Graph& g, Node& pool, std::set<const Node*>& removed) {
-  if (!is_global_average(pool)) return false;
+  const std::vector<int64_t> axes = mean_axes(pool);
+  if (axes.empty() && !is_global_average(pool)) return false;
   const std::optional<Dequantized> x = match_dequantize(pool.inputs[0]);
   if (!x || !is_activation(*x)) return false;
   const std::optional<Requantized> q = match_quantize(g, pool.outputs[0]);
   if (!q || q->quantize->inputs[2]->dtype != x->zero_point->dtype) return false;
   removed.insert({q->quantize, q->relu});
+  Value* in = x->data;
+  Value* out = q->quantize->outputs[0];
+  const Shape out_shape = out->shape;  // (inferring the pool below writes the pool's own)
+  const Shape x_shape = in->shape;
+  const auto rank = static_cast<int64_t>(x_shape.size());
+  bool planes = !axes.empty() && rank >= 3 && axes.size() == static_cast<std::size_t>(rank - 2) && axes.front() == 2;
+  if (!axes.empty() && !planes) {
+    std::vector<int64_t> perm, view = {1, 1, 1};
+    for (int64_t a = 0; a < rank; ++a)
+      if (!std::binary_search(axes.begin(), axes.end(), a)) perm.push_back(a), view[1] *= x_shape[static_cast<std::size_t>(a)];
+    for (int64_t a : axes) perm.push_back(a), view[2] *= x_shape[static_cast<std::size_t>(a)];
+    const Node* after = pool.inputs[0]->producer;
+    bool identity = true;
+    for (std::size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+    if (!identity) {
+      in = insert_move(g, pool, after, in, "Transpose", perm);
+      after = in->producer;
+    }
+    in = insert_move(g, pool, after, in, "Reshape", view);
+  }
   rewrite_to_domain(pool, "com.microsoft", "QLinearGlobalAveragePool",
-                    {x->data, x->scale, x->zero_point, q->quantize->inputs[1], q->quantize->inputs[2]}, *q);
+                    {in, x->scale, x->zero_point, q->quantize->inputs[1], q->quantize->inputs[2]}, *q);
+  find_op(pool.domain, pool.op_type)->infer(pool);
+  if (axes.empty() || (planes && out_shape == out->shape)) return true;
+  out->shape = out_shape;
+  // [.., 1, ...] to the shape the ReduceMean wrote: a Reshape of the 8-bit tensor.
+  Value* pooled = g.add_unique_value(out->name + "_pooled");
+  pool.outputs[0] = pooled;
+  pooled->producer = &pool;
+  find_op(pool.domain, pool.op_type)->infer(pool);
+  Tensor shape(DType::Int64, {static_cast<int64_t>(out_shape.size())});
+  std::copy(out_shape.begin(), out_shape.end(), shape.data<int64_t>());
+  Node* reshape = insert_node_after(g, &pool, make_node(pool, "_reshape", "", "Reshape", 14,
+                                                        {pooled, add_constant(g, out->name + "_shape", std::move(shape))}, {out}));
+  find_op(reshape->domain, reshape->op_type)->infer(*reshape);
   return true;
 }
 
@@ -370,12 +516,35 @@ bool lower_average_pool(Graph& g, Node& pool, std::set<const Node*>& removed) {
 
 }  // namespace
 
+// One pass over the 8-bit tensor instead of several, the same values.
+int compose_lookups(Graph& g) {
+  std::set<const Node*> removed;
+  for (const auto& n : g.nodes) {
+    Node& b = *n;
+    if (b.domain != "onnxc" || b.op_type != "QLinearLookup") continue;
+    Node* a = b.inputs[0]->producer;
+    if (!a || removed.count(a) || a->domain != "onnxc" || a->op_type != "QLinearLookup" || single_reader(g, b.inputs[0]) != &b)
+      continue;
+    const Tensor& first = *a->inputs[1]->constant;
+    const Tensor& second = *b.inputs[1]->constant;
+    const uint8_t flip = first.dtype == DType::Int8 ? 0x80 : 0;  // the table index of value v: v less the lowest
+    Tensor both(first.dtype, {256});
+    for (std::size_t i = 0; i < 256; ++i) both.bytes[i] = second.bytes[static_cast<uint8_t>(first.bytes[i] ^ flip)];
+    b.inputs = {a->inputs[0], add_constant(g, b.name + "_composed_table", std::move(both))};
+    removed.insert(a);
+  }
+  erase_nodes(g, removed);
+  return static_cast<int>(removed.size());
+}
+
+
 int lower_qdq_pools(Graph& g) {
   int lowered = 0;
   std::set<const Node*> removed;
-  for (const auto& n : g.nodes)
-    if (!removed.count(n.get()) && (lower_global_average(g, *n, removed) || lower_average_pool(g, *n, removed)))
-      ++lowered;
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {  // by index: a lowered ReduceMean inserts a Reshape
+    Node* n = g.nodes[i].get();
+    if (!removed.count(n) && (lower_global_average(g, *n, removed) || lower_average_pool(g, *n, removed))) ++lowered;
+  }
   erase_nodes(g, removed);
   return lowered;
 }
@@ -390,7 +559,7 @@ int lower_qdq(Graph& g) {
         (is_onnx_op(n.get(), "Gemm") && lower_gemm(g, *n, removed)) ||
         (is_onnx_op(n.get(), "Add") && lower_binary(g, *n, "QLinearAdd", removed)) ||
         (is_onnx_op(n.get(), "Mul") && lower_binary(g, *n, "QLinearMul", removed)) ||
-        lower_lookup(g, *n, removed))
+        lower_softmax(g, *n, removed) || lower_lookup(g, *n, removed))
       ++lowered;
   }
   erase_nodes(g, removed);

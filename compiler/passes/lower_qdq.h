@@ -31,4 +31,9 @@ int lower_qdq(Graph& g);
 // QLinearAdd and QLinearGlobalAveragePool are ONNX Runtime's (domain com.microsoft).
 int lower_qdq_pools(Graph& g);
 
+// After dead nodes are gone (the DQs lower-qdq left unread): an onnxc.QLinearLookup whose input
+// only another one reads becomes one table, table_b[table_a[v]] (the exported GELU's Div, Erf and
+// Add; a requantization after an activation). Returns the tables removed.
+int compose_lookups(Graph& g);
+
 }  // namespace onnxc

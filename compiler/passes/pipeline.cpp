@@ -102,6 +102,7 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   c.file_nodes = g.nodes.size();
   if (enabled(o, "lower-qdq")) lower_qdq_pools(g);
   eliminate_dead_nodes(g);  // also drops folded nodes: always on
+  if (enabled(o, "lower-qdq")) compose_lookups(g);
   c.folded_nodes = c.file_nodes - g.nodes.size();
   if (enabled(o, "simplify")) c.folded_nodes += static_cast<std::size_t>(simplify(g));
   // Before fuse-elementwise, which would merge the scalings and the mask's Add.

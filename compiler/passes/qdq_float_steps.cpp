@@ -15,7 +15,7 @@ bool has_integer_form(const Node& n) {
       "Flatten",   "Squeeze", "Unsqueeze", "Transpose",   "Slice",     "Pad",         "MaxPool", "Concat",
       "GlobalAveragePool", "AveragePool", "Abs", "Celu", "Cos", "Elu", "Erf", "Exp", "Gelu", "HardSigmoid",
       "HardSwish", "LeakyRelu", "Log", "Mish", "Neg", "Reciprocal", "Selu", "Sigmoid", "Sin", "Softplus", "Softsign",
-      "Sqrt", "Tanh", "ThresholdedRelu"};
+      "Sqrt", "Tanh", "ThresholdedRelu", "Softmax"};
   return n.domain.empty() && ops.count(n.op_type);
 }
 
@@ -23,9 +23,9 @@ std::string why_float(const Node& n) {
   if (is_onnx_op(&n, "DequantizeLinear")) return "dequantizes for the float step after it";
   if (is_onnx_op(&n, "QuantizeLinear")) return "quantizes a float result";
   // Operators with no integer form in onnxc, and why (docs/quantization.md lists them).
-  if (is_onnx_op(&n, "Softmax") || is_onnx_op(&n, "LogSoftmax"))
-    return "onnxc has no integer form of " + n.op_type +
-           " (each output depends on its whole row through the sum of exponentials, not on one 8-bit value)";
+  if (is_onnx_op(&n, "LogSoftmax"))
+    return "onnxc has no integer form of LogSoftmax (a Softmax whose result is quantized is QLinearSoftmax; the "
+           "logarithm of the row's sum is not written)";
   if (is_onnx_op(&n, "LayerNormalization") || is_onnx_op(&n, "InstanceNormalization") ||
       is_onnx_op(&n, "GroupNormalization"))
     return "onnxc has no integer form of " + n.op_type +

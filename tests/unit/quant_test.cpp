@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "onnxc/quant.h"
+#include "onnxc/quant_softmax.h"
 #include "passes/pipeline.h"
 #include "passes/qdq_patterns.h"
 
@@ -528,7 +529,8 @@ TEST_CASE("lower-qdq tabulates quantized activations and lowers Mul", "[quant]")
   // make.py's qdq_activations: Sigmoid, Mul, HardSwish, LeakyRelu, Clip, Tanh, Add, MaxPool, all in QDQ.
   const std::string path = std::string(ONNXC_TEST_DIR) + "/models/quant/qdq_activations/model.onnx";
   const std::vector<std::string> ops = op_types(onnxc::compile_model(path, {}));
-  CHECK(std::count(ops.begin(), ops.end(), "QLinearLookup") == 5);
+  // Sigmoid's table, and one for HardSwish -> LeakyRelu -> Clip -> Tanh (consecutive tables composed).
+  CHECK(std::count(ops.begin(), ops.end(), "QLinearLookup") == 2);
   CHECK(std::count(ops.begin(), ops.end(), "QLinearMul") == 1);
   CHECK(std::count(ops.begin(), ops.end(), "QLinearAdd") == 1);
   for (const char* op : {"Sigmoid", "Mul", "HardSwish", "LeakyRelu", "Clip", "Tanh", "Add"}) CHECK_FALSE(contains(ops, op));
@@ -550,6 +552,67 @@ TEST_CASE("QLinearMul and lookup on hand-computed values", "[quant]") {
   CHECK(int(y[0]) == 64);
   CHECK(int(y[1]) == 0);
   CHECK(int(y[2]) == -1);
+}
+
+// The float definition DQ -> Softmax -> Q in double, for rows of n along a stride `inner`.
+template <class Q>
+std::vector<int> softmax_reference(const std::vector<Q>& x, int n, int inner, double x_scale, double y_scale, int y_zero) {
+  std::vector<int> y(x.size());
+  for (std::size_t o = 0; o < x.size() / static_cast<std::size_t>(n * inner); ++o)
+    for (int i = 0; i < inner; ++i) {
+      const std::size_t base = o * static_cast<std::size_t>(n * inner) + static_cast<std::size_t>(i);
+      double sum = 0;
+      for (int j = 0; j < n; ++j) sum += std::exp(x[base + static_cast<std::size_t>(j * inner)] * x_scale);
+      for (int j = 0; j < n; ++j) {
+        const double p = std::exp(x[base + static_cast<std::size_t>(j * inner)] * x_scale) / sum;
+        const double lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
+        y[base + static_cast<std::size_t>(j * inner)] = static_cast<int>(std::clamp(std::nearbyint(p / y_scale) + y_zero, lo, hi));
+      }
+    }
+  return y;
+}
+
+template <class Q>
+void check_qlinear_softmax(int outer, int n, int inner, double x_scale, float y_scale, int y_zero, std::mt19937& rng) {
+  std::uniform_int_distribution<int> value(std::numeric_limits<Q>::lowest(), std::numeric_limits<Q>::max());
+  std::vector<Q> x(static_cast<std::size_t>(outer * n * inner));
+  for (Q& v : x) v = static_cast<Q>(value(rng));
+  int bits = 23;  // as compiler/ops/quant_softmax.cpp chooses
+  while ((int64_t{1} << bits) * n > (int64_t{1} << 30)) --bits;
+  int32_t table[256];
+  for (int d = 0; d < 256; ++d) table[d] = static_cast<int32_t>(std::nearbyint(std::ldexp(std::exp(-d * x_scale), bits)));
+  std::vector<Q> y(x.size());
+  rt::qlinear_softmax(x.data(), y.data(), outer, n, inner, table, y_scale, y_zero);
+  const std::vector<int> expected = softmax_reference(x, n, inner, x_scale, y_scale, y_zero);
+  int exact = 0;
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    CHECK(std::abs(int(y[k]) - expected[k]) <= 1);
+    exact += int(y[k]) == expected[k];
+  }
+  CHECK(exact >= static_cast<int>(x.size()) * 99 / 100);  // a step off only near a rounding tie
+  rt::qlinear_softmax(x.data(), x.data(), outer, n, inner, table, y_scale, y_zero);  // in place
+  CHECK(std::equal(x.begin(), x.end(), y.begin()));
+}
+
+TEST_CASE("qlinear_softmax is within a step of the float definition, rows along any stride", "[quant]") {
+  std::mt19937 rng(29);
+  // Contiguous rows (the last axis), strided rows (an inner axis), a one-element row, a long row
+  // (fewer table bits), large and small input scales (the table underflows to 0 for large d).
+  check_qlinear_softmax<uint8_t>(7, 10, 1, 0.1, 1.0f / 256, 0, rng);
+  check_qlinear_softmax<uint8_t>(3, 197, 1, 0.05, 1.0f / 256, 0, rng);
+  check_qlinear_softmax<int8_t>(2, 13, 5, 0.2, 1.0f / 256, -128, rng);
+  check_qlinear_softmax<int8_t>(4, 1, 3, 0.1, 0.004f, -128, rng);
+  check_qlinear_softmax<uint8_t>(1, 5000, 1, 0.01, 0.0005f, 3, rng);
+  check_qlinear_softmax<uint8_t>(5, 33, 2, 0.003, 0.01f, 0, rng);
+  // Hand-computed: logits (0, ln 3 / s) -> (1/4, 3/4); y_scale 1/256 gives 64 and 192.
+  const double s = std::log(3.0) / 100;
+  int32_t table[256];
+  for (int d = 0; d < 256; ++d) table[d] = static_cast<int32_t>(std::nearbyint(std::ldexp(std::exp(-d * s), 23)));
+  const uint8_t x[2] = {20, 120};
+  uint8_t y[2];
+  rt::qlinear_softmax(x, y, 1, 2, 1, table, 1.0f / 256, 0);
+  CHECK(int(y[0]) == 64);
+  CHECK(int(y[1]) == 192);
 }
 
 // ---- the QDQ canonicalisation on the placement generator's models (tests/models/quant/styles,
@@ -595,8 +658,8 @@ TEST_CASE("QDQ canonical forms: a Clip between Q/DQ pairs becomes one table, a r
 
 TEST_CASE("lower-qdq: attention, SE gates, Resize, Concat of other scales and window averages become integer", "[quant]") {
   const std::string dir = std::string(ONNXC_TEST_DIR) + "/models/quant/styles/";
-  // styles.py's mobile net: only Softmax and LayerNormalization (no integer form) stay float, each
-  // between one DQ and one Q.
+  // styles.py's mobile net: only LayerNormalization (no integer form) stays float, between one DQ
+  // and one Q; the attention's Softmax is QLinearSoftmax.
   for (const char* model : {"mobile_qdq_u8_pc", "mobile_qdq_s8_pc_fused", "mobile_fx"}) {
     INFO(model);
     const onnxc::Compilation c = onnxc::compile_model(dir + model + "/model.onnx", {});
@@ -604,9 +667,11 @@ TEST_CASE("lower-qdq: attention, SE gates, Resize, Concat of other scales and wi
     for (const onnxc::FloatStep& f : onnxc::float_steps_between_integers(c.model.graph))
       if (f.node->op_type != "QuantizeLinear" && f.node->op_type != "DequantizeLinear") floats.push_back(f.node->op_type);
     std::sort(floats.begin(), floats.end());
-    CHECK(floats == std::vector<std::string>{"LayerNormalization", "Softmax"});
+    CHECK(floats == std::vector<std::string>{"LayerNormalization"});
     const std::vector<std::string> ops = op_types(c);
-    for (const char* op : {"Conv", "Mul", "Add", "MatMul", "AveragePool", "Sigmoid", "HardSwish", "HardSigmoid", "Gelu"})
+    CHECK(std::count(ops.begin(), ops.end(), "QLinearSoftmax") == 1);
+    for (const char* op : {"Conv", "Mul", "Add", "MatMul", "AveragePool", "Sigmoid", "HardSwish", "HardSigmoid", "Gelu",
+                           "Softmax"})
       CHECK_FALSE(contains(ops, op));
     // The two attention products of activations (the Gemm is onnxc.QLinearMatMulBias).
     CHECK(std::count(ops.begin(), ops.end(), "QLinearMatMul") == 2);

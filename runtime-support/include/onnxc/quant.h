@@ -1223,22 +1223,25 @@ inline void depthwise_3x3(const ConvParams& p, QuantOperand<X> x, QuantOperand<W
       const X* xc = x.data + (n * p.in_channels + c) * plane;
       const W* wc = w.data + c * 9;
       const std::int32_t zw = w.zero_point_at(c);
-      detail::Depthwise3x3Row k[3];
-      const std::int32_t correction = static_cast<std::int32_t>(zx) * detail::depthwise_3x3_kernel(wc, zw, k);
+      // Elsewhere than the DSP and MVE forms above: each kernel row as one pass of three taps over
+      // the output row, loops the compiler vectorises (the pairs of those forms do not).
+      std::int32_t k[9], weight_sum = 0;
+      for (int t = 0; t < 9; ++t) {
+        k[t] = static_cast<std::int32_t>(wc[t]) - zw;
+        weight_sum += k[t];
+      }
+      const std::int32_t correction = static_cast<std::int32_t>(zx) * weight_sum;
       auto row = [&](index_t ih) -> const X* { return ih < 0 || ih >= p.in_h ? padding : ring[ih % 3]; };
       detail::depthwise_3x3_pad_row(xc, width, zx, ring[0]);
       for (index_t oh = 0; oh < p.out_h; ++oh) {
         if (oh + 1 < p.in_h) detail::depthwise_3x3_pad_row(xc + (oh + 1) * width, width, zx, ring[(oh + 1) % 3]);
-        const X* above = row(oh - 1);
-        const X* centre = row(oh);
-        const X* below = row(oh + 1);
-        for (index_t ow = 0; ow < width; ow += 2) {
-          std::int32_t a0 = 0, a1 = 0;
-          detail::depthwise_3x3_row(above + ow, k[0], a0, a1);
-          detail::depthwise_3x3_row(centre + ow, k[1], a0, a1);
-          detail::depthwise_3x3_row(below + ow, k[2], a0, a1);
-          acc[ow] = a0;
-          acc[ow + 1] = a1;  // (one past an odd row: the row buffer has room)
+        for (index_t ow = 0; ow < width; ++ow) acc[ow] = 0;
+        for (int r = 0; r < 3; ++r) {
+          const X* src = row(oh - 1 + r);
+          const std::int32_t k0 = k[3 * r], k1 = k[3 * r + 1], k2 = k[3 * r + 2];
+          for (index_t ow = 0; ow < width; ++ow)
+            acc[ow] += k0 * static_cast<std::int32_t>(src[ow]) + k1 * static_cast<std::int32_t>(src[ow + 1]) +
+                       k2 * static_cast<std::int32_t>(src[ow + 2]);
         }
         store_row(out, c, (n * p.out_channels + c) * plane + oh * width, acc, width, correction);
       }

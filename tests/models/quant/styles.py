@@ -3,7 +3,7 @@
 calibrated with ONNX Runtime on the model's test inputs, and writes the expected outputs from
 ONNX Runtime running the quantized model.
 
-    styles.py SRC_DIR|vww|mobile|pools OUT_DIR STYLE...   (STYLE: see STYLES; `all` for every one)
+    styles.py SRC_DIR|vww|mobile|pools|tokens OUT_DIR STYLE...   (STYLE: see STYLES; `all` for every one)
     styles.py --corpus SHARED_MODELS_DIR OUT_DIR [--all-styles]
                                                the four models below into OUT_DIR/MODEL_STYLE
                                                (tests/models/quant/styles holds this output)
@@ -11,7 +11,8 @@ ONNX Runtime running the quantized model.
 SRC_DIR is a float model folder (model.onnx, test_data_set_0/input_0.pb); `vww` builds a
 MobileNetV1-0.25 (96 x 96 x 3, two classes, random weights from a fixed seed), `mobile` a small
 MobileNetV3-like net with squeeze-and-excitation, HardSwish, Resize, Concat and attention, `pools`
-four AveragePools (see mobile_float and pools_float). OUT_DIR/STYLE gets
+four AveragePools, `tokens` a channel shuffle, exported GELU and attention (see mobile_float,
+pools_float and tokens_float). OUT_DIR/STYLE gets
 the quantized model and test_data_set_0 (SRC's input, ONNX Runtime's outputs).
 
 Calibration: every float tensor of the (batch-norm folded) float model is made a graph output
@@ -214,6 +215,26 @@ class Quantizer:
                 ins.append(self.dq_const(node.input[2], np.rint(b / b_scale).astype(np.int32), b_scale, None, 0))
         return ins
 
+    def constant_operand(self, node, k):
+        """A constant input of another op, as the quantizers treat it: a MatMul's 2-D B an int8
+        weight (per column in the per-channel styles, as nn.Linear's weight of a 3-D input exports);
+        a tensor (not a scalar) added to or multiplied with an activation (a position embedding,
+        a Linear's bias after its MatMul) quantized per tensor in the activation type over its own
+        range; anything else (shapes, scalars, indices) as it is."""
+        name = node.input[k]
+        w = self.inits[name]
+        if w.dtype != np.float32:
+            return name
+        if node.op_type == "MatMul" and k == 1 and w.ndim == 2:
+            q, scale = self.weight(name, 1)
+            return self.dq_const(name, q, scale, np.zeros_like(scale, dtype=np.int8), 1)
+        if node.op_type in ("Add", "Sub", "Mul", "Div") and w.size > 1:
+            scale, zp = act_qparams(w, self.dtype, self.symmetric)
+            info = np.iinfo(self.dtype)
+            q = np.clip(np.rint(w / scale) + int(zp), info.min, info.max).astype(self.dtype)
+            return self.dq_const(name, q, scale, zp, None)
+        return name
+
     def run(self):
         g = self.g
         dq = {}
@@ -229,7 +250,7 @@ class Quantizer:
                 new.input.extend(self.weighted(node, dq[node.input[0]]))
             else:
                 for k, name in enumerate(node.input):
-                    new.input[k] = dq.get(name, name)
+                    new.input[k] = dq.get(name, name) if name not in self.inits else self.constant_operand(node, k)
             self.nodes.append(new)
             for o in node.output:
                 if self.quantized(o):
@@ -492,6 +513,49 @@ def pools_float(rng):
                        [("second", [1, 5, 6, 7]), ("odd", [1, 5, 5, 8]), ("excluded", [1, 5, 15, 17])], 19)
 
 
+def tokens_float(rng):
+    """What transformers and ShuffleNet export, small (opset 17, 8 x 6 x 6 input): a 1 x 1 Conv
+    and Relu, a channel shuffle (Reshape -> Transpose -> Reshape), the plane as 36 tokens, a
+    Linear on the 3-D tokens (MatMul by a constant, Add of a constant bias), GELU as exported
+    (Div by sqrt 2, Erf, Add 1, Mul, Mul by 0.5), attention (MatMul of two activations, Div by a
+    scalar, Softmax, MatMul), Flatten and Gemm to four logits; the shuffled planes' means
+    (ReduceMean over axes 2, 3 without keepdims) and the attention's mean over the tokens
+    (ReduceMean over axis 1) as two more outputs."""
+    def init(name, a):
+        return numpy_helper.from_array(np.asarray(a, dtype=np.int64 if name.startswith("shape") else np.float32), name)
+    inits = [init("w_conv", rng.standard_normal((8, 8, 1, 1)) * 0.5), init("b_conv", rng.standard_normal(8) * 0.1),
+             init("shape_groups", [1, 2, 4, 6, 6]), init("shape_planes", [1, 8, 6, 6]), init("shape_tokens", [1, 8, 36]),
+             init("w_linear", rng.standard_normal((8, 16)) * 0.4), init("b_linear", rng.standard_normal(16) * 0.1),
+             init("sqrt2", np.sqrt(2.0)), init("one", 1.0), init("half", 0.5), init("temperature", 4.0),
+             init("w_fc", rng.standard_normal((4, 36 * 16)) * 0.05), init("b_fc", rng.standard_normal(4) * 0.1)]
+    mk = helper.make_node
+    nodes = [mk("Conv", ["input", "w_conv", "b_conv"], ["conv"], kernel_shape=[1, 1]),
+             mk("Relu", ["conv"], ["relu"]),
+             mk("Reshape", ["relu", "shape_groups"], ["groups"]),
+             mk("Transpose", ["groups"], ["swapped"], perm=[0, 2, 1, 3, 4]),
+             mk("Reshape", ["swapped", "shape_planes"], ["shuffled"]),
+             mk("ReduceMean", ["shuffled"], ["pooled"], axes=[2, 3], keepdims=0),
+             mk("Reshape", ["shuffled", "shape_tokens"], ["planes"]),
+             mk("Transpose", ["planes"], ["tokens"], perm=[0, 2, 1]),
+             mk("MatMul", ["tokens", "w_linear"], ["linear"]),
+             mk("Add", ["linear", "b_linear"], ["biased"]),
+             mk("Div", ["biased", "sqrt2"], ["scaled"]),
+             mk("Erf", ["scaled"], ["erf"]),
+             mk("Add", ["erf", "one"], ["erf_plus_one"]),
+             mk("Mul", ["biased", "erf_plus_one"], ["gated"]),
+             mk("Mul", ["gated", "half"], ["gelu"]),
+             mk("Transpose", ["gelu"], ["keys"], perm=[0, 2, 1]),
+             mk("MatMul", ["gelu", "keys"], ["scores"]),
+             mk("Div", ["scores", "temperature"], ["tempered"]),
+             mk("Softmax", ["tempered"], ["attention"], axis=-1),
+             mk("MatMul", ["attention", "gelu"], ["attended"]),
+             mk("ReduceMean", ["attended"], ["token_mean"], axes=[1], keepdims=0),
+             mk("Flatten", ["attended"], ["flat"]),
+             mk("Gemm", ["flat", "w_fc", "b_fc"], ["logits"], transB=1)]
+    x = (rng.standard_normal((1, 8, 6, 6)) * 2).astype(np.float32)
+    return float_model("tokens", nodes, inits, x, [("logits", [1, 4]), ("pooled", [1, 8]), ("token_mean", [1, 16])], 17)
+
+
 def load_float(src):
     if src == "pools":
         return pools_float(np.random.default_rng(29))
@@ -499,6 +563,8 @@ def load_float(src):
         return mobile_float(np.random.default_rng(29))
     if src == "vww":
         return vww_float(np.random.default_rng(29))
+    if src == "tokens":
+        return tokens_float(np.random.default_rng(29))
     model = onnx.load(os.path.join(src, "model.onnx"))
     x = load_pb(os.path.join(src, "test_data_set_0", "input_0.pb"))
     return model, [(model.graph.input[0].name, x)]
@@ -517,7 +583,7 @@ def generate(src, d, style):
         q = to_qoperator(q)
     if style == "tflite":
         q, inputs = to_nhwc_input(q, inputs)
-    if opset(q) <= onnx.defs.onnx_opset_version():
+    if opset(q) <= onnx.defs.onnx_opset_version() and q.ir_version <= onnx.IR_VERSION:  # what this checker knows
         onnx.checker.check_model(q)
     expected = ort_run(q, inputs)
     shutil.rmtree(d, ignore_errors=True)
@@ -529,11 +595,12 @@ def generate(src, d, style):
 # (kept small: every style of the small models, the every-tensor and QOperator forms of the
 # larger ones; `--all-styles` writes every style of each, as docs/quantization.md measures).
 MODELS = {"kws_dscnn": "kws-dscnn", "resnet8": "resnet8-cifar", "ad_autoencoder": "ad-autoencoder", "vww": "vww",
-          "mobile": "mobile", "pools": "pools"}
+          "mobile": "mobile", "pools": "pools", "tokens": "tokens"}
 COMMITTED = {"kws_dscnn": STYLES, "resnet8": STYLES, "ad_autoencoder": ["qdq_u8_pc"], "vww": ["qdq_u8_pc", "qop", "tflite"],
-             "mobile": ["qdq_u8_pc", "qdq_s8_pc_fused", "fx"], "pools": ["qdq_u8_pc", "qdq_s8_pt"]}
+             "mobile": ["qdq_u8_pc", "qdq_s8_pc_fused", "fx"], "pools": ["qdq_u8_pc", "qdq_s8_pt"],
+             "tokens": ["qdq_u8_pc", "qdq_s8_pt"]}
 # Styles a model cannot take: the QOperator forms have no operator for HardSwish, Sigmoid, Resize...
-NO_QOPERATOR = {"mobile", "pools"}
+NO_QOPERATOR = {"mobile", "pools", "tokens"}
 
 
 def main():
@@ -542,7 +609,7 @@ def main():
         # styles.py --corpus SHARED_MODELS_DIR OUT_DIR [--all-styles]
         shared, out = args[1], args[2]
         for name, folder in MODELS.items():
-            src = folder if folder in ("vww", "mobile", "pools") else os.path.join(shared, folder)
+            src = folder if folder in ("vww", "mobile", "pools", "tokens") else os.path.join(shared, folder)
             for style in STYLES if "--all-styles" in args else COMMITTED[name]:
                 if name in NO_QOPERATOR and style in ("qop", "tflite"):
                     continue
