@@ -273,5 +273,9 @@ constexpr const char* kDepthwiseInPlaceAttr = "onnxc.depthwise_in_place";
 // parallel-for (absent: 1, the kernel runs serially); 0: compute it with
 // rt::conv_depthwise_in_place instead (no scratch). Set by fit-scratch.
 constexpr const char* kParallelSlotsAttr = "onnxc.parallel_slots";
+// A QLinearConv's output table (fuse-output-table): the 256-entry table of the onnxc.QLinearLookup
+// that read its output, merged into it; the kernels store table[requantized byte]
+// (rt::RequantizeLookupOutput).
+constexpr std::size_t kOutputTableInput = 13;
 
 }  // namespace onnxc

@@ -286,7 +286,8 @@ const OpRegistrar qlinear_conv_op([] {
     // Scratch: the kernel's (accumulator plane or im2col block), then the multipliers when they
     // are computed at run time.
     const std::string requant_scratch = fmt::format("({} + {})", e.scratch(), qlinear_conv_kernel_scratch(n));
-    const std::string output = emit_requantize_output(n, e, kRequantInputs, m, 7, kBias, requant_scratch);
+    const std::string output =
+        emit_requantize_output(n, e, kRequantInputs, m, 7, kBias, requant_scratch, kOutputTableInput);
     const int64_t cols = qconv_gemm_cols(n);
     const bool dual_mac = takes_dual_mac_kernel(n);
     const bool vnni = n.has_input(kVnniWeightsInput);

@@ -394,6 +394,35 @@ inline void store_row_started(const RequantizeOutput<Q, R>& out, index_t channel
   store_row(out, channel, i, acc, n, out.bias ? out.bias[channel] : 0);  // (adds 0)
 }
 
+// A requantized output mapped through a table (fuse-output-table: an onnxc.QLinearLookup merged
+// into the QLinearConv writing its input, on the cores whose store_row looks it up in registers):
+// y = table[requantize(acc) - lowest], the two steps' bytes.
+template <class Q, class R = Requant>
+struct RequantizeLookupOutput {
+  RequantizeOutput<Q, R> requant;
+  const Q* table;  // 256 entries, table[0] for Q's lowest value
+  void operator()(index_t channel, index_t i, std::int32_t acc) const {
+    requant(channel, i, acc);
+    requant.y[i] = table[static_cast<std::int32_t>(requant.y[i]) - std::numeric_limits<Q>::lowest()];
+  }
+};
+template <class Q, class R>
+inline void store_row(const RequantizeLookupOutput<Q, R>& out, index_t channel, index_t i, const std::int32_t* acc,
+                      index_t n, std::int32_t offset) {
+  store_row(out.requant, channel, i, acc, n, offset);
+  Q* y = out.requant.y + i;
+  for (index_t j = 0; j < n; ++j) y[j] = out.table[static_cast<std::int32_t>(y[j]) - std::numeric_limits<Q>::lowest()];
+}
+template <class Q, class R>
+inline std::int32_t row_start(const RequantizeLookupOutput<Q, R>& out, index_t channel, std::int32_t offset) {
+  return row_start(out.requant, channel, offset);
+}
+template <class Q, class R>
+inline void store_row_started(const RequantizeLookupOutput<Q, R>& out, index_t channel, index_t i,
+                              const std::int32_t* acc, index_t n) {
+  store_row(out, channel, i, acc, n, out.requant.bias ? out.requant.bias[channel] : 0);  // (adds 0)
+}
+
 }  // namespace rt
 }  // namespace onnxc
 

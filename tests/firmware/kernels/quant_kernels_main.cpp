@@ -183,6 +183,30 @@ int requantize_case(index_t n, float multiplier, std::int32_t zero_point, std::i
       sh::print("\n");
       return 1;
     }
+  // With an output table (fuse-output-table, the M4's LDRB per output): table[the definition's
+  // byte], from both entries (the sums above are started ones; undone for store_row).
+  Q table[256];
+  for (Q& t : table) t = static_cast<Q>(next());
+  const rt::RequantizeLookupOutput<Q, rt::Requant> looked{{again, biases, &r, 0, zero_point}, table};
+  for (int started = 0; started < 2; ++started) {
+    for (index_t i = 0; i <= n; ++i) again[i] = 77;
+    if (started) {
+      rt::store_row_started(looked, 0, 0, acc, n);
+    } else {
+      for (index_t i = 0; i < n; ++i) acc[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[i]) - start);
+      rt::store_row(looked, 0, 0, acc, n, 3);
+      for (index_t i = 0; i < n; ++i) acc[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[i]) + start);
+    }
+    for (index_t i = 0; i <= n; ++i) {
+      const Q want = i < n ? table[static_cast<std::int32_t>(out[i]) - std::numeric_limits<Q>::lowest()] : Q(77);
+      if (again[i] != want) {
+        sh::print(started ? "store_row_started with a table: at " : "store_row with a table: at ");
+        print_number(i);
+        sh::print("\n");
+        return 1;
+      }
+    }
+  }
   return 0;
 }
 
