@@ -720,6 +720,9 @@ inline void fill_bytes(std::uint8_t* dst, std::uint8_t v, index_t n) {
 #if defined(ONNXC_QUANT_MVE)
 #include "onnxc/quant_depthwise_mve.h"  // (tested under QEMU: tests/firmware/kernels)
 #endif
+#if defined(ONNXC_QUANT_DUAL_MAC) && !defined(ONNXC_QUANT_MVE)
+#include "onnxc/quant_depthwise_rows_armv7em_dsp.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
 
 namespace onnxc {
 namespace rt {
@@ -783,9 +786,9 @@ inline void depthwise_rows(const ConvParams& p, QuantOperand<X> x, QuantOperand<
   // Input columns [lo - pad_w, hi - pad_w) go to row[lo, hi); the rest is x's zero point.
   const index_t lo = p.pad_w < cols ? p.pad_w : cols;
   const index_t hi = p.pad_w + p.in_w < cols ? p.pad_w + p.in_w : cols;
-  X row[kDepthwiseRowsMaxRow];
+  X row[kDepthwiseRowsMaxRow + 4];  // (+4: the stride-2 taps' words read one byte past)
   std::int32_t acc[kDepthwiseRowsMaxOut];
-  for (index_t j = 0; j < cols; ++j) row[j] = zx;
+  for (index_t j = 0; j < cols + 4; ++j) row[j] = zx;
   for (index_t n = 0; n < p.batch; ++n)
     for (index_t c = 0; c < p.out_channels; ++c) {
       const X* xc = x.data + (n * p.in_channels + c) * in_plane;
@@ -802,6 +805,14 @@ inline void depthwise_rows(const ConvParams& p, QuantOperand<X> x, QuantOperand<
           copy_bytes(reinterpret_cast<std::uint8_t*>(row + lo),
                      reinterpret_cast<const std::uint8_t*>(xc + ih * p.in_w + lo - p.pad_w), hi - lo);
           for (index_t kw = 0; kw < p.k_w; ++kw) weight_sum += k[kh * p.k_w + kw];
+#if defined(ONNXC_QUANT_DUAL_MAC) && !defined(ONNXC_QUANT_MVE)
+          if (p.k_w == 3 && p.stride_w == 2) {  // (quant_depthwise_rows_armv7em_dsp.h)
+            if (first) depthwise_row_taps_s2_dsp<true>(row, p.out_w, k + kh * 3, acc);
+            else depthwise_row_taps_s2_dsp<false>(row, p.out_w, k + kh * 3, acc);
+            first = false;
+            continue;
+          }
+#endif
           depthwise_row_taps(row, p.out_w, p.stride_w, k + kh * p.k_w, p.k_w, first, acc);
           first = false;
         }
