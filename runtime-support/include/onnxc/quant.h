@@ -1244,13 +1244,19 @@ namespace rt {
 // y = depthwise conv(x - x_zp, w - w_zp): out(channel, flat index, acc) as for conv_integer.
 // Needs no scratch: the ring of padded rows, a row of zero points and one output row's sums
 // (requantized by one store_row per row) are on the stack, about 540 bytes.
+// scratch: the M4's and M7's bands (depthwise_3x3_dsp_scratch_bytes(p) bytes, 4-byte aligned:
+// the plan's, where it had room), or null: on the stack; the other forms take none.
 template <class X, class W, class Out>
-inline void depthwise_3x3(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
+inline void depthwise_3x3(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out,
+                          std::uint8_t* scratch = nullptr) {
 #if defined(ONNXC_QUANT_MVE)
+  static_cast<void>(scratch);
   static_assert(3 * (kDepthwise3x3MaxWidth + 2) <= detail::kDepthwiseMveBandBytes, "the band holds 3 padded rows");
   return detail::depthwise_3x3_mve(p, x, w, out);  // (quant_depthwise_mve.h)
 #elif defined(ONNXC_QUANT_DUAL_MAC)
-  return detail::depthwise_3x3_dsp(p, x, w, out);  // (quant_depthwise_armv7em_dsp.h)
+  return detail::depthwise_3x3_dsp(p, x, w, out, scratch);  // (quant_depthwise_armv7em_dsp.h)
+#else
+  static_cast<void>(scratch);
 #endif
   const X zx = static_cast<X>(x.zero_point_at(0));
   const index_t width = p.in_w, plane = p.in_h * p.in_w;
@@ -1891,12 +1897,18 @@ namespace onnxc {
 namespace rt {
 
 // y = conv(x - x_zp, w): out(channel, flat index, acc) as for conv_integer. w_packed:
-// qconv_pointwise_pack_weights; row_sums: qconv_weight_row_sums. Needs no scratch.
+// qconv_pointwise_pack_weights; row_sums: qconv_weight_row_sums. scratch: where the M4's and
+// M7's kernel widens its block (qconv_pointwise_dsp_scratch_bytes(p) bytes, 4-byte aligned: the
+// plan's, where it had room), or null: on the stack; the other forms take none.
 template <class Out>
 inline void qconv_pointwise(const ConvParams& p, const std::uint8_t* x, std::uint8_t x_zero_point,
-                            const std::int32_t* w_packed, const index_t* row_sums, Out out) {
+                            const std::int32_t* w_packed, const index_t* row_sums, Out out,
+                            std::uint8_t* scratch = nullptr) {
 #if defined(ONNXC_QUANT_DUAL_MAC) && !defined(ONNXC_QUANT_MVE)
-  return detail::qconv_pointwise_dsp(p, x, x_zero_point, w_packed, row_sums, out);  // (quant_pointwise_armv7em_dsp.h)
+  return detail::qconv_pointwise_dsp(p, x, x_zero_point, w_packed, row_sums, out,
+                                     reinterpret_cast<std::uint32_t*>(scratch));
+#else
+  static_cast<void>(scratch);
 #endif
   const index_t plane = p.in_d * p.in_h * p.in_w, pairs = qconv_pointwise_channel_pairs(p);
   const index_t pair_positions = plane / kPointwiseTilePositions * kPointwiseTilePositions;
