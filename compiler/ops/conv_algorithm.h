@@ -168,6 +168,12 @@ std::optional<Tensor> qlinear_conv_dual_mac_pairs(const Node& qlinear_conv);
 // QLinearConv's weights in rt::qconv_avx2's layout (int16 pairs of input channels), when that
 // kernel can compute it.
 std::optional<Tensor> qlinear_conv_avx2_pairs(const Node& qlinear_conv);
+// Bytes of the widened columns rt::qconv_gemm_pairs adds to the im2col block of a QLinearConv
+// with kDspScratchAttr and its pairs (0 otherwise), for blocks of `cols` columns.
+std::size_t qlinear_conv_widened_bytes(const Node& qlinear_conv, int64_t cols);
+// Bytes of the working block of a QLinearConv with kDspScratchAttr through rt::qconv_pointwise
+// or rt::depthwise_3x3 (0 otherwise).
+std::size_t qlinear_conv_dsp_block_bytes(const Node& qlinear_conv);
 // Whether rt::depthwise_3x3 (no scratch, for the same cores) can compute the QLinearConv.
 bool qlinear_conv_depthwise_3x3_applies(const Node& qlinear_conv);
 // Whether the byte-permute depthwise kernel (AVX-512 VBMI) computes this QLinearConv.
@@ -273,5 +279,14 @@ constexpr const char* kDepthwiseInPlaceAttr = "onnxc.depthwise_in_place";
 // parallel-for (absent: 1, the kernel runs serially); 0: compute it with
 // rt::conv_depthwise_in_place instead (no scratch). Set by fit-scratch.
 constexpr const char* kParallelSlotsAttr = "onnxc.parallel_slots";
+// On a QLinearConv whose M4 / M7 kernel has a working block (rt::qconv_pointwise's widened
+// block, rt::depthwise_3x3's bands, rt::qconv_gemm_pairs' widened columns; set by
+// pack-dual-mac-weights on cores without Helium): int 1 when the block is the node's scratch,
+// sized for its shape (fit-scratch, where the step has room for it), 0 when it is on the stack.
+constexpr const char* kDspScratchAttr = "onnxc.dsp_scratch";
+// A QLinearConv's output table (fuse-output-table): the 256-entry table of the onnxc.QLinearLookup
+// that read its output, merged into it; the kernels store table[requantized byte]
+// (rt::RequantizeLookupOutput).
+constexpr std::size_t kOutputTableInput = 13;
 
 }  // namespace onnxc

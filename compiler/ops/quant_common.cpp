@@ -70,7 +70,8 @@ std::size_t requant_scratch_bytes(const Node& n, RequantInputs in, int64_t chann
 }
 
 std::string emit_requantize_output(const Node& n, Emitter& e, RequantInputs in, int64_t channels,
-                                   std::size_t y_zero_point, std::size_t bias, const std::string& scratch) {
+                                   std::size_t y_zero_point, std::size_t bias, const std::string& scratch,
+                                   std::size_t table) {
   const int64_t count = requant_count(n, in, channels);
   const std::vector<rt::Requant> constants = constant_requants(n, in, channels);
   std::string table_type = "rt::Requant";
@@ -89,9 +90,13 @@ std::string emit_requantize_output(const Node& n, Emitter& e, RequantInputs in, 
             count == 1 ? 0 : 1, e.in(in.y_scale));
   }
   const bool has_bias = bias != std::numeric_limits<std::size_t>::max() && n.has_input(bias);
-  return fmt::format("rt::RequantizeOutput<{}, {}>{{{}, {}, requant, {}, static_cast<std::int32_t>(*{})}}",
-                     ctype_of(*n.outputs[0]), table_type, e.out(0), has_bias ? e.in(bias) : "nullptr",
-                     count == 1 ? 0 : 1, e.in(y_zero_point));
+  const std::string requantize =
+      fmt::format("rt::RequantizeOutput<{}, {}>{{{}, {}, requant, {}, static_cast<std::int32_t>(*{})}}",
+                  ctype_of(*n.outputs[0]), table_type, e.out(0), has_bias ? e.in(bias) : "nullptr",
+                  count == 1 ? 0 : 1, e.in(y_zero_point));
+  if (table == std::numeric_limits<std::size_t>::max() || !n.has_input(table)) return requantize;
+  return fmt::format("rt::RequantizeLookupOutput<{}, {}>{{{}, {}}}", ctype_of(*n.outputs[0]), table_type, requantize,
+                     e.in(table));
 }
 
 DType check_qlinear_inputs(const Node& n, const std::vector<DType>& scale_types) {

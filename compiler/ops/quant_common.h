@@ -3,6 +3,7 @@
 // operands and requantization multipliers to runtime-support/onnxc/quant.h.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -44,9 +45,11 @@ std::size_t requant_scratch_bytes(const Node& n, RequantInputs in, int64_t chann
 // Declares `requant` (a constexpr array, or filled at run time at `scratch`, a pointer
 // expression to requant_scratch_bytes of memory) and returns the `rt::RequantizeOutput<Q>{...}`
 // stage writing output 0 with zero point input y_zero_point and optional int32 bias input `bias`
-// (SIZE_MAX: none).
+// (SIZE_MAX: none); with input `table` (a 256-entry table of the output's type, when present)
+// the stage is `rt::RequantizeLookupOutput<Q>{{...}, table}`, storing table[requantized].
 std::string emit_requantize_output(const Node& n, Emitter& e, RequantInputs in, int64_t channels,
-                                   std::size_t y_zero_point, std::size_t bias, const std::string& scratch);
+                                   std::size_t y_zero_point, std::size_t bias, const std::string& scratch,
+                                   std::size_t table = std::numeric_limits<std::size_t>::max());
 
 // QLinearConv and QLinearMatMul share their first eight inputs: a, a_scale, a_zero_point, b,
 // b_scale, b_zero_point, y_scale, y_zero_point. Checks their element types (8-bit data with zero

@@ -71,8 +71,10 @@ std::size_t plane_scratch_bytes(const Node& n) {
 // (depthwise_integer's padded plane and its accumulators, or conv_integer's plane) or
 // conv_integer's plane.
 std::size_t direct_scratch_bytes(const Node& n, ConvInputs in) {
-  if (n.has_attr(kDepthwise3x3Attr) || n.has_attr(kDepthwiseInPlaceAttr)) return 0;
   const rt::ConvParams p = integer_conv_params(n, in);
+  if (n.has_attr(kDepthwise3x3Attr) && n.attr_int(kDspScratchAttr, 0))  // (the M4's bands)
+    return static_cast<std::size_t>(rt::depthwise_3x3_dsp_scratch_bytes(p));
+  if (n.has_attr(kDepthwise3x3Attr) || n.has_attr(kDepthwiseInPlaceAttr)) return 0;
   if (rt::depthwise_integer_any_applies(p)) return static_cast<std::size_t>(rt::depthwise_integer_any_scratch_bytes(p));
   return plane_scratch_bytes(n);
 }
@@ -82,7 +84,9 @@ void emit_conv_call(const Node& n, Emitter& e, ConvInputs in, const std::string&
   e.line(conv_params_code(p));
   const std::string x = quant_operand_code(n, e, in.x, in.x_zero_point);
   const std::string w = quant_operand_code(n, e, in.w, in.w_zero_point);
-  if (n.has_attr(kDepthwise3x3Attr)) {
+  if (n.has_attr(kDepthwise3x3Attr) && n.attr_int(kDspScratchAttr, 0)) {
+    e.linef("rt::depthwise_3x3(p, {}, {}, {}, {});", x, w, output, e.scratch());
+  } else if (n.has_attr(kDepthwise3x3Attr)) {
     e.linef("rt::depthwise_3x3(p, {}, {}, {});", x, w, output);
   } else if (n.has_attr(kDepthwiseInPlaceAttr)) {  // (no scratch was planned)
     e.linef("rt::depthwise_integer_in_place(p, {}, {}, {});", x, w, output);
@@ -214,7 +218,14 @@ bool takes_vnni_kernel_only(const Node& n) { return n.has_attr(kVnniOnlyAttr); }
 // gave it that kernel's weights; else rt::conv_integer_direct): no scratch.
 bool takes_avx2_kernel(const Node& n) { return n.has_input(kAvx2PairsInput); }
 
-// Whether the node's kernel needs no scratch whatever the plan (the kernels above).
+// Whether the node takes the M4's and M7's rt::qconv_pointwise (int16 weight pairs, where
+// Helium's are bytes), whose widened block is the node's scratch.
+bool takes_dsp_pointwise(const Node& n) {
+  return takes_dual_mac_kernel(n) && n.inputs[kDualMacWeightsInput]->dtype != DType::Int8;
+}
+
+// Whether the node's kernel needs no scratch whatever the plan (the kernels above; the M4's
+// pointwise block is its scratch but does not depend on the plan).
 bool takes_kernel_without_scratch(const Node& n) {
   return takes_dual_mac_kernel(n) || takes_vnni_kernel_only(n) || takes_avx2_kernel(n);
 }
@@ -233,10 +244,13 @@ int64_t qconv_gemm_cols(const Node& n) {
 }
 
 std::size_t qlinear_conv_kernel_scratch(const Node& n) {
+  if (takes_dsp_pointwise(n) && n.attr_int(kDspScratchAttr, 0))
+    return static_cast<std::size_t>(rt::qconv_pointwise_dsp_scratch_bytes(integer_conv_params(n, kQLinearConvInputs)));
   if (takes_kernel_without_scratch(n)) return 0;
   const int64_t cols = qconv_gemm_cols(n);
   if (cols <= 0) return direct_scratch_bytes(n, kQLinearConvInputs);
-  return static_cast<std::size_t>(rt::qconv_gemm_scratch_bytes(integer_conv_params(n, kQLinearConvInputs), cols));
+  return static_cast<std::size_t>(rt::qconv_gemm_scratch_bytes(integer_conv_params(n, kQLinearConvInputs), cols)) +
+         (n.attr_int(kDspScratchAttr, 0) ? qlinear_conv_widened_bytes(n, cols) : 0);
 }
 
 void infer_qlinear_conv(Node& n) {
@@ -286,7 +300,8 @@ const OpRegistrar qlinear_conv_op([] {
     // Scratch: the kernel's (accumulator plane or im2col block), then the multipliers when they
     // are computed at run time.
     const std::string requant_scratch = fmt::format("({} + {})", e.scratch(), qlinear_conv_kernel_scratch(n));
-    const std::string output = emit_requantize_output(n, e, kRequantInputs, m, 7, kBias, requant_scratch);
+    const std::string output =
+        emit_requantize_output(n, e, kRequantInputs, m, 7, kBias, requant_scratch, kOutputTableInput);
     const int64_t cols = qconv_gemm_cols(n);
     const bool dual_mac = takes_dual_mac_kernel(n);
     const bool vnni = n.has_input(kVnniWeightsInput);
@@ -309,9 +324,9 @@ const OpRegistrar qlinear_conv_op([] {
     }
     const std::string row_sums = emit_row_sums_and_params(n, e, in);
     if (dual_mac)  // (the weights' type names the layout: int8 bytes for Helium, SMLAD's int16 pairs)
-      return e.linef("rt::qconv_pointwise{}(p, {}, {}, {}, {}, {});",
-                     n.inputs[kDualMacWeightsInput]->dtype == DType::Int8 ? "_s8" : "", e.in(in.x), x_zero_point,
-                     e.in(kDualMacWeightsInput), row_sums, output);
+      return e.linef("rt::qconv_pointwise{}(p, {}, {}, {}, {}, {}{});", takes_dsp_pointwise(n) ? "" : "_s8", e.in(in.x),
+                     x_zero_point, e.in(kDualMacWeightsInput), row_sums, output,
+                     n.attr_int(kDspScratchAttr, 0) ? ", " + e.scratch() : "");
     // Each branch names the other's weights in a discarded expression: clang's -Wunused-const-variable
     // counts the preprocessed code only.
     if (vnni) e.line("#if defined(ONNXC_QCONV_VNNI)");
@@ -335,8 +350,12 @@ const OpRegistrar qlinear_conv_op([] {
       if (pairs) {
         e.line("#if defined(ONNXC_QCONV_GEMM_PAIRS)");
         e.linef("static_cast<void>({});", e.in(in.w));
-        e.linef("rt::qconv_gemm_pairs(p, {}, {}, {}, {}, {}, {}, {});", e.in(in.x), x_zero_point,
-                e.in(kDualMacPairsInput), row_sums, output, cols, e.scratch());
+        const std::string widened =
+            n.attr_int(kDspScratchAttr, 0)
+                ? fmt::format(", ({} + {})", e.scratch(), rt::qconv_gemm_pairs_widened_offset(p, cols))
+                : "";
+        e.linef("rt::qconv_gemm_pairs(p, {}, {}, {}, {}, {}, {}, {}{});", e.in(in.x), x_zero_point,
+                e.in(kDualMacPairsInput), row_sums, output, cols, e.scratch(), widened);
         e.line("#else");
         e.linef("static_cast<void>({});", e.in(kDualMacPairsInput));
       }
@@ -403,6 +422,20 @@ std::optional<Tensor> qlinear_conv_avx2_pairs(const Node& n) {
   Tensor packed(DType::Int32, {static_cast<int64_t>(rt::qconv_avx2_weight_words(p))});
   rt::qconv_avx2_pack_weights(p, n.inputs[kQLinearConvInputs.w]->constant->data<int8_t>(), packed.data<int32_t>());
   return packed;
+}
+
+std::size_t qlinear_conv_dsp_block_bytes(const Node& n) {
+  if (!n.has_attr(kDspScratchAttr)) return 0;
+  const rt::ConvParams p = integer_conv_params(n, kQLinearConvInputs);
+  if (takes_dsp_pointwise(n)) return static_cast<std::size_t>(rt::qconv_pointwise_dsp_scratch_bytes(p));
+  if (n.has_attr(kDepthwise3x3Attr)) return static_cast<std::size_t>(rt::depthwise_3x3_dsp_scratch_bytes(p));
+  return 0;
+}
+
+std::size_t qlinear_conv_widened_bytes(const Node& n, int64_t cols) {
+  if (!n.has_input(kDualMacPairsInput) || !n.has_attr(kDspScratchAttr) || cols <= 0) return 0;
+  const rt::ConvParams p = integer_conv_params(n, kQLinearConvInputs);
+  return static_cast<std::size_t>(rt::qconv_gemm_pairs_scratch_bytes(p, cols) - rt::qconv_gemm_scratch_bytes(p, cols));
 }
 
 bool qlinear_conv_depthwise_3x3_applies(const Node& n) {

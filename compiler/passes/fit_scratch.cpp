@@ -280,6 +280,28 @@ bool fit_qlinear_depthwise(Node& n, std::size_t room) {
   return true;
 }
 
+// The working block of the M4's and M7's pointwise and depthwise kernels: the node's scratch
+// where the step has room for it (the arena does not grow), else the stack.
+void fit_dsp_block(Node& n, std::size_t room) {
+  const std::size_t bytes = qlinear_conv_dsp_block_bytes(n);
+  n.set_attr_int(kDspScratchAttr, bytes <= room ? 1 : 0);
+  n.set_attr_string(kScratchNoteAttr, bytes <= room ? fmt::format("working block {} B, {} B free", bytes, room)
+                                                    : fmt::format("working block ({} B) on the stack: {} B free",
+                                                                  bytes, room));
+}
+
+// rt::qconv_gemm_pairs' widened columns: after the im2col block where the room holds both.
+void fit_widened_columns(Node& n, std::size_t room) {
+  n.set_attr_int(kDspScratchAttr, 0);
+  const std::size_t block = find_op(n.domain, n.op_type)->scratch_bytes(n);
+  const std::size_t widened = qlinear_conv_widened_bytes(n, n.attr_int(kIm2colColsAttr, 0));
+  const bool fits = widened > 0 && block + widened <= room;
+  n.set_attr_int(kDspScratchAttr, fits ? 1 : 0);
+  n.set_attr_string(kScratchNoteAttr, n.attr_string(kScratchNoteAttr, "") +
+                                          (fits ? fmt::format("; widened columns {} B", widened)
+                                                : fmt::format("; widened columns ({} B) on the stack", widened)));
+}
+
 }  // namespace
 
 int fit_scratch(Graph& g, std::size_t alignment, PlanOptions plan, const ScratchOptions& o) {
@@ -310,11 +332,17 @@ int fit_scratch(Graph& g, std::size_t alignment, PlanOptions plan, const Scratch
       ++fitted;
       return;
     }
+    if (n.op_type == "QLinearConv" && qlinear_conv_dsp_block_bytes(n) > 0) {
+      fit_dsp_block(n, room);
+      ++fitted;
+      return;
+    }
     Im2colShape shape;
     if (n.op_type == "Conv" && conv_packs_weights(n)) shape = conv_im2col_shape(n);
     else if (n.op_type == "QLinearConv") shape = qlinear_conv_im2col_shape(n);
     if (shape.bytes_per_column == 0) return;  // reads its input as the matrix (or cannot use it): no scratch
     fit_im2col(n, shape, room, o);
+    if (n.has_attr(kDspScratchAttr)) fit_widened_columns(n, room);
     ++fitted;
   };
   plan_program(g, alignment, plan);  // branches that never run are not planned, so not sized

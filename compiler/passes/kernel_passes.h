@@ -108,6 +108,14 @@ int pack_weights(Graph& g, bool vnni_layout, bool direct_layout, bool int8_produ
 // With helium (Target::int8_helium) the 1x1 ones' weights are rt::qconv_pointwise_s8's bytes.
 int pack_dual_mac_weights(Graph& g, bool helium);
 
+// fuse-output-table: an onnxc.QLinearLookup whose input only a QLinearConv writes and only it
+// reads is merged into that QLinearConv (its table as input kOutputTableInput, its output the
+// Conv's): the kernels look each requantized byte up as they store it, and the lookup's pass
+// over the tensor goes. For the cores whose store_row does so in registers (the M4's and M7's
+// quant_requantize_armv7em_dsp.h: one LDRB per output against about 6 for the separate
+// step); elsewhere the store is per element. Returns the lookups merged.
+int fuse_output_tables(Graph& g);
+
 // On targets sure to build the generated code with AVX-512 VNNI (Target::int8_vnni_sure): every
 // QLinearConv that rt::qconv_vnni computes gets that kernel's weights (kVnniWeightsInput) and
 // kVnniOnlyAttr: it takes qconv_vnni, or rt::conv_integer_direct where built without VNNI after

@@ -211,9 +211,12 @@ int pack_dual_mac_weights(Graph& g, bool helium) {
     if (!n.domain.empty() || n.op_type != "QLinearConv") return false;
     if (!n.has_attr(kDepthwise3x3Attr) && qlinear_conv_depthwise_3x3_applies(n)) {
       n.set_attr_int(kDepthwise3x3Attr, 1);
+      if (!helium) n.set_attr_int(kDspScratchAttr, 0);  // (on the stack until fit-scratch finds room)
       return true;
     }
-    return add_dual_mac_weights(graph, n, helium) || add_dual_mac_pairs(graph, n);
+    if (!add_dual_mac_weights(graph, n, helium) && !add_dual_mac_pairs(graph, n)) return false;
+    if (!helium) n.set_attr_int(kDspScratchAttr, 0);
+    return true;
   });
 }
 

@@ -18,7 +18,7 @@
 namespace onnxc {
 
 const std::set<std::string>& optional_passes() {
-  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fold-affine", "fuse-activation", "fuse-attention", "fuse-elementwise", "fuse-block", "fit-scratch", "in-place", "concat-in-place", "reorder",
+  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fold-affine", "fuse-activation", "fuse-attention", "fuse-elementwise", "fuse-block", "fuse-output-table", "fit-scratch", "in-place", "concat-in-place", "reorder",
                                                      "lower-qdq", "simplify"};
   return names;
 }
@@ -129,6 +129,10 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   plan.reorder = enabled(o, "reorder");
   // Before the scratch is fitted: these kernels need none. The layout their kernel reads, as below.
   if (scratch.int8_dual_mac) pack_dual_mac_weights(g, scratch.int8_helium);
+  // The M4's and M7's store_row looks the table up in registers (Helium's and the hosts' vector
+  // stores do not: they keep the lookup's own vector pass).
+  if (scratch.int8_dual_mac && !scratch.int8_helium && enabled(o, "fuse-output-table"))
+    c.fused_nodes += static_cast<std::size_t>(fuse_output_tables(g));
   if (target && (target->int8_vnni_sure || target->int8_byte_permute_sure || target->int8_pairs_sure))
     pack_dot_product_weights(g, target->int8_vnni_sure, target->int8_byte_permute_sure, target->int8_pairs_sure);
   // Off: every kernel its default scratch (the fastest im2col block, one depthwise slot).

@@ -11,6 +11,7 @@
 
 #include "onnxc/quant.h"
 #include "onnxc/quant_softmax.h"
+#include "ops/conv_algorithm.h"
 #include "passes/pipeline.h"
 #include "passes/qdq_patterns.h"
 
@@ -633,6 +634,41 @@ TEST_CASE("lower-qdq leaves no float step between integer steps, whatever the qu
     CHECK(std::count(ops.begin(), ops.end(), "QuantizeLinear") == 1);
     CHECK(std::count(ops.begin(), ops.end(), "DequantizeLinear") == 1);
   }
+}
+
+TEST_CASE("fuse-output-table merges the tables into the Convs on the M4 and M7 only; their blocks take free arena only", "[quant]") {
+  const std::string vww = std::string(ONNXC_TEST_DIR) + "/models/quant/styles/vww_qdq_u8_pc/model.onnx";
+  const auto compile_for = [](const std::string& path, const char* target) {
+    onnxc::CompileOptions o;
+    o.target = target;
+    return onnxc::compile_model(path, o);
+  };
+  for (const char* target : {"cortex-m4", "cortex-m7"}) {
+    const onnxc::Compilation c = compile_for(vww, target);
+    const std::vector<std::string> ops = op_types(c);
+    CHECK(std::count(ops.begin(), ops.end(), "QLinearConv") == 27);
+    CHECK_FALSE(contains(ops, "QLinearLookup"));
+    int64_t tables = 0;
+    for (auto& n : c.model.graph.nodes) tables += n->has_input(onnxc::kOutputTableInput) ? 1 : 0;
+    CHECK(tables == 27);
+    CHECK(c.program.arena_bytes == 55296);  // (the int8 tensors' liveness bound: 18,432 + 36,864)
+  }
+  const onnxc::Compilation m55 = compile_for(vww, "cortex-m55");  // (Helium's lookup step stays)
+  const std::vector<std::string> m55_ops = op_types(m55);
+  CHECK(std::count(m55_ops.begin(), m55_ops.end(), "QLinearLookup") == 27);
+  for (auto& n : m55.model.graph.nodes) CHECK_FALSE(n->has_attr(onnxc::kDspScratchAttr));
+  // kws: every step reads one 8,000-byte tensor and writes another, no free byte: the M4's
+  // working blocks stay on the stack and the arena is the two tensors.
+  const onnxc::Compilation kws =
+      compile_for(std::string(ONNXC_TEST_DIR) + "/models/quant/kws_dscnn_int8/model.onnx", "cortex-m4");
+  int64_t blocks = 0;
+  for (auto& n : kws.model.graph.nodes)
+    if (n->has_attr(onnxc::kDspScratchAttr)) {
+      ++blocks;
+      CHECK(n->attr_int(onnxc::kDspScratchAttr, -1) == 0);
+    }
+  CHECK(blocks == 9);  // (four 1x1, four 3x3 depthwise, the first Conv's paired product)
+  CHECK(kws.program.arena_bytes == 16000);
 }
 
 TEST_CASE("QDQ canonical forms: a Clip between Q/DQ pairs becomes one table, a requantization exact to ONNX", "[quant]") {

@@ -394,6 +394,35 @@ inline void store_row_started(const RequantizeOutput<Q, R>& out, index_t channel
   store_row(out, channel, i, acc, n, out.bias ? out.bias[channel] : 0);  // (adds 0)
 }
 
+// A requantized output mapped through a table (fuse-output-table: an onnxc.QLinearLookup merged
+// into the QLinearConv writing its input, on the cores whose store_row looks it up in registers):
+// y = table[requantize(acc) - lowest], the two steps' bytes.
+template <class Q, class R = Requant>
+struct RequantizeLookupOutput {
+  RequantizeOutput<Q, R> requant;
+  const Q* table;  // 256 entries, table[0] for Q's lowest value
+  void operator()(index_t channel, index_t i, std::int32_t acc) const {
+    requant(channel, i, acc);
+    requant.y[i] = table[static_cast<std::int32_t>(requant.y[i]) - std::numeric_limits<Q>::lowest()];
+  }
+};
+template <class Q, class R>
+inline void store_row(const RequantizeLookupOutput<Q, R>& out, index_t channel, index_t i, const std::int32_t* acc,
+                      index_t n, std::int32_t offset) {
+  store_row(out.requant, channel, i, acc, n, offset);
+  Q* y = out.requant.y + i;
+  for (index_t j = 0; j < n; ++j) y[j] = out.table[static_cast<std::int32_t>(y[j]) - std::numeric_limits<Q>::lowest()];
+}
+template <class Q, class R>
+inline std::int32_t row_start(const RequantizeLookupOutput<Q, R>& out, index_t channel, std::int32_t offset) {
+  return row_start(out.requant, channel, offset);
+}
+template <class Q, class R>
+inline void store_row_started(const RequantizeLookupOutput<Q, R>& out, index_t channel, index_t i,
+                              const std::int32_t* acc, index_t n) {
+  store_row(out, channel, i, acc, n, out.requant.bias ? out.requant.bias[channel] : 0);  // (adds 0)
+}
+
 }  // namespace rt
 }  // namespace onnxc
 
@@ -691,6 +720,9 @@ inline void fill_bytes(std::uint8_t* dst, std::uint8_t v, index_t n) {
 #if defined(ONNXC_QUANT_MVE)
 #include "onnxc/quant_depthwise_mve.h"  // (tested under QEMU: tests/firmware/kernels)
 #endif
+#if defined(ONNXC_QUANT_DUAL_MAC) && !defined(ONNXC_QUANT_MVE)
+#include "onnxc/quant_depthwise_rows_armv7em_dsp.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
 
 namespace onnxc {
 namespace rt {
@@ -754,9 +786,9 @@ inline void depthwise_rows(const ConvParams& p, QuantOperand<X> x, QuantOperand<
   // Input columns [lo - pad_w, hi - pad_w) go to row[lo, hi); the rest is x's zero point.
   const index_t lo = p.pad_w < cols ? p.pad_w : cols;
   const index_t hi = p.pad_w + p.in_w < cols ? p.pad_w + p.in_w : cols;
-  X row[kDepthwiseRowsMaxRow];
+  X row[kDepthwiseRowsMaxRow + 4];  // (+4: the stride-2 taps' words read one byte past)
   std::int32_t acc[kDepthwiseRowsMaxOut];
-  for (index_t j = 0; j < cols; ++j) row[j] = zx;
+  for (index_t j = 0; j < cols + 4; ++j) row[j] = zx;
   for (index_t n = 0; n < p.batch; ++n)
     for (index_t c = 0; c < p.out_channels; ++c) {
       const X* xc = x.data + (n * p.in_channels + c) * in_plane;
@@ -773,6 +805,14 @@ inline void depthwise_rows(const ConvParams& p, QuantOperand<X> x, QuantOperand<
           copy_bytes(reinterpret_cast<std::uint8_t*>(row + lo),
                      reinterpret_cast<const std::uint8_t*>(xc + ih * p.in_w + lo - p.pad_w), hi - lo);
           for (index_t kw = 0; kw < p.k_w; ++kw) weight_sum += k[kh * p.k_w + kw];
+#if defined(ONNXC_QUANT_DUAL_MAC) && !defined(ONNXC_QUANT_MVE)
+          if (p.k_w == 3 && p.stride_w == 2) {  // (quant_depthwise_rows_armv7em_dsp.h)
+            if (first) depthwise_row_taps_s2_dsp<true>(row, p.out_w, k + kh * 3, acc);
+            else depthwise_row_taps_s2_dsp<false>(row, p.out_w, k + kh * 3, acc);
+            first = false;
+            continue;
+          }
+#endif
           depthwise_row_taps(row, p.out_w, p.stride_w, k + kh * p.k_w, p.k_w, first, acc);
           first = false;
         }
@@ -1204,13 +1244,19 @@ namespace rt {
 // y = depthwise conv(x - x_zp, w - w_zp): out(channel, flat index, acc) as for conv_integer.
 // Needs no scratch: the ring of padded rows, a row of zero points and one output row's sums
 // (requantized by one store_row per row) are on the stack, about 540 bytes.
+// scratch: the M4's and M7's bands (depthwise_3x3_dsp_scratch_bytes(p) bytes, 4-byte aligned:
+// the plan's, where it had room), or null: on the stack; the other forms take none.
 template <class X, class W, class Out>
-inline void depthwise_3x3(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
+inline void depthwise_3x3(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out,
+                          std::uint8_t* scratch = nullptr) {
 #if defined(ONNXC_QUANT_MVE)
+  static_cast<void>(scratch);
   static_assert(3 * (kDepthwise3x3MaxWidth + 2) <= detail::kDepthwiseMveBandBytes, "the band holds 3 padded rows");
   return detail::depthwise_3x3_mve(p, x, w, out);  // (quant_depthwise_mve.h)
 #elif defined(ONNXC_QUANT_DUAL_MAC)
-  return detail::depthwise_3x3_dsp(p, x, w, out);  // (quant_depthwise_armv7em_dsp.h)
+  return detail::depthwise_3x3_dsp(p, x, w, out, scratch);  // (quant_depthwise_armv7em_dsp.h)
+#else
+  static_cast<void>(scratch);
 #endif
   const X zx = static_cast<X>(x.zero_point_at(0));
   const index_t width = p.in_w, plane = p.in_h * p.in_w;
@@ -1854,12 +1900,18 @@ namespace onnxc {
 namespace rt {
 
 // y = conv(x - x_zp, w): out(channel, flat index, acc) as for conv_integer. w_packed:
-// qconv_pointwise_pack_weights; row_sums: qconv_weight_row_sums. Needs no scratch.
+// qconv_pointwise_pack_weights; row_sums: qconv_weight_row_sums. scratch: where the M4's and
+// M7's kernel widens its block (qconv_pointwise_dsp_scratch_bytes(p) bytes, 4-byte aligned: the
+// plan's, where it had room), or null: on the stack; the other forms take none.
 template <class Out>
 inline void qconv_pointwise(const ConvParams& p, const std::uint8_t* x, std::uint8_t x_zero_point,
-                            const std::int32_t* w_packed, const index_t* row_sums, Out out) {
+                            const std::int32_t* w_packed, const index_t* row_sums, Out out,
+                            std::uint8_t* scratch = nullptr) {
 #if defined(ONNXC_QUANT_DUAL_MAC) && !defined(ONNXC_QUANT_MVE)
-  return detail::qconv_pointwise_dsp(p, x, x_zero_point, w_packed, row_sums, out);  // (quant_pointwise_armv7em_dsp.h)
+  return detail::qconv_pointwise_dsp(p, x, x_zero_point, w_packed, row_sums, out,
+                                     reinterpret_cast<std::uint32_t*>(scratch));
+#else
+  static_cast<void>(scratch);
 #endif
   const index_t plane = p.in_d * p.in_h * p.in_w, pairs = qconv_pointwise_channel_pairs(p);
   const index_t pair_positions = plane / kPointwiseTilePositions * kPointwiseTilePositions;

@@ -17,7 +17,7 @@ namespace onnxc {
 namespace rt {
 namespace detail {
 
-constexpr index_t kDepthwise3x3DspSums = 1024;     // a band's sums (4 KB on the stack)
+constexpr index_t kDepthwise3x3DspSums = 1024;     // a band's sums (at most 4 KB)
 constexpr index_t kDepthwise3x3DspPadded = 1224;   // a band's padded rows (18 of the widest)
 
 // Padded rows `stride` bytes apart (a multiple of 4, at least width + 5): x's zero point, the
@@ -157,21 +157,36 @@ ONNXC_DEPTHWISE_DSP_NOINLINE void depthwise_3x3_dsp_row_pairs(const X* p0, std::
 #undef ONNXC_DEPTHWISE_DSP_ASM
 }
 
-// depthwise_3x3 (same arguments and conditions) by bands of rows.
-template <class X, class W, class Out>
-inline void depthwise_3x3_dsp(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
-  const X zx = static_cast<X>(x.zero_point_at(0));
-  const index_t width = p.in_w, height = p.in_h, plane = height * width;
-  // A padded row's bytes: at least width + 5, one of four strides (the two-row pass's offsets).
-  const index_t stride = width + 5 <= 12 ? 12 : width + 5 <= 20 ? 20 : width + 5 <= 36 ? 36 : 72;
-  // Rows per band: their sums (an odd width's last pair writes one past the band) and padded
-  // rows fit the stack's planes; bands of about equal rows.
+// A padded row's bytes for `width` columns: at least width + 5, one of four strides (the
+// two-row pass's offsets).
+inline index_t depthwise_3x3_dsp_stride(index_t width) {
+  return width + 5 <= 12 ? 12 : width + 5 <= 20 ? 20 : width + 5 <= 36 ? 36 : 72;
+}
+
+// Rows per band: their sums (an odd width's last pair writes one past the band) and padded rows
+// fit kDepthwise3x3DspSums and kDepthwise3x3DspPadded; bands of about equal rows.
+inline index_t depthwise_3x3_dsp_band(index_t width, index_t height) {
+  const index_t stride = depthwise_3x3_dsp_stride(width);
   index_t band = (kDepthwise3x3DspSums - 1) / width;
   band = band < kDepthwise3x3DspPadded / stride - 2 ? band : kDepthwise3x3DspPadded / stride - 2;
   const index_t bands = (height + band - 1) / band;
-  band = (height + bands - 1) / bands;
-  X padded[kDepthwise3x3DspPadded];
-  std::int32_t sums[kDepthwise3x3DspSums + 1];
+  return (height + bands - 1) / bands;
+}
+
+// The sums' bytes at the start of depthwise_3x3_dsp's scratch, then the padded rows'.
+inline index_t depthwise_3x3_dsp_sums_bytes(const ConvParams& p) {
+  return 4 * (depthwise_3x3_dsp_band(p.in_w, p.in_h) * p.in_w + 1);
+}
+
+// depthwise_3x3_dsp in `scratch` (inlined, so the stack form's planes are addressed from sp).
+template <class X, class W, class Out>
+ONNXC_INLINE void depthwise_3x3_dsp_in(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out,
+                                 std::uint8_t* scratch) {
+  const X zx = static_cast<X>(x.zero_point_at(0));
+  const index_t width = p.in_w, height = p.in_h, plane = height * width;
+  const index_t stride = depthwise_3x3_dsp_stride(width), band = depthwise_3x3_dsp_band(width, height);
+  std::int32_t* sums = reinterpret_cast<std::int32_t*>(scratch);
+  X* padded = reinterpret_cast<X*>(scratch + depthwise_3x3_dsp_sums_bytes(p));
   for (index_t n = 0; n < p.batch; ++n)
     for (index_t c = 0; c < p.out_channels; ++c) {
       const X* xc = x.data + (n * p.in_channels + c) * plane;
@@ -210,7 +225,33 @@ inline void depthwise_3x3_dsp(const ConvParams& p, QuantOperand<X> x, QuantOpera
     }
 }
 
+// The band's planes on the stack (about 5.3 KB), in a call of its own.
+template <class X, class W, class Out>
+ONNXC_DEPTHWISE_DSP_NOINLINE void depthwise_3x3_dsp_on_stack(const ConvParams& p, QuantOperand<X> x,
+                                                             QuantOperand<W> w, Out out) {
+  alignas(4) std::uint8_t planes[4 * (kDepthwise3x3DspSums + 1) + kDepthwise3x3DspPadded];
+  depthwise_3x3_dsp_in(p, x, w, out, planes);
+}
+
+// depthwise_3x3 (same arguments and conditions) by bands of rows; scratch:
+// depthwise_3x3_dsp_scratch_bytes(p) bytes, 4-byte aligned (the band's sums and padded rows), or
+// null: on the stack.
+template <class X, class W, class Out>
+inline void depthwise_3x3_dsp(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out,
+                              std::uint8_t* scratch = nullptr) {
+  if (!scratch) return depthwise_3x3_dsp_on_stack(p, x, w, out);
+  depthwise_3x3_dsp_in(p, x, w, out, scratch);
+}
+
 }  // namespace detail
+
+// Bytes of scratch rt::depthwise_3x3 takes on cores with dual 16-bit multiply-accumulate but no
+// Helium: a band's sums and padded rows, as the shape needs (at most about 5.3 KB).
+inline index_t depthwise_3x3_dsp_scratch_bytes(const ConvParams& p) {
+  const index_t band = detail::depthwise_3x3_dsp_band(p.in_w, p.in_h);
+  return detail::depthwise_3x3_dsp_sums_bytes(p) + (band + 2) * detail::depthwise_3x3_dsp_stride(p.in_w);
+}
+
 }  // namespace rt
 }  // namespace onnxc
 

@@ -36,6 +36,20 @@ inline void qconv_gemm_pairs_pack_weights(const ConvParams& p, const std::int8_t
   qconv_pointwise_pack_weights(rows, w, packed);
 }
 
+// Bytes of scratch rt::qconv_gemm_pairs takes for blocks of `cols` columns: its im2col rows
+// (k_total rows of cols rounded up to kQConvColumnQuantum, which can exceed qconv_gemm's block
+// where cols is not a multiple of it), then (4-byte aligned) the widened block of
+// pair_product_dsp.
+inline index_t qconv_gemm_pairs_widened_offset(const ConvParams& p, index_t cols) {
+  const index_t rows = p.in_channels * p.k_d * p.k_h * p.k_w * ((cols + kQConvColumnQuantum - 1) / kQConvColumnQuantum) *
+                       kQConvColumnQuantum;
+  const index_t block = qconv_gemm_scratch_bytes(p, cols);
+  return ((rows > block ? rows : block) + 3) / 4 * 4;
+}
+inline index_t qconv_gemm_pairs_scratch_bytes(const ConvParams& p, index_t cols) {
+  return qconv_gemm_pairs_widened_offset(p, cols) + 4 * detail::pair_product_dsp_words(qconv_gemm_pairs_k_pairs(p), cols);
+}
+
 namespace detail {
 
 // Rows k of im2col for columns [first, first + cols) of one image at `rows` + k * stride_cols
@@ -52,11 +66,13 @@ inline void qconv_im2col_rows(const ConvParams& p, const std::uint8_t* x, std::u
 
 // qconv_gemm with w_pairs = qconv_gemm_pairs_pack_weights(w) in place of w: the same blocks
 // (qconv_gemm_scratch_bytes(p, cols) bytes of scratch, of which im2col's rows take k_total
-// rows of the block's columns), the same sums.
+// rows of the block's columns), the same sums. widened: where the columns are widened
+// (qconv_gemm_pairs_scratch_bytes(p, cols) - qconv_gemm_scratch_bytes(p, cols) bytes, 4-byte
+// aligned: the plan's, after the block, where it had room), or null: on the stack.
 template <class Out>
 inline void qconv_gemm_pairs(const ConvParams& p, const std::uint8_t* x, std::uint8_t x_zero_point,
                              const std::int32_t* w_pairs, const index_t* row_sums, Out out, index_t cols,
-                             std::uint8_t* scratch) {
+                             std::uint8_t* scratch, std::uint8_t* widened = nullptr) {
   const index_t n_total = p.out_d * p.out_h * p.out_w, in_image = p.in_channels * p.in_d * p.in_h * p.in_w;
   const index_t pairs = qconv_gemm_pairs_k_pairs(p), k_total = p.in_channels * p.k_d * p.k_h * p.k_w;
   for (index_t b = 0; b < p.batch; ++b) {
@@ -68,7 +84,8 @@ inline void qconv_gemm_pairs(const ConvParams& p, const std::uint8_t* x, std::ui
         detail::pointwise_widen_dsp(scratch + i0, stride_cols, k_total, k0, kc, count, block);
       };
       detail::pair_product_dsp(p.out_channels, pairs, n, w_pairs, row_sums, x_zero_point,
-                               b * p.out_channels * n_total + first, n_total, widen, out);
+                               b * p.out_channels * n_total + first, n_total, widen, out,
+                               reinterpret_cast<std::uint32_t*>(widened));
     }
   }
 }

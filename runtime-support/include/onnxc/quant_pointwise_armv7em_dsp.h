@@ -20,8 +20,32 @@ namespace onnxc {
 namespace rt {
 namespace detail {
 
+#if defined(__GNUC__)
+#define ONNXC_POINTWISE_DSP_NOINLINE __attribute__((noinline))
+#else
+#define ONNXC_POINTWISE_DSP_NOINLINE inline
+#endif
+
 constexpr index_t kPointwiseDspBlock = 32;         // positions per block (even)
-constexpr index_t kPointwiseDspWords = 1024;       // the block (4 KB on the stack)
+constexpr index_t kPointwiseDspWords = 1024;       // the widest block (4 KB)
+
+// The channel pairs widened at a time (all of them up to kPointwiseDspWords / 2) and the
+// positions per block, for `pairs` channel pairs.
+inline index_t pair_product_dsp_pairs(index_t pairs) {
+  return pairs < kPointwiseDspWords / 2 ? pairs : kPointwiseDspWords / 2;  // (even past the limit)
+}
+inline index_t pair_product_dsp_positions(index_t pairs) {
+  const index_t fit = kPointwiseDspWords / pair_product_dsp_pairs(pairs) / 2 * 2;  // columns whose pairs fit
+  return fit < kPointwiseDspBlock ? fit : kPointwiseDspBlock;
+}
+
+// Words of the widened block pair_product_dsp needs for `pairs` channel pairs over `positions`
+// columns (at most kPointwiseDspWords): the compiler plans them as the node's scratch.
+inline index_t pair_product_dsp_words(index_t pairs, index_t positions) {
+  const index_t block = pair_product_dsp_positions(pairs);
+  const index_t count = positions < block ? positions : block;
+  return (count + 1) / 2 * pair_product_dsp_pairs(pairs) * 2;
+}
 
 // Channel pairs [k0, k0 + kc) of `positions` positions (1 to kPointwiseDspBlock) from x0 on
 // (channel 0 of the image, planes `plane` apart; `channels` in all) into `block`: word
@@ -145,16 +169,16 @@ inline void pointwise_tiles_dsp(const std::uint32_t* block, const std::int32_t* 
 // [k0, k0 + kc), the layout of pointwise_widen_dsp): channel m's sum at column i goes out as
 // out(m, y0 + m * plane + i, sum - zx * row_sums[m]) (the sums start at row_start). The block holds every pair of up to
 // kPointwiseDspBlock columns (fewer where the pairs are many); past kPointwiseDspWords / 2 pairs
-// it takes them in passes, widened again per pair of output channels.
+// it takes them in passes, widened again per pair of output channels. block:
+// pair_product_dsp_words(pairs, positions) words (the plan's scratch where it had room), or null:
+// a block on the stack (in a call of its own, so the stack holds it only then).
 template <class Widen, class Out>
-inline void pair_product_dsp(index_t out_channels, index_t pairs, index_t positions, const std::int32_t* w_packed,
-                             const index_t* row_sums, std::uint8_t x_zero_point, index_t y0, index_t plane, Widen widen,
-                             Out out) {
-  const index_t kc_max = pairs < kPointwiseDspWords / 2 ? pairs : kPointwiseDspWords / 2;  // (even past the limit)
-  const index_t fit = kPointwiseDspWords / kc_max / 2 * 2;  // columns whose pairs fit the block
-  const index_t block_positions = fit < kPointwiseDspBlock ? fit : kPointwiseDspBlock;
+inline void pair_product_dsp_in(index_t out_channels, index_t pairs, index_t positions, const std::int32_t* w_packed,
+                                const index_t* row_sums, std::uint8_t x_zero_point, index_t y0, index_t plane,
+                                Widen widen, Out out, std::uint32_t* block) {
+  const index_t kc_max = pair_product_dsp_pairs(pairs);
+  const index_t block_positions = pair_product_dsp_positions(pairs);
   const bool passes = kc_max < pairs;
-  std::uint32_t block[kPointwiseDspWords];
   std::int32_t sums[2][kPointwiseDspBlock];
   for (index_t i0 = 0; i0 < positions; i0 += block_positions) {
     const index_t count = positions - i0 < block_positions ? positions - i0 : block_positions;
@@ -180,10 +204,41 @@ inline void pair_product_dsp(index_t out_channels, index_t pairs, index_t positi
   }
 }
 
-// qconv_pointwise (same arguments): the block widened from the input planes in place.
+}  // namespace detail
+
+// Bytes of scratch rt::qconv_pointwise takes on cores with dual 16-bit multiply-accumulate but no
+// Helium (the widened block: at most 4 KB, as the shape needs).
+inline index_t qconv_pointwise_dsp_scratch_bytes(const ConvParams& p) {
+  return 4 * detail::pair_product_dsp_words(qconv_pointwise_channel_pairs(p), p.in_d * p.in_h * p.in_w);
+}
+
+namespace detail {
+
+template <class Widen, class Out>
+ONNXC_POINTWISE_DSP_NOINLINE void pair_product_dsp_on_stack(index_t out_channels, index_t pairs, index_t positions,
+                                                            const std::int32_t* w_packed, const index_t* row_sums,
+                                                            std::uint8_t x_zero_point, index_t y0, index_t plane,
+                                                            Widen widen, Out out) {
+  std::uint32_t block[kPointwiseDspWords];
+  pair_product_dsp_in(out_channels, pairs, positions, w_packed, row_sums, x_zero_point, y0, plane, widen, out, block);
+}
+
+template <class Widen, class Out>
+inline void pair_product_dsp(index_t out_channels, index_t pairs, index_t positions, const std::int32_t* w_packed,
+                             const index_t* row_sums, std::uint8_t x_zero_point, index_t y0, index_t plane, Widen widen,
+                             Out out, std::uint32_t* block) {
+  if (!block)
+    return pair_product_dsp_on_stack(out_channels, pairs, positions, w_packed, row_sums, x_zero_point, y0, plane,
+                                     widen, out);
+  pair_product_dsp_in(out_channels, pairs, positions, w_packed, row_sums, x_zero_point, y0, plane, widen, out, block);
+}
+
+// qconv_pointwise (same arguments): the block widened from the input planes in place, in
+// `block` (qconv_pointwise_dsp_scratch_bytes(p) bytes, 4-byte aligned; null: on the stack).
 template <class Out>
 inline void qconv_pointwise_dsp(const ConvParams& p, const std::uint8_t* x, std::uint8_t x_zero_point,
-                                const std::int32_t* w_packed, const index_t* row_sums, Out out) {
+                                const std::int32_t* w_packed, const index_t* row_sums, Out out,
+                                std::uint32_t* block = nullptr) {
   const index_t plane = p.in_d * p.in_h * p.in_w, pairs = qconv_pointwise_channel_pairs(p);
   for (index_t b = 0; b < p.batch; ++b) {
     const std::uint8_t* xb = x + b * p.in_channels * plane;
@@ -191,7 +246,7 @@ inline void qconv_pointwise_dsp(const ConvParams& p, const std::uint8_t* x, std:
       pointwise_widen_dsp(xb + i0, plane, p.in_channels, k0, kc, count, block);
     };
     pair_product_dsp(p.out_channels, pairs, plane, w_packed, row_sums, x_zero_point, b * p.out_channels * plane, plane,
-                     widen, out);
+                     widen, out, block);
   }
 }
 

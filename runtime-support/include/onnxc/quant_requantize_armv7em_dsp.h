@@ -18,28 +18,38 @@
 namespace onnxc {
 namespace rt {
 
-// Started: the sums began at row_start (bias and offset already in them; add is 0).
-template <bool Started, class Q, class R>
-inline void store_row_dsp(const RequantizeOutput<Q, R>& out, index_t channel, index_t i, const std::int32_t* acc,
-                          index_t n, std::int32_t offset) {
+// Started: the sums began at row_start (bias and offset already in them; add is 0). Lookup: each
+// byte then replaced by table[byte - lowest] (one LDRB per output: the table's base is biased by
+// 128 for int8, so the signed byte indexes it as it is).
+template <bool Started, bool Lookup, class Q, class R>
+inline void store_row_dsp(const RequantizeOutput<Q, R>& out, const Q* table, index_t channel, index_t i,
+                          const std::int32_t* acc, index_t n, std::int32_t offset) {
   static_assert(sizeof(Q) == 1, "8-bit outputs");
   const std::uint32_t add = Started ? 0u : requant_addend(out, channel, offset);
   const R r = out.requant[channel * out.requant_stride];
   const float multiplier = r.multiplier;
   const std::int32_t zero_point = out.zero_point;
+  const std::uint8_t* t =
+      Lookup ? reinterpret_cast<const std::uint8_t*>(table) - std::numeric_limits<Q>::lowest() : nullptr;
   Q* y = out.y + i;
   index_t quads = n / 4;
+#define ONNXC_REQUANTIZE_IN [m] "t"(multiplier), [zp] "r"(zero_point)
   if (quads > 0) {
     const std::int32_t* a = acc;
     std::uint32_t s0, s1, s2, s3;
     // Four outputs a turn: two LDRDs, two VMOVs each way, one word stored (BFI x 3): 32
-    // instructions for four outputs (started sums), 34 for two pairs.
+    // instructions for four outputs (started sums), 34 for two pairs; 36 with the lookups.
 #define ONNXC_REQUANTIZE_ADD4                      \
   "add %[s0], %[s0], %[add]\n\t"                   \
   "add %[s1], %[s1], %[add]\n\t"                   \
   "add %[s2], %[s2], %[add]\n\t"                   \
   "add %[s3], %[s3], %[add]\n\t"
-#define ONNXC_REQUANTIZE_QUAD(SAT, ADD)            \
+#define ONNXC_REQUANTIZE_LOOKUP4                   \
+  "ldrb %[s0], [%[t], %[s0]]\n\t"                  \
+  "ldrb %[s1], [%[t], %[s1]]\n\t"                  \
+  "ldrb %[s2], [%[t], %[s2]]\n\t"                  \
+  "ldrb %[s3], [%[t], %[s3]]\n\t"
+#define ONNXC_REQUANTIZE_QUAD(SAT, ADD, LOOKUP)    \
   "1:\n\t"                                         \
   "ldrd %[s2], %[s3], [%[a], #8]\n\t"              \
   "ldrd %[s0], %[s1], [%[a]], #16\n\t"             \
@@ -68,37 +78,40 @@ inline void store_row_dsp(const RequantizeOutput<Q, R>& out, index_t channel, in
   SAT " %[s1], #8, %[s1]\n\t"                      \
   SAT " %[s2], #8, %[s2]\n\t"                      \
   SAT " %[s3], #8, %[s3]\n\t"                      \
+  LOOKUP                                           \
   "bfi %[s0], %[s1], #8, #8\n\t"                   \
   "bfi %[s0], %[s2], #16, #8\n\t"                  \
   "bfi %[s0], %[s3], #24, #8\n\t"                  \
   "str %[s0], [%[y]], #4\n\t"                      \
   "subs %[quads], %[quads], #1\n\t"                \
   "bne 1b\n\t"
-#define ONNXC_REQUANTIZE_QUAD_OUT                                                                          \
-  [a] "+r"(a), [y] "+r"(y), [quads] "+r"(quads), [s0] "=&r"(s0), [s1] "=&r"(s1), [s2] "=&r"(s2), [s3] "=&r"(s3)
-    if (std::numeric_limits<Q>::is_signed && !Started) {
-      __asm__ volatile(ONNXC_REQUANTIZE_QUAD("ssat", ONNXC_REQUANTIZE_ADD4)
-                       : ONNXC_REQUANTIZE_QUAD_OUT
-                       : [add] "r"(add), [m] "t"(multiplier), [zp] "r"(zero_point)
-                       : "s12", "s13", "s14", "s15", "cc", "memory");
-    } else if (!Started) {
-      __asm__ volatile(ONNXC_REQUANTIZE_QUAD("usat", ONNXC_REQUANTIZE_ADD4)
-                       : ONNXC_REQUANTIZE_QUAD_OUT
-                       : [add] "r"(add), [m] "t"(multiplier), [zp] "r"(zero_point)
-                       : "s12", "s13", "s14", "s15", "cc", "memory");
-    } else if (std::numeric_limits<Q>::is_signed) {
-      __asm__ volatile(ONNXC_REQUANTIZE_QUAD("ssat", "")
-                       : ONNXC_REQUANTIZE_QUAD_OUT
-                       : [m] "t"(multiplier), [zp] "r"(zero_point)
-                       : "s12", "s13", "s14", "s15", "cc", "memory");
+#define ONNXC_REQUANTIZE_QUAD_ASM(SAT, ADD, LOOKUP, ...)                                                          \
+  __asm__ volatile(ONNXC_REQUANTIZE_QUAD(SAT, ADD, LOOKUP)                                                    \
+                   : [a] "+r"(a), [y] "+r"(y), [quads] "+r"(quads), [s0] "=&r"(s0), [s1] "=&r"(s1),           \
+                     [s2] "=&r"(s2), [s3] "=&r"(s3)                                                           \
+                   : __VA_ARGS__                                                                              \
+                   : "s12", "s13", "s14", "s15", "cc", "memory")
+    constexpr bool is_signed = std::numeric_limits<Q>::is_signed;
+    if (Lookup) {
+      if (is_signed && !Started) ONNXC_REQUANTIZE_QUAD_ASM("ssat", ONNXC_REQUANTIZE_ADD4, ONNXC_REQUANTIZE_LOOKUP4,
+                                          [add] "r"(add), ONNXC_REQUANTIZE_IN, [t] "r"(t));
+      else if (!Started) ONNXC_REQUANTIZE_QUAD_ASM("usat", ONNXC_REQUANTIZE_ADD4, ONNXC_REQUANTIZE_LOOKUP4,
+                                          [add] "r"(add), ONNXC_REQUANTIZE_IN, [t] "r"(t));
+      else if (is_signed) ONNXC_REQUANTIZE_QUAD_ASM("ssat", "", ONNXC_REQUANTIZE_LOOKUP4,
+                                          ONNXC_REQUANTIZE_IN, [t] "r"(t));
+      else ONNXC_REQUANTIZE_QUAD_ASM("usat", "", ONNXC_REQUANTIZE_LOOKUP4,
+                                          ONNXC_REQUANTIZE_IN, [t] "r"(t));
     } else {
-      __asm__ volatile(ONNXC_REQUANTIZE_QUAD("usat", "")
-                       : ONNXC_REQUANTIZE_QUAD_OUT
-                       : [m] "t"(multiplier), [zp] "r"(zero_point)
-                       : "s12", "s13", "s14", "s15", "cc", "memory");
+      if (is_signed && !Started) ONNXC_REQUANTIZE_QUAD_ASM("ssat", ONNXC_REQUANTIZE_ADD4, "",
+                                          [add] "r"(add), ONNXC_REQUANTIZE_IN);
+      else if (!Started) ONNXC_REQUANTIZE_QUAD_ASM("usat", ONNXC_REQUANTIZE_ADD4, "",
+                                          [add] "r"(add), ONNXC_REQUANTIZE_IN);
+      else if (is_signed) ONNXC_REQUANTIZE_QUAD_ASM("ssat", "", "", ONNXC_REQUANTIZE_IN);
+      else ONNXC_REQUANTIZE_QUAD_ASM("usat", "", "", ONNXC_REQUANTIZE_IN);
     }
-#undef ONNXC_REQUANTIZE_QUAD_OUT
+#undef ONNXC_REQUANTIZE_QUAD_ASM
 #undef ONNXC_REQUANTIZE_QUAD
+#undef ONNXC_REQUANTIZE_LOOKUP4
 #undef ONNXC_REQUANTIZE_ADD4
     acc += 4 * (n / 4);
     n %= 4;
@@ -111,7 +124,10 @@ inline void store_row_dsp(const RequantizeOutput<Q, R>& out, index_t channel, in
 #define ONNXC_REQUANTIZE_ADD                       \
   "add %[s0], %[s0], %[add]\n\t"                   \
   "add %[s1], %[s1], %[add]\n\t"
-#define ONNXC_REQUANTIZE_PAIR(SAT, ADD)            \
+#define ONNXC_REQUANTIZE_LOOKUP                    \
+  "ldrb %[s0], [%[t], %[s0]]\n\t"                  \
+  "ldrb %[s1], [%[t], %[s1]]\n\t"
+#define ONNXC_REQUANTIZE_PAIR(SAT, ADD, LOOKUP)    \
   "1:\n\t"                                         \
   "ldrd %[s0], %[s1], [%[a]], #8\n\t"              \
   ADD                                              \
@@ -127,60 +143,94 @@ inline void store_row_dsp(const RequantizeOutput<Q, R>& out, index_t channel, in
   "qadd %[s1], %[s1], %[zp]\n\t"                   \
   SAT " %[s0], #8, %[s0]\n\t"                      \
   SAT " %[s1], #8, %[s1]\n\t"                      \
+  LOOKUP                                           \
   "bfi %[s0], %[s1], #8, #8\n\t"                   \
   "strh %[s0], [%[y]], #2\n\t"                     \
   "subs %[pairs], %[pairs], #1\n\t"                \
   "bne 1b\n\t"
-    if (std::numeric_limits<Q>::is_signed && !Started) {
-      __asm__ volatile(ONNXC_REQUANTIZE_PAIR("ssat", ONNXC_REQUANTIZE_ADD)
-                       : [a] "+r"(a), [y] "+r"(y), [pairs] "+r"(pairs), [s0] "=&r"(s0), [s1] "=&r"(s1)
-                       : [add] "r"(add), [m] "t"(multiplier), [zp] "r"(zero_point)
-                       : "s14", "s15", "cc", "memory");
-    } else if (!Started) {
-      __asm__ volatile(ONNXC_REQUANTIZE_PAIR("usat", ONNXC_REQUANTIZE_ADD)
-                       : [a] "+r"(a), [y] "+r"(y), [pairs] "+r"(pairs), [s0] "=&r"(s0), [s1] "=&r"(s1)
-                       : [add] "r"(add), [m] "t"(multiplier), [zp] "r"(zero_point)
-                       : "s14", "s15", "cc", "memory");
-    } else if (std::numeric_limits<Q>::is_signed) {
-      __asm__ volatile(ONNXC_REQUANTIZE_PAIR("ssat", "")
-                       : [a] "+r"(a), [y] "+r"(y), [pairs] "+r"(pairs), [s0] "=&r"(s0), [s1] "=&r"(s1)
-                       : [m] "t"(multiplier), [zp] "r"(zero_point)
-                       : "s14", "s15", "cc", "memory");
+#define ONNXC_REQUANTIZE_PAIR_ASM(SAT, ADD, LOOKUP, ...)                                                          \
+  __asm__ volatile(ONNXC_REQUANTIZE_PAIR(SAT, ADD, LOOKUP)                                                    \
+                   : [a] "+r"(a), [y] "+r"(y), [pairs] "+r"(pairs), [s0] "=&r"(s0), [s1] "=&r"(s1)            \
+                   : __VA_ARGS__                                                                              \
+                   : "s14", "s15", "cc", "memory")
+    constexpr bool is_signed = std::numeric_limits<Q>::is_signed;
+    if (Lookup) {
+      if (is_signed && !Started) ONNXC_REQUANTIZE_PAIR_ASM("ssat", ONNXC_REQUANTIZE_ADD, ONNXC_REQUANTIZE_LOOKUP,
+                                          [add] "r"(add), ONNXC_REQUANTIZE_IN, [t] "r"(t));
+      else if (!Started) ONNXC_REQUANTIZE_PAIR_ASM("usat", ONNXC_REQUANTIZE_ADD, ONNXC_REQUANTIZE_LOOKUP,
+                                          [add] "r"(add), ONNXC_REQUANTIZE_IN, [t] "r"(t));
+      else if (is_signed) ONNXC_REQUANTIZE_PAIR_ASM("ssat", "", ONNXC_REQUANTIZE_LOOKUP,
+                                          ONNXC_REQUANTIZE_IN, [t] "r"(t));
+      else ONNXC_REQUANTIZE_PAIR_ASM("usat", "", ONNXC_REQUANTIZE_LOOKUP,
+                                          ONNXC_REQUANTIZE_IN, [t] "r"(t));
     } else {
-      __asm__ volatile(ONNXC_REQUANTIZE_PAIR("usat", "")
-                       : [a] "+r"(a), [y] "+r"(y), [pairs] "+r"(pairs), [s0] "=&r"(s0), [s1] "=&r"(s1)
-                       : [m] "t"(multiplier), [zp] "r"(zero_point)
-                       : "s14", "s15", "cc", "memory");
+      if (is_signed && !Started) ONNXC_REQUANTIZE_PAIR_ASM("ssat", ONNXC_REQUANTIZE_ADD, "",
+                                          [add] "r"(add), ONNXC_REQUANTIZE_IN);
+      else if (!Started) ONNXC_REQUANTIZE_PAIR_ASM("usat", ONNXC_REQUANTIZE_ADD, "",
+                                          [add] "r"(add), ONNXC_REQUANTIZE_IN);
+      else if (is_signed) ONNXC_REQUANTIZE_PAIR_ASM("ssat", "", "", ONNXC_REQUANTIZE_IN);
+      else ONNXC_REQUANTIZE_PAIR_ASM("usat", "", "", ONNXC_REQUANTIZE_IN);
     }
+#undef ONNXC_REQUANTIZE_PAIR_ASM
 #undef ONNXC_REQUANTIZE_PAIR
+#undef ONNXC_REQUANTIZE_LOOKUP
 #undef ONNXC_REQUANTIZE_ADD
   }
-  if (n % 2)
-    y[0] = requantize<Q>(static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[n - 1]) + add), r, zero_point);
+#undef ONNXC_REQUANTIZE_IN
+  if (n % 2) {
+    const Q q = requantize<Q>(static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[n - 1]) + add), r, zero_point);
+    y[0] = Lookup ? table[static_cast<std::int32_t>(q) - std::numeric_limits<Q>::lowest()] : q;
+  }
 }
 
 template <class R>
 inline void store_row(const RequantizeOutput<std::uint8_t, R>& out, index_t channel, index_t i, const std::int32_t* acc,
                       index_t n, std::int32_t offset) {
-  store_row_dsp<false>(out, channel, i, acc, n, offset);
+  store_row_dsp<false, false>(out, static_cast<const std::uint8_t*>(nullptr), channel, i, acc, n, offset);
 }
 
 template <class R>
 inline void store_row(const RequantizeOutput<std::int8_t, R>& out, index_t channel, index_t i, const std::int32_t* acc,
                       index_t n, std::int32_t offset) {
-  store_row_dsp<false>(out, channel, i, acc, n, offset);
+  store_row_dsp<false, false>(out, static_cast<const std::int8_t*>(nullptr), channel, i, acc, n, offset);
 }
 
 template <class R>
 inline void store_row_started(const RequantizeOutput<std::uint8_t, R>& out, index_t channel, index_t i,
                               const std::int32_t* acc, index_t n) {
-  store_row_dsp<true>(out, channel, i, acc, n, 0);
+  store_row_dsp<true, false>(out, static_cast<const std::uint8_t*>(nullptr), channel, i, acc, n, 0);
 }
 
 template <class R>
 inline void store_row_started(const RequantizeOutput<std::int8_t, R>& out, index_t channel, index_t i,
                               const std::int32_t* acc, index_t n) {
-  store_row_dsp<true>(out, channel, i, acc, n, 0);
+  store_row_dsp<true, false>(out, static_cast<const std::int8_t*>(nullptr), channel, i, acc, n, 0);
+}
+
+template <class R>
+inline void store_row(const RequantizeLookupOutput<std::uint8_t, R>& out, index_t channel, index_t i,
+                      const std::int32_t* acc,
+                      index_t n, std::int32_t offset) {
+  store_row_dsp<false, true>(out.requant, out.table, channel, i, acc, n, offset);
+}
+
+template <class R>
+inline void store_row(const RequantizeLookupOutput<std::int8_t, R>& out, index_t channel, index_t i,
+                      const std::int32_t* acc,
+                      index_t n, std::int32_t offset) {
+  store_row_dsp<false, true>(out.requant, out.table, channel, i, acc, n, offset);
+}
+
+template <class R>
+inline void store_row_started(const RequantizeLookupOutput<std::uint8_t, R>& out, index_t channel, index_t i,
+                              const std::int32_t* acc, index_t n) {
+  store_row_dsp<true, true>(out.requant, out.table, channel, i, acc, n, 0);
+}
+
+template <class R>
+inline void store_row_started(const RequantizeLookupOutput<std::int8_t, R>& out, index_t channel, index_t i,
+                              const std::int32_t* acc, index_t n) {
+  store_row_dsp<true, true>(out.requant, out.table, channel, i, acc, n, 0);
 }
 
 }  // namespace rt

@@ -25,6 +25,26 @@ alignas(16) std::uint8_t scratch[kMaxScratch];
 index_t row_sums[64];
 std::uint32_t seed = 12345;
 
+// A kernel's scratch of `bytes` at the end of `scratch` with 16 guard bytes after it, which
+// guard_intact checks: nothing written past the size the compiler plans.
+constexpr index_t kGuardBytes = 16;
+std::uint8_t* guard = nullptr;
+std::uint8_t* guarded_scratch(index_t bytes) {
+  std::uint8_t* block = scratch + (kMaxScratch - kGuardBytes - bytes) / 4 * 4;
+  guard = block + bytes;
+  for (index_t i = 0; i < kGuardBytes; ++i) guard[i] = 0xA5;
+  return block;
+}
+int guard_intact(const char* what) {
+  for (index_t i = 0; i < kGuardBytes; ++i)
+    if (guard[i] != 0xA5) {
+      sh::print(what);
+      sh::print(": wrote past its scratch\n");
+      return 1;
+    }
+  return 0;
+}
+
 std::uint32_t next() {
   seed = seed * 1664525u + 1013904223u;
   return seed >> 8;
@@ -113,6 +133,12 @@ int run_case(const Case& c) {
     rt::qconv_gemm_pairs(p, x, c.zx, pairs, row_sums, [](index_t, index_t i, std::int32_t acc) { y[i] = acc; }, c.cols,
                          scratch);
     failed += check("qconv_gemm_pairs", c, n);
+    // The widened columns after the block, in the plan's scratch (qconv_gemm_pairs_scratch_bytes).
+    std::uint8_t* block = guarded_scratch(rt::qconv_gemm_pairs_scratch_bytes(p, c.cols));
+    for (index_t i = 0; i < n; ++i) y[i] = -1;
+    rt::qconv_gemm_pairs(p, x, c.zx, pairs, row_sums, [](index_t, index_t i, std::int32_t acc) { y[i] = acc; }, c.cols,
+                         block, block + rt::qconv_gemm_pairs_widened_offset(p, c.cols));
+    failed += check("qconv_gemm_pairs widened in scratch", c, n) + guard_intact("qconv_gemm_pairs in scratch");
   }
   if (c.k == 1 && c.stride == 1 && c.pad == 0) {
     static std::int32_t packed[64 * 48];
@@ -120,6 +146,10 @@ int run_case(const Case& c) {
     for (index_t i = 0; i < n; ++i) y[i] = -1;
     rt::qconv_pointwise(p, x, c.zx, packed, row_sums, [](index_t, index_t i, std::int32_t acc) { y[i] = acc; });
     failed += check("qconv_pointwise", c, n);
+    std::uint8_t* block = guarded_scratch(rt::qconv_pointwise_dsp_scratch_bytes(p));
+    for (index_t i = 0; i < n; ++i) y[i] = -1;
+    rt::qconv_pointwise(p, x, c.zx, packed, row_sums, [](index_t, index_t i, std::int32_t acc) { y[i] = acc; }, block);
+    failed += check("qconv_pointwise in scratch", c, n) + guard_intact("qconv_pointwise in scratch");
     static std::int8_t bytes[8192];
     rt::qconv_pointwise_s8_pack_weights(p, w, bytes);
     for (index_t i = 0; i < n; ++i) y[i] = -1;
@@ -183,6 +213,30 @@ int requantize_case(index_t n, float multiplier, std::int32_t zero_point, std::i
       sh::print("\n");
       return 1;
     }
+  // With an output table (fuse-output-table, the M4's LDRB per output): table[the definition's
+  // byte], from both entries (the sums above are started ones; undone for store_row).
+  Q table[256];
+  for (Q& t : table) t = static_cast<Q>(next());
+  const rt::RequantizeLookupOutput<Q, rt::Requant> looked{{again, biases, &r, 0, zero_point}, table};
+  for (int started = 0; started < 2; ++started) {
+    for (index_t i = 0; i <= n; ++i) again[i] = 77;
+    if (started) {
+      rt::store_row_started(looked, 0, 0, acc, n);
+    } else {
+      for (index_t i = 0; i < n; ++i) acc[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[i]) - start);
+      rt::store_row(looked, 0, 0, acc, n, 3);
+      for (index_t i = 0; i < n; ++i) acc[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[i]) + start);
+    }
+    for (index_t i = 0; i <= n; ++i) {
+      const Q want = i < n ? table[static_cast<std::int32_t>(out[i]) - std::numeric_limits<Q>::lowest()] : Q(77);
+      if (again[i] != want) {
+        sh::print(started ? "store_row_started with a table: at " : "store_row with a table: at ");
+        print_number(i);
+        sh::print("\n");
+        return 1;
+      }
+    }
+  }
   return 0;
 }
 
@@ -216,7 +270,14 @@ int depthwise_case(index_t channels, index_t h, index_t wd, X zx) {
   rt::depthwise_3x3(p, rt::QuantOperand<X>{xd, zx_array, 0}, rt::QuantOperand<std::int8_t>{wd8, zw, 1},
                     [](index_t, index_t i, std::int32_t acc) { y[i] = acc; });
   const Case c = {channels, channels, h, wd, 3, 1, 1, 0, 0};
-  return check("depthwise_3x3", c, n);
+  int failed = check("depthwise_3x3", c, n);
+  // The M4's bands in the plan's scratch (depthwise_3x3_dsp_scratch_bytes, nothing written past it).
+  std::uint8_t* block = guarded_scratch(rt::depthwise_3x3_dsp_scratch_bytes(p));
+  for (index_t i = 0; i < n; ++i) y[i] = -1;
+  rt::depthwise_3x3(p, rt::QuantOperand<X>{xd, zx_array, 0}, rt::QuantOperand<std::int8_t>{wd8, zw, 1},
+                    [](index_t, index_t i, std::int32_t acc) { y[i] = acc; }, block);
+  failed += check("depthwise_3x3 in scratch", c, n) + guard_intact("depthwise_3x3 in scratch");
+  return failed;
 }
 
 // lookup over n values: each output the table's entry at the value less the type's lowest.
