@@ -1,5 +1,8 @@
 #include "passes/concat_in_place.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "ops/op.h"
 #include "passes/program.h"
 
@@ -38,15 +41,31 @@ ConcatsInPlace concats_in_place(const Graph& g, std::size_t alignment) {
   };
   ConcatsInPlace result;
   std::map<const Value*, ConcatSlice> direct;  // input -> (its Concat's output, offset)
+  std::vector<const Node*> accepted;
   for (auto& np : g.nodes) {
     const Node& n = *np;
     if (n.op_type != "Concat" || !n.domain.empty() || !n.has_output(0) || !is_plain_tensor(n.outputs[0]) ||
         n.outputs[0]->is_graph_output || !inputs_are_slabs(n))
       continue;
     std::map<const Value*, ConcatSlice> mine;
-    std::size_t offset = 0;
+    std::size_t offset = 0, first = 0;
+    // A dense block (DenseNet: each layer concatenates all the block's earlier outputs and its
+    // own): where an in-place Concat's inputs are the first of this one's, its output is this
+    // output's first bytes, and only the rest are placed here.
+    for (auto m = accepted.rbegin(); m != accepted.rend(); ++m) {
+      const Node& prefix = **m;
+      const Value* out = prefix.outputs[0];
+      if (prefix.inputs.size() < n.inputs.size() && !direct.count(out) && out->dtype == n.outputs[0]->dtype &&
+          std::equal(prefix.inputs.begin(), prefix.inputs.end(), n.inputs.begin())) {
+        mine[out] = ConcatSlice{n.outputs[0], 0};
+        offset = out->byte_size();
+        first = prefix.inputs.size();
+        break;
+      }
+    }
     bool ok = true;
-    for (const Value* in : n.inputs) {
+    for (std::size_t i = first; i < n.inputs.size(); ++i) {
+      const Value* in = n.inputs[i];
       ok = ok && intermediate(in) && !direct.count(in) && !mine.count(in) &&
            (alignment == 0 || offset % alignment == 0);
       if (!ok) break;
@@ -56,6 +75,7 @@ ConcatsInPlace concats_in_place(const Graph& g, std::size_t alignment) {
     if (!ok || n.inputs.empty()) continue;
     direct.insert(mine.begin(), mine.end());
     result.concats.insert(&n);
+    accepted.push_back(&n);
   }
   // A Concat's output that is itself a slice of a later Concat: its inputs go in that one.
   for (auto& [v, slice] : direct) {

@@ -26,7 +26,9 @@ struct ConcatsInPlace {
 // The Concats of `g` that can be written in place. A Concat qualifies when its output is an
 // intermediate of `g` and every input is an intermediate that a non-view node of `g` produces,
 // appears once among the Concat's inputs (and in no other qualifying Concat), is not a graph
-// output and starts at an offset that keeps `alignment`.
+// output and starts at an offset that keeps `alignment`. Inputs that are an earlier qualifying
+// Concat's inputs, in order, at the start of this one's (a DenseNet block) are exempt: that
+// Concat's output becomes this one's first bytes.
 ConcatsInPlace concats_in_place(const Graph& g, std::size_t alignment);
 
 }  // namespace onnxc

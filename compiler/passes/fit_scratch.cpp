@@ -1,11 +1,13 @@
 // fit-scratch: see kernel_passes.h.
 #include <algorithm>
 #include <map>
+#include <numeric>
 
 #include <fmt/format.h>
 
 #include "onnxc/conv.h"
 #include "onnxc/packed_gemm.h"
+#include "onnxc/winograd.h"
 #include "ops/conv_algorithm.h"
 #include "ops/recurrent.h"
 #include "passes/kernel_passes.h"
@@ -50,9 +52,15 @@ bool fit_winograd(Node& n, std::size_t room, const ScratchOptions& o) {
   auto bytes = [&] { return winograd_scratch_bytes(n, rows, slots, group()); };
   if (!fastest(o)) {
     // Fewer product buffers, then panels of 8 (a quarter of the narrow groups' buffer), then
-    // fewer rows of tiles.
+    // fewer rows of tiles, passing over those whose tiles (the products' columns) leave more than
+    // a tenth of the target's vectors empty where fewer rows fill them (8 tiles a row on AVX-512:
+    // 2 rows, not 3).
+    const int64_t tw = rt::winograd_tiles_w(conv_geometry(n)), lanes = std::max<int64_t>(o.float_lanes, 1);
+    const int64_t whole_rows = lanes / std::gcd(tw, lanes);  // the fewest rows that fill whole vectors
+    auto mostly_empty = [tw, lanes](int64_t r) { return r * tw * 10 < (r * tw + lanes - 1) / lanes * lanes * 9; };
     while (slots > 1 && bytes() > room) --slots;
     for (; rows >= 1; --rows) {
+      if (rows > whole_rows && mostly_empty(rows)) continue;
       narrow = true;
       if (bytes() <= room) break;
       narrow = false;

@@ -101,3 +101,29 @@ TEST_CASE("a Concat of Concats puts the inner inputs in the outer output") {
   CHECK(place_of(c, "b").alias_offset == 32);
   CHECK(c.program.arena_bytes == 48);
 }
+
+TEST_CASE("a dense block's Concats (each the earlier one's inputs and one more) share the last one's buffer") {
+  // x -> MatMul a, MatMul b -> Concat ab -> Relu r -> MatMul d; Concat(a, b, d) = abd -> Relu -> y.
+  ModelBuilder b;
+  b.input("x", {1, 4}).output("y").floats("w", {4, 4}, std::vector<float>(16, 0.5f));
+  b.floats("w8", {8, 4}, std::vector<float>(32, 0.25f));
+  for (const char* t : {"a", "b"}) b.node("MatMul", {"x", "w"}, {t});
+  ModelBuilder::attr_int(b.node("Concat", {"a", "b"}, {"ab"}), "axis", 1);
+  b.node("Relu", {"ab"}, {"r"});
+  b.node("MatMul", {"r", "w8"}, {"d"});
+  ModelBuilder::attr_int(b.node("Concat", {"a", "b", "d"}, {"abd"}), "axis", 1);
+  b.node("Relu", {"abd"}, {"y"});
+  auto c = onnxc::compile_model(b.write("concat_dense"), {});
+  const onnxc::Value* last = c.model.graph.find("abd");
+  CHECK(place_of(c, "ab").alias_of == last);
+  CHECK(place_of(c, "ab").alias_offset == 0);
+  CHECK(place_of(c, "a").alias_of == last);
+  CHECK(place_of(c, "b").alias_offset == 16);
+  CHECK(place_of(c, "d").alias_of == last);
+  CHECK(place_of(c, "d").alias_offset == 32);
+  // The Relu of ab must not run in ab's memory: abd still holds a and b after it.
+  CHECK(place_of(c, "r").storage == onnxc::Storage::Arena);
+  for (const auto& step : c.program.main.steps)
+    if (step.node->op_type == "Concat") CHECK(step.elided);
+  CHECK(c.program.arena_bytes == 80);  // abd and r (ab copied took 32 more)
+}

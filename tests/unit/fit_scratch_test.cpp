@@ -437,6 +437,33 @@ TEST_CASE("3x3 stride-1 Convs of 16 or more channels in and out on 8 x 8 or more
   CHECK(fitted.attr_int(onnxc::kParallelSlotsAttr, 0) < onnxc::kWinogradParallelSlots);
 }
 
+TEST_CASE("fitted Winograd blocks take rows of tiles that fill whole vectors where fewer rows do") {
+  // x -> 1x1 Conv to 64 channels on 16 x 16 -> 1x1 Conv to 32 (the peak: 96 KiB with its input;
+  // the model's input and output are the caller's) -> 3x3 Conv "y" (32 -> 32, 8 x 8 tiles): 64 KiB
+  // free at "y", room for 3 rows of tiles (24 tiles) but not 4. 24 tiles fill three AVX2 vectors but only 75 % of two AVX-512 ones: there
+  // the block takes 2 rows (16 tiles, one whole vector; resnet8-cifar's 16 x 16 layer 37 -> 33 us).
+  ModelBuilder b;
+  b.input("x", {1, 32, 16, 16}).output("y");
+  auto conv = [&b](const std::string& in, const std::string& out, int64_t c, int64_t m, int64_t k) {
+    b.floats(out + "_w", {m, c, k, k}, filled(m * c * k * k, 0.01f));
+    auto& n = b.node("Conv", {in, out + "_w"}, {out}, out);
+    ModelBuilder::attr_ints(n, "pads", {k / 2, k / 2, k / 2, k / 2});
+  };
+  conv("x", "e", 32, 64, 1);
+  conv("e", "s", 64, 32, 1);
+  conv("s", "y", 32, 32, 3);
+  const std::string path = b.write("winograd_whole_rows");
+  const onnxc::Compilation avx512 = compile(path, "avx512");
+  CHECK(onnxc::conv_algorithm(node_named(avx512, "y")) == onnxc::ConvAlgorithm::Winograd);
+  CHECK(node_named(avx512, "y").attr_int(onnxc::kWinogradRowsAttr, 0) == 2);
+  const onnxc::Compilation avx2 = compile(path, "avx2");
+  CHECK(onnxc::conv_algorithm(node_named(avx2, "y")) == onnxc::ConvAlgorithm::Winograd);
+  CHECK(node_named(avx2, "y").attr_int(onnxc::kWinogradRowsAttr, 0) == 3);
+  // --scratch speed: the preferred block (all 8 rows), whatever the room.
+  const onnxc::Compilation speed = compile(path, "avx512", onnxc::ScratchPolicy::Speed);
+  CHECK(node_named(speed, "y").attr_int(onnxc::kWinogradRowsAttr, 0) == 8);
+}
+
 TEST_CASE("a deep product over few output positions (a 16 x 16 stride-16 patch embedding) takes im2col where it fits") {
   // 3 -> 192 channels, 96 x 96 in 16 x 16 patches, no padding: 36 output columns of depth 768.
   ModelBuilder b;

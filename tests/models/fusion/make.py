@@ -759,6 +759,41 @@ def inverted_residual():
     save("inverted_residual", model, [("x", x), ("x3", x3)], [("y1", y1), ("y2", y2), ("y3", f(y3)), ("y4", f(y4))])
 
 
+def dense_block():
+    """A DenseNet block: each layer concatenates the block's input and every earlier layer's
+    output (Concats of 1, 2, 3 inputs more), reads the Concat through a Relu (which must not run
+    in place: the later Concats share its memory) and a 3x3 Conv of 4 channels (concat-in-place
+    writes the whole block into the last Concat's buffer); a 1x1 Conv reads the last Concat."""
+    x, w0, b0 = f32(1, 3, 6, 6), f32(8, 3, 1, 1, scale=0.5), f32(8)
+    ws = [(f32(4, 8 + 4 * i, 3, 3, scale=0.25), f32(4)) for i in range(3)]
+    wt, bt = f32(6, 20, 1, 1, scale=0.25), f32(6)
+    inits = [numpy_helper.from_array(w0, "w0"), numpy_helper.from_array(b0, "b0"),
+             numpy_helper.from_array(wt, "wt"), numpy_helper.from_array(bt, "bt")]
+    nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["f0"], name="stem")]
+    feats = ["f0"]
+    ref = [conv2d(x, w0, b0, 0).astype(np.float32)]
+    for i, (w, b) in enumerate(ws):
+        inits += [numpy_helper.from_array(w, f"w{i + 1}"), numpy_helper.from_array(b, f"b{i + 1}")]
+        src = feats[0]
+        r_in = ref[0]
+        if i > 0:
+            src = f"cat{i}"
+            nodes.append(helper.make_node("Concat", list(feats), [src], axis=1, name=src))
+            r_in = np.concatenate(ref, axis=1)
+        nodes.append(helper.make_node("Relu", [src], [f"r{i + 1}"], name=f"relu{i + 1}"))
+        nodes.append(helper.make_node("Conv", [f"r{i + 1}", f"w{i + 1}", f"b{i + 1}"], [f"f{i + 1}"],
+                                      pads=[1, 1, 1, 1], name=f"conv{i + 1}"))
+        feats.append(f"f{i + 1}")
+        ref.append(conv2d(np.maximum(r_in, 0), w, b, 1).astype(np.float32))
+    nodes.append(helper.make_node("Concat", list(feats), ["cat3"], axis=1, name="cat3"))
+    nodes.append(helper.make_node("Conv", ["cat3", "wt", "bt"], ["y"], name="transition"))
+    graph = helper.make_graph(nodes, "dense_block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 6, 6])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    y = conv2d(np.concatenate(ref, axis=1), wt, bt, 0).astype(np.float32)
+    save("dense_block", model, [("x", x)], [("y", y)])
+
+
 if __name__ == "__main__":
     conv_bn()
     gemm_bn("gemm_bn_vector_c", (4,))
@@ -780,3 +815,4 @@ if __name__ == "__main__":
     conv_silu()
     split_steps()
     inverted_residual()
+    dense_block()
