@@ -40,6 +40,7 @@ struct BenchOptions {
   bool layers = false;          // --layers: each step's time against the roofline (driver/layers.h)
   std::string layers_json;      // --layers-json FILE: the same as JSON (implies --layers)
   bool remeasure = false;       // --remeasure: measure the roofline again instead of reading its cache
+  int predict_threads = 0;      // --predict-threads N: --layers with each step's predicted N-thread time
 };
 
 int run_validate(const ValidateOptions& v, const CompileOptions& c);

@@ -100,7 +100,8 @@ std::optional<Roofline> machine_roofline(const std::string& target, int threads,
   return r;
 }
 
-std::vector<LayerRow> layer_rows(const Block& main, const std::map<std::size_t, double>& step_us, const Roofline& r) {
+std::vector<LayerRow> layer_rows(const Block& main, const std::map<std::size_t, double>& step_us, const Roofline& r,
+                                 const std::map<std::size_t, TaskShare>& shares) {
   // Above this many FLOPs per byte a step can reach the FMA peak before the bandwidth bound.
   const double ridge = r.peak_gflops / r.bandwidth_gbps;
   std::vector<LayerRow> rows;
@@ -122,6 +123,12 @@ std::vector<LayerRow> layer_rows(const Block& main, const std::map<std::size_t, 
     const bool compute = row.bytes > 0 && 2.0 * static_cast<double>(row.macs) / static_cast<double>(row.bytes) > ridge;
     row.bound = compute ? "compute" : "memory";
     row.percent_of_bound = 100.0 * (compute ? row.gflops / r.peak_gflops : row.gbps / r.bandwidth_gbps);
+    if (const auto share = shares.find(index); share != shares.end()) {
+      row.loops = share->second.loops;
+      row.tasks = share->second.tasks;
+      row.predicted_us = share->second.predicted_us;
+      row.busy_us = share->second.busy_us;
+    }
     rows.push_back(row);
   }
   std::stable_sort(rows.begin(), rows.end(), [](const LayerRow& a, const LayerRow& b) { return a.us > b.us; });
@@ -143,12 +150,50 @@ std::map<std::size_t, double> parse_step_times(const std::string& harness_output
   return times;
 }
 
+std::map<std::size_t, TaskShare> parse_task_shares(const std::string& harness_output) {
+  std::map<std::size_t, TaskShare> shares;
+  std::istringstream in(harness_output);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string key;
+    std::size_t index = 0;
+    TaskShare share;
+    if (!(words >> key) || key != "share" || !(words >> index >> share.loops >> share.tasks >> share.predicted_us))
+      continue;
+    for (double us; words >> us;) share.busy_us.push_back(us);
+    shares[index] = share;
+  }
+  return shares;
+}
+
 namespace {
 
 double steps_sum(const std::vector<LayerRow>& rows) {
   double sum = 0;
   for (const LayerRow& row : rows) sum += row.us;
   return sum;
+}
+
+// The number of threads the rows' predictions are for (0: none).
+std::size_t predicted_threads(const std::vector<LayerRow>& rows) {
+  std::size_t threads = 0;
+  for (const LayerRow& row : rows) threads = std::max(threads, row.busy_us.size());
+  return threads;
+}
+
+struct Prediction {
+  double predicted_us = 0, serial_us = 0;  // serial: steps without a parallel loop
+  int serial_steps = 0;
+};
+Prediction predict(const std::vector<LayerRow>& rows) {
+  Prediction p;
+  for (const LayerRow& row : rows) {
+    p.predicted_us += row.loops ? row.predicted_us : row.us;
+    if (row.loops) continue;
+    p.serial_us += row.us;
+    p.serial_steps += 1;
+  }
+  return p;
 }
 
 }  // namespace
@@ -158,17 +203,37 @@ std::string layers_text(const std::vector<LayerRow>& rows, const Roofline& r, do
       "roofline: FMA peak {:.1f} GFLOP/s, memory bandwidth {:.1f} GB/s (ridge {:.1f} FLOP/byte; {} {})\n", r.peak_gflops,
       r.bandwidth_gbps, r.peak_gflops / r.bandwidth_gbps, r.measured_now ? "measured now, cached in" : "cached in",
       r.cache_file);
-  s += fmt::format("{:>4}  {:<28} {:<18} {:<18} {:>9} {:>12} {:>11} {:>8} {:>7} {:<7} {:>6}\n", "step", "node", "op",
+  const std::size_t threads = predicted_threads(rows);
+  s += fmt::format("{:>4}  {:<28} {:<18} {:<18} {:>9} {:>12} {:>11} {:>8} {:>7} {:<7} {:>6}", "step", "node", "op",
                    "output", "us", "MACs", "bytes", "GFLOP/s", "GB/s", "bound", "%");
-  for (const LayerRow& row : rows)
-    s += fmt::format("{:>4}  {:<28} {:<18} {:<18} {:>9.2f} {:>12} {:>11} {:>8.2f} {:>7.2f} {:<7} {:>6.1f}\n", row.index,
+  if (threads) s += fmt::format(" {:>5} {:>5} {:>9} {:>6}  busy us per thread", "loops", "tasks", "pred us", "pred/1");
+  s += "\n";
+  for (const LayerRow& row : rows) {
+    s += fmt::format("{:>4}  {:<28} {:<18} {:<18} {:>9.2f} {:>12} {:>11} {:>8.2f} {:>7.2f} {:<7} {:>6.1f}", row.index,
                      row.name.size() > 28 ? row.name.substr(0, 27) + "~" : row.name, row.op, row.output_shape, row.us,
                      row.macs, row.bytes, row.gflops, row.gbps, row.bound, row.percent_of_bound);
+    if (threads) {
+      const double predicted = row.loops ? row.predicted_us : row.us;
+      s += fmt::format(" {:>5} {:>5} {:>9.2f} {:>6.2f}  ", row.loops, row.tasks, predicted,
+                       row.us > 0 ? predicted / row.us : 1.0);
+      s += row.loops ? fmt::format("{:.1f}", fmt::join(row.busy_us, " / ")) : "serial";
+    }
+    s += "\n";
+  }
   int64_t macs = 0, bytes = 0;
   for (const LayerRow& row : rows) macs += row.macs, bytes += row.bytes;
   s += fmt::format("total: {} steps, {:.2f} us (sum of the steps' medians; the whole run's median {:.2f} us), {} MACs, "
                    "{} bytes\n",
                    rows.size(), steps_sum(rows), run_median_us, macs, bytes);
+  if (threads) {
+    const Prediction p = predict(rows);
+    const double sum = steps_sum(rows);
+    s += fmt::format("predicted on {} threads: {:.2f} us, {:.3f} of one thread's steps (the tasks of each parallel loop "
+                     "timed one after the other and handed out as the pool would; memory and cache contention not "
+                     "counted); {} steps run serially, {:.2f} us ({:.1f} %)\n",
+                     threads, p.predicted_us, sum > 0 ? p.predicted_us / sum : 1.0, p.serial_steps, p.serial_us,
+                     sum > 0 ? 100.0 * p.serial_us / sum : 0.0);
+  }
   return s;
 }
 
@@ -176,14 +241,23 @@ std::string layers_json(const std::vector<LayerRow>& rows, const Roofline& r, do
   std::string s = "{\n";
   s += fmt::format("  \"peak_gflops\": {:.3f},\n  \"bandwidth_gbps\": {:.3f},\n", r.peak_gflops, r.bandwidth_gbps);
   s += fmt::format("  \"run_median_us\": {:.3f},\n  \"steps_us\": {:.3f},\n", run_median_us, steps_sum(rows));
+  const std::size_t threads = predicted_threads(rows);
+  if (threads) {
+    const Prediction p = predict(rows);
+    s += fmt::format("  \"predicted_threads\": {},\n  \"predicted_us\": {:.3f},\n  \"predicted_scaling\": {:.4f},\n",
+                     threads, p.predicted_us, steps_sum(rows) > 0 ? p.predicted_us / steps_sum(rows) : 1.0);
+  }
   s += "  \"steps\": [\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const LayerRow& row = rows[i];
     s += fmt::format("    {{\"index\": {}, \"name\": {}, \"op\": {}, \"output_shape\": {}, \"us\": {:.3f}, \"macs\": {}, "
-                     "\"bytes\": {}, \"gflops\": {:.3f}, \"gbps\": {:.3f}, \"bound\": {}, \"percent_of_bound\": {:.2f}}}{}\n",
+                     "\"bytes\": {}, \"gflops\": {:.3f}, \"gbps\": {:.3f}, \"bound\": {}, \"percent_of_bound\": {:.2f}",
                      row.index, json_string(row.name), json_string(row.op), json_string(row.output_shape), row.us,
-                     row.macs, row.bytes, row.gflops, row.gbps, json_string(row.bound), row.percent_of_bound,
-                     i + 1 < rows.size() ? "," : "");
+                     row.macs, row.bytes, row.gflops, row.gbps, json_string(row.bound), row.percent_of_bound);
+    if (threads)
+      s += fmt::format(", \"loops\": {}, \"tasks\": {}, \"predicted_us\": {:.3f}, \"busy_us\": [{:.3f}]", row.loops,
+                       row.tasks, row.loops ? row.predicted_us : row.us, fmt::join(row.busy_us, ", "));
+    s += fmt::format("}}{}\n", i + 1 < rows.size() ? "," : "");
   }
   s += "  ]\n}\n";
   return s;

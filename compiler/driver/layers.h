@@ -38,21 +38,42 @@ struct LayerRow {
   double gflops = 0, gbps = 0;
   std::string bound;  // "compute" or "memory": whichever the step's FLOPs per byte reach first
   double percent_of_bound = 0;
+  // bench --predict-threads N (TaskShare): the step's parallel loops and their tasks, its
+  // predicted time on N threads and each thread's busy time in it (empty without the option).
+  int loops = 0, tasks = 0;
+  double predicted_us = 0;
+  std::vector<double> busy_us;
 };
+
+// What the harness's `--predict-threads N layers` printed for one step ("share I LOOPS TASKS
+// PREDICTED_US BUSY_0 .. BUSY_N-1"): its tasks, timed one after the other on one thread, handed
+// out as the example pool's N threads would take them (templates/harness.cpp.tmpl, TaskShares).
+struct TaskShare {
+  int loops = 0, tasks = 0;
+  double predicted_us = 0;
+  std::vector<double> busy_us;
+};
+std::map<std::size_t, TaskShare> parse_task_shares(const std::string& harness_output);
 
 // The rows of the main block's steps that have times in step_us (steps without code have none),
 // slowest first (ties: by index). A control-flow step (If, Loop, Scan) counts its bodies' steps'
 // MACs and bytes (a loop body's once).
-std::vector<LayerRow> layer_rows(const Block& main, const std::map<std::size_t, double>& step_us, const Roofline& r);
+// With `shares` (bench --predict-threads), each row also gets its step's share.
+std::vector<LayerRow> layer_rows(const Block& main, const std::map<std::size_t, double>& step_us, const Roofline& r,
+                                 const std::map<std::size_t, TaskShare>& shares = {});
 
 // What the bench harness's `layers` mode printed: "step I US" lines, and "median_us: X" (the whole
 // run's median, written to *run_median_us when given).
 std::map<std::size_t, double> parse_step_times(const std::string& harness_output, double* run_median_us);
 
-// The table for a person: the bounds, one line per row, the totals.
+// The table for a person: the bounds, one line per row, the totals. Rows with predicted times
+// (bench --predict-threads) add the split columns and a line with the predicted scaling: the
+// sum of the predicted step times over the sum of the one-thread ones.
 std::string layers_text(const std::vector<LayerRow>& rows, const Roofline& r, double run_median_us);
 // The same as JSON: peak_gflops, bandwidth_gbps, run_median_us, steps_us (their sum),
-// steps: [{index, name, op, output_shape, us, macs, bytes, gflops, gbps, bound, percent_of_bound}].
+// steps: [{index, name, op, output_shape, us, macs, bytes, gflops, gbps, bound, percent_of_bound}];
+// with predicted times also predicted_threads, predicted_us, predicted_scaling and per step
+// loops, tasks, predicted_us, busy_us (one per thread).
 std::string layers_json(const std::vector<LayerRow>& rows, const Roofline& r, double run_median_us);
 
 }  // namespace onnxc

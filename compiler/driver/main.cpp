@@ -654,6 +654,14 @@ int main(int argc, char** argv) {
                     "steps: [{index, name, op, output_shape, us, macs, bytes, gflops, gbps, bound, "
                     "percent_of_bound}], slowest first.")
       ->type_name("FILE");
+  bench->add_option("--predict-threads", bopt.predict_threads,
+                    "--layers on one thread through run_parallel, timing each task of each parallel loop, and per step "
+                    "the loops, tasks, predicted time on N threads and each thread's busy time, if the harness's pool "
+                    "took those tasks (each thread the next task when free); then the predicted scaling and the "
+                    "serial steps' share. Implies --layers; not with --threads. Memory and cache contention between "
+                    "the threads are not counted.")
+      ->type_name("N")
+      ->check(CLI::Range(2, 256));
   bench->add_flag("--remeasure", bopt.remeasure,
                   "With --layers: measure the FMA peak and memory bandwidth again and replace the cached values.");
   bench->add_option("--target", bcommon.target, target_help(" Default: native."))->type_name("ISA");

@@ -549,6 +549,7 @@ int print_layers(const BenchOptions& b, const CompileOptions& co, const Compilat
                  const std::vector<std::string>& flags, const std::string& harness_output) {
   double run_median_us = 0;
   const std::map<std::size_t, double> step_us = parse_step_times(harness_output, &run_median_us);
+  const std::map<std::size_t, TaskShare> shares = parse_task_shares(harness_output);
   std::string log;
   const std::optional<Roofline> roofline =
       machine_roofline(co.target, std::max(b.threads, 1), cxx, flags, b.remeasure, &log);
@@ -556,7 +557,7 @@ int print_layers(const BenchOptions& b, const CompileOptions& co, const Compilat
     fmt::print(stderr, "error: cannot measure this machine's FMA peak and memory bandwidth\n{}\n", log);
     return 1;
   }
-  const std::vector<LayerRow> rows = layer_rows(comp.program.main, step_us, *roofline);
+  const std::vector<LayerRow> rows = layer_rows(comp.program.main, step_us, *roofline, shares);
   fmt::print("{}", layers_text(rows, *roofline, run_median_us));
   if (b.layers_json.empty()) return 0;
   std::ofstream f(b.layers_json, std::ios::binary);
@@ -569,7 +570,12 @@ int print_layers(const BenchOptions& b, const CompileOptions& co, const Compilat
 }  // namespace
 
 int run_bench(const BenchOptions& b, const CompileOptions& co_in) {
-  const bool layers = b.layers || !b.layers_json.empty();
+  const bool layers = b.layers || !b.layers_json.empty() || b.predict_threads > 0;
+  if (b.predict_threads > 0 && b.threads > 0) {
+    fmt::print(stderr, "error: --predict-threads runs the model on one thread to predict {} threads; --threads {} "
+               "times the pool instead\n  fix: drop one of the two\n", b.predict_threads, b.threads);
+    return 1;
+  }
   const Target* target = find_target(co_in.target);
   const bool emulated = target && runs_emulated(*target);
   // A microcontroller target (a board, no Linux architecture) cannot run under this machine's OS:
@@ -611,6 +617,8 @@ int run_bench(const BenchOptions& b, const CompileOptions& co_in) {
       status = 1;
     } else {
       std::vector<std::string> argv = harness_command(build, b.threads, layers ? "layers" : "bench");
+      if (b.predict_threads > 0)
+        argv.insert(argv.end() - 1, {"--predict-threads", std::to_string(b.predict_threads)});
       argv.push_back(std::to_string(b.runs));
       if (!b.inputs_dir.empty() && !append_bench_inputs(comp.model.graph, b.inputs_dir, dir, argv)) {
         status = 1;
@@ -624,7 +632,7 @@ int run_bench(const BenchOptions& b, const CompileOptions& co_in) {
           // The whole run's lines (runs, min_us, median_us) as bench prints them.
           std::istringstream lines(r.output);
           for (std::string line; std::getline(lines, line);)
-            if (line.rfind("step ", 0) != 0) fmt::print("{}\n", line);
+            if (line.rfind("step ", 0) != 0 && line.rfind("share ", 0) != 0) fmt::print("{}\n", line);
         } else {
           fmt::print("{}", r.output);
         }

@@ -218,6 +218,12 @@ int64_t float_conv_macs(const Node& n) {
   return n.outputs[0]->numel() * n.inputs[1]->shape[1] * shape_numel(conv_kernel(n));
 }
 
+int64_t conv_parallel_work(const Node& n) {
+  const int64_t group = n.attr_int("group", 1);
+  const bool depthwise = group > 1 && n.inputs[1]->shape[1] == 1 && n.outputs[0]->shape[1] == group;
+  return float_conv_macs(n) * (depthwise ? kDepthwiseWorkPerMac : 1);
+}
+
 bool conv_fits_winograd(const Node& n) {
   if (n.inputs[0]->dtype != DType::Float || n.attr_int("group", 1) != 1 || !n.inputs[1]->constant ||
       n.inputs[0]->shape.size() != 4)
@@ -308,12 +314,12 @@ void emit_one_group_kernel(const Node& n, Emitter& e, const std::string& kernel,
   e.linef("rt::conv_each_group(p, {}, {}, {}, {},", e.in(0), e.in(1), bias, e.out(0));
   e.line("    [&](const rt::ConvParams& q, const float* xg, const float* wg, const float* bg, float* yg) {");
   e.linef("      rt::{}(q, xg, wg, bg, yg{});", kernel, rest);
-  e.linef("    }}{});", groups_split ? ", " + e.parallel(float_conv_macs(n)) : "");
+  e.linef("    }}{});", groups_split ? ", " + e.parallel(conv_parallel_work(n)) : "");
 }
 
 void emit_conv(const Node& n, Emitter& e) {
   e.include("onnxc/conv.h");
-  const std::string parallel = e.parallel(float_conv_macs(n));
+  const std::string parallel = e.parallel(conv_parallel_work(n));
   const bool grouped = n.attr_int("group", 1) != 1;
   const Value& x = *n.inputs[0];
   e.line(conv_params_code(conv_params_of(n)));

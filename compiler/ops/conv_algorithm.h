@@ -182,6 +182,13 @@ bool qlinear_conv_depthwise_permute_applies(const Node& qlinear_conv);
 bool qlinear_conv_depthwise_avx2_applies(const Node& qlinear_conv);
 // A float Conv's multiply-accumulates: every output element, (C / group) * kernel taps.
 int64_t float_conv_macs(const Node& conv);
+// The work splits_into_tasks weighs for a float Conv: its multiply-accumulates, each of a
+// depthwise Conv's counted kDepthwiseWorkPerMac times. The depthwise kernels run at 12-26 GMAC/s
+// on AVX-512 (96 planes of 7 x 7: 3.6 us; 144 of 56 x 56: 158 us) where the products the 1 M
+// threshold was measured on run at 50-60: a depthwise Conv over 960 planes of 7 x 7 (423 K MACs,
+// mobilenet_v2's last blocks) takes as long as a 1.7 M MAC product, and ran on one thread.
+constexpr int64_t kDepthwiseWorkPerMac = 4;
+int64_t conv_parallel_work(const Node& conv);
 // Whether the depthwise Conv's kernel reads its input in place on SIMD targets whatever scratch it
 // is given (flat 'same' stride-1 planes; 3x3 stride 2 too on AVX2 and AVX-512,
 // Target::depthwise_stride2_in_place): fit-scratch gives it none. Not the flat planes that

@@ -45,7 +45,7 @@ bool fastest(const ScratchOptions& o) { return o.policy == ScratchPolicy::Speed;
 // and a product buffer per task with a parallel-for, or (fitting) the most of both that fit
 // down to one row and one buffer; false (another kernel) when not even that fits.
 bool fit_winograd(Node& n, std::size_t room, const ScratchOptions& o) {
-  const int64_t wanted_slots = o.memory_first || !splits_into_tasks(n, float_conv_macs(n)) ? 1 : kWinogradParallelSlots;
+  const int64_t wanted_slots = o.memory_first || !splits_into_tasks(n, conv_parallel_work(n)) ? 1 : kWinogradParallelSlots;
   int64_t rows = winograd_preferred_rows(n), slots = wanted_slots;
   bool narrow = true;  // the 32-channel groups where they apply (winograd_group_rows), else panels of 8
   auto group = [&] { return narrow ? winograd_group_rows(n, rows, o.shifted_input) : rt::kPanelRows; };
@@ -215,7 +215,7 @@ void fit_depthwise(Node& n, std::size_t room, const ScratchOptions& o) {
                                                     room));
     return;
   }
-  const int64_t wanted = o.memory_first || !splits_into_tasks(n, float_conv_macs(n)) ? 1 : kDepthwiseParallelSlots;
+  const int64_t wanted = o.memory_first || !splits_into_tasks(n, conv_parallel_work(n)) ? 1 : kDepthwiseParallelSlots;
   const int64_t slot_bytes = static_cast<int64_t>(depthwise_slot_bytes(n));
   const int64_t slots = fastest(o) ? wanted : choose_depthwise_slots(slot_bytes, room, wanted);
   n.set_attr_int(kParallelSlotsAttr, slots);

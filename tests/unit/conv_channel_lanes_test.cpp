@@ -2,7 +2,8 @@
 // 1 x 1 layers read in place and k x k / strided ones through im2col blocks narrower than the
 // plane, on planes 1 x 1 to 14 x 14, channel counts that leave partial vectors and partial
 // panels (odd, below a vector, between one and two), groups, every tile height, and a fused
-// Relu; serially and with a parallel-for (tasks over vector pairs of channels). Built native
+// Relu; serially and with a parallel-for (tasks over ranges of vector pairs of channels, and with
+// fewer pairs than rt::kChannelLaneTasks over ranges of positions too). Built native
 // (onnxc_simd_kernel_tests) and AVX2 (onnxc_avx2_kernel_tests: 8-lane vectors, tiles of 6
 // positions). Ramp values are multiples of 1/8 and every partial sum is exact, so the
 // outputs must be equal.
@@ -67,6 +68,8 @@ TEST_CASE("conv_channel_lanes computes small-plane convolutions as the reference
     for (index_t m : {1, 5, 16, 24, 33, 40, 67}) check(conv2d(13, m, 1, hw, 1, 1, 0, 1), 96, kNoActivation);
   check(conv2d(400, 400, 1, 7, 1, 1, 0, 1), 96, relu);  // regnet_x_400mf's layer
   check(conv2d(160, 160, 1, 14, 1, 1, 0, 1), 96, kNoActivation);
+  // More vector pairs than tasks (AVX-512: 19 pairs, AVX2: 38): tasks of one or two pairs, whole planes.
+  check(conv2d(8, 600, 1, 3, 1, 1, 0, 1), 96, relu);
   // Through im2col blocks: the whole plane, and blocks narrower than it (some partial).
   for (index_t block : {5, 13, 96}) {
     check(conv2d(19, 37, 1, 7, 3, 1, 1, 1), block, relu);     // 3 x 3 'same' onto 7 x 7

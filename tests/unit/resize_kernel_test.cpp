@@ -155,6 +155,23 @@ TEST_CASE("resize_interpolate_rows blends resampled rows as the per-element walk
         INFO("element " << i);
         REQUIRE(std::fabs(got[i] - want[i]) <= 1e-5f * (1.0f + std::fabs(want[i])));
       }
+      // Cut into tasks (3 and 5 ranges of output rows, each with its own scratch slot), run
+      // last first through a parallel-for, and in turn without one: the same bits as one task.
+      const index_t slot = onnxc::rt::resize_rows_slot_bytes<float>(rank, t.out_shape.data(), t.taps.data());
+      const onnxc_parallel_for backwards{[](void*, size_t n, onnxc_task_fn task, void* context) {
+                                           for (size_t i = n; i-- > 0;) task(context, i);
+                                         },
+                                         nullptr};
+      for (index_t tasks : {3, 5})
+        for (const onnxc_parallel_for* parallel : {static_cast<const onnxc_parallel_for*>(nullptr), &backwards}) {
+          INFO(tasks << " tasks" << (parallel ? " backwards" : " in turn"));
+          std::vector<unsigned char> slots(static_cast<std::size_t>(tasks * slot));
+          std::vector<float> split(got.size(), -9.0f);
+          onnxc::rt::resize_interpolate_rows(x.data(), split.data(), rank, t.out_shape.data(), t.taps.data(),
+                                             t.start.data(), t.src.data(), t.weight.data(), 42.0f, slots.data(),
+                                             parallel, tasks);
+          REQUIRE(split == got);
+        }
     }
 }
 

@@ -119,10 +119,24 @@ inline void channel_column(index_t n, index_t k, const Positions& a, const Packe
 
 }  // namespace channel_lanes_detail
 
-// Tasks of the parallel-for, at most this many (ranges of whole vector pairs of channels).
-constexpr index_t kChannelLaneTasks = 8;
+// Tasks of the parallel-for: ranges of whole vector pairs of channels, at most this many; with
+// fewer pairs than that, each range of pairs is also cut into ranges of positions (whole tiles),
+// so a product of 3 or 5 pairs (96 or 160 channels) still gives the threads equal work (as pairs
+// alone, 3 tasks on 2 threads take 2/3 of the one-thread time, not 1/2).
+constexpr index_t kChannelLaneTasks = 16;
 // Floats of input a block of positions may span (K x positions: L2).
 constexpr index_t kChannelLaneBlockFloats = 64 * 1024;
+
+// How a parallel product is cut: ranges of pairs times ranges of positions.
+struct ChannelLaneTasks {
+  index_t pair_parts, position_parts;
+};
+inline ChannelLaneTasks channel_lane_tasks(index_t pairs, index_t n) {
+  using channel_lanes_detail::kLaneRows;
+  const index_t pair_parts = pairs < kChannelLaneTasks ? pairs : kChannelLaneTasks;
+  const index_t tiles = (n + kLaneRows - 1) / kLaneRows, wanted = (kChannelLaneTasks + pairs - 1) / pairs;
+  return {pair_parts < 1 ? 1 : pair_parts, wanted < tiles ? wanted : (tiles < 1 ? 1 : tiles)};
+}
 
 // y[m channels, n positions] (channel c's plane at y + c * ldy) = act(W^T-panels x A + bias) for
 // the input positions A (a.a + i + l * a.step) and weights packed by pack_b_panels (K = k rows,
@@ -132,17 +146,20 @@ inline void channel_lanes_product(index_t m, index_t n, index_t k, const channel
                                   Parallel parallel = nullptr) {
   using namespace channel_lanes_detail;
   const index_t pairs = (m + kTileChannels - 1) / kTileChannels;
-  const index_t tasks = parallel ? (pairs < kChannelLaneTasks ? pairs : kChannelLaneTasks) : 1;
+  const ChannelLaneTasks cut = parallel ? channel_lane_tasks(pairs, n) : ChannelLaneTasks{1, 1};
   const PackedColumns w{w_packed, k};
   // Blocks of positions whose input (K x positions) stays in L2 while every vector pair of
   // channels passes over it: the weights stream once per block, sequentially (in a model they
   // come from memory: regnet_x_400mf's 400 x 400 layers hold 640 KB each).
   const index_t fit = kChannelLaneBlockFloats / (k > 0 ? k : 1);
   const index_t block = fit > kLaneRows ? fit / kLaneRows * kLaneRows : kLaneRows;
-  parallel_for(parallel, tasks, [&](index_t task) {
-    const Range q = part_of(pairs, tasks, task);
-    for (index_t i = 0; i < n; i += block) {
-      const index_t cols = n - i < block ? n - i : block;
+  const index_t tiles = (n + kLaneRows - 1) / kLaneRows;
+  parallel_for(parallel, cut.pair_parts * cut.position_parts, [&](index_t task) {
+    const Range q = part_of(pairs, cut.pair_parts, task / cut.position_parts);
+    const Range t = part_of(tiles, cut.position_parts, task % cut.position_parts);
+    const index_t end = t.end * kLaneRows < n ? t.end * kLaneRows : n;
+    for (index_t i = t.begin * kLaneRows; i < end; i += block) {
+      const index_t cols = end - i < block ? end - i : block;
       const Positions at{a.a + i, a.step};
       for (index_t pair = q.begin; pair < q.end; ++pair) {
         const index_t c0 = pair * kTileChannels, channels = m - c0 < kTileChannels ? m - c0 : kTileChannels;

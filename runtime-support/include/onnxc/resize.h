@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "onnxc/base.h"
+#include "onnxc/parallel.h"
 #include "onnxc/simd.h"
 
 namespace onnxc {
@@ -292,12 +293,11 @@ inline void resize_blend(const Acc* const* rows, const Acc* w, index_t k, index_
   resize_blend_rows(rows, w, k, n, y);
 }
 
-// Linear and cubic through per-row blends of resampled input rows (see above); `scratch` holds
-// resize_rows_scratch_bytes<T>(...) bytes, aligned for index_t and pointers.
+// Output rows [first, last) of resize_interpolate_rows, with one task's scratch.
 template <class T>
-inline void resize_interpolate_rows(const T* x, T* y, int rank, const index_t* out_shape, const index_t* taps,
-                                    const index_t* table_start, const index_t* src, const float* weight,
-                                    T extrapolation, void* scratch) {
+inline void resize_interpolate_row_range(const T* x, T* y, int rank, const index_t* out_shape, const index_t* taps,
+                                         const index_t* table_start, const index_t* src, const float* weight,
+                                         T extrapolation, void* scratch, index_t first, index_t last) {
   using Acc = resize_acc_t<T>;
   const int w = rank - 1;
   const index_t out_w = out_shape[w], taps_w = taps[w];
@@ -312,10 +312,14 @@ inline void resize_interpolate_rows(const T* x, T* y, int rank, const index_t* o
     as_is = as_is && src_w[o] == o && weight_w[o] == 1.0f;
   }
   for (index_t j = 0; j < k_max; ++j) s.key[j] = s.stamp[j] = -1;
-  index_t rows = 1;
-  for (int d = 0; d < w; ++d) rows *= out_shape[d];
   index_t idx[kMaxResizeRank] = {};
-  for (index_t r = 0; r < rows; ++r, y += out_w) {
+  index_t rest = first;
+  for (int d = w - 1; d >= 0; --d) {
+    idx[d] = rest % out_shape[d];
+    rest /= out_shape[d];
+  }
+  y += first * out_w;
+  for (index_t r = first; r < last; ++r, y += out_w) {
     bool inside = true;
     for (int d = 0; d < w; ++d) inside = inside && src[table_start[d] + idx[d] * taps[d]] >= 0;
     if (inside) {
@@ -375,6 +379,29 @@ inline void resize_interpolate_rows(const T* x, T* y, int rank, const index_t* o
       idx[d] = 0;
     }
   }
+}
+
+// Linear and cubic through per-row blends of resampled input rows (see above); `scratch` holds
+// `tasks` slots of resize_rows_scratch_bytes<T>(...) bytes each (resize_rows_slot_bytes apart),
+// aligned for index_t and pointers. The output rows are cut into `tasks` ranges, each with its
+// own slot: tasks of the caller's parallel-for, or in turn on this thread without one. A range
+// resamples its first rows anew; each output row's value does not depend on the cut.
+template <class T>
+inline index_t resize_rows_slot_bytes(int rank, const index_t* out_shape, const index_t* taps) {
+  return ResizeRowsScratch<T>::round_up(resize_rows_scratch_bytes<T>(rank, out_shape, taps));
+}
+template <class T>
+inline void resize_interpolate_rows(const T* x, T* y, int rank, const index_t* out_shape, const index_t* taps,
+                                    const index_t* table_start, const index_t* src, const float* weight,
+                                    T extrapolation, void* scratch, Parallel parallel = nullptr, index_t tasks = 1) {
+  index_t rows = 1;
+  for (int d = 0; d + 1 < rank; ++d) rows *= out_shape[d];
+  const index_t slot = resize_rows_slot_bytes<T>(rank, out_shape, taps);
+  parallel_for(parallel, tasks < 1 ? 1 : tasks, [&](index_t t) {
+    const Range r = part_of(rows, tasks < 1 ? 1 : tasks, t);
+    resize_interpolate_row_range(x, y, rank, out_shape, taps, table_start, src, weight, extrapolation,
+                                 static_cast<unsigned char*>(scratch) + t * slot, r.begin, r.end);
+  });
 }
 
 }  // namespace rt

@@ -658,14 +658,17 @@ def split_steps():
     """The memory-bound steps that run_parallel splits into ranges (rt::parallel_ranges) once they
     stream at least 512 KiB: same-shape and per-channel elementwise (alone and fused), a unary
     map, GlobalAveragePool, Softmax, Transpose, Concat, BatchNormalization and
-    LayerNormalization, on odd sizes (40 x 57 x 61 floats: no range ends on a whole vector).
-    Its own generator: the outputs of the models above do not move."""
+    LayerNormalization, on odd sizes (40 x 57 x 61 floats: no range ends on a whole vector); a
+    bilinear Resize x2 (rt::resize_interpolate_rows: ranges of output rows, a scratch slot each)
+    and a 1x1 Conv on the pooled 1 x 1 plane whose 640 KB of weights make it split (constant bytes
+    count as streamed). Its own generator: the outputs of the models above do not move."""
     g = np.random.default_rng(21)
     r = lambda *s: g.standard_normal(s).astype(np.float32)
     x, x2, s, a = r(1, 40, 57, 61), r(1, 40, 57, 61), r(1, 40, 1, 1), r(1, 40, 57, 61)
     bn_scale, bn_bias, bn_mean = r(40), r(40), r(40)
     bn_var = (g.random(40) + 0.5).astype(np.float32)
     ln_scale, ln_bias = r(40), r(40)
+    fc_w, fc_b = r(4000, 40, 1, 1), r(4000)
     n = helper.make_node
     graph = helper.make_graph(
         [n("Add", ["x", "x2"], ["sum"]), n("Relu", ["sum"], ["relu"]), n("Mul", ["relu", "s"], ["scaled"]),
@@ -673,7 +676,8 @@ def split_steps():
          n("Softmax", ["x"], ["soft"], axis=-1), n("Transpose", ["x2"], ["nhwc"], perm=[0, 2, 3, 1]),
          n("Concat", ["x", "a"], ["cat"], axis=1),
          n("BatchNormalization", ["x2", "bn_scale", "bn_bias", "bn_mean", "bn_var"], ["bn"], epsilon=1e-5),
-         n("LayerNormalization", ["nhwc", "ln_scale", "ln_bias"], ["ln"], axis=-1, epsilon=1e-5)],
+         n("LayerNormalization", ["nhwc", "ln_scale", "ln_bias"], ["ln"], axis=-1, epsilon=1e-5),
+         n("Resize", ["x", "", "up_scales"], ["up"], mode="linear"), n("Conv", ["gap", "fc_w", "fc_b"], ["fc"])],
         "split_steps",
         [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape) for k, v in {"x": x, "x2": x2, "a": a}.items()],
         [helper.make_tensor_value_info("scaled", TensorProto.FLOAT, [1, 40, 57, 61]),
@@ -682,20 +686,36 @@ def split_steps():
          helper.make_tensor_value_info("soft", TensorProto.FLOAT, [1, 40, 57, 61]),
          helper.make_tensor_value_info("cat", TensorProto.FLOAT, [1, 80, 57, 61]),
          helper.make_tensor_value_info("bn", TensorProto.FLOAT, [1, 40, 57, 61]),
-         helper.make_tensor_value_info("ln", TensorProto.FLOAT, [1, 57, 61, 40])],
+         helper.make_tensor_value_info("ln", TensorProto.FLOAT, [1, 57, 61, 40]),
+         helper.make_tensor_value_info("up", TensorProto.FLOAT, [1, 40, 114, 122]),
+         helper.make_tensor_value_info("fc", TensorProto.FLOAT, [1, 4000, 1, 1])],
         [numpy_helper.from_array(v, k) for k, v in {"s": s, "bn_scale": bn_scale, "bn_bias": bn_bias,
                                                      "bn_mean": bn_mean, "bn_var": bn_var,
-                                                     "ln_scale": ln_scale, "ln_bias": ln_bias}.items()])
+                                                     "ln_scale": ln_scale, "ln_bias": ln_bias, "fc_w": fc_w,
+                                                     "fc_b": fc_b,
+                                                     "up_scales": np.array([1, 1, 2, 2], np.float32)}.items()])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     d = lambda v: v.astype(np.float64)
     scaled = np.maximum(d(x) + d(x2), 0) * d(s)
     e = np.exp(d(x) - d(x).max(axis=-1, keepdims=True))
     nhwc = d(x2).transpose(0, 2, 3, 1)
     mu, var = nhwc.mean(axis=-1, keepdims=True), nhwc.var(axis=-1, keepdims=True)
-    outs = {"scaled": scaled, "sig": 1 / (1 + np.exp(-d(a))), "gap": scaled.mean(axis=(2, 3), keepdims=True),
+
+    def taps(n_in, n_out):  # half_pixel linear: source (o + 0.5) / 2 - 0.5, edges clamped
+        c = (np.arange(n_out) + 0.5) * n_in / n_out - 0.5
+        lo = np.floor(c)
+        return np.clip(lo, 0, n_in - 1).astype(int), np.clip(lo + 1, 0, n_in - 1).astype(int), c - lo
+    h0, h1, wh = taps(57, 114)
+    w0, w1, ww = taps(61, 122)
+    rows = d(x)[:, :, h0, :] * (1 - wh)[:, None] + d(x)[:, :, h1, :] * wh[:, None]
+    up = rows[..., w0] * (1 - ww) + rows[..., w1] * ww
+    gap = scaled.mean(axis=(2, 3), keepdims=True)
+    fc = np.einsum("oc,nc->no", d(fc_w)[:, :, 0, 0], d(gap)[:, :, 0, 0]) + d(fc_b)
+    outs = {"scaled": scaled, "sig": 1 / (1 + np.exp(-d(a))), "gap": gap,
             "soft": e / e.sum(axis=-1, keepdims=True), "cat": np.concatenate([d(x), d(a)], axis=1),
             "bn": batchnorm(x2, bn_scale, bn_bias, bn_mean, bn_var, 1e-5),
-            "ln": (nhwc - mu) / np.sqrt(var + 1e-5) * d(ln_scale) + d(ln_bias)}
+            "ln": (nhwc - mu) / np.sqrt(var + 1e-5) * d(ln_scale) + d(ln_bias),
+            "up": up, "fc": fc.reshape(1, 4000, 1, 1)}
     save("split_steps", model, [("x", x), ("x2", x2), ("a", a)], [(k, v.astype(np.float32)) for k, v in outs.items()])
 
 
