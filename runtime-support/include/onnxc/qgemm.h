@@ -75,6 +75,14 @@ inline const std::int8_t* qgemm_opaque(const std::int8_t* p) {
   return p;
 }
 
+// Whether b's zero points (after qgemm_pack's shift) are all zero: the row terms are then not needed.
+inline bool qgemm_b_zero(const std::int32_t* terms, index_t n) {
+  const index_t padded = qgemm_panels(n) * kQGemmPanel;
+  for (index_t j = 0; j < padded; ++j)
+    if (terms[padded + j] != 0) return false;
+  return true;
+}
+
 // What zb' multiplies for row `row` of a (zero point za, both after the +128 of an int8 a):
 // sum_l a[l] - k * za.
 template <class A>

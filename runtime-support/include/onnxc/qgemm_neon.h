@@ -137,9 +137,8 @@ inline void qgemm_packed(index_t m, index_t n, index_t k, QuantOperand<A> a, con
                          const std::int32_t* terms, Out out) {
   using detail::kQGemmNeonRows;
   packed = detail::qgemm_opaque(packed);
-  const index_t panels = qgemm_panels(n), padded = panels * kQGemmPanel;
-  bool b_zero = true;
-  for (index_t j = 0; j < padded; ++j) b_zero = b_zero && terms[padded + j] == 0;
+  const index_t panels = qgemm_panels(n);
+  const bool b_zero = detail::qgemm_b_zero(terms, n);
   for (index_t p = 0; p < panels; ++p) {
     index_t i = 0;
     for (; i + kQGemmNeonRows <= m; i += kQGemmNeonRows)
