@@ -42,9 +42,9 @@ inline int8x16_t qgemm_neon_quad(const A* row, index_t l, index_t k) {
 template <int MR, int T>
 ONNXC_INLINE void qgemm_sdot_group(const std::int8_t* panel, index_t g, const int8x16_t* av, int32x4_t (*acc)[4]) {
   int8x16_t b[4];
-  for (int q = 0; q < 4; ++q) b[q] = vld1q_s8(panel + (g + T) * 64 + q * 16);
-  for (int r = 0; r < MR; ++r)
-    for (int q = 0; q < 4; ++q) acc[r][q] = vdotq_laneq_s32(acc[r][q], b[q], av[r], T);
+  ONNXC_UNROLL for (int q = 0; q < 4; ++q) b[q] = vld1q_s8(panel + (g + T) * 64 + q * 16);
+  ONNXC_UNROLL for (int r = 0; r < MR; ++r)
+    ONNXC_UNROLL for (int q = 0; q < 4; ++q) acc[r][q] = vdotq_laneq_s32(acc[r][q], b[q], av[r], T);
 }
 #endif
 
@@ -55,16 +55,16 @@ inline void qgemm_neon_sums(index_t i0, index_t p, index_t k, QuantOperand<A> a,
                             int32x4_t (*acc)[4]) {
   const index_t groups = qgemm_groups(k);
   const A* rows[MR];
-  for (int r = 0; r < MR; ++r) rows[r] = a.data + (i0 + r) * k;
+  ONNXC_UNROLL for (int r = 0; r < MR; ++r) rows[r] = a.data + (i0 + r) * k;
   const std::int8_t* panel = packed + p * groups * 64;
   index_t g = 0;
 #if defined(__ARM_FEATURE_DOTPROD)
-  for (int r = 0; r < MR; ++r)
-    for (int q = 0; q < 4; ++q) acc[r][q] = vdupq_n_s32(0);
+  ONNXC_UNROLL for (int r = 0; r < MR; ++r)
+    ONNXC_UNROLL for (int q = 0; q < 4; ++q) acc[r][q] = vdupq_n_s32(0);
   const uint8x16_t flip = vdupq_n_u8(std::is_same<A, std::uint8_t>::value ? 0x80 : 0);
   for (; 4 * g + 16 <= k; g += 4) {
     int8x16_t av[MR];
-    for (int r = 0; r < MR; ++r)
+    ONNXC_UNROLL for (int r = 0; r < MR; ++r)
       av[r] = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(reinterpret_cast<const std::uint8_t*>(rows[r]) + 4 * g), flip));
     qgemm_sdot_group<MR, 0>(panel, g, av, acc);
     qgemm_sdot_group<MR, 1>(panel, g, av, acc);
@@ -73,29 +73,29 @@ inline void qgemm_neon_sums(index_t i0, index_t p, index_t k, QuantOperand<A> a,
   }
   for (; g < groups; ++g) {
     int8x16_t b[4];
-    for (int q = 0; q < 4; ++q) b[q] = vld1q_s8(panel + g * 64 + q * 16);
-    for (int r = 0; r < MR; ++r) {
+    ONNXC_UNROLL for (int q = 0; q < 4; ++q) b[q] = vld1q_s8(panel + g * 64 + q * 16);
+    ONNXC_UNROLL for (int r = 0; r < MR; ++r) {
       const int8x16_t x = qgemm_neon_quad(rows[r], 4 * g, k);
-      for (int q = 0; q < 4; ++q) acc[r][q] = vdotq_s32(acc[r][q], b[q], x);
+      ONNXC_UNROLL for (int q = 0; q < 4; ++q) acc[r][q] = vdotq_s32(acc[r][q], b[q], x);
     }
   }
 #else
   int32x4_t pairs[MR][8];  // [2q]: columns 4q, 4q + 1 (two pair sums each); [2q + 1]: 4q + 2, 4q + 3
-  for (int r = 0; r < MR; ++r)
-    for (int h = 0; h < 8; ++h) pairs[r][h] = vdupq_n_s32(0);
+  ONNXC_UNROLL for (int r = 0; r < MR; ++r)
+    ONNXC_UNROLL for (int h = 0; h < 8; ++h) pairs[r][h] = vdupq_n_s32(0);
   for (; g < groups; ++g) {
     int8x16_t b[4];
-    for (int q = 0; q < 4; ++q) b[q] = vld1q_s8(panel + g * 64 + q * 16);
-    for (int r = 0; r < MR; ++r) {
+    ONNXC_UNROLL for (int q = 0; q < 4; ++q) b[q] = vld1q_s8(panel + g * 64 + q * 16);
+    ONNXC_UNROLL for (int r = 0; r < MR; ++r) {
       const int8x16_t x = qgemm_neon_quad(rows[r], 4 * g, k);
-      for (int q = 0; q < 4; ++q) {
+      ONNXC_UNROLL for (int q = 0; q < 4; ++q) {
         pairs[r][2 * q] = vpadalq_s16(pairs[r][2 * q], vmull_s8(vget_low_s8(b[q]), vget_low_s8(x)));
         pairs[r][2 * q + 1] = vpadalq_s16(pairs[r][2 * q + 1], vmull_high_s8(b[q], x));
       }
     }
   }
-  for (int r = 0; r < MR; ++r)
-    for (int q = 0; q < 4; ++q) acc[r][q] = vpaddq_s32(pairs[r][2 * q], pairs[r][2 * q + 1]);
+  ONNXC_UNROLL for (int r = 0; r < MR; ++r)
+    ONNXC_UNROLL for (int q = 0; q < 4; ++q) acc[r][q] = vpaddq_s32(pairs[r][2 * q], pairs[r][2 * q + 1]);
 #endif
 }
 
@@ -106,11 +106,11 @@ inline void qgemm_neon_tile(index_t i0, index_t p, index_t n, index_t k, QuantOp
   const std::int32_t flip = std::is_same<A, std::int8_t>::value ? 128 : 0;
   int32x4_t acc[MR][4];
   qgemm_neon_sums<MR>(i0, p, k, a, packed, acc);
-  for (int r = 0; r < MR; ++r) {
+  ONNXC_UNROLL for (int r = 0; r < MR; ++r) {
     const index_t i = i0 + r;
     const std::int32_t za = a.zero_point_at(i) + flip;
     const std::int32_t row_term = b_zero ? 0 : qgemm_row_term(a.data + i * k, k, za);
-    for (int q = 0; q < 4; ++q) {
+    ONNXC_UNROLL for (int q = 0; q < 4; ++q) {
       const index_t j0 = p * kQGemmPanel + 4 * q;
       if (j0 >= n) break;
       int32x4_t v = vmlaq_n_s32(acc[r][q], vld1q_s32(terms + j0), 128 - za);

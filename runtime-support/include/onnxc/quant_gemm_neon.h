@@ -35,9 +35,9 @@ template <int Rows, int T>
 ONNXC_INLINE void qconv_sdot_group(const std::uint8_t* col, index_t stride_cols, index_t g, index_t j,
                                    const int8x16_t* wv, int32x4_t (*sums)[4]) {
   int8x16_t x[4];
-  for (int q = 0; q < 4; ++q) x[q] = qconv_neon_columns(col, stride_cols, g + T, j + 4 * q);
-  for (int r = 0; r < Rows; ++r)
-    for (int q = 0; q < 4; ++q) sums[r][q] = vdotq_laneq_s32(sums[r][q], x[q], wv[r], T);
+  ONNXC_UNROLL for (int q = 0; q < 4; ++q) x[q] = qconv_neon_columns(col, stride_cols, g + T, j + 4 * q);
+  ONNXC_UNROLL for (int r = 0; r < Rows; ++r)
+    ONNXC_UNROLL for (int q = 0; q < 4; ++q) sums[r][q] = vdotq_laneq_s32(sums[r][q], x[q], wv[r], T);
 }
 
 // out[r][c] for c < 16: Rows rows of w (k_total apart) by the 16 columns of the block from j.
@@ -45,12 +45,12 @@ template <int Rows>
 inline void qconv_tile_sdot(const std::int8_t* w, index_t k_total, index_t groups, const std::uint8_t* col,
                             index_t stride_cols, index_t j, std::int32_t* const* out) {
   int32x4_t sums[Rows][4];
-  for (int r = 0; r < Rows; ++r)
-    for (int q = 0; q < 4; ++q) sums[r][q] = vdupq_n_s32(0);
+  ONNXC_UNROLL for (int r = 0; r < Rows; ++r)
+    ONNXC_UNROLL for (int q = 0; q < 4; ++q) sums[r][q] = vdupq_n_s32(0);
   index_t g = 0;
   for (; 4 * g + 16 <= k_total; g += 4) {  // four groups: each row's 16 weights in one register
     int8x16_t wv[Rows];
-    for (int r = 0; r < Rows; ++r) wv[r] = vld1q_s8(w + r * k_total + 4 * g);
+    ONNXC_UNROLL for (int r = 0; r < Rows; ++r) wv[r] = vld1q_s8(w + r * k_total + 4 * g);
     qconv_sdot_group<Rows, 0>(col, stride_cols, g, j, wv, sums);
     qconv_sdot_group<Rows, 1>(col, stride_cols, g, j, wv, sums);
     qconv_sdot_group<Rows, 2>(col, stride_cols, g, j, wv, sums);
@@ -58,14 +58,14 @@ inline void qconv_tile_sdot(const std::int8_t* w, index_t k_total, index_t group
   }
   for (; g < groups; ++g) {  // the last groups, one weight quad (zero past k_total) at a time
     int8x16_t x[4];
-    for (int q = 0; q < 4; ++q) x[q] = qconv_neon_columns(col, stride_cols, g, j + 4 * q);
-    for (int r = 0; r < Rows; ++r) {
+    ONNXC_UNROLL for (int q = 0; q < 4; ++q) x[q] = qconv_neon_columns(col, stride_cols, g, j + 4 * q);
+    ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
       const int8x16_t wq = vreinterpretq_s8_s32(vdupq_n_s32(weight_group(w + r * k_total, k_total, g)));
-      for (int q = 0; q < 4; ++q) sums[r][q] = vdotq_s32(sums[r][q], x[q], wq);
+      ONNXC_UNROLL for (int q = 0; q < 4; ++q) sums[r][q] = vdotq_s32(sums[r][q], x[q], wq);
     }
   }
-  for (int r = 0; r < Rows; ++r)
-    for (int q = 0; q < 4; ++q) vst1q_s32(out[r] + 4 * q, sums[r][q]);
+  ONNXC_UNROLL for (int r = 0; r < Rows; ++r)
+    ONNXC_UNROLL for (int q = 0; q < 4; ++q) vst1q_s32(out[r] + 4 * q, sums[r][q]);
 }
 #else
 // The same without SDOT: Rows (1 or 2) rows by 16 columns.
@@ -73,21 +73,21 @@ template <int Rows>
 inline void qconv_tile_smull(const std::int8_t* w, index_t k_total, index_t groups, const std::uint8_t* col,
                              index_t stride_cols, index_t j, std::int32_t* const* out) {
   int32x4_t pairs[Rows][8];  // [2q]: columns 4q, 4q + 1 (two pair sums each); [2q + 1]: 4q + 2, 4q + 3
-  for (int r = 0; r < Rows; ++r)
-    for (int h = 0; h < 8; ++h) pairs[r][h] = vdupq_n_s32(0);
+  ONNXC_UNROLL for (int r = 0; r < Rows; ++r)
+    ONNXC_UNROLL for (int h = 0; h < 8; ++h) pairs[r][h] = vdupq_n_s32(0);
   for (index_t g = 0; g < groups; ++g) {
     int8x16_t x[4];
-    for (int q = 0; q < 4; ++q) x[q] = qconv_neon_columns(col, stride_cols, g, j + 4 * q);
-    for (int r = 0; r < Rows; ++r) {
+    ONNXC_UNROLL for (int q = 0; q < 4; ++q) x[q] = qconv_neon_columns(col, stride_cols, g, j + 4 * q);
+    ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
       const int8x16_t wq = vreinterpretq_s8_s32(vdupq_n_s32(weight_group(w + r * k_total, k_total, g)));
-      for (int q = 0; q < 4; ++q) {
+      ONNXC_UNROLL for (int q = 0; q < 4; ++q) {
         pairs[r][2 * q] = vpadalq_s16(pairs[r][2 * q], vmull_s8(vget_low_s8(x[q]), vget_low_s8(wq)));
         pairs[r][2 * q + 1] = vpadalq_s16(pairs[r][2 * q + 1], vmull_high_s8(x[q], wq));
       }
     }
   }
-  for (int r = 0; r < Rows; ++r)
-    for (int q = 0; q < 4; ++q) vst1q_s32(out[r] + 4 * q, vpaddq_s32(pairs[r][2 * q], pairs[r][2 * q + 1]));
+  ONNXC_UNROLL for (int r = 0; r < Rows; ++r)
+    ONNXC_UNROLL for (int q = 0; q < 4; ++q) vst1q_s32(out[r] + 4 * q, vpaddq_s32(pairs[r][2 * q], pairs[r][2 * q + 1]));
 }
 #endif
 
@@ -100,10 +100,10 @@ inline void qconv_tile_neon(const std::int8_t* w, index_t k_total, index_t group
     const index_t j = j0 + v * 16;
 #if defined(__ARM_FEATURE_DOTPROD)
     std::int32_t* out[Rows];
-    for (int r = 0; r < Rows; ++r) out[r] = acc[r] + v * 16;
+    ONNXC_UNROLL for (int r = 0; r < Rows; ++r) out[r] = acc[r] + v * 16;
     qconv_tile_sdot<Rows>(w, k_total, groups, col, stride_cols, j, out);
 #else
-    for (int r = 0; r < Rows; r += 2) {
+    ONNXC_UNROLL for (int r = 0; r < Rows; r += 2) {
       std::int32_t* const out[2] = {acc[r] + v * 16, r + 1 < Rows ? acc[r + 1] + v * 16 : nullptr};
       if (r + 1 < Rows) qconv_tile_smull<2>(w + r * k_total, k_total, groups, col, stride_cols, j, out);
       else qconv_tile_smull<1>(w + r * k_total, k_total, groups, col, stride_cols, j, out);
