@@ -26,7 +26,8 @@ constexpr std::int32_t kQConvTileXOffset = 128;  // what qconv_tile's sums take 
 
 // Four columns' four bytes of group g from column j on, as int8 (x - 128).
 inline int8x16_t qconv_neon_columns(const std::uint8_t* col, index_t stride_cols, index_t g, index_t j) {
-  return vreinterpretq_s8_u8(veorq_u8(vld1q_u8(col + (g * stride_cols + j) * 4), vdupq_n_u8(0x80)));
+  const std::size_t at = (static_cast<std::size_t>(g) * static_cast<std::size_t>(stride_cols) + static_cast<std::size_t>(j)) * 4;
+  return vreinterpretq_s8_u8(veorq_u8(vld1q_u8(col + at), vdupq_n_u8(0x80)));
 }
 
 #if defined(__ARM_FEATURE_DOTPROD)
@@ -56,11 +57,13 @@ inline void qconv_tile_sdot(const std::int8_t* w, index_t k_total, index_t group
     qconv_sdot_group<Rows, 2>(col, stride_cols, g, j, wv, sums);
     qconv_sdot_group<Rows, 3>(col, stride_cols, g, j, wv, sums);
   }
-  for (; g < groups; ++g) {  // the last groups, one weight quad (zero past k_total) at a time
+  // The last groups (at most four), one weight quad (zero past k_total) at a time; bounded by four
+  // so GCC 12 -O3 sees no long loop to warn of (-Waggressive-loop-optimizations, as qgemm_neon.h).
+  for (int t = 0; t < 4 && g + t < groups; ++t) {
     int8x16_t x[4];
-    ONNXC_UNROLL for (int q = 0; q < 4; ++q) x[q] = qconv_neon_columns(col, stride_cols, g, j + 4 * q);
+    ONNXC_UNROLL for (int q = 0; q < 4; ++q) x[q] = qconv_neon_columns(col, stride_cols, g + t, j + 4 * q);
     ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
-      const int8x16_t wq = vreinterpretq_s8_s32(vdupq_n_s32(weight_group(w + r * k_total, k_total, g)));
+      const int8x16_t wq = vreinterpretq_s8_s32(vdupq_n_s32(weight_group(w + r * k_total, k_total, g + t)));
       ONNXC_UNROLL for (int q = 0; q < 4; ++q) sums[r][q] = vdotq_s32(sums[r][q], x[q], wq);
     }
   }
