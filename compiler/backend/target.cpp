@@ -146,6 +146,11 @@ const std::vector<Target>& targets() {
                      "cross-build with aarch64-linux-gnu-g++ and run under qemu-aarch64 on other machines",
                      {}, "defined(__ARM_NEON) && defined(__aarch64__)", kSimd | kElfIncbinOnHost),
               "aarch64", "aarch64-linux-gnu-g++", "qemu-aarch64", "g++-aarch64-linux-gnu qemu-user"),
+      foreign(target("neon-dotprod", "64-bit Arm with NEON and the dot-product instructions (Armv8.2-A+dotprod: Cortex-A55, "
+                     "A75 and later, Neoverse): neon plus SDOT for int8; run like neon (qemu-aarch64's default cpu has them)",
+                     {"-march=armv8.2-a+dotprod"},
+                     "defined(__ARM_NEON) && defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)", kSimd | kElfIncbinOnHost),
+              "aarch64", "aarch64-linux-gnu-g++", "qemu-aarch64", "g++-aarch64-linux-gnu qemu-user"),
       foreign(target("riscv64", "64-bit RISC-V Linux (rv64gc): portable C++ kernels; validate and bench cross-build "
                      "with riscv64-linux-gnu-g++ and run under qemu-riscv64 on other machines",
                      {"-march=rv64gc"}, "defined(__riscv) && __riscv_xlen == 64", kElfIncbinOnHost),

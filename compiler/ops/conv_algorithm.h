@@ -256,7 +256,7 @@ constexpr const char* kChannelLanesAttr = "onnxc.channel_lanes";
 // int 1: a Gemm Conv computed by rt::conv_shifted (no scratch). Set by fit-scratch.
 constexpr const char* kShiftedInputAttr = "onnxc.shifted_input";
 // MatMulInteger / QLinearMatMul(Bias) with a constant b: b in rt::qgemm_pack's layout and its
-// column terms, when rt::qgemm_packed can compute the product (pack-weights, x86 SIMD targets). They
+// column terms, when rt::qgemm_packed can compute the product (pack-weights, x86 and AArch64 SIMD targets). They
 // become inputs kQGemmPackedInput and + 1 (MatMulInteger) or kQLinearQGemmPackedInput and + 1.
 std::optional<std::pair<Tensor, Tensor>> integer_product_packed_b(const Node& n);
 constexpr std::size_t kQGemmPackedInput = 4;

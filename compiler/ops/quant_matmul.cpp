@@ -31,7 +31,7 @@ std::size_t packed_b_input(const Node& n) {
 }
 
 // The call of rt::qgemm_packed where pack-weights gave the node b's packed copy (built with
-// VNNI or AVX2), and of rt::matmul_integer on the original b otherwise; each branch names the other's
+// VNNI, AVX2 or NEON), and of rt::matmul_integer on the original b otherwise; each branch names the other's
 // operands in discarded expressions (clang's -Wunused-const-variable counts the preprocessed code).
 void emit_product(const Node& n, Emitter& e, std::size_t a, std::size_t b, const std::string& output) {
   const ProductShape s = product_shape(n, a, b);

@@ -95,7 +95,8 @@ int fuse_block(Graph& g, int64_t tasks);
 // `float_lanes` floats) gets that kernel's panels (kChannelLanesAttr).
 // With vnni_layout (Target::int8_dot_product), a QLinearConv that rt::qconv_vnni
 // computes gets its weights in that kernel's layout as well, as the extra input kVnniWeightsInput.
-// With int8_products (x86 SIMD targets: rt::qgemm_packed has AVX-512 VNNI and AVX2 forms), a
+// With int8_products (x86 and AArch64 SIMD targets: rt::qgemm_packed has AVX-512 VNNI, AVX2, SDOT
+// and NEON SMULL forms), a
 // MatMulInteger / QLinearMatMul with a constant b gets b in that kernel's layout as two more inputs.
 // Returns the nodes rewritten.
 int pack_weights(Graph& g, bool vnni_layout, bool direct_layout, bool int8_products, int64_t float_lanes = 1);

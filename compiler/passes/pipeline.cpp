@@ -137,8 +137,9 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
     pack_dot_product_weights(g, target->int8_vnni_sure, target->int8_byte_permute_sure, target->int8_pairs_sure);
   // Off: every kernel its default scratch (the fastest im2col block, one depthwise slot).
   if (enabled(o, "fit-scratch")) fit_scratch(g, o.alignment, plan, scratch);
+  // int8_products: rt::qgemm_packed has SIMD forms for x86 (VNNI, AVX2) and AArch64 (SDOT, SMULL).
   pack_weights(g, target && target->int8_dot_product, target && target->simd,
-               target && target->simd && target->arch.empty(),
+               target && target->simd && (target->arch.empty() || target->arch == "aarch64"),
                target ? target->float_lanes : 1);  // always: the layout the kernels read, not an optimisation to compare against
   if (enabled(o, "fuse-block")) c.fused_nodes += static_cast<std::size_t>(fuse_block(g, scratch.memory_first ? 1 : kFusedBlockTasks));
   c.program = plan_program(g, o.alignment, plan);

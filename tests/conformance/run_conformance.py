@@ -51,6 +51,7 @@ TARGET_TOOLS = {
                 "gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libstdc++-arm-none-eabi-newlib qemu-system-misc"),
 }
 TARGET_TOOLS["riscv32f"] = TARGET_TOOLS["riscv32"]
+TARGET_TOOLS["neon-dotprod"] = TARGET_TOOLS["neon"]
 # What `onnxc validate` prints when it pinned inputs to each data set's value.
 PINNED_PREFIX = "pinned inputs (from each data set): "
 

@@ -60,3 +60,20 @@ TEST_CASE("x86 SIMD targets check their compiler flags in the generated source")
   CHECK(find_target("native")->int8_dot_product);
   CHECK(find_target("no-such-isa") == nullptr);
 }
+
+TEST_CASE("AArch64 targets: neon and neon-dotprod run under qemu-aarch64, neon-dotprod requires the dot-product macro") {
+  for (const char* name : {"neon", "neon-dotprod"}) {
+    const Target* t = find_target(name);
+    REQUIRE(t);
+    CHECK(t->simd);
+    CHECK(t->float_lanes == 4);
+    CHECK(t->arch == "aarch64");
+    CHECK(t->cross_compiler == "aarch64-linux-gnu-g++");
+    CHECK(t->emulator == "qemu-aarch64");
+    CHECK_FALSE(t->int8_dot_product);  // (x86's VNNI layout)
+  }
+  const Target* dot = find_target("neon-dotprod");
+  CHECK(dot->cxx_flags == std::vector<std::string>{"-march=armv8.2-a+dotprod"});
+  CHECK(target_preamble(*dot).find("defined(__ARM_FEATURE_DOTPROD)") != std::string::npos);
+  CHECK(target_preamble(*find_target("neon")).find("__ARM_FEATURE_DOTPROD") == std::string::npos);
+}

@@ -7,8 +7,9 @@
 //
 // Blocking, from the registers out:
 // - a register tile of kTileRows rows by up to kTileVectors vectors of y stays in registers for
-//   the whole K loop (AVX-512: 8 x 3 vectors = 24 of the 32 registers; 16-register ISAs: 4 x 3
-//   = 12), so each k step does kTileRows broadcasts of A, kTileVectors loads of B and
+//   the whole K loop (32-register ISAs, AVX-512 and AArch64: 8 x 3 vectors = 24 registers;
+//   16-register ISAs: 4 x 3 = 12), so each k step does kTileRows broadcasts of A (AArch64:
+//   kTileRows / 4 loads, FMLA by element, packed_gemm_neon.h), kTileVectors loads of B and
 //   kTileRows * kTileVectors FMAs; a row's columns are cut into tiles of 3 and 2 vectors (13
 //   vectors: 3 3 3 2 2, not 3 3 3 3 1: a one-vector tile has too few accumulators to hide the
 //   FMA latency), on AVX-512 the partial last vector counted as one (masked loads);
@@ -26,6 +27,9 @@
 #include "onnxc/gemm.h"
 #include "onnxc/parallel.h"
 #include "onnxc/simd.h"
+#if defined(ONNXC_SIMD) && defined(__aarch64__)
+#include "onnxc/packed_gemm_neon.h"
+#endif
 
 namespace onnxc {
 namespace rt {
@@ -170,11 +174,7 @@ ONNXC_INLINE void store_activated(const vfloat* acc, const Epilogue& e, Store st
 // (AVX-512's tile was 8 x 2: 8 x 3 loads 11 values per 24 FMAs instead of 10 per 16; M = 160,
 // K = 960, N = 196: 153 -> 171 GFLOP/s, bench/gemm_bench.)
 constexpr int kTileVectors = static_cast<int>(kTileVectorsMax);
-#if defined(__AVX512F__)
-constexpr int kTileRows = 8;
-#else
-constexpr int kTileRows = 4;
-#endif
+constexpr int kTileRows = kVectorRegisters >= 32 ? 8 : 4;
 
 // The first `cols` lanes of a vector, loaded and stored under a mask made once per tile. Where
 // the ISA masks loads (AVX-512, AVX2), a partial vector costs what a whole one does, and the last
@@ -235,6 +235,16 @@ ONNXC_INLINE void tile(index_t k, const float* a, index_t a_step, const B& b, fl
   for (index_t l = 0; l < k; ++l) {
     vfloat bv[Vecs];
     ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) bv[v] = load(b.row(l) + v * kFloatLanes, v);
+#if defined(ONNXC_PACKED_GEMM_NEON_H)
+    if constexpr (kFmaByLane<Rows>) {
+      // The tile is its whole panel here (kTileRows == kPanelRows: panel() runs one tile from row
+      // 0), so a_step == Rows: a constant step, which GCC otherwise kept in a stack slot and
+      // reloaded on every k (512^3: 34 -> 33 instructions per step).
+      static_assert(kTileRows == kPanelRows, "a by-lane tile is a whole panel");
+      fma_by_lane<Rows, Vecs>(a + l * Rows, bv, acc);
+      continue;
+    }
+#endif
     ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
       const vfloat av(a[l * a_step + r]);
       ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) acc[r][v] = xsimd::fma(av, bv[v], acc[r][v]);
@@ -312,13 +322,17 @@ inline void panel(index_t rows, index_t n, index_t k, const float* a, const B& b
       case 2: panel_rows<2>(n, k, ar, rows, b, yr, ldy, br, e); break;
       case 3: panel_rows<3>(n, k, ar, rows, b, yr, ldy, br, e); break;
       case 4: panel_rows<4>(n, k, ar, rows, b, yr, ldy, br, e); break;
-#if defined(__AVX512F__)
-      case 5: panel_rows<5>(n, k, ar, rows, b, yr, ldy, br, e); break;
-      case 6: panel_rows<6>(n, k, ar, rows, b, yr, ldy, br, e); break;
-      case 7: panel_rows<7>(n, k, ar, rows, b, yr, ldy, br, e); break;
-      case 8: panel_rows<8>(n, k, ar, rows, b, yr, ldy, br, e); break;
-#endif
-      default: break;
+      default:
+        if constexpr (kTileRows == 8) {
+          switch (tr) {
+            case 5: panel_rows<5>(n, k, ar, rows, b, yr, ldy, br, e); break;
+            case 6: panel_rows<6>(n, k, ar, rows, b, yr, ldy, br, e); break;
+            case 7: panel_rows<7>(n, k, ar, rows, b, yr, ldy, br, e); break;
+            case 8: panel_rows<8>(n, k, ar, rows, b, yr, ldy, br, e); break;
+            default: break;
+          }
+        }
+        break;
     }
   }
 }

@@ -10,8 +10,8 @@
 // its zero point less 128 (the same differences); an int8 a goes in as a + 128 (its zero point
 // plus 128). What the byte products leave out is added per column from qgemm_pack's column terms:
 //   sum (a - za)(b' - zb') = sum a b' - za * sum_l b'[l, j] - zb'_j * (sum_l a[i, l] - k * za).
-// AVX2 without VNNI widens to int16 (qgemm_avx2.h); other targets take rt::matmul_integer on the
-// original b (the generated code names both).
+// AVX2 without VNNI widens to int16 (qgemm_avx2.h); AArch64 takes SDOT or SMULL (qgemm_neon.h);
+// other targets take rt::matmul_integer on the original b (the generated code names both).
 #ifndef ONNXC_QGEMM_H
 #define ONNXC_QGEMM_H
 
@@ -75,6 +75,14 @@ inline const std::int8_t* qgemm_opaque(const std::int8_t* p) {
   return p;
 }
 
+// Whether b's zero points (after qgemm_pack's shift) are all zero: the row terms are then not needed.
+inline bool qgemm_b_zero(const std::int32_t* terms, index_t n) {
+  const index_t padded = qgemm_panels(n) * kQGemmPanel;
+  for (index_t j = 0; j < padded; ++j)
+    if (terms[padded + j] != 0) return false;
+  return true;
+}
+
 // What zb' multiplies for row `row` of a (zero point za, both after the +128 of an int8 a):
 // sum_l a[l] - k * za.
 template <class A>
@@ -115,6 +123,8 @@ inline void qgemm_packed_reference(index_t m, index_t n, index_t k, QuantOperand
 #include "onnxc/qgemm_avx512vnni.h"
 #elif defined(__AVX2__)
 #include "onnxc/qgemm_avx2.h"
+#elif defined(ONNXC_SIMD) && defined(__aarch64__)
+#include "onnxc/qgemm_neon.h"
 #endif
 
 #endif  // ONNXC_QGEMM_H

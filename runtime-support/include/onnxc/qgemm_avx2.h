@@ -85,9 +85,8 @@ template <class A, class Out>
 inline void qgemm_packed(index_t m, index_t n, index_t k, QuantOperand<A> a, const std::int8_t* packed,
                          const std::int32_t* terms, Out out) {
   packed = detail::qgemm_opaque(packed);
-  const index_t panels = qgemm_panels(n), padded = panels * kQGemmPanel;
-  bool b_zero = true;
-  for (index_t j = 0; j < padded; ++j) b_zero = b_zero && terms[padded + j] == 0;
+  const index_t panels = qgemm_panels(n);
+  const bool b_zero = detail::qgemm_b_zero(terms, n);
   for (index_t p = 0; p < panels; ++p) {
     index_t i = 0;
     for (; i + 2 <= m; i += 2) detail::qgemm_avx2_tile<2>(i, p, n, k, a, packed, terms, b_zero, out);

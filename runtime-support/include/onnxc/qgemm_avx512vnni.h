@@ -93,9 +93,7 @@ template <class A, class Out>
 inline void qgemm_packed(index_t m, index_t n, index_t k, QuantOperand<A> a, const std::int8_t* packed,
                          const std::int32_t* terms, Out out) {
   packed = detail::qgemm_opaque(packed);
-  const index_t padded = qgemm_panels(n) * kQGemmPanel;
-  bool b_zero = true;
-  for (index_t j = 0; j < padded; ++j) b_zero = b_zero && terms[padded + j] == 0;
+  const bool b_zero = detail::qgemm_b_zero(terms, n);
   index_t i = 0;
   for (; i + 4 <= m; i += 4) detail::qgemm_vnni_rows<4>(i, n, k, a, packed, terms, b_zero, out);
   switch (m - i) {

@@ -1594,7 +1594,8 @@ inline void qconv_pack_block(const ConvParams& p, const std::uint8_t* x, std::ui
   }
 }
 
-#if (defined(__AVX512VNNI__) && defined(__AVX512BW__)) || defined(__AVX2__)  // (qconv_tile on both)
+#if (defined(__AVX512VNNI__) && defined(__AVX512BW__)) || defined(__AVX2__) || \
+    (defined(ONNXC_SIMD) && defined(__aarch64__))  // (qconv_tile on these)
 // The four weights w[m, 4g .. 4g + 3] as one little-endian int32 (0 past the row's end).
 inline std::int32_t weight_group(const std::int8_t* row, index_t k_total, index_t g) {
   if (4 * g + 4 <= k_total) {
@@ -1616,6 +1617,8 @@ inline std::int32_t weight_group(const std::int8_t* row, index_t k_total, index_
 #include "onnxc/quant_gemm_armv7em_dsp.h"  // (uses the dual 16-bit helpers above; tested on hosts too)
 #if defined(ONNXC_QUANT_MVE)
 #include "onnxc/quant_gemm_mve.h"  // (tested under QEMU: tests/firmware/kernels)
+#elif defined(ONNXC_SIMD) && defined(__aarch64__)
+#include "onnxc/quant_gemm_neon.h"  // (tested under qemu-aarch64: tests/cross_unit_tests.sh)
 #else
 namespace onnxc {
 namespace rt {
@@ -1650,6 +1653,8 @@ inline void qconv_tile(const std::int8_t* w, index_t k_total, index_t groups, co
   }
   for (int r = 0; r < Rows; ++r)
     for (int v = 0; v < Vectors; ++v) _mm512_storeu_si512(acc[r] + v * kQConvColumnQuantum, sums[r][v]);
+#elif defined(ONNXC_QUANT_GEMM_NEON_H)
+  qconv_tile_neon<Rows, Vectors>(w, k_total, groups, col, stride_cols, j0, acc);
 #elif defined(ONNXC_QUANT_MVE)
   // Tiles of two rows times two columns, sixteen k per vector (quant_gemm_mve.h).
   for (int r = 0; r + 1 < Rows; r += 2)

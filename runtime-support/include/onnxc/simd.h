@@ -29,9 +29,9 @@ namespace rt {
 #if defined(ONNXC_SIMD)
 using vfloat = xsimd::batch<float>;
 constexpr index_t kFloatLanes = static_cast<index_t>(vfloat::size);
-// Registers: AVX-512 has 32 vector registers, the others 16. The register tiles of
-// packed_gemm.h are sized from this.
-#if defined(__AVX512F__)
+// Registers: AVX-512 and AArch64 (NEON) have 32 vector registers, the others 16. The register
+// tiles of packed_gemm.h (and conv_band, depthwise_rows, attention) are sized from this.
+#if defined(__AVX512F__) || defined(__aarch64__)
 constexpr int kVectorRegisters = 32;
 #else
 constexpr int kVectorRegisters = 16;

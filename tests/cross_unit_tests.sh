@@ -1,0 +1,25 @@
+#!/bin/sh
+# The AArch64 kernels' unit tests (issue #22): the kernel test files that cover the NEON variants
+# cross-built with aarch64-linux-gnu-g++ (-O2 -static, ONNXC_SIMD, plus the target's flags) and run
+# under qemu-aarch64. Skipped (exit 77) without the cross compiler or QEMU's user mode.
+#   tests/cross_unit_tests.sh SOURCE_DIR WORK_DIR NAME "TESTS" [FLAGS...]
+# NAME names the program, TESTS the tests/unit files (without .cpp) it is made of; FLAGS are the
+# target's (e.g. -march=armv8.2-a+dotprod).
+set -e
+src=$1 work=$2 name=$3 tests=$4
+shift 4
+cxx=aarch64-linux-gnu-g++ qemu=qemu-aarch64
+for tool in $cxx $qemu; do
+  command -v $tool >/dev/null 2>&1 || { echo "skipped: $tool not found (Debian: g++-aarch64-linux-gnu qemu-user)"; exit 77; }
+done
+mkdir -p "$work"
+common="-std=c++17 -O2 -Wall -Wextra -Werror -I$src/runtime-support/include -I$src/tests/unit"
+# Catch2's main (the slow part) once for every target: it has no SIMD code.
+[ -f "$work/main.o" ] || $cxx $common -c "$src/tests/unit/main.cpp" -o "$work/main.o"
+objects=""
+for test in $tests; do
+  $cxx $common -DONNXC_SIMD "$@" -c "$src/tests/unit/$test.cpp" -o "$work/$name.$test.o"
+  objects="$objects $work/$name.$test.o"
+done
+$cxx -static -o "$work/$name" "$work/main.o" $objects
+exec $qemu "$work/$name"
