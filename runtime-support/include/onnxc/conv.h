@@ -1834,35 +1834,19 @@ inline void border_columns(const ConvParams& p, const KernelRows& rows, KernelRo
 #if !defined(ONNXC_SIMD)
 
 // Without SIMD, planes whose rows fit kPaddedRingFloats: every input row the kernel reads is
-// copied once, zero-padded, into a ring of k_h rows on the stack, and every output column takes
+// copied once, zero-padded (pad_input_row), into a ring of k_h rows on the stack, and every output column takes
 // the interior's register blocks, none the border's per-tap bounds tests (kws-dscnn's planes of 5
 // columns had 2 of every 5 outputs in border_output). Zero taps add +0: the sums are the border's.
 // The ring takes 768 bytes of stack. kws-dscnn's float 3x3 depthwise Convs on a Cortex-M4, in
 // instructions each: 1,642,840 -> 1,284,000 (interior remainders without bounds tests) -> 985,680
 // (taps unrolled) -> 782,080 (this ring, dense kernels' dilation fixed at 1).
 constexpr index_t kPaddedRingFloats = 192;
-inline index_t padded_ring_width(const ConvParams& p) {
-  return (p.out_w - 1) * p.stride_w + (p.k_w - 1) * p.dilation_w + 1;
-}
-inline bool uses_padded_ring(const ConvParams& p) { return p.k_h * padded_ring_width(p) <= kPaddedRingFloats; }
-
-// Input row ih of the plane as output columns read it (column c is input column c - pad_w).
-inline void fill_padded_row(const ConvParams& p, const float* xc, index_t ih, index_t width, float* row) {
-  index_t c = 0;
-  if (ih >= 0 && ih < p.in_h) {
-    const index_t lo = p.pad_w < width ? p.pad_w : width;
-    const index_t hi = p.pad_w + p.in_w < width ? p.pad_w + p.in_w : width;
-    for (; c < lo; ++c) row[c] = 0.0f;
-    const float* x = xc + ih * p.in_w - p.pad_w;
-    for (; c < hi; ++c) row[c] = x[c];
-  }
-  for (; c < width; ++c) row[c] = 0.0f;
-}
+inline bool uses_padded_ring(const ConvParams& p) { return p.k_h * padded_input_w(p) <= kPaddedRingFloats; }
 
 template <int S, int K>
 inline void padded_ring_plane(const ConvParams& p, const float* xc, const float* wc, float bias, float* yc,
                               const Epilogue& e) {
-  const index_t width = padded_ring_width(p);
+  const index_t width = padded_input_w(p);
   float ring[kPaddedRingFloats];
   index_t held[depthwise_detail::kMaxKernelRows];  // the input row each slot holds
   for (index_t s = 0; s < p.k_h; ++s) held[s] = -p.in_h - p.pad_h - 1;  // none: no output row reads it
@@ -1887,7 +1871,10 @@ inline void padded_ring_plane(const ConvParams& p, const float* xc, const float*
       for (index_t s = 0; s < p.k_h && slot < 0; ++s)
         if (!read_by_this_row(held[s])) slot = s;
       if (held[slot] != ih) {
-        fill_padded_row(p, xc, ih, width, ring + slot * width);
+        float* row = ring + slot * width;
+        if (ih >= 0 && ih < p.in_h) pad_input_row(p, xc + ih * p.in_w, row);
+        else
+          for (index_t c = 0; c < width; ++c) row[c] = 0.0f;  // a row of the vertical padding
         held[slot] = ih;
       }
       rows[kh] = ring + slot * width + p.pad_w;  // column_block reads from ow * stride - pad_w
