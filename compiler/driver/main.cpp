@@ -439,8 +439,9 @@ void print_graph_value(const char* role, const Value& v) {
 
 int run_check(const CompileCommand& cmd, const CompileOptions& co) {
   Model m = check_model(cmd.model, co);
-  fmt::print("{}: ok ({} nodes, IR version {}, opset {})\n", cmd.model, m.graph.nodes.size(), m.ir_version,
-             m.opsets.count("") ? m.opsets.at("") : 0);
+  fmt::print("{}: ok ({} nodes, IR version {}, opset {}{})\n", cmd.model, m.graph.nodes.size(), m.ir_version,
+             m.opsets.count("") ? m.opsets.at("") : 0,
+             m.function_calls ? fmt::format(", {} function calls expanded", m.function_calls) : "");
   for (const Value* v : m.graph.inputs) print_graph_value("input", *v);
   for (const Value* v : m.graph.outputs) print_graph_value("output", *v);
   if (!cmd.report_json_path.empty())

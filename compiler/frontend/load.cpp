@@ -13,6 +13,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
 
+#include "frontend/functions.h"
 #include "onnx.pb.h"
 #include "support/diagnostics.h"
 
@@ -238,7 +239,7 @@ class Loader {
  private:
   // ---- model ----
 
-  void convert_model(const onnx::ModelProto& p, Model& m) {
+  void convert_model(onnx::ModelProto& p, Model& m) {
     m.ir_version = p.ir_version();
     m.producer_name = p.producer_name();
     m.producer_version = p.producer_version();
@@ -248,8 +249,8 @@ class Loader {
     else if (p.ir_version() < 3)
       diag_.unsupported("model", fmt::format("IR version {} is too old (onnxc reads IR 3 and later)", p.ir_version()),
                         "convert the model with onnx.version_converter to a newer opset");
-    else if (p.ir_version() > 12)
-      diag_.unsupported("model", fmt::format("IR version {} is newer than onnxc knows (up to 12)", p.ir_version()),
+    else if (p.ir_version() > 13)
+      diag_.unsupported("model", fmt::format("IR version {} is newer than onnxc knows (up to 13)", p.ir_version()),
                         "export with an older IR version or upgrade onnxc");
     read_opsets(p, m);
     if (!p.has_graph()) {
@@ -257,6 +258,8 @@ class Loader {
       return;
     }
     opsets_ = &m.opsets;
+    expand_functions(p, m.opsets, diag_, functions_);
+    m.function_calls = functions_.calls;
     convert_graph(p.graph(), m.graph, nullptr, 0);
   }
 
@@ -414,8 +417,11 @@ class Loader {
       n->op_type = np.op_type();
       n->domain = np.domain() == "ai.onnx" ? "" : np.domain();
       n->name = np.name().empty() ? fmt::format("{}_{}", np.op_type(), i) : np.name();
-      auto it = opsets_->find(n->domain);
-      n->opset = it == opsets_->end() ? 0 : it->second;
+      // A node out of a function's body takes its opsets from the function's imports.
+      auto own = functions_.node_opsets.find(&np);
+      const OpsetMap& opsets = own == functions_.node_opsets.end() ? *opsets_ : *own->second;
+      auto it = opsets.find(n->domain);
+      n->opset = it == opsets.end() ? 0 : it->second;
       std::string where = n->describe();
       if (np.op_type().empty()) diag_.invalid(where, "has no op_type", "set the operator the node calls");
       // Names are diagnostic only, yet the spec says they MUST be unique in a graph, and the
@@ -427,7 +433,7 @@ class Loader {
         n->name = renamed;
       }
       used.insert(n->name);
-      if (it == opsets_->end())
+      if (it == opsets.end())
         diag_.invalid(where, fmt::format("uses domain '{}', which the model does not import", np.domain()),
                       "add the domain to the model's opset_import");
       // Attributes (and so subgraphs) first: a node's own outputs are not in scope in its subgraphs.
@@ -1063,6 +1069,7 @@ class Loader {
   Diagnostics diag_;
   int64_t ir_version_ = 0;
   const std::map<std::string, int>* opsets_ = nullptr;
+  FunctionExpansion functions_;
 };
 
 }  // namespace

@@ -166,6 +166,7 @@ struct Graph {
 struct Model {
   std::string path;       // the file it came from, for messages
   int64_t ir_version = 0;
+  int function_calls = 0;  // calls of model-local functions expanded into their bodies
   std::map<std::string, int> opsets;  // domain ("" = ai.onnx) -> version
   std::string producer_name, producer_version;
   Graph graph;

@@ -342,6 +342,68 @@ def attribute_rules():
     save("attribute_from_newer_version.onnx", m, "has attribute 'saturate', which Cast-13 does not declare")
 
 
+# ---- model-local functions (ModelProto.functions) --------------------------------------------
+
+def function_model(nodes, functions, name="bad"):
+    m = model(nodes, name=name)
+    m.opset_import.append(helper.make_opsetid("local", 1))
+    m.functions.extend(functions)
+    return m
+
+
+def local_function(name, nodes, inputs=("x",), outputs=("y",), attributes=()):
+    return helper.make_function("local", name, list(inputs), list(outputs), nodes,
+                                [helper.make_opsetid("", 13), helper.make_opsetid("local", 1)], list(attributes))
+
+
+def function_rules():
+    # F calls G, G calls F.
+    f = local_function("F", [helper.make_node("G", ["x"], ["y"], domain="local")])
+    g = local_function("G", [helper.make_node("F", ["x"], ["y"], domain="local")])
+    save("function_recursive.onnx", function_model([helper.make_node("F", ["x"], ["y"], name="call", domain="local")],
+                                                    [f, g]), "calls function local.F recursively (F -> G -> F)")
+
+    # A body attribute refers to an attribute the function does not declare.
+    lrelu = helper.make_node("LeakyRelu", ["x"], ["y"], name="act")
+    ref = onnx.AttributeProto(name="alpha", ref_attr_name="slope", type=onnx.AttributeProto.FLOAT)
+    lrelu.attribute.append(ref)
+    f = local_function("Act", [lrelu], attributes=["alpha"])
+    save("function_undeclared_reference.onnx",
+         function_model([helper.make_node("Act", ["x"], ["y"], name="call", domain="local", alpha=0.5)], [f]),
+         "attribute 'alpha' refers to 'slope', which the function does not declare")
+
+    # The call sets an attribute the function does not declare.
+    f = local_function("Neg2", [helper.make_node("Neg", ["x"], ["y"])])
+    save("function_call_undeclared_attribute.onnx",
+         function_model([helper.make_node("Neg2", ["x"], ["y"], name="call", domain="local", gain=2.0)], [f]),
+         "sets attribute 'gain', which function local.Neg2 does not declare")
+
+    # A required attribute of a body operator left unset by the call (declared, no default).
+    cast = helper.make_node("Cast", ["x"], ["y"], name="cast")
+    cast.attribute.append(onnx.AttributeProto(name="to", ref_attr_name="to", type=onnx.AttributeProto.INT))
+    f = local_function("CastTo", [cast], attributes=["to"])
+    save("function_attribute_without_value.onnx",
+         function_model([helper.make_node("CastTo", ["x"], ["y"], name="call", domain="local")], [f]),
+         "lacks attribute 'to' (int), which Cast-13 requires")
+
+    # Two definitions of one function.
+    f = local_function("Neg2", [helper.make_node("Neg", ["x"], ["y"])])
+    save("function_defined_twice.onnx",
+         function_model([helper.make_node("Neg2", ["x"], ["y"], name="call", domain="local")], [f, f]),
+         "function local.Neg2: is defined twice")
+
+    # A call to a function the model does not define, in a domain that has others.
+    save("function_missing.onnx",
+         function_model([helper.make_node("Neg3", ["x"], ["y"], name="call", domain="local")], [f]),
+         "no function 'Neg3'")
+
+    # An output the body never computes.
+    f = local_function("Half", [helper.make_node("Neg", ["x"], ["z"])])
+    save("function_output_not_computed.onnx",
+         function_model([helper.make_node("Half", ["x"], ["y"], name="call", domain="local")], [f]),
+         "function local.Half's output 'y' is computed by no node of its body")
+
+
 # ---- attribute values and shapes (checked by each operator) ---------------------------------
 
 def conv(attrs, x=(1, 1, 5, 5), w=(1, 1, 3, 3)):
@@ -489,7 +551,7 @@ def external_rules():
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
-    for rules in (damaged_files, model_rules, io_rules, name_rules, attribute_rules, value_rules, tensor_rules,
+    for rules in (damaged_files, model_rules, io_rules, name_rules, attribute_rules, function_rules, value_rules, tensor_rules,
                   external_rules):
         rules()
     files = [f for f, _, _ in CASES]
