@@ -26,6 +26,7 @@ const OpRegistrar sigmoid(unary_op<FloatTypes>("Sigmoid", {1, 6, 13}, functor<rt
 const OpRegistrar hard_sigmoid(unary_op<FloatTypes>(
     "HardSigmoid", {1, 6, 22}, functor<rt::HardSigmoid>("rt::HardSigmoid", {{"alpha", 0.2f}, {"beta", 0.5f}})));
 const OpRegistrar hard_swish(unary_op<FloatTypes>("HardSwish", {14, 22}, functor<rt::HardSwish>("rt::HardSwish")));
+const OpRegistrar swish(unary_op<FloatTypes>("Swish", {24}, functor<rt::Swish>("rt::Swish", {{"alpha", 1.0f}})));
 const OpRegistrar tanh_op(unary_op<FloatTypes>("Tanh", {1, 6, 13}, functor<rt::Tanh>("rt::Tanh")));
 const OpRegistrar softplus(unary_op<FloatTypes>("Softplus", {1, 22}, functor<rt::Softplus>("rt::Softplus")));
 const OpRegistrar softsign(unary_op<FloatTypes>("Softsign", {1, 22}, functor<rt::Softsign>("rt::Softsign")));

@@ -32,6 +32,7 @@ std::optional<FusedActivation> as_epilogue(const Node& act) {
   const std::string& op = act.op_type;
   if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish") return FusedActivation{op};
   if (op == "LeakyRelu") return FusedActivation{op, act.attr_float("alpha", 0.01f)};
+  if (op == "Swish" && act.attr_float("alpha", 1.0f) == 1.0f) return FusedActivation{"Silu"};
   if (op == "HardSigmoid") return FusedActivation{op, act.attr_float("alpha", 0.2f), act.attr_float("beta", 0.5f)};
   if (op == "Gelu") return FusedActivation{act.attr_string("approximate", "none") == "tanh" ? "GeluTanh" : "Gelu"};
   if (op == "Clip") {

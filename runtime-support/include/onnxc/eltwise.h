@@ -200,6 +200,14 @@ struct Sigmoid {
   vfloat vec(vfloat x) const { return vfloat(1.0f) / (vfloat(1.0f) + xsimd::exp(-x)); }
 #endif
 };
+// Swish (ai.onnx since 24): x * sigmoid(alpha * x); alpha = 1 is SiLU.
+struct Swish {
+  float alpha;
+  template <class T> T operator()(T x) const { return x * Sigmoid{}(static_cast<T>(alpha) * x); }
+#if defined(ONNXC_SIMD)
+  vfloat vec(vfloat x) const { return x * Sigmoid{}.vec(vfloat(alpha) * x); }
+#endif
+};
 struct Tanh {
   template <class T> T operator()(T x) const { return std::tanh(x); }
 #if defined(ONNXC_SIMD)
