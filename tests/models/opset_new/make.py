@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -40,5 +41,73 @@ def swish(ort_run):
     subprocess.run(["node", ort_run, "swish"], check=True)
 
 
+def attention_reference(q, k, v, q_heads, kv_heads, mask=None, causal=False, scale=None, past=None):
+    """numpy float64: the operator's definition, for checking ONNX Runtime's outputs."""
+    def heads(x, h):
+        return x.reshape(x.shape[0], x.shape[1], h, -1).transpose(0, 2, 1, 3) if x.ndim == 3 else x
+    qh, kh, vh = heads(q, q_heads).astype(np.float64), heads(k, kv_heads).astype(np.float64), heads(v, kv_heads)
+    vh = vh.astype(np.float64)
+    if past is not None:
+        kh = np.concatenate([past[0], kh], axis=2)
+        vh = np.concatenate([past[1], vh], axis=2)
+    present = (kh, vh)
+    group = qh.shape[1] // kh.shape[1]
+    kq, vq = np.repeat(kh, group, axis=1), np.repeat(vh, group, axis=1)
+    scale = 1 / np.sqrt(qh.shape[-1]) if scale is None else scale
+    s = qh @ kq.transpose(0, 1, 3, 2) * scale
+    if mask is not None:
+        s = s + (np.where(mask, 0, -np.inf) if mask.dtype == np.bool_ else mask)
+    if causal:
+        s = s + np.triu(np.full(s.shape[-2:], -np.inf), 1)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    y = (p / p.sum(-1, keepdims=True)) @ vq
+    if q.ndim == 3:
+        y = y.transpose(0, 2, 1, 3).reshape(q.shape[0], q.shape[1], -1)
+    return y, present
+
+
+def attention(ort_run):
+    """Attention-23 in the forms exporters write: 4-D with a boolean mask; 3-D grouped-query heads
+    (4 query heads, 2 key/value heads) causal; 4-D with past key/value, a float mask, an explicit
+    scale and the present outputs. Each is checked against a numpy float64 computation of the
+    definition before ONNX Runtime's outputs are stored."""
+    rng = np.random.default_rng(23)
+    cases = []
+    # 4-D, boolean mask broadcast over batch and heads.
+    q, k, v = (rng.standard_normal((2, 3, 5, 8)).astype(np.float32) for _ in range(3))
+    mask = rng.random((5, 5)) > 0.3
+    mask[:, 0] = True
+    cases.append(("attention_4d_bool_mask", [("q", q), ("k", k), ("v", v), ("mask", mask)], {},
+                  attention_reference(q, k, v, 3, 3, mask=mask)[0:1], ["y"]))
+    # 3-D, grouped-query heads, causal.
+    q = rng.standard_normal((1, 6, 4 * 8)).astype(np.float32)
+    k, v = (rng.standard_normal((1, 6, 2 * 8)).astype(np.float32) for _ in range(2))
+    cases.append(("attention_3d_gqa_causal", [("q", q), ("k", k), ("v", v)],
+                  {"q_num_heads": 4, "kv_num_heads": 2, "is_causal": 1},
+                  attention_reference(q, k, v, 4, 2, causal=True)[0:1], ["y"]))
+    # 4-D with a past, a float mask over past and new keys, scale 0.2, present outputs.
+    q, k, v = (rng.standard_normal((1, 2, 3, 4)).astype(np.float32) for _ in range(3))
+    pk, pv = (rng.standard_normal((1, 2, 5, 4)).astype(np.float32) for _ in range(2))
+    fmask = (rng.standard_normal((1, 1, 3, 8)) * 2).astype(np.float32)
+    y, (present_k, present_v) = attention_reference(q, k, v, 2, 2, mask=fmask, scale=0.2, past=(pk, pv))
+    cases.append(("attention_4d_past", [("q", q), ("k", k), ("v", v), ("mask", fmask), ("past_k", pk), ("past_v", pv)],
+                  {"scale": 0.2}, [y, present_k, present_v], ["y", "present_k", "present_v"]))
+    for name, inputs, attrs, expected, outputs in cases:
+        node = helper.make_node("Attention", [n for n, _ in inputs], outputs, name="attention", **attrs)
+        kinds = {np.float32: F, np.bool_: TensorProto.BOOL}
+        graph = helper.make_graph(
+            [node], name, [helper.make_tensor_value_info(n, kinds[a.dtype.type], list(a.shape)) for n, a in inputs],
+            [helper.make_tensor_value_info(o, F, list(e.shape)) for o, e in zip(outputs, expected)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+        model.ir_version = 10
+        save(name, model, inputs, [], check=False)
+        subprocess.run(["node", ort_run, name], check=True)
+        for i, e in enumerate(expected):
+            got = numpy_helper.to_array(onnx.load_tensor(f"{name}/test_data_set_0/output_{i}.pb"))
+            err = np.abs(got - e).max()
+            assert err < 1e-5, f"{name} output {i}: ONNX Runtime differs from the definition by {err}"
+
+
 if __name__ == "__main__":
     swish(sys.argv[1])
+    attention(sys.argv[1])
