@@ -108,6 +108,55 @@ def attention(ort_run):
             assert err < 1e-5, f"{name} output {i}: ONNX Runtime differs from the definition by {err}"
 
 
+def rotary_reference(x, cos, sin, pos=None, interleaved=False, rot=0, heads=0):
+    """numpy float64: the operator's definition, for checking ONNX Runtime's outputs."""
+    x = x.astype(np.float64)
+    b = x.reshape(x.shape[0], x.shape[1], heads, -1) if x.ndim == 3 else x.transpose(0, 2, 1, 3)
+    if pos is not None:
+        cos, sin = cos[pos], sin[pos]
+    cos, sin = cos[:, :, None, :].astype(np.float64), sin[:, :, None, :].astype(np.float64)
+    rot = rot or b.shape[-1]
+    r, rest = b[..., :rot], b[..., rot:]
+    x1, x2 = (r[..., 0::2], r[..., 1::2]) if interleaved else (r[..., :rot // 2], r[..., rot // 2:])
+    real, imag = x1 * cos - x2 * sin, x2 * cos + x1 * sin
+    y = np.stack([real, imag], -1).reshape(r.shape) if interleaved else np.concatenate([real, imag], -1)
+    y = np.concatenate([y, rest], -1)
+    return y.reshape(x.shape) if x.ndim == 3 else y.transpose(0, 2, 1, 3)
+
+
+def rotary(ort_run):
+    """RotaryEmbedding-23: 4-D with per-token cos/sin, halves rotated; 3-D with position_ids,
+    interleaved pairs, half the channels rotated. Checked against numpy float64 when made."""
+    rng = np.random.default_rng(123)
+    x4 = rng.standard_normal((2, 3, 5, 8)).astype(np.float32)
+    angles = rng.standard_normal((2, 5, 4))
+    cos4, sin4 = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+    x3 = rng.standard_normal((1, 6, 2 * 8)).astype(np.float32)
+    table = np.arange(10)[:, None] * np.array([1.0, 0.1])[None, :]
+    cos3, sin3 = np.cos(table).astype(np.float32), np.sin(table).astype(np.float32)
+    pos = np.array([[3, 1, 4, 1, 5, 9]], dtype=np.int64)
+    cases = [
+        ("rotary_4d_halves", [("x", x4), ("cos", cos4), ("sin", sin4)], {}, rotary_reference(x4, cos4, sin4)),
+        ("rotary_3d_interleaved_partial", [("x", x3), ("cos", cos3), ("sin", sin3), ("pos", pos)],
+         {"interleaved": 1, "rotary_embedding_dim": 4, "num_heads": 2},
+         rotary_reference(x3, cos3, sin3, pos, True, 4, 2)),
+    ]
+    for name, inputs, attrs, expected in cases:
+        node = helper.make_node("RotaryEmbedding", [n for n, _ in inputs], ["y"], name="rope", **attrs)
+        kinds = {np.float32: F, np.int64: TensorProto.INT64}
+        graph = helper.make_graph(
+            [node], name, [helper.make_tensor_value_info(n, kinds[a.dtype.type], list(a.shape)) for n, a in inputs],
+            [helper.make_tensor_value_info("y", F, list(expected.shape))])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+        model.ir_version = 10
+        save(name, model, inputs, [], check=False)
+        subprocess.run(["node", ort_run, name], check=True)
+        got = numpy_helper.to_array(onnx.load_tensor(f"{name}/test_data_set_0/output_0.pb"))
+        err = np.abs(got - expected).max()
+        assert err < 1e-5, f"{name}: ONNX Runtime differs from the definition by {err}"
+
+
 if __name__ == "__main__":
     swish(sys.argv[1])
     attention(sys.argv[1])
+    rotary(sys.argv[1])
