@@ -156,7 +156,28 @@ def rotary(ort_run):
         assert err < 1e-5, f"{name}: ONNX Runtime differs from the definition by {err}"
 
 
+def center_crop_pad(ort_run):
+    """CenterCropPad-18 cropping one axis (odd difference) and padding another (odd difference),
+    the third left alone; checked against a numpy computation of the definition when made."""
+    rng = np.random.default_rng(18)
+    x = rng.standard_normal((2, 7, 4, 3)).astype(np.float32)
+    shape = np.array([4, 7], dtype=np.int64)  # axes 1 and 2: 7 -> 4 (crop), 4 -> 7 (pad)
+    node = helper.make_node("CenterCropPad", ["x", "shape"], ["y"], name="crop_pad", axes=[1, -2])
+    graph = helper.make_graph([node], "center_crop_pad", [helper.make_tensor_value_info("x", F, list(x.shape))],
+                              [helper.make_tensor_value_info("y", F, [2, 4, 7, 3])],
+                              [numpy_helper.from_array(shape, "shape")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    save("center_crop_pad", model, [("x", x)], [], check=False)
+    subprocess.run(["node", ort_run, "center_crop_pad"], check=True)
+    expected = np.zeros((2, 4, 7, 3), dtype=np.float32)
+    expected[:, :, 1:5, :] = x[:, 1:5, :, :]
+    got = numpy_helper.to_array(onnx.load_tensor("center_crop_pad/test_data_set_0/output_0.pb"))
+    assert np.array_equal(got, expected), "ONNX Runtime differs from the definition"
+
+
 if __name__ == "__main__":
     swish(sys.argv[1])
     attention(sys.argv[1])
     rotary(sys.argv[1])
+    center_crop_pad(sys.argv[1])
