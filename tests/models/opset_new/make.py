@@ -176,8 +176,45 @@ def center_crop_pad(ort_run):
     assert np.array_equal(got, expected), "ONNX Runtime differs from the definition"
 
 
+def affine_grid(ort_run):
+    """AffineGrid-20, 2-D with align_corners 0 and 3-D with align_corners 1; checked against a
+    numpy float64 computation of the definition when made."""
+    rng = np.random.default_rng(20)
+
+    def coords(length, align):
+        i = np.arange(length, dtype=np.float64)
+        if align:
+            return -1 + 2 * i / (length - 1) if length > 1 else np.zeros(1)
+        return (2 * i + 1) / length - 1
+
+    def reference(theta, size, align):
+        spatial = size[2:]
+        axes = [coords(n, align) for n in spatial]  # (D,) H, W
+        mesh = np.meshgrid(*axes, indexing="ij")
+        base = np.stack([m.ravel() for m in reversed(mesh)] + [np.ones(mesh[0].size)], -1)  # x, y[, z], 1
+        grid = np.einsum("pk,njk->npj", base, theta.astype(np.float64))
+        return grid.reshape(size[0], *spatial, len(spatial)).astype(np.float32)
+
+    for name, size, align in (("affine_grid_2d", [2, 3, 4, 5], 0), ("affine_grid_3d_align", [1, 1, 2, 3, 4], 1)):
+        dims = len(size) - 2
+        theta = rng.standard_normal((size[0], dims, dims + 1)).astype(np.float32)
+        node = helper.make_node("AffineGrid", ["theta", "size"], ["grid"], name="grid", align_corners=align)
+        expected = reference(theta, size, align)
+        graph = helper.make_graph([node], name, [helper.make_tensor_value_info("theta", F, list(theta.shape))],
+                                  [helper.make_tensor_value_info("grid", F, list(expected.shape))],
+                                  [numpy_helper.from_array(np.array(size, dtype=np.int64), "size")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+        model.ir_version = 9
+        save(name, model, [("theta", theta)], [], check=False)
+        subprocess.run(["node", ort_run, name], check=True)
+        got = numpy_helper.to_array(onnx.load_tensor(f"{name}/test_data_set_0/output_0.pb"))
+        err = np.abs(got - expected).max()
+        assert err < 1e-5, f"{name}: ONNX Runtime differs from the definition by {err}"
+
+
 if __name__ == "__main__":
     swish(sys.argv[1])
     attention(sys.argv[1])
     rotary(sys.argv[1])
     center_crop_pad(sys.argv[1])
+    affine_grid(sys.argv[1])
