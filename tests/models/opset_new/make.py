@@ -212,9 +212,57 @@ def affine_grid(ort_run):
         assert err < 1e-5, f"{name}: ONNX Runtime differs from the definition by {err}"
 
 
+def col2im_reference(x, image, block, strides, dilations, pads):
+    """numpy float64: every column's taps added into the padded image, the padding cut off."""
+    n, ck, _ = x.shape
+    taps = int(np.prod(block))
+    c = ck // taps
+    padded = [image[d] + pads[d] + pads[d + len(image)] for d in range(len(image))]
+    counts = [(padded[d] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1 for d in range(len(image))]
+    out = np.zeros((n, c, *padded))
+    cols = x.astype(np.float64).reshape(n, c, *block, *counts)
+    for pos in np.ndindex(*counts):
+        for tap in np.ndindex(*block):
+            at = tuple(pos[d] * strides[d] + tap[d] * dilations[d] for d in range(len(image)))
+            out[(slice(None), slice(None)) + at] += cols[(slice(None), slice(None)) + tap + pos]
+    inner = tuple(slice(pads[d], pads[d] + image[d]) for d in range(len(image)))
+    return out[(slice(None), slice(None)) + inner].astype(np.float32)
+
+
+def col2im(ort_run):
+    """Col2Im-18, two nodes in one model: strides 2 with asymmetric pads (a remainder the
+    ConvTranspose's output_padding covers), and dilation 2. Checked against numpy when made."""
+    rng = np.random.default_rng(180)
+    cases = [("a", [5, 6], [2, 3], [2, 2], [1, 1], [1, 0, 0, 1]), ("b", [6, 5], [2, 2], [1, 1], [2, 2], [0, 0, 0, 0])]
+    nodes, inputs, outputs, inits, expected = [], [], [], [], []
+    for tag, image, block, strides, dilations, pads in cases:
+        padded = [image[d] + pads[d] + pads[d + 2] for d in range(2)]
+        counts = [(padded[d] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1 for d in range(2)]
+        x = rng.standard_normal((2, 3 * block[0] * block[1], counts[0] * counts[1])).astype(np.float32)
+        y = col2im_reference(x, image, block, strides, dilations, pads)
+        nodes.append(helper.make_node("Col2Im", [f"x_{tag}", f"image_{tag}", f"block_{tag}"], [f"y_{tag}"],
+                                      name=f"col2im_{tag}", strides=strides, dilations=dilations, pads=pads))
+        inputs.append((f"x_{tag}", x))
+        inits += [numpy_helper.from_array(np.array(image, dtype=np.int64), f"image_{tag}"),
+                  numpy_helper.from_array(np.array(block, dtype=np.int64), f"block_{tag}")]
+        outputs.append(helper.make_tensor_value_info(f"y_{tag}", F, list(y.shape)))
+        expected.append(y)
+    graph = helper.make_graph(nodes, "col2im", [helper.make_tensor_value_info(n, F, list(a.shape)) for n, a in inputs],
+                              outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    save("col2im", model, inputs, [], check=False)
+    subprocess.run(["node", ort_run, "col2im"], check=True)
+    for i, e in enumerate(expected):
+        got = numpy_helper.to_array(onnx.load_tensor(f"col2im/test_data_set_0/output_{i}.pb"))
+        err = np.abs(got - e).max()
+        assert err < 1e-5, f"col2im output {i}: ONNX Runtime differs from the definition by {err}"
+
+
 if __name__ == "__main__":
     swish(sys.argv[1])
     attention(sys.argv[1])
     rotary(sys.argv[1])
     center_crop_pad(sys.argv[1])
     affine_grid(sys.argv[1])
+    col2im(sys.argv[1])
