@@ -259,6 +259,27 @@ def col2im(ort_run):
         assert err < 1e-5, f"col2im output {i}: ONNX Runtime differs from the definition by {err}"
 
 
+def lp_normalization(ort_run):
+    """LpNormalization at opset 22 (L2 over axis 1) and at opset 13 (L1 over the last axis, the
+    reductions' axes an attribute there), one model each; checked against numpy when made."""
+    rng = np.random.default_rng(22)
+    x = rng.standard_normal((2, 5, 3)).astype(np.float32)
+    for name, opset, p, axis in (("lp_norm_l2_opset22", 22, 2, 1), ("lp_norm_l1_opset13", 13, 1, -1)):
+        x64 = x.astype(np.float64)
+        norm = np.sqrt((x64 ** 2).sum(axis, keepdims=True)) if p == 2 else np.abs(x64).sum(axis, keepdims=True)
+        expected = (x64 / norm).astype(np.float32)
+        node = helper.make_node("LpNormalization", ["x"], ["y"], name="lp", p=p, axis=axis)
+        graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", F, list(x.shape))],
+                                  [helper.make_tensor_value_info("y", F, list(x.shape))])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+        model.ir_version = 10 if opset > 17 else 7
+        save(name, model, [("x", x)], [], check=False)
+        subprocess.run(["node", ort_run, name], check=True)
+        got = numpy_helper.to_array(onnx.load_tensor(f"{name}/test_data_set_0/output_0.pb"))
+        err = np.abs(got - expected).max()
+        assert err < 1e-6, f"{name}: ONNX Runtime differs from the definition by {err}"
+
+
 if __name__ == "__main__":
     swish(sys.argv[1])
     attention(sys.argv[1])
@@ -266,3 +287,4 @@ if __name__ == "__main__":
     center_crop_pad(sys.argv[1])
     affine_grid(sys.argv[1])
     col2im(sys.argv[1])
+    lp_normalization(sys.argv[1])
