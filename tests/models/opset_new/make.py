@@ -280,6 +280,40 @@ def lp_normalization(ort_run):
         assert err < 1e-6, f"{name}: ONNX Runtime differs from the definition by {err}"
 
 
+def tensor_scatter(ort_run):
+    """TensorScatter-24, two nodes in one model: linear with write_indices on the default axis
+    (-2), circular wrapping past the cache's end; checked against the definition's loops."""
+    rng = np.random.default_rng(24)
+    past = rng.standard_normal((2, 3, 6, 4)).astype(np.float32)
+    update = rng.standard_normal((2, 3, 2, 4)).astype(np.float32)
+    starts = np.array([1, 4], dtype=np.int64)
+    circular_starts = np.array([5, 0], dtype=np.int64)
+
+    def reference(starts, circular):
+        out = past.copy()
+        for b in range(2):
+            for s in range(2):
+                at = starts[b] + s
+                out[b, :, at % 6 if circular else at, :] = update[b, :, s, :]
+        return out
+
+    nodes = [helper.make_node("TensorScatter", ["past", "update", "starts"], ["linear"], name="linear"),
+             helper.make_node("TensorScatter", ["past", "update", "circular_starts"], ["circular"], name="circular",
+                              mode="circular", axis=2)]
+    inputs = [("past", past), ("update", update), ("starts", starts), ("circular_starts", circular_starts)]
+    kinds = {np.float32: F, np.int64: TensorProto.INT64}
+    graph = helper.make_graph(
+        nodes, "tensor_scatter", [helper.make_tensor_value_info(k, kinds[a.dtype.type], list(a.shape)) for k, a in inputs],
+        [helper.make_tensor_value_info(o, F, list(past.shape)) for o in ("linear", "circular")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)])
+    model.ir_version = 10
+    save("tensor_scatter", model, inputs, [], check=False)
+    subprocess.run(["node", ort_run, "tensor_scatter"], check=True)
+    for i, e in enumerate((reference(starts, False), reference(circular_starts, True))):
+        got = numpy_helper.to_array(onnx.load_tensor(f"tensor_scatter/test_data_set_0/output_{i}.pb"))
+        assert np.array_equal(got, e), f"tensor_scatter output {i}: ONNX Runtime differs from the definition"
+
+
 if __name__ == "__main__":
     swish(sys.argv[1])
     attention(sys.argv[1])
@@ -288,3 +322,4 @@ if __name__ == "__main__":
     affine_grid(sys.argv[1])
     col2im(sys.argv[1])
     lp_normalization(sys.argv[1])
+    tensor_scatter(sys.argv[1])
