@@ -401,6 +401,12 @@ int main() {
     failed += requantize_case<std::uint8_t>(n, 3.0e-5f, 255, -70000);
     failed += requantize_case<std::int8_t>(n, 0.00071f, -5, 12345);
     failed += requantize_case<std::int8_t>(n, 0.5f, 0, 0);
+    // Ties with odd zero points (the M4's rounding into 1.5 * 2^23 must not see the zero point),
+    // products past -1.5 * 2^23 (its sum then negative) and past 2^22.
+    failed += requantize_case<std::uint8_t>(n, 0.5f, 3, 1);
+    failed += requantize_case<std::int8_t>(n, 0.5f, -7, 0);
+    failed += requantize_case<std::uint8_t>(n, 3.0f, 129, -5);
+    failed += requantize_case<std::int8_t>(n, 3.0f, 1, 7);
   }
   sh::print(failed ? "FAIL\n" : "PASS quant kernels\n");
   return failed;
