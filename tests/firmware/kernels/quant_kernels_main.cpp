@@ -393,6 +393,9 @@ int main() {
   failed += depthwise_strided_case(2, 40, 39, 3, 3, 2, 1, 1, 255);  // rows past 16 outputs
   failed += depthwise_strided_case(4, 7, 10, 5, 5, 1, 2, 2, 3);    // 5x5, stride 1
   failed += depthwise_strided_case(1, 6, 5, 1, 4, 3, 0, 1, 0);     // 1x4, stride 3
+  failed += depthwise_strided_case(2, 12, 13, 5, 3, 2, 2, 1, 9);   // 5x3, stride 2 (M4: the row taps)
+  failed += depthwise_strided_case(1, 40, 40, 3, 3, 2, 1, 1, 3);   // bands of 6 rows of 20 (M4)
+  failed += depthwise_strided_case(3, 2, 7, 3, 3, 2, 1, 1, 200);   // one output row, odd width
   const index_t counts[] = {1, 15, 16, 17, 70};
   for (index_t n : counts) failed += lookup_case<std::uint8_t>(n) + lookup_case<std::int8_t>(n);
   const index_t lengths[] = {1, 2, 3, 4, 6, 7, 16, 67};  // (M4: quads, a pair, a last one)
