@@ -51,17 +51,22 @@ inline void depthwise_row_taps_s2_dsp(const X* row, index_t out_w, const std::in
 // row and output row.
 constexpr index_t kDepthwiseS2DspSums = 128;  // a band's sums (512 B on the stack)
 
-// Kernel row (outer: (k0, k2) as halves, middle: k1 low) over the padded row from the pair's
-// first tap on, added to the pair's two sums.
-template <class X>
+// Kernel row (outer: (k0, k2) as halves; k1 the low half of middle, or its high half where High)
+// over the padded row from the pair's first tap on, added to the pair's two sums: the second
+// output's outer taps x2 k0 and x4 k2 by SMLATB and SMLABT (the two halves joined first took
+// three instructions).
+template <bool High, class X>
 ONNXC_INLINE void depthwise_s2_dsp_taps(const X* row, std::uint32_t outer, std::uint32_t middle, std::int32_t& a0,
                                         std::int32_t& a1) {
   const std::uint8_t* r = reinterpret_cast<const std::uint8_t*>(row);
   const std::uint32_t word = load_u32(r);
   const std::uint32_t even = even_bytes(word, X{}), odd = odd_bytes(word, X{});  // (x0, x2), (x1, x3)
   const std::uint32_t next = even_bytes(load_u32(r + 4), X{});                     // (x4, x6)
-  a0 = mac_low(odd, middle, dual_mac(even, outer, a0));
-  a1 = mac_high(odd, middle, dual_mac((even >> 16) | (next << 16), outer, a1));
+  const auto o = static_cast<std::int32_t>(outer), m = static_cast<std::int32_t>(middle);
+  a0 = High ? __smlabt(static_cast<std::int32_t>(odd), m, __smlad(even, outer, a0))
+            : __smlabb(static_cast<std::int32_t>(odd), m, __smlad(even, outer, a0));
+  a1 = __smlabt(static_cast<std::int32_t>(next), o, __smlatb(static_cast<std::int32_t>(even), o, a1));
+  a1 = High ? __smlatt(static_cast<std::int32_t>(odd), m, a1) : __smlatb(static_cast<std::int32_t>(odd), m, a1);
 }
 
 template <class X, class W, class Out>
@@ -72,10 +77,12 @@ inline void depthwise_3x3_s2_dsp(const ConvParams& p, QuantOperand<X> x, QuantOp
   // Input columns [lo - pad_w, hi - pad_w) go to row[lo, hi); the rest is x's zero point.
   const index_t lo = p.pad_w < cols ? p.pad_w : cols;
   const index_t hi = p.pad_w + p.in_w < cols ? p.pad_w + p.in_w : cols;
-  X rows[4][kDepthwiseRowsMaxRow + 4];  // the ring, then zero points (+4: the pair's second word)
+  // The ring, then zero points (+4: the pair's second word; the last output of an odd width
+  // reads to byte cols + 4, for its unused second sum).
+  X rows[4][kDepthwiseRowsMaxRow + 5];
   std::int32_t sums[kDepthwiseS2DspSums];
   for (auto& row : rows)
-    for (index_t j = 0; j < cols + 4; ++j) row[j] = zx;
+    for (index_t j = 0; j < cols + 5; ++j) row[j] = zx;
   const index_t band = kDepthwiseS2DspSums / p.out_w;
   for (index_t n = 0; n < p.batch; ++n)
     for (index_t c = 0; c < p.out_channels; ++c) {
@@ -90,6 +97,7 @@ inline void depthwise_3x3_s2_dsp(const ConvParams& p, QuantOperand<X> x, QuantOp
         middle[kh] = static_cast<std::uint32_t>(w1);
         weight_sum += w0 + w1 + w2;
       }
+      const std::uint32_t middle01 = low_halves(middle[0], middle[1]);  // (one register for two)
       const std::int32_t start = row_start(out, c, static_cast<std::int32_t>(zx) * weight_sum);
       index_t held[3] = {-1, -1, -1};  // the input row in each slot of the ring
       for (index_t oh0 = 0; oh0 < p.out_h; oh0 += band) {
@@ -115,17 +123,17 @@ inline void depthwise_3x3_s2_dsp(const ConvParams& p, QuantOperand<X> x, QuantOp
           index_t ow = 0;
           for (; ow + 1 < p.out_w; ow += 2, r0 += 4, r1 += 4, r2 += 4) {
             std::int32_t a0 = start, a1 = start;
-            depthwise_s2_dsp_taps(r0, outer[0], middle[0], a0, a1);
-            depthwise_s2_dsp_taps(r1, outer[1], middle[1], a0, a1);
-            depthwise_s2_dsp_taps(r2, outer[2], middle[2], a0, a1);
+            depthwise_s2_dsp_taps<false>(r0, outer[0], middle01, a0, a1);
+            depthwise_s2_dsp_taps<true>(r1, outer[1], middle01, a0, a1);
+            depthwise_s2_dsp_taps<false>(r2, outer[2], middle[2], a0, a1);
             s[ow] = a0;
             s[ow + 1] = a1;
           }
           if (ow < p.out_w) {  // the last output of an odd width (its word ends at byte 2 ow + 3)
             std::int32_t a0 = start, a1 = start;
-            depthwise_s2_dsp_taps(r0, outer[0], middle[0], a0, a1);
-            depthwise_s2_dsp_taps(r1, outer[1], middle[1], a0, a1);
-            depthwise_s2_dsp_taps(r2, outer[2], middle[2], a0, a1);
+            depthwise_s2_dsp_taps<false>(r0, outer[0], middle01, a0, a1);
+            depthwise_s2_dsp_taps<true>(r1, outer[1], middle01, a0, a1);
+            depthwise_s2_dsp_taps<false>(r2, outer[2], middle[2], a0, a1);
             s[ow] = a0;
           }
         }
