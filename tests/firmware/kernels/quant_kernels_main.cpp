@@ -361,6 +361,9 @@ int main() {
       {1, 64, 49, 10, 4, 2, 1, 256, 17}, // kws' first Conv's reduction (k 16 here, one channel)
       {3, 4, 40, 40, 3, 2, 1, 512, 9},   // stride 2, two chunks of 256 columns: two bands (M55)
       {2, 3, 10, 300, 5, 2, 0, 256, 3},  // rows too wide for the band: the portable rows (M55)
+      {10, 6, 5, 7, 1, 1, 0, 16, 3},     // 1x1, 5 pairs: the M4's turn of 8 entered past 3
+      {6, 5, 4, 9, 1, 1, 0, 16, 200},    // 3 pairs: past 5
+      {20, 3, 6, 5, 1, 1, 0, 16, 11},    // 10 pairs: a turn past 6, then a whole one
   };
   int failed = 0;
   for (const Case& c : cases) failed += run_case(c);
