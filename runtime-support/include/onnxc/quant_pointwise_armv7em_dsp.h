@@ -81,22 +81,30 @@ inline void pointwise_widen_dsp(const std::uint8_t* x0, index_t plane, index_t c
 
 #if defined(ONNXC_QUANT_DUAL_MAC) && defined(__thumb2__) && defined(__OPTIMIZE__) && defined(__BYTE_ORDER__) && \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__  // (-O0 cannot give the assembly its registers)
-// pointwise_tiles_dsp's kc channel pairs (kc >= 1), the sums from start. Skip: the pairs the
-// first turn of eight skips, (8 - kc % 8) % 8.
-template <int Skip>
+// pointwise_tiles_dsp's kc channel pairs (kc >= 2), the sums from start. Odd: kc is odd (its
+// first pair alone); Skip: the double steps the first turn of four skips,
+// (4 - (kc / 2) % 4) % 4.
+template <int Skip, bool Odd>
 inline void pointwise_turns_dsp(const std::uint32_t* block, const std::int32_t* w, index_t kc, index_t position_pairs,
                               const std::int32_t* start, std::int32_t (*sums)[kPointwiseDspBlock]) {
-  // Eight channel pairs a turn: 8 x (2 LDRD, 4 SMLAD) and 2 for the loop, 50 instructions for
-  // 64 multiply-accumulates; the first turn entered past Skip pairs (one branch), so any kc is
-  // all in the assembly (the loads post-increment: nothing to adjust). Eleven registers; the
-  // tile loop stays in C (in the assembly too, with its counts in memory operands, GCC found no
+  // Eight channel pairs a turn as four double steps, each one LDM of the two positions' words of
+  // two pairs, two LDRDs of the channels' words and eight SMLADs: 46 instructions for 64
+  // multiply-accumulates with the loop (50 with an LDRD of the positions' words per pair). The
+  // first turn is entered past Skip double steps (one branch), an odd kc's first pair taken
+  // alone before it, so any kc is all in the assembly (the loads post-increment: nothing to
+  // adjust). Thirteen registers, the LDM's four fixed (its list is in register order); the tile
+  // loop stays in C (in the assembly too, with its counts in memory operands, GCC found no
   // registers for it at -O3).
   const std::uint32_t* xp = block;
   for (std::int32_t* so = sums[0]; so != sums[0] + 2 * position_pairs; so += 2) {
     const std::int32_t* wp = w;
-    index_t n = (kc + 7) / 8;
+    index_t n = (kc / 2 + 3) / 4;
     std::int32_t a00 = start[0], a01 = start[0], a10 = start[1], a11 = start[1];
-    std::uint32_t x0, x1, w0, w1;
+    register std::uint32_t x0 __asm__("r0");
+    register std::uint32_t x1 __asm__("r1");
+    register std::uint32_t x2 __asm__("r2");
+    register std::uint32_t x3 __asm__("r3");
+    std::uint32_t w0, w1;
 #define ONNXC_POINTWISE_DSP_PAIR           \
   "ldrd %[x0], %[x1], [%[xp]], #8\n\t"     \
   "ldrd %[w0], %[w1], [%[wp]], #16\n\t"    \
@@ -104,24 +112,37 @@ inline void pointwise_turns_dsp(const std::uint32_t* block, const std::int32_t* 
   "smlad %[a01], %[x1], %[w0], %[a01]\n\t" \
   "smlad %[a10], %[x0], %[w1], %[a10]\n\t" \
   "smlad %[a11], %[x1], %[w1], %[a11]\n\t"
+#define ONNXC_POINTWISE_DSP_DOUBLE                            \
+  "ldmia %[xp]!, {%[x0], %[x1], %[x2], %[x3]}\n\t"           \
+  "ldrd %[w0], %[w1], [%[wp]], #16\n\t"                      \
+  "smlad %[a00], %[x0], %[w0], %[a00]\n\t"                   \
+  "smlad %[a01], %[x1], %[w0], %[a01]\n\t"                   \
+  "smlad %[a10], %[x0], %[w1], %[a10]\n\t"                   \
+  "smlad %[a11], %[x1], %[w1], %[a11]\n\t"                   \
+  "ldrd %[w0], %[w1], [%[wp]], #16\n\t"                      \
+  "smlad %[a00], %[x2], %[w0], %[a00]\n\t"                   \
+  "smlad %[a01], %[x3], %[w0], %[a01]\n\t"                   \
+  "smlad %[a10], %[x2], %[w1], %[a10]\n\t"                   \
+  "smlad %[a11], %[x3], %[w1], %[a11]\n\t"
 #define ONNXC_POINTWISE_DSP_TURNS(ENTRY)                                                                         \
-  ENTRY "1:\n\t" ONNXC_POINTWISE_DSP_PAIR "11:\n\t" ONNXC_POINTWISE_DSP_PAIR "12:\n\t" ONNXC_POINTWISE_DSP_PAIR   \
-        "13:\n\t" ONNXC_POINTWISE_DSP_PAIR "14:\n\t" ONNXC_POINTWISE_DSP_PAIR "15:\n\t" ONNXC_POINTWISE_DSP_PAIR   \
-        "16:\n\t" ONNXC_POINTWISE_DSP_PAIR "17:\n\t" ONNXC_POINTWISE_DSP_PAIR "subs %[n], %[n], #1\n\t"          \
+  ENTRY "1:\n\t" ONNXC_POINTWISE_DSP_DOUBLE "11:\n\t" ONNXC_POINTWISE_DSP_DOUBLE "12:\n\t"                       \
+        ONNXC_POINTWISE_DSP_DOUBLE "13:\n\t" ONNXC_POINTWISE_DSP_DOUBLE "subs %[n], %[n], #1\n\t"                 \
         "bne 1b\n\t"                                                                                            \
       : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [xp] "+r"(xp), [wp] "+r"(wp),       \
-        [n] "+r"(n), [x0] "=&r"(x0), [x1] "=&r"(x1), [w0] "=&r"(w0), [w1] "=&r"(w1)                               \
+        [n] "+r"(n), [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3), [w0] "=&r"(w0),           \
+        [w1] "=&r"(w1)                                                                                           \
       :                                                                                                          \
     : "cc", "memory"
-    if (Skip == 0) __asm__(ONNXC_POINTWISE_DSP_TURNS(""));
-    if (Skip == 1) __asm__(ONNXC_POINTWISE_DSP_TURNS("b 11f\n\t"));
-    if (Skip == 2) __asm__(ONNXC_POINTWISE_DSP_TURNS("b 12f\n\t"));
-    if (Skip == 3) __asm__(ONNXC_POINTWISE_DSP_TURNS("b 13f\n\t"));
-    if (Skip == 4) __asm__(ONNXC_POINTWISE_DSP_TURNS("b 14f\n\t"));
-    if (Skip == 5) __asm__(ONNXC_POINTWISE_DSP_TURNS("b 15f\n\t"));
-    if (Skip == 6) __asm__(ONNXC_POINTWISE_DSP_TURNS("b 16f\n\t"));
-    if (Skip == 7) __asm__(ONNXC_POINTWISE_DSP_TURNS("b 17f\n\t"));
+    if (!Odd && Skip == 0) __asm__(ONNXC_POINTWISE_DSP_TURNS(""));
+    if (!Odd && Skip == 1) __asm__(ONNXC_POINTWISE_DSP_TURNS("b 11f\n\t"));
+    if (!Odd && Skip == 2) __asm__(ONNXC_POINTWISE_DSP_TURNS("b 12f\n\t"));
+    if (!Odd && Skip == 3) __asm__(ONNXC_POINTWISE_DSP_TURNS("b 13f\n\t"));
+    if (Odd && Skip == 0) __asm__(ONNXC_POINTWISE_DSP_TURNS(ONNXC_POINTWISE_DSP_PAIR));
+    if (Odd && Skip == 1) __asm__(ONNXC_POINTWISE_DSP_TURNS(ONNXC_POINTWISE_DSP_PAIR "b 11f\n\t"));
+    if (Odd && Skip == 2) __asm__(ONNXC_POINTWISE_DSP_TURNS(ONNXC_POINTWISE_DSP_PAIR "b 12f\n\t"));
+    if (Odd && Skip == 3) __asm__(ONNXC_POINTWISE_DSP_TURNS(ONNXC_POINTWISE_DSP_PAIR "b 13f\n\t"));
 #undef ONNXC_POINTWISE_DSP_TURNS
+#undef ONNXC_POINTWISE_DSP_DOUBLE
 #undef ONNXC_POINTWISE_DSP_PAIR
     so[0] = a00, so[1] = a01, so[kPointwiseDspBlock] = a10, so[kPointwiseDspBlock + 1] = a11;
   }
@@ -136,16 +157,17 @@ inline void pointwise_tiles_dsp(const std::uint32_t* block, const std::int32_t* 
                                 bool accumulate, const std::int32_t* start, std::int32_t (*sums)[kPointwiseDspBlock]) {
 #if defined(ONNXC_QUANT_DUAL_MAC) && defined(__thumb2__) && defined(__OPTIMIZE__) && defined(__BYTE_ORDER__) && \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__  // (-O0 cannot give the assembly its registers)
-  if (!accumulate) {  // (the passes past kPointwiseDspWords / 2 pairs add to the sums in C)
-    switch ((8 - kc % 8) % 8) {
-      case 0: pointwise_turns_dsp<0>(block, w, kc, position_pairs, start, sums); break;
-      case 1: pointwise_turns_dsp<1>(block, w, kc, position_pairs, start, sums); break;
-      case 2: pointwise_turns_dsp<2>(block, w, kc, position_pairs, start, sums); break;
-      case 3: pointwise_turns_dsp<3>(block, w, kc, position_pairs, start, sums); break;
-      case 4: pointwise_turns_dsp<4>(block, w, kc, position_pairs, start, sums); break;
-      case 5: pointwise_turns_dsp<5>(block, w, kc, position_pairs, start, sums); break;
-      case 6: pointwise_turns_dsp<6>(block, w, kc, position_pairs, start, sums); break;
-      default: pointwise_turns_dsp<7>(block, w, kc, position_pairs, start, sums); break;
+  // (One channel pair, and the passes past kPointwiseDspWords / 2 pairs adding to the sums, in C.)
+  if (!accumulate && kc >= 2) {
+    switch ((4 - kc / 2 % 4) % 4 * 2 + kc % 2) {
+      case 0: pointwise_turns_dsp<0, false>(block, w, kc, position_pairs, start, sums); break;
+      case 1: pointwise_turns_dsp<0, true>(block, w, kc, position_pairs, start, sums); break;
+      case 2: pointwise_turns_dsp<1, false>(block, w, kc, position_pairs, start, sums); break;
+      case 3: pointwise_turns_dsp<1, true>(block, w, kc, position_pairs, start, sums); break;
+      case 4: pointwise_turns_dsp<2, false>(block, w, kc, position_pairs, start, sums); break;
+      case 5: pointwise_turns_dsp<2, true>(block, w, kc, position_pairs, start, sums); break;
+      case 6: pointwise_turns_dsp<3, false>(block, w, kc, position_pairs, start, sums); break;
+      default: pointwise_turns_dsp<3, true>(block, w, kc, position_pairs, start, sums); break;
     }
     return;
   }
