@@ -120,15 +120,17 @@ inline void depthwise_3x3_s2_dsp(const ConvParams& p, QuantOperand<X> x, QuantOp
           }
           const X *r0 = r[0], *r1 = r[1], *r2 = r[2];
           std::int32_t* s = sums + t * p.out_w;
-          index_t ow = 0;
-          for (; ow + 1 < p.out_w; ow += 2, r0 += 4, r1 += 4, r2 += 4) {
+          std::int32_t* const pairs_end = s + p.out_w / 2 * 2;
+          for (; s != pairs_end; s += 2, r0 += 4, r1 += 4, r2 += 4) {
             std::int32_t a0 = start, a1 = start;
             depthwise_s2_dsp_taps<false>(r0, outer[0], middle01, a0, a1);
             depthwise_s2_dsp_taps<true>(r1, outer[1], middle01, a0, a1);
             depthwise_s2_dsp_taps<false>(r2, outer[2], middle[2], a0, a1);
-            s[ow] = a0;
-            s[ow + 1] = a1;
+            s[0] = a0;
+            s[1] = a1;
           }
+          const index_t ow = p.out_w / 2 * 2;
+          s -= ow;
           if (ow < p.out_w) {  // the last output of an odd width (its word ends at byte 2 ow + 3)
             std::int32_t a0 = start, a1 = start;
             depthwise_s2_dsp_taps<false>(r0, outer[0], middle01, a0, a1);
