@@ -676,6 +676,25 @@ inline void copy_bytes(std::uint8_t* dst, const std::uint8_t* src, index_t n) {
 #endif
 }
 
+// n bytes from src to dst by (unaligned) words, the last one ending at the run's end (overlapping
+// the one before; nothing read or written past the run): padded rows on the M4 and M7, where a
+// library call per short row costs more than the copy.
+inline void copy_bytes_by_words(std::uint8_t* dst, const std::uint8_t* src, index_t n) {
+  if (n < 4) {
+    for (index_t j = 0; j < n; ++j) dst[j] = src[j];
+    return;
+  }
+  for (index_t j = 0; j < n - 4; j += 4) {
+    const std::uint32_t v = detail::load_u32(src + j);
+    std::memcpy(dst + j, &v, 4);
+#if defined(__GNUC__)
+    __asm__("" : "+r"(dst));  // (a word per turn, not a call of memcpy for a few bytes)
+#endif
+  }
+  const std::uint32_t last = detail::load_u32(src + n - 4);
+  std::memcpy(dst + n - 4, &last, 4);
+}
+
 // dst[j] = src[j * stride] for j < n: im2col rows of strided convolutions. With Helium sixteen
 // per byte gather (offsets 0, stride, ..., 15 stride: 8-bit, so strides up to 17).
 inline void copy_bytes_strided(std::uint8_t* dst, const std::uint8_t* src, index_t stride, index_t n) {
@@ -714,6 +733,13 @@ inline void fill_bytes(std::uint8_t* dst, std::uint8_t v, index_t n) {
 #endif
 }
 
+namespace detail {
+// depthwise_rows' limits (below; the M4's stride-2 form in quant_depthwise_rows_armv7em_dsp.h too).
+constexpr index_t kDepthwiseRowsMaxRow = 256;  // padded input row bytes
+constexpr index_t kDepthwiseRowsMaxOut = 128;  // output row
+constexpr index_t kDepthwiseRowsMaxTaps = 64;
+}  // namespace detail
+
 }  // namespace rt
 }  // namespace onnxc
 
@@ -738,10 +764,6 @@ namespace rt {
 // multiply-add per tap); kernel rows above or below the input are skipped and left out of the
 // zero-point correction. One store_row per output row.
 namespace detail {
-
-constexpr index_t kDepthwiseRowsMaxRow = 256;  // padded input row bytes
-constexpr index_t kDepthwiseRowsMaxOut = 128;  // output row
-constexpr index_t kDepthwiseRowsMaxTaps = 64;
 
 inline bool depthwise_rows_applies(const ConvParams& p) {
   return p.group == p.in_channels && p.group == p.out_channels && p.in_d == 1 && p.k_d == 1 && p.out_d == 1 &&
@@ -780,6 +802,9 @@ inline void depthwise_row_taps(const X* row, index_t out_w, index_t stride, cons
 
 template <class X, class W, class Out>
 inline void depthwise_rows(const ConvParams& p, QuantOperand<X> x, QuantOperand<W> w, Out out) {
+#if defined(ONNXC_QUANT_DUAL_MAC) && !defined(ONNXC_QUANT_MVE)
+  if (p.k_h == 3 && p.k_w == 3 && p.stride_w == 2) return depthwise_3x3_s2_dsp(p, x, w, out);
+#endif
   const X zx = static_cast<X>(x.zero_point_at(0));
   const index_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w, taps = p.k_h * p.k_w;
   const index_t cols = (p.out_w - 1) * p.stride_w + p.k_w;  // padded input columns the row reads

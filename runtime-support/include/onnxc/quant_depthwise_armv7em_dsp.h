@@ -37,19 +37,7 @@ inline void depthwise_3x3_dsp_pad_rows(const X* plane, index_t width, index_t he
     }
     const X* src = plane + ih * width;
     dst[0] = zx;
-    if (width >= 4) {
-      for (index_t j = 0; j < width - 4; j += 4) {
-        const std::uint32_t v = load_u32(src + j);
-        std::memcpy(dst + 1 + j, &v, 4);
-#if defined(__GNUC__)
-        __asm__("" : "+r"(dst));  // (a word per turn, not a call of memcpy for a few bytes)
-#endif
-      }
-      const std::uint32_t last = load_u32(src + width - 4);
-      std::memcpy(dst + width - 3, &last, 4);
-    } else {
-      for (index_t j = 0; j < width; ++j) dst[1 + j] = src[j];
-    }
+    copy_bytes_by_words(reinterpret_cast<std::uint8_t*>(dst + 1), reinterpret_cast<const std::uint8_t*>(src), width);
     std::memcpy(dst + 1 + width, &fill, 4);
   }
 }

@@ -81,22 +81,30 @@ inline void pointwise_widen_dsp(const std::uint8_t* x0, index_t plane, index_t c
 
 #if defined(ONNXC_QUANT_DUAL_MAC) && defined(__thumb2__) && defined(__OPTIMIZE__) && defined(__BYTE_ORDER__) && \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__  // (-O0 cannot give the assembly its registers)
-// pointwise_tiles_dsp's first kc / 4 * 4 channel pairs (kc >= 4), the sums from start.
-// Halfway: kc / 4 is odd.
-template <bool Halfway>
+// pointwise_tiles_dsp's kc channel pairs (kc >= 2), the sums from start. Odd: kc is odd (its
+// first pair alone); Skip: the double steps the first turn of four skips,
+// (4 - (kc / 2) % 4) % 4.
+template <int Skip, bool Odd>
 inline void pointwise_turns_dsp(const std::uint32_t* block, const std::int32_t* w, index_t kc, index_t position_pairs,
                               const std::int32_t* start, std::int32_t (*sums)[kPointwiseDspBlock]) {
-  // Eight channel pairs a turn: 8 x (2 LDRD, 4 SMLAD) and 2 for the loop, 50 instructions for
-  // 64 multiply-accumulates; an odd number of four-pair steps enters the first turn halfway (one
-  // branch). Eleven registers; the tile loop stays in C (in the assembly too, with its counts
-  // in memory operands, GCC found no registers for it at -O3).
+  // Eight channel pairs a turn as four double steps, each one LDM of the two positions' words of
+  // two pairs, two LDRDs of the channels' words and eight SMLADs: 46 instructions for 64
+  // multiply-accumulates with the loop (50 with an LDRD of the positions' words per pair). The
+  // first turn is entered past Skip double steps (one branch), an odd kc's first pair taken
+  // alone before it, so any kc is all in the assembly (the loads post-increment: nothing to
+  // adjust). Thirteen registers, the LDM's four fixed (its list is in register order); the tile
+  // loop stays in C (in the assembly too, with its counts in memory operands, GCC found no
+  // registers for it at -O3).
   const std::uint32_t* xp = block;
-  const index_t fours = kc / 4, skip = kc % 4 * 2;  // (words of the pairs past a multiple of four)
-  for (std::int32_t* so = sums[0]; so != sums[0] + 2 * position_pairs; so += 2, xp += skip) {
+  for (std::int32_t* so = sums[0]; so != sums[0] + 2 * position_pairs; so += 2) {
     const std::int32_t* wp = w;
-    index_t n = (fours + 1) / 2;
+    index_t n = (kc / 2 + 3) / 4;
     std::int32_t a00 = start[0], a01 = start[0], a10 = start[1], a11 = start[1];
-    std::uint32_t x0, x1, w0, w1;
+    register std::uint32_t x0 __asm__("r0");
+    register std::uint32_t x1 __asm__("r1");
+    register std::uint32_t x2 __asm__("r2");
+    register std::uint32_t x3 __asm__("r3");
+    std::uint32_t w0, w1;
 #define ONNXC_POINTWISE_DSP_PAIR           \
   "ldrd %[x0], %[x1], [%[xp]], #8\n\t"     \
   "ldrd %[w0], %[w1], [%[wp]], #16\n\t"    \
@@ -104,22 +112,37 @@ inline void pointwise_turns_dsp(const std::uint32_t* block, const std::int32_t* 
   "smlad %[a01], %[x1], %[w0], %[a01]\n\t" \
   "smlad %[a10], %[x0], %[w1], %[a10]\n\t" \
   "smlad %[a11], %[x1], %[w1], %[a11]\n\t"
-#define ONNXC_POINTWISE_DSP_FOUR \
-  ONNXC_POINTWISE_DSP_PAIR ONNXC_POINTWISE_DSP_PAIR ONNXC_POINTWISE_DSP_PAIR ONNXC_POINTWISE_DSP_PAIR
+#define ONNXC_POINTWISE_DSP_DOUBLE                            \
+  "ldmia %[xp]!, {%[x0], %[x1], %[x2], %[x3]}\n\t"           \
+  "ldrd %[w0], %[w1], [%[wp]], #16\n\t"                      \
+  "smlad %[a00], %[x0], %[w0], %[a00]\n\t"                   \
+  "smlad %[a01], %[x1], %[w0], %[a01]\n\t"                   \
+  "smlad %[a10], %[x0], %[w1], %[a10]\n\t"                   \
+  "smlad %[a11], %[x1], %[w1], %[a11]\n\t"                   \
+  "ldrd %[w0], %[w1], [%[wp]], #16\n\t"                      \
+  "smlad %[a00], %[x2], %[w0], %[a00]\n\t"                   \
+  "smlad %[a01], %[x3], %[w0], %[a01]\n\t"                   \
+  "smlad %[a10], %[x2], %[w1], %[a10]\n\t"                   \
+  "smlad %[a11], %[x3], %[w1], %[a11]\n\t"
 #define ONNXC_POINTWISE_DSP_TURNS(ENTRY)                                                                         \
-  ENTRY "1:\n\t" ONNXC_POINTWISE_DSP_FOUR "2:\n\t" ONNXC_POINTWISE_DSP_FOUR "subs %[n], %[n], #1\n\t"           \
+  ENTRY "1:\n\t" ONNXC_POINTWISE_DSP_DOUBLE "11:\n\t" ONNXC_POINTWISE_DSP_DOUBLE "12:\n\t"                       \
+        ONNXC_POINTWISE_DSP_DOUBLE "13:\n\t" ONNXC_POINTWISE_DSP_DOUBLE "subs %[n], %[n], #1\n\t"                 \
         "bne 1b\n\t"                                                                                            \
       : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [xp] "+r"(xp), [wp] "+r"(wp),       \
-        [n] "+r"(n), [x0] "=&r"(x0), [x1] "=&r"(x1), [w0] "=&r"(w0), [w1] "=&r"(w1)                               \
+        [n] "+r"(n), [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3), [w0] "=&r"(w0),           \
+        [w1] "=&r"(w1)                                                                                           \
       :                                                                                                          \
     : "cc", "memory"
-    if (Halfway) {
-      __asm__(ONNXC_POINTWISE_DSP_TURNS("b 2f\n\t"));
-    } else {
-      __asm__(ONNXC_POINTWISE_DSP_TURNS(""));
-    }
+    if (!Odd && Skip == 0) __asm__(ONNXC_POINTWISE_DSP_TURNS(""));
+    if (!Odd && Skip == 1) __asm__(ONNXC_POINTWISE_DSP_TURNS("b 11f\n\t"));
+    if (!Odd && Skip == 2) __asm__(ONNXC_POINTWISE_DSP_TURNS("b 12f\n\t"));
+    if (!Odd && Skip == 3) __asm__(ONNXC_POINTWISE_DSP_TURNS("b 13f\n\t"));
+    if (Odd && Skip == 0) __asm__(ONNXC_POINTWISE_DSP_TURNS(ONNXC_POINTWISE_DSP_PAIR));
+    if (Odd && Skip == 1) __asm__(ONNXC_POINTWISE_DSP_TURNS(ONNXC_POINTWISE_DSP_PAIR "b 11f\n\t"));
+    if (Odd && Skip == 2) __asm__(ONNXC_POINTWISE_DSP_TURNS(ONNXC_POINTWISE_DSP_PAIR "b 12f\n\t"));
+    if (Odd && Skip == 3) __asm__(ONNXC_POINTWISE_DSP_TURNS(ONNXC_POINTWISE_DSP_PAIR "b 13f\n\t"));
 #undef ONNXC_POINTWISE_DSP_TURNS
-#undef ONNXC_POINTWISE_DSP_FOUR
+#undef ONNXC_POINTWISE_DSP_DOUBLE
 #undef ONNXC_POINTWISE_DSP_PAIR
     so[0] = a00, so[1] = a01, so[kPointwiseDspBlock] = a10, so[kPointwiseDspBlock + 1] = a11;
   }
@@ -132,26 +155,28 @@ inline void pointwise_turns_dsp(const std::uint32_t* block, const std::int32_t* 
 // weights' words of pair k at w[4 k + r], the positions' at block[(pp * kc + k) * 2 + j].
 inline void pointwise_tiles_dsp(const std::uint32_t* block, const std::int32_t* w, index_t kc, index_t position_pairs,
                                 bool accumulate, const std::int32_t* start, std::int32_t (*sums)[kPointwiseDspBlock]) {
-  index_t k_done = 0;  // channel pairs already in sums
 #if defined(ONNXC_QUANT_DUAL_MAC) && defined(__thumb2__) && defined(__OPTIMIZE__) && defined(__BYTE_ORDER__) && \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__  // (-O0 cannot give the assembly its registers)
-  if (kc >= 4 && !accumulate) {
-    const index_t fours = kc / 4;
-    if (fours % 2 != 0) {
-      pointwise_turns_dsp<true>(block, w, kc, position_pairs, start, sums);
-    } else {
-      pointwise_turns_dsp<false>(block, w, kc, position_pairs, start, sums);
+  // (One channel pair, and the passes past kPointwiseDspWords / 2 pairs adding to the sums, in C.)
+  if (!accumulate && kc >= 2) {
+    switch ((4 - kc / 2 % 4) % 4 * 2 + kc % 2) {
+      case 0: pointwise_turns_dsp<0, false>(block, w, kc, position_pairs, start, sums); break;
+      case 1: pointwise_turns_dsp<0, true>(block, w, kc, position_pairs, start, sums); break;
+      case 2: pointwise_turns_dsp<1, false>(block, w, kc, position_pairs, start, sums); break;
+      case 3: pointwise_turns_dsp<1, true>(block, w, kc, position_pairs, start, sums); break;
+      case 4: pointwise_turns_dsp<2, false>(block, w, kc, position_pairs, start, sums); break;
+      case 5: pointwise_turns_dsp<2, true>(block, w, kc, position_pairs, start, sums); break;
+      case 6: pointwise_turns_dsp<3, false>(block, w, kc, position_pairs, start, sums); break;
+      default: pointwise_turns_dsp<3, true>(block, w, kc, position_pairs, start, sums); break;
     }
-    k_done = fours * 4;
-    accumulate = true;
+    return;
   }
 #endif
-  if (k_done == kc) return;
   for (index_t pp = 0; pp < position_pairs; ++pp) {
     std::int32_t a00 = start[0], a01 = start[0], a10 = start[1], a11 = start[1];
     if (accumulate) a00 = sums[0][2 * pp], a01 = sums[0][2 * pp + 1], a10 = sums[1][2 * pp], a11 = sums[1][2 * pp + 1];
     const std::uint32_t* xb = block + pp * kc * 2;
-    for (index_t k = k_done; k < kc; ++k) {
+    for (index_t k = 0; k < kc; ++k) {
       const std::uint32_t x0 = xb[2 * k], x1 = xb[2 * k + 1];
       const std::uint32_t w0 = static_cast<std::uint32_t>(w[4 * k]), w1 = static_cast<std::uint32_t>(w[4 * k + 1]);
       a00 = dual_mac(x0, w0, a00);

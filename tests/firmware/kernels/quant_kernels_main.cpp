@@ -361,6 +361,9 @@ int main() {
       {1, 64, 49, 10, 4, 2, 1, 256, 17}, // kws' first Conv's reduction (k 16 here, one channel)
       {3, 4, 40, 40, 3, 2, 1, 512, 9},   // stride 2, two chunks of 256 columns: two bands (M55)
       {2, 3, 10, 300, 5, 2, 0, 256, 3},  // rows too wide for the band: the portable rows (M55)
+      {10, 6, 5, 7, 1, 1, 0, 16, 3},     // 1x1, 5 pairs: the M4's turn of 8 entered past 3
+      {6, 5, 4, 9, 1, 1, 0, 16, 200},    // 3 pairs: past 5
+      {20, 3, 6, 5, 1, 1, 0, 16, 11},    // 10 pairs: a turn past 6, then a whole one
   };
   int failed = 0;
   for (const Case& c : cases) failed += run_case(c);
@@ -393,6 +396,9 @@ int main() {
   failed += depthwise_strided_case(2, 40, 39, 3, 3, 2, 1, 1, 255);  // rows past 16 outputs
   failed += depthwise_strided_case(4, 7, 10, 5, 5, 1, 2, 2, 3);    // 5x5, stride 1
   failed += depthwise_strided_case(1, 6, 5, 1, 4, 3, 0, 1, 0);     // 1x4, stride 3
+  failed += depthwise_strided_case(2, 12, 13, 5, 3, 2, 2, 1, 9);   // 5x3, stride 2 (M4: the row taps)
+  failed += depthwise_strided_case(1, 40, 40, 3, 3, 2, 1, 1, 3);   // bands of 6 rows of 20 (M4)
+  failed += depthwise_strided_case(3, 2, 7, 3, 3, 2, 1, 1, 200);   // one output row, odd width
   const index_t counts[] = {1, 15, 16, 17, 70};
   for (index_t n : counts) failed += lookup_case<std::uint8_t>(n) + lookup_case<std::int8_t>(n);
   const index_t lengths[] = {1, 2, 3, 4, 6, 7, 16, 67};  // (M4: quads, a pair, a last one)
@@ -401,6 +407,12 @@ int main() {
     failed += requantize_case<std::uint8_t>(n, 3.0e-5f, 255, -70000);
     failed += requantize_case<std::int8_t>(n, 0.00071f, -5, 12345);
     failed += requantize_case<std::int8_t>(n, 0.5f, 0, 0);
+    // Ties with odd zero points (the M4's rounding into 1.5 * 2^23 must not see the zero point),
+    // products past -1.5 * 2^23 (its sum then negative) and past 2^22.
+    failed += requantize_case<std::uint8_t>(n, 0.5f, 3, 1);
+    failed += requantize_case<std::int8_t>(n, 0.5f, -7, 0);
+    failed += requantize_case<std::uint8_t>(n, 3.0f, 129, -5);
+    failed += requantize_case<std::int8_t>(n, 3.0f, 1, 7);
   }
   sh::print(failed ? "FAIL\n" : "PASS quant kernels\n");
   return failed;
