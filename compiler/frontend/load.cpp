@@ -693,6 +693,7 @@ class Loader {
       diag_.unsupported(where, "is stored in segments", "store the whole tensor in one TensorProto");
       return out;
     }
+    if (dt == DType::Int4 || dt == DType::Uint4) return unpack_4bit(t, out, n, where);
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
       if (!populated_fields(t).empty())
         diag_.invalid(where, "has external data and also values inside the file",
@@ -717,6 +718,36 @@ class Loader {
     }
     out.bytes.assign(nbytes, 0);
     copy_typed_values(t, dt, n, out);
+    return out;
+  }
+
+  // An int4 or uint4 tensor (IR 10), two values per byte, the first in the low nibble, in
+  // raw_data or one byte per int32_data entry, widened to int8 or uint8: the values a 4-bit
+  // weight takes are all int8 (uint8) values, and DequantizeLinear gives the same floats.
+  Tensor& unpack_4bit(const onnx::TensorProto& t, Tensor& out, int64_t n, const std::string& where) {
+    const bool is_signed = out.dtype == DType::Int4;
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      diag_.unsupported(where, fmt::format("is a {} tensor stored externally", dtype_name(out.dtype)),
+                        "store 4-bit tensors inside the model file");
+      return out;
+    }
+    std::vector<uint8_t> packed;
+    if (t.has_raw_data()) packed.assign(t.raw_data().begin(), t.raw_data().end());
+    for (int32_t v : t.int32_data()) packed.push_back(static_cast<uint8_t>(v));
+    const std::size_t need = static_cast<std::size_t>((n + 1) / 2);
+    if (packed.size() != need || (t.has_raw_data() && t.int32_data_size())) {
+      diag_.invalid(where, fmt::format("holds {} bytes of {} values; shape {} needs {} (two per byte)", packed.size(),
+                                       dtype_name(out.dtype), shape_str(out.shape), need),
+                    "pack the values two per byte, in raw_data or int32_data");
+      return out;
+    }
+    out.dtype = is_signed ? DType::Int8 : DType::Uint8;
+    out.bytes.resize(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      int v = (packed[static_cast<std::size_t>(i / 2)] >> (4 * (i % 2))) & 0xF;
+      if (is_signed && v >= 8) v -= 16;
+      out.bytes[static_cast<std::size_t>(i)] = static_cast<uint8_t>(v);
+    }
     return out;
   }
 

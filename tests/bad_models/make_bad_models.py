@@ -455,6 +455,10 @@ def raw_floats(name, dims, nbytes):
 
 
 def tensor_rules():
+    w = TensorProto(name="w", data_type=22, dims=[5], raw_data=bytes([0x21, 0x43]))  # INT4: 5 values need 3 bytes
+    m = model([helper.make_node("DequantizeLinear", ["w", "s"], ["y"], name="dq")], inputs=[], outputs=[vi("y", (5,))],
+              inits=[w, floats_init("s", [], [0.5])], opset=21, ir=10)
+    save("int4_too_few_bytes.onnx", m, "holds 2 bytes of int4 values; shape [5] needs 3")
     save("raw_data_too_short.onnx", add_model(raw_floats("c", [4], 8)), "raw_data has 8 bytes; shape [4] of float needs 16")
     save("raw_data_too_long.onnx", add_model(raw_floats("c", [4], 20)), "raw_data has 20 bytes")
     save("float_data_count_mismatch.onnx", add_model(floats_init("c", [4], [1, 2, 3])),

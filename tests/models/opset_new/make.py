@@ -314,6 +314,62 @@ def tensor_scatter(ort_run):
         assert np.array_equal(got, e), f"tensor_scatter output {i}: ONNX Runtime differs from the definition"
 
 
+def pack_4bit(values):
+    """Two 4-bit values per byte, the first in the low nibble (an odd count pads a zero)."""
+    v = (np.asarray(values, dtype=np.int64).ravel() & 0xF).astype(np.uint8)
+    if v.size % 2:
+        v = np.append(v, np.uint8(0))
+    return (v[0::2] | (v[1::2] << 4)).tobytes()
+
+
+def int4_weights(ort_run):
+    """Weight-only 4-bit MatMuls as quantizers write them: int4 weights with blocked scales and
+    zero points (DequantizeLinear-21, block_size 4 along the rows, raw_data) and uint4 weights
+    per output column (int32_data, one packed byte per entry; an odd count of zero points). Checked against
+    numpy when made."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 8)).astype(np.float32)
+    w1 = rng.integers(-8, 8, (8, 6))
+    s1 = (rng.random((2, 6)) * 0.1 + 0.01).astype(np.float32)
+    z1 = rng.integers(-8, 8, (2, 6))
+    w2 = rng.integers(0, 16, (8, 5))
+    s2 = (rng.random(5) * 0.1 + 0.01).astype(np.float32)
+    z2 = rng.integers(0, 16, 5)
+
+    def t4(name, kind, values, dims, raw):
+        t = TensorProto(name=name, data_type=kind, dims=list(dims))
+        if raw:
+            t.raw_data = pack_4bit(values)
+        else:
+            t.int32_data.extend(np.frombuffer(pack_4bit(values), dtype=np.uint8).tolist())
+        return t
+
+    INT4, UINT4 = 22, 21
+    inits = [t4("w1", INT4, w1, w1.shape, True), numpy_helper.from_array(s1, "s1"), t4("z1", INT4, z1, z1.shape, True),
+             t4("w2", UINT4, w2, w2.shape, False), numpy_helper.from_array(s2, "s2"), t4("z2", UINT4, z2, z2.shape, False)]
+    nodes = [helper.make_node("DequantizeLinear", ["w1", "s1", "z1"], ["w1f"], name="dq1", axis=0, block_size=4),
+             helper.make_node("MatMul", ["x", "w1f"], ["y1"], name="mm1"),
+             helper.make_node("DequantizeLinear", ["w2", "s2", "z2"], ["w2f"], name="dq2", axis=1),
+             helper.make_node("MatMul", ["x", "w2f"], ["y2"], name="mm2")]
+    graph = helper.make_graph(nodes, "int4_weights", [helper.make_tensor_value_info("x", F, [3, 8])],
+                              [helper.make_tensor_value_info("y1", F, [3, 6]), helper.make_tensor_value_info("y2", F, [3, 5])],
+                              inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    save("int4_weights", model, [("x", x)], [], check=False)
+    # Unoptimised: ORT's optimiser turns DequantizeLinear -> MatMul into its MatMulNBits kernel,
+    # which rounds the activations (0.004 off the definition here).
+    definition = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "quant", "ort_run_definition.mjs")
+    subprocess.run(["node", definition, "int4_weights"], check=True,
+                   env={**os.environ, "ORT_DIR": os.path.dirname(os.path.abspath(ort_run))})
+    w1f = (w1 - np.repeat(z1, 4, axis=0)) * np.repeat(s1, 4, axis=0).astype(np.float64)
+    w2f = (w2 - z2[None, :]) * s2[None, :].astype(np.float64)
+    for i, e in enumerate((x.astype(np.float64) @ w1f, x.astype(np.float64) @ w2f)):
+        got = numpy_helper.to_array(onnx.load_tensor(f"int4_weights/test_data_set_0/output_{i}.pb"))
+        err = np.abs(got - e).max()
+        assert err < 1e-5, f"int4_weights output {i}: ONNX Runtime differs from the definition by {err}"
+
+
 if __name__ == "__main__":
     swish(sys.argv[1])
     attention(sys.argv[1])
@@ -323,3 +379,4 @@ if __name__ == "__main__":
     col2im(sys.argv[1])
     lp_normalization(sys.argv[1])
     tensor_scatter(sys.argv[1])
+    int4_weights(sys.argv[1])
