@@ -364,6 +364,7 @@ struct CompileCommand {
   bool check = false;
   bool report = false;
   std::string report_json_path;
+  bool trace = false, profile = false;  // --trace, --profile
 };
 
 // Where each generated file goes, and how the source refers to its neighbours.
@@ -465,6 +466,8 @@ int run_compile(const CompileCommand& cmd, const Terminal& term) {
     throw CompileError(ErrorKind::Usage, "--weights-section " + cmd.weights_section, "not a section name",
                        "use letters, digits, '.', '_' and '$', e.g. .onnxc_weights");
   co.weights_section = cmd.weights_section;
+  co.trace = cmd.trace;
+  co.profile = cmd.profile;
   if (cmd.check) return run_check(cmd, co);
 
   ProgressLine progress(term, file_name(cmd.model));
@@ -550,6 +553,15 @@ int main(int argc, char** argv) {
       ->type_name("NAME");
   app.add_option("--target", cmd.common.target, target_help(" Default: generic."))->type_name("ISA");
   app.add_flag("--check", cmd.check, "Only validate the model and infer every shape; generate nothing.");
+  app.add_flag("--trace", cmd.trace,
+               "After every step, run() calls onnxc_trace(const onnxc_trace_info*) once per value the step produced "
+               "(step, node name, op, value name, element type, shape, pointer, bytes), which the program defines "
+               "(onnxc/trace.h; docs/debugging.md). Without it the code is the same bytes as before.");
+  app.add_flag("--profile", cmd.profile,
+               "Read a counter around every step of run() and pass the step's ticks to onnxc_profile(const "
+               "onnxc_step_info*, uint64_t), which the program defines: DWT CYCCNT on Cortex-M, rdcycle on RISC-V, "
+               "steady_clock nanoseconds on hosts; a program may define ONNXC_PROFILE_COUNTER() instead "
+               "(onnxc/profile.h).");
   app.add_flag("--report", cmd.report,
                "Print the memory plan and per-step cost: arena and weight bytes, every step's op, shapes, MACs and "
                "bytes moved, every tensor's storage, offset, size and lifetime.");

@@ -161,6 +161,8 @@ GeneratedCode emit_code(const Compilation& c, const CompileOptions& o, const std
   if (const Target* t = find_target(o.target)) co.preamble = target_preamble(*t);
   co.weights_section = o.weights_section;
   co.step_hooks = o.step_hooks;
+  co.trace = o.trace;
+  co.profile = o.profile;
   return generate_code(c.model, c.program, co);
 }
 

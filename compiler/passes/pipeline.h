@@ -39,6 +39,8 @@ struct CompileOptions {
   // `onnxc bench --layers`: the generated code calls the bench harness's step clock around each
   // step (CodegenOptions::step_hooks). No command line of the compiler sets it.
   bool step_hooks = false;
+  bool trace = false;    // --trace (CodegenOptions::trace)
+  bool profile = false;  // --profile (CodegenOptions::profile)
 };
 
 // How compile_model and check_model load the file under these options.
