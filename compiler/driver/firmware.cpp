@@ -327,6 +327,11 @@ HostBuild build_firmware(const Compilation& c, const CompileOptions& co_in, cons
     if (all_flags.empty()) all_flags.push_back("-O2");  // (compile_command's default)
     all_flags.push_back(fmt::format("-DONNXC_STEP_COUNTS={}", std::max(steps, 1)));
   }
+  if (co.trace) {
+    // validate --layers: validate_main writes what onnxc_trace receives to host files.
+    if (all_flags.empty()) all_flags.push_back("-O2");  // (compile_command's default)
+    all_flags.push_back("-DONNXC_TRACE_VALUES");
+  }
   b.program = (fs::path(dir) / "model.elf").string();
   std::vector<std::string> argv = compile_command(board, dir, sanitize_identifier(co.name), all_flags, b.program);
   if (!weights_define.empty()) argv.insert(argv.begin() + 1, weights_define);

@@ -619,6 +619,11 @@ int main(int argc, char** argv) {
   validate->add_flag("--report", vopt.report,
                      "With --target: print the firmware image's flash (code, weights) and RAM (arena, I/O buffers, "
                      "other static data, and the stack run() used, measured in the emulator).");
+  validate->add_flag("--layers", vopt.layers,
+                     "Build with --trace and compare every value each step produces with the reference in "
+                     "DIR/test_data_set_N/layers/*.pb (TensorProtos named by their ONNX value; tools/layer-reference "
+                     "writes them with ONNX Runtime): one line per step, the first step that diverges, and the "
+                     "values a pass fused away. Host and firmware targets (values back through semihosting).");
   validate->add_flag("--pin-shape-inputs", vopt.pin_shape_inputs,
                      "When the model needs the value of some inputs at compile time (a Reshape's target shape, "
                      "Slice's starts, ... fed by graph inputs), take exactly those inputs' values from each test "

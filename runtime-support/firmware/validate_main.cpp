@@ -1,7 +1,10 @@
 // The firmware program of `onnxc validate --target cortex-m*`: runs one generated model once
 // on inputs read from host files and writes its outputs to host files, through semihosting.
 //
-//   command line (QEMU -semihosting-config arg=...):  run IN_0 ... -- OUT_0 ...
+//   command line (QEMU -semihosting-config arg=...):  run IN_0 ... -- OUT_0 ... [--trace DIR]
+//
+// With -DONNXC_TRACE_VALUES (a model generated with --trace: validate --layers) and --trace DIR,
+// every value onnxc_trace receives goes to the host file DIR/STEP_OUTPUT.bin.
 //
 // Prints "stack_bytes: N" (the stack run() used) and exits 0, or prints why and exits 2.
 // Compiled with -DONNXC_MODEL_HEADER='"model.h"' -DONNXC_MODEL_NAMESPACE=model.
@@ -90,7 +93,42 @@ int current_step = -1;
 long step_started = 0;
 #endif
 
+#if defined(ONNXC_TRACE_VALUES)
+const char* trace_dir = nullptr;  // --trace DIR
+
+// Appends the decimal digits of n to text at `at` (within capacity); returns the new end.
+std::size_t append_number(char* text, std::size_t at, std::size_t capacity, std::size_t n) {
+  char digits[24];
+  int count = 0;
+  do {
+    digits[count++] = static_cast<char>('0' + n % 10);
+    n /= 10;
+  } while (n);
+  while (count > 0 && at + 1 < capacity) text[at++] = digits[--count];
+  return at;
+}
+#endif
+
 }  // namespace
+
+#if defined(ONNXC_TRACE_VALUES)
+extern "C" void onnxc_trace(const onnxc_trace_info* info) {
+  if (!trace_dir) return;
+  char path[512];
+  std::size_t at = 0;
+  for (const char* p = trace_dir; *p && at + 1 < sizeof path; ++p) path[at++] = *p;
+  path[at++] = '/';
+  at = append_number(path, at, sizeof path, static_cast<std::size_t>(info->step.step));
+  if (at + 1 < sizeof path) path[at++] = '_';
+  at = append_number(path, at, sizeof path, static_cast<std::size_t>(info->output));
+  for (const char* p = ".bin"; *p && at + 1 < sizeof path; ++p) path[at++] = *p;
+  path[at] = '\0';
+  std::intptr_t handle = sh::open(path, sh::kWriteBinary);
+  if (handle < 0) return;
+  sh::write(handle, info->data, info->bytes);
+  sh::close(handle);
+}
+#endif
 
 #if defined(ONNXC_STEP_COUNTS)
 void onnxc_step_tick(int step) {
@@ -103,12 +141,20 @@ void onnxc_step_tick(int step) {
 #endif
 
 int main() {
-  constexpr int kMaxWords = 2 + model::kNumInputs + model::kNumOutputs;
+  constexpr int kFileWords = 2 + model::kNumInputs + model::kNumOutputs;
+  constexpr int kMaxWords = kFileWords + 2;  // and --trace DIR
   char* words[kMaxWords];
   if (!sh::command_line(command_line, sizeof command_line)) fail("the command line is too long");
   int count = split_words(command_line, words, kMaxWords);
-  if (count != kMaxWords || std::strcmp(words[0], "run") != 0 || std::strcmp(words[1 + model::kNumInputs], "--") != 0)
-    fail("usage: run IN... -- OUT... (one file per model input and output)");
+  const bool traced = count == kMaxWords && std::strcmp(words[kFileWords], "--trace") == 0;
+  if ((count != kFileWords && !traced) || std::strcmp(words[0], "run") != 0 ||
+      std::strcmp(words[1 + model::kNumInputs], "--") != 0)
+    fail("usage: run IN... -- OUT... [--trace DIR] (one file per model input and output)");
+#if defined(ONNXC_TRACE_VALUES)
+  if (traced) trace_dir = words[kFileWords + 1];
+#else
+  if (traced) fail("--trace needs a model generated with --trace, built with -DONNXC_TRACE_VALUES");
+#endif
 
   const void* inputs[model::kNumInputs];
   void* outputs[model::kNumOutputs];
