@@ -85,12 +85,10 @@ void print_count(const char* label, std::size_t n, char end = '\n') {
 }
 
 #if defined(ONNXC_STEP_COUNTS)
-// `validate --report` builds the model a second time with a call to onnxc_step_tick(N) at the
-// start of each step N of run() (ONNXC_STEP_COUNTS steps); the SysTick cycles between two calls
-// are the step's, printed as "step_cycles: N C" (the call itself, some 20 instructions, included).
+// `validate --report` builds the model a second time with --profile, ONNXC_PROFILE_COUNTER() the
+// board's counter (firmware.h's cycles_elapsed()), and ONNXC_STEP_COUNTS its steps; the counts
+// onnxc_profile receives are printed as "step_cycles: N C".
 std::uint32_t step_cycles[ONNXC_STEP_COUNTS];
-int current_step = -1;
-long step_started = 0;
 #endif
 
 #if defined(ONNXC_TRACE_VALUES)
@@ -131,12 +129,8 @@ extern "C" void onnxc_trace(const onnxc_trace_info* info) {
 #endif
 
 #if defined(ONNXC_STEP_COUNTS)
-void onnxc_step_tick(int step) {
-  const long now = onnxc::firmware::cycles_elapsed();
-  if (current_step >= 0 && current_step < ONNXC_STEP_COUNTS && now >= 0)
-    step_cycles[current_step] += static_cast<std::uint32_t>(now - step_started);
-  current_step = step;
-  step_started = onnxc::firmware::cycles_elapsed();
+extern "C" void onnxc_profile(const onnxc_step_info* step, std::uint64_t ticks) {
+  if (step->step >= 0 && step->step < ONNXC_STEP_COUNTS) step_cycles[step->step] += static_cast<std::uint32_t>(ticks);
 }
 #endif
 
@@ -173,9 +167,6 @@ int main() {
   onnxc::firmware::paint_stack();
   onnxc::firmware::start_cycle_count();
   model::run_generic(inputs, outputs, arena);
-#if defined(ONNXC_STEP_COUNTS)
-  onnxc_step_tick(-1);
-#endif
   const long cycles = onnxc::firmware::cycles_elapsed();
   print_count("stack_bytes: ", onnxc::firmware::stack_bytes_used());
   if (cycles >= 0) print_count("run_cycles: ", static_cast<std::size_t>(cycles));
