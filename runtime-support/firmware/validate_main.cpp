@@ -70,30 +70,6 @@ bool transfer_file(const char* path, void* data, std::size_t bytes, bool reading
   sh::exit(2);
 }
 
-// "stack_bytes: 1234\n" without printf (`end` after the digits).
-void print_count(const char* label, std::size_t n, char end = '\n') {
-  char digits[24];
-  char* p = digits + sizeof digits;
-  *--p = '\0';
-  *--p = end;
-  do {
-    *--p = static_cast<char>('0' + n % 10);
-    n /= 10;
-  } while (n);
-  sh::print(label);
-  sh::print(p);
-}
-
-#if defined(ONNXC_STEP_COUNTS)
-// `validate --report` builds the model a second time with --profile, ONNXC_PROFILE_COUNTER() the
-// board's counter (firmware.h's cycles_elapsed()), and ONNXC_STEP_COUNTS its steps; the counts
-// onnxc_profile receives are printed as "step_cycles: N C".
-std::uint32_t step_cycles[ONNXC_STEP_COUNTS];
-#endif
-
-#if defined(ONNXC_TRACE_VALUES)
-const char* trace_dir = nullptr;  // --trace DIR
-
 // Appends the decimal digits of n to text at `at` (within capacity); returns the new end.
 std::size_t append_number(char* text, std::size_t at, std::size_t capacity, std::size_t n) {
   char digits[24];
@@ -105,6 +81,26 @@ std::size_t append_number(char* text, std::size_t at, std::size_t capacity, std:
   while (count > 0 && at + 1 < capacity) text[at++] = digits[--count];
   return at;
 }
+
+// "stack_bytes: 1234\n" without printf (`end` after the digits).
+void print_count(const char* label, std::size_t n, char end = '\n') {
+  char text[24];
+  std::size_t at = append_number(text, 0, sizeof text - 1, n);
+  text[at++] = end;
+  text[at] = '\0';
+  sh::print(label);
+  sh::print(text);
+}
+
+#if defined(ONNXC_STEP_COUNTS)
+// `validate --report` builds the model a second time with --profile, ONNXC_PROFILE_COUNTER() the
+// board's counter (firmware.h's cycles_elapsed()), and ONNXC_STEP_COUNTS its steps; the counts
+// onnxc_profile receives are printed as "step_cycles: N C".
+std::uint32_t step_cycles[ONNXC_STEP_COUNTS];
+#endif
+
+#if defined(ONNXC_TRACE_VALUES)
+const char* trace_dir = nullptr;  // --trace DIR
 #endif
 
 }  // namespace
@@ -121,10 +117,7 @@ extern "C" void onnxc_trace(const onnxc_trace_info* info) {
   at = append_number(path, at, sizeof path, static_cast<std::size_t>(info->output));
   for (const char* p = ".bin"; *p && at + 1 < sizeof path; ++p) path[at++] = *p;
   path[at] = '\0';
-  std::intptr_t handle = sh::open(path, sh::kWriteBinary);
-  if (handle < 0) return;
-  sh::write(handle, info->data, info->bytes);
-  sh::close(handle);
+  if (!transfer_file(path, const_cast<void*>(info->data), info->bytes, false)) fail("cannot write ", path);
 }
 #endif
 
