@@ -101,19 +101,30 @@ Compilation compile_model(const std::string& path, const CompileOptions& o) {
 namespace {
 
 // Which pass took away each value of the main graph that some node computed in the file: after
-// each pass, the node outputs that were there before and are gone now are that pass's.
+// each pass, the node outputs that were there before and are gone now are that pass's. A node
+// dropped as dead code is charged to the pass after which nothing read its output any more (the
+// one that moved its readers elsewhere), or to fold-constants when its value is a constant now.
 class RemovedValues {
  public:
   RemovedValues(const Graph& g, std::map<std::string, std::string>& removed) : g_(g), removed_(removed) {
     computed_ = node_outputs();
+    read_ = read_values();
   }
   void after(const char* pass) {
-    std::set<std::string> now = node_outputs();
+    std::set<std::string> now = node_outputs(), read = read_values();
+    for (const std::string& name : now)
+      if (read_.count(name) && !read.count(name)) unread_since_.emplace(name, pass);
     for (const std::string& name : computed_)
-      if (!now.count(name)) removed_.emplace(name, pass);
+      if (!now.count(name)) {
+        auto unread = unread_since_.find(name);
+        const Value* v = g_.find(name);
+        removed_.emplace(name, v && v->constant ? "fold-constants"  // a constant now: its node is dead code
+                               : unread == unread_since_.end() ? pass : unread->second);
+      }
     // A pass may give a new node an old name: it is computed again.
     for (const std::string& name : now) removed_.erase(name);
     computed_ = std::move(now);
+    read_ = std::move(read);
   }
 
  private:
@@ -124,9 +135,18 @@ class RemovedValues {
         if (v && !v->name.empty()) names.insert(v->name);
     return names;
   }
+  std::set<std::string> read_values() const {
+    std::set<std::string> names;
+    for (const auto& n : g_.nodes)
+      for (const Value* v : n->inputs)
+        if (v) names.insert(v->name);
+    for (const Value* v : g_.outputs) names.insert(v->name);
+    return names;
+  }
   const Graph& g_;
   std::map<std::string, std::string>& removed_;
-  std::set<std::string> computed_;
+  std::set<std::string> computed_, read_;
+  std::map<std::string, std::string> unread_since_;
 };
 
 }  // namespace
@@ -140,8 +160,9 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   check_loaded_model(c.model, o, after);
   c.file_nodes = g.nodes.size();
   if (enabled(o, "lower-qdq")) lower_qdq_pools(g);
+  after("lower-qdq");
   eliminate_dead_nodes(g);  // also drops folded nodes: always on
-  after("fold-constants");  // (or dead code)
+  after("dead-code");
   if (enabled(o, "lower-qdq")) compose_lookups(g);
   after("lower-qdq");
   c.folded_nodes = c.file_nodes - g.nodes.size();
