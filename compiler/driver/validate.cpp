@@ -516,6 +516,10 @@ int compare_layers(const Compilation& comp, const DataSet& set, const std::strin
         fmt::print("{}: no reference\n", head);
         continue;
       }
+      if (out->is_bounded()) {  // the trace reports its buffer's bound, not the run's size
+        fmt::print("{}: its size is known at run time only: not compared\n", head);
+        continue;
+      }
       const fs::path got = fs::path(trace_dir) / fmt::format("{}_{}.bin", si, k);
       if (!fs::exists(got)) {
         fmt::print("{}: not traced\n", head);
@@ -579,8 +583,12 @@ int build_and_run(const Compilation& comp, const CompileOptions& co, const std::
     }
     int status = run_data_set(comp.model.graph, build, sets[si], si, dir, v, trace_dir);
     // The layers also when the outputs are off: they tell where it went wrong.
-    if (v.layers && fs::exists(trace_dir) && !fs::is_empty(trace_dir))
+    if (v.layers && fs::exists(trace_dir) && !fs::is_empty(trace_dir)) {
       status |= compare_layers(comp, sets[si], trace_dir, v);
+    } else if (v.layers) {
+      fmt::print(stderr, "error: {}: the compiled model traced no value\n", sets[si].dir);
+      status = 1;
+    }
     if (status) return status;
   }
   if (v.report && !build.firmware_target.empty() && !which.empty()) {
