@@ -112,8 +112,9 @@ namespace {
 // Renders blocks (the main graph and nested subgraphs) into statements.
 class BlockRenderer {
  public:
-  BlockRenderer(const Program& prog, std::set<std::string>& headers, bool step_hooks = false)
-      : prog_(prog), T(prog.tensors), headers_(headers), step_hooks_(step_hooks) {
+  BlockRenderer(const Program& prog, std::set<std::string>& headers, const CodegenOptions& opts)
+      : prog_(prog), T(prog.tensors), headers_(headers), step_hooks_(opts.step_hooks), trace_(opts.trace),
+        profile_(opts.profile), model_name_(sanitize_identifier(opts.name)) {
     const Graph& g = *prog.main.graph;
     for (std::size_t i = 0; i < g.outputs.size() && i < prog.main.output_shape_params.size(); ++i)
       if (g.outputs[i]->is_bounded())
@@ -201,13 +202,16 @@ class BlockRenderer {
       lines.push_back(fmt::format("// {}. '{}' {}-{}: ({}) -> ({})", si, n.name, n.op_type, n.version,
                                   shape_list(n, true), shape_list(n, false)));
       const Value* out0 = n.has_output(0) ? n.outputs[0] : nullptr;
+      const bool main = &b == &prog_.main;
       if (s.op->is_view && out0 && T.at(out0).storage == Storage::Alias) {
         lines.push_back("// (a view: no code)");
+        if (main) append_hooks(lines, si, n, false);
         lines.push_back("");
         continue;
       }
       if (s.elided) {
         lines.push_back("// (its inputs were computed in place: no code)");
+        if (main) append_hooks(lines, si, n, false);
         lines.push_back("");
         continue;
       }
@@ -220,10 +224,12 @@ class BlockRenderer {
       });
       s.op->emit(n, e);
       headers_.insert(e.headers().begin(), e.headers().end());
-      if (step_hooks_ && &b == &prog_.main) lines.push_back(fmt::format("onnxc_bench_step({});", si));
+      if (step_hooks_ && main) lines.push_back(fmt::format("onnxc_bench_step({});", si));
+      if (profile_ && main) lines.push_back(fmt::format("const auto step_{}_start = ONNXC_PROFILE_COUNTER();", si));
       lines.push_back("{");
       for (const std::string& l : e.lines()) lines.push_back(l.empty() ? l : "  " + l);
       lines.push_back("}");
+      if (main) append_hooks(lines, si, n, true);
       lines.push_back("");
     }
     if (!lines.empty() && lines.back().empty()) lines.pop_back();
@@ -232,6 +238,36 @@ class BlockRenderer {
   }
 
  private:
+  // --trace and --profile: after main step si, a block that hands the step's counter ticks to
+  // onnxc_profile (only when the step has code: `timed`) and each output the step produced to
+  // onnxc_trace. Its first line names it, so the hooks can be told from the model's code.
+  void append_hooks(std::vector<std::string>& lines, std::size_t si, const Node& n, bool timed) const {
+    std::vector<std::string> hook;
+    if (profile_ && timed)
+      hook.push_back(fmt::format("onnxc_profile(&step, static_cast<std::uint64_t>(ONNXC_PROFILE_COUNTER() - step_{}_start));", si));
+    for (std::size_t k = 0; trace_ && k < n.outputs.size(); ++k) {
+      const Value* v = n.outputs[k];
+      if (!v || !T.count(v)) continue;  // an optional output nobody reads: never computed
+      std::vector<std::string> dims;
+      for (int64_t d : v->shape) dims.push_back(std::to_string(d));
+      std::string shape = "nullptr";
+      if (!dims.empty()) {
+        shape = fmt::format("shape_{}", k);
+        hook.push_back(fmt::format("const std::int64_t {}[] = {{{}}};", shape, fmt::join(dims, ", ")));
+      }
+      hook.push_back(fmt::format("const onnxc_trace_info trace_{} = {{step, {}, {}, {}, {}, {}, {}, {}}};", k, k,
+                                 string_literal(v->name), static_cast<int>(v->dtype), v->shape.size(), shape,
+                                 name_of(v), v->byte_size()));
+      hook.push_back(fmt::format("onnxc_trace(&trace_{});", k));
+    }
+    if (hook.empty()) return;
+    lines.push_back(fmt::format("{{  // step {}'s hooks (--trace, --profile)", si));
+    lines.push_back(fmt::format("  constexpr onnxc_step_info step = {{{}, {}, {}, {}}};", string_literal(model_name_),
+                                si, string_literal(n.name), string_literal(n.op_type)));
+    for (const std::string& l : hook) lines.push_back("  " + l);
+    lines.push_back("}");
+  }
+
   // A nested block, with its inputs and outputs bound to the given pointer expressions.
   std::vector<std::string> subgraph(const Block& parent, const Step& s, std::size_t k,
                                     const std::vector<std::string>& inputs,
@@ -265,6 +301,8 @@ class BlockRenderer {
   const std::map<const Value*, TensorPlace>& T;
   std::set<std::string>& headers_;
   bool step_hooks_ = false;
+  bool trace_ = false, profile_ = false;
+  std::string model_name_;
   mutable std::set<const Value*> used_weights_;
   std::map<const Value*, std::string> extent_of_;
 };
@@ -338,6 +376,20 @@ std::string string_tensors_doc(const Graph& g) {
   return s;
 }
 
+// The header's description of the --trace and --profile hooks ("" without them).
+std::string hooks_doc(const CodegenOptions& opts) {
+  std::string s;
+  if (opts.trace)
+    s += "\n//\n// Compiled with --trace: run() calls onnxc_trace(const onnxc_trace_info*) (onnxc/trace.h) after\n"
+         "// every step, once per value the step produced. The program defines it.";
+  if (opts.profile)
+    s += "\n//\n// Compiled with --profile: run() calls onnxc_profile(const onnxc_step_info*, uint64_t ticks)\n"
+         "// (onnxc/trace.h) after every step that has code, with the ticks of ONNXC_PROFILE_COUNTER()\n"
+         "// (onnxc/profile.h: DWT CYCCNT on Cortex-M, rdcycle on RISC-V, steady_clock ns on hosts) the\n"
+         "// step took. The program defines it.";
+  return s;
+}
+
 }  // namespace
 
 bool has_bounded_outputs(const Program& prog) {
@@ -356,7 +408,8 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
   std::string ns = sanitize_identifier(opts.name);
 
   std::set<std::string> headers = {"onnxc/layout.h"};
-  BlockRenderer renderer(prog, headers, opts.step_hooks);
+  if (opts.profile) headers.insert("onnxc/profile.h");
+  BlockRenderer renderer(prog, headers, opts);
   const std::vector<std::string> statements = renderer.statements(prog.main);
   std::string tensors = indent_lines(renderer.declarations(prog.main, statements), "  ");
   std::string body = indent_lines(statements, "  ");
@@ -483,6 +536,8 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
       {"bounded_doc", bounded_outputs_doc(g, prog.main.output_shape_params) + string_tensors_doc(g)},
       {"c_forward_args", fmt::format("{}", fmt::join(c_forward, ", "))},
       {"kernel_includes", kernel_includes},
+      {"hooks_include", opts.trace || opts.profile ? "\n#include \"onnxc/trace.h\"" : ""},
+      {"hooks_doc", hooks_doc(opts)},
       {"weights", weights},
       {"tensors", tensors},
       {"body", body},

@@ -26,6 +26,11 @@ struct CodegenOptions {
   // harness) before step i's code and onnxc_bench_step(steps) after the last, so the harness can
   // time each step. Never in code a user compiles.
   bool step_hooks = false;
+  // --trace: after each step of the main block, onnxc_trace() (onnxc/trace.h, defined by the
+  // user's program) for each of its outputs. --profile: the step's counter ticks to
+  // onnxc_profile(). Off: the code is byte for byte what it is without these options.
+  bool trace = false;
+  bool profile = false;
 };
 
 struct GeneratedCode {

@@ -82,7 +82,7 @@ static std::string cached_harness_object(const std::string& cxx, const std::vect
                                          std::string* log) {
   std::string text = template_text("harness.cpp.tmpl");
   std::string base_text;  // the runtime headers the harness includes
-  for (const char* header : {"base.h", "parallel.h", "thread_pool.h"}) {
+  for (const char* header : {"base.h", "parallel.h", "thread_pool.h", "trace.h"}) {
     std::ifstream h(fs::path(runtime_include_dir()) / "onnxc" / header);
     base_text.append(std::istreambuf_iterator<char>(h), std::istreambuf_iterator<char>());
   }

@@ -19,6 +19,8 @@ struct ValidateOptions {
   bool quiet = false;
   std::string firmware_target;       // --target cortex-m4|...: build firmware and run it in QEMU
   bool report = false;               // --report: with a Cortex-M --target, the image's flash and RAM use
+  // --layers: build with --trace and compare every step's values with DIR/test_data_set_N/layers/*.pb.
+  bool layers = false;
   // --pin-shape-inputs: inputs the compilation needs the values of are pinned to each data set's.
   bool pin_shape_inputs = false;
   // --constant NAME (no value): inputs pinned to each data set's value from the start.

@@ -209,8 +209,7 @@ long long run_instructions(const Board& board, const std::string& run_output) {
 
 // The top-level steps' comments of a generated model.cpp ("  // N. 'name' Op-13: ... "), by step
 // number: those with the least indentation (nested graphs' steps are indented further).
-std::map<int, std::string> step_comments(const std::string& source, std::size_t* indent_out = nullptr,
-                                         std::vector<std::size_t>* line_ends = nullptr) {
+std::map<int, std::string> step_comments(const std::string& source) {
   std::map<int, std::string> steps;
   std::size_t indent = std::string::npos;
   std::vector<std::pair<std::size_t, std::size_t>> found;  // (indent, line start)
@@ -234,28 +233,8 @@ std::map<int, std::string> step_comments(const std::string& source, std::size_t*
     if (end == std::string::npos) end = source.size();
     std::string text = source.substr(start + in + 3, end - start - in - 3);
     steps[std::atoi(text.c_str())] = text;
-    if (line_ends) line_ends->push_back(end);
   }
-  if (indent_out) *indent_out = indent;
   return steps;
-}
-
-// model.cpp with a call to onnxc_step_tick(N) (validate_main.cpp) at the start of each top-level
-// step N; *count: one more than the last step's number.
-std::string with_step_ticks(const std::string& source, int* count) {
-  std::size_t indent = 0;
-  std::vector<std::size_t> ends;
-  std::map<int, std::string> steps = step_comments(source, &indent, &ends);
-  *count = steps.empty() ? 0 : steps.rbegin()->first + 1;
-  std::string out = "void onnxc_step_tick(int step);  // validate_main.cpp: --report's instructions per step\n";
-  std::size_t copied = 0;
-  auto step = steps.begin();
-  for (std::size_t end : ends) {
-    out += source.substr(copied, end - copied);
-    out += fmt::format("\n{}::onnxc_step_tick({});", std::string(indent, ' '), (step++)->first);
-    copied = end;
-  }
-  return out + source.substr(copied);
 }
 
 }  // namespace
@@ -317,15 +296,22 @@ HostBuild build_firmware(const Compilation& c, const CompileOptions& co_in, cons
             "validation harness (runtime-support/firmware/validate_main.cpp) does not read yet; validate on the host";
     return b;
   }
+  co.profile = co.profile || step_counts;
   std::string weights_define;
-  GeneratedCode code = write_model_code(c, co, dir, &weights_define);
+  write_model_code(c, co, dir, &weights_define);
   std::vector<std::string> all_flags = flags;
   if (step_counts) {
-    // A second image: the same code with the board's counter read at each top-level step.
-    int steps = 0;
-    write_text(fs::path(dir) / "model.cpp", with_step_ticks(code.source, &steps));
+    // A second image: the code generated with --profile, its counter the board's (firmware.h),
+    // and validate_main's onnxc_profile summing each step's count.
     if (all_flags.empty()) all_flags.push_back("-O2");  // (compile_command's default)
-    all_flags.push_back(fmt::format("-DONNXC_STEP_COUNTS={}", std::max(steps, 1)));
+    all_flags.insert(all_flags.end(), {"-include", "firmware.h",
+                                       "-DONNXC_PROFILE_COUNTER()=static_cast<unsigned long>(onnxc::firmware::cycles_elapsed())",
+                                       fmt::format("-DONNXC_STEP_COUNTS={}", std::max<std::size_t>(c.program.main.steps.size(), 1))});
+  }
+  if (co.trace) {
+    // validate --layers: validate_main writes what onnxc_trace receives to host files.
+    if (all_flags.empty()) all_flags.push_back("-O2");  // (compile_command's default)
+    all_flags.push_back("-DONNXC_TRACE_VALUES");
   }
   b.program = (fs::path(dir) / "model.elf").string();
   std::vector<std::string> argv = compile_command(board, dir, sanitize_identifier(co.name), all_flags, b.program);
@@ -410,8 +396,8 @@ std::string firmware_step_report(const std::string& target, const std::string& m
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });
   std::string out = fmt::format(
-      "  run() per step, slowest first ({} instructions in all, from a second build that reads {} between "
-      "steps: about 20 instructions each, counted in steps of {:.0f}):\n",
+      "  run() per step, slowest first ({} instructions in all, from a second build with --profile that reads {} "
+      "around each step, counted in steps of {:.0f}):\n",
       total, board.counter, 1e9 / board.clock_hz);
   for (const auto& [instructions, step] : counts) {
     // "N. 'name' Op-V -> ([shape])": the comment without the input shapes.

@@ -364,6 +364,7 @@ struct CompileCommand {
   bool check = false;
   bool report = false;
   std::string report_json_path;
+  bool trace = false, profile = false;  // --trace, --profile
 };
 
 // Where each generated file goes, and how the source refers to its neighbours.
@@ -466,6 +467,8 @@ int run_compile(const CompileCommand& cmd, const Terminal& term) {
     throw CompileError(ErrorKind::Usage, "--weights-section " + cmd.weights_section, "not a section name",
                        "use letters, digits, '.', '_' and '$', e.g. .onnxc_weights");
   co.weights_section = cmd.weights_section;
+  co.trace = cmd.trace;
+  co.profile = cmd.profile;
   if (cmd.check) return run_check(cmd, co);
 
   ProgressLine progress(term, file_name(cmd.model));
@@ -551,6 +554,15 @@ int main(int argc, char** argv) {
       ->type_name("NAME");
   app.add_option("--target", cmd.common.target, target_help(" Default: generic."))->type_name("ISA");
   app.add_flag("--check", cmd.check, "Only validate the model and infer every shape; generate nothing.");
+  app.add_flag("--trace", cmd.trace,
+               "After every step, run() calls onnxc_trace(const onnxc_trace_info*) once per value the step produced "
+               "(step, node name, op, value name, element type, shape, pointer, bytes), which the program defines "
+               "(onnxc/trace.h; docs/debugging.md). Without it the code is the same bytes as before.");
+  app.add_flag("--profile", cmd.profile,
+               "Read a counter around every step of run() and pass the step's ticks to onnxc_profile(const "
+               "onnxc_step_info*, uint64_t), which the program defines: DWT CYCCNT on Cortex-M, rdcycle on RISC-V, "
+               "steady_clock nanoseconds on hosts; a program may define ONNXC_PROFILE_COUNTER() instead "
+               "(onnxc/profile.h).");
   app.add_flag("--report", cmd.report,
                "Print the memory plan and per-step cost: arena and weight bytes, every step's op, shapes, MACs and "
                "bytes moved, every tensor's storage, offset, size and lifetime.");
@@ -608,6 +620,11 @@ int main(int argc, char** argv) {
   validate->add_flag("--report", vopt.report,
                      "With --target: print the firmware image's flash (code, weights) and RAM (arena, I/O buffers, "
                      "other static data, and the stack run() used, measured in the emulator).");
+  validate->add_flag("--layers", vopt.layers,
+                     "Build with --trace and compare every value each step produces with the reference in "
+                     "DIR/test_data_set_N/layers/*.pb (TensorProtos named by their ONNX value; tools/layer-reference "
+                     "writes them with ONNX Runtime): one line per step, the first step that diverges, and the "
+                     "values a pass fused away. Host and firmware targets (values back through semihosting).");
   validate->add_flag("--pin-shape-inputs", vopt.pin_shape_inputs,
                      "When the model needs the value of some inputs at compile time (a Reshape's target shape, "
                      "Slice's starts, ... fed by graph inputs), take exactly those inputs' values from each test "

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -366,8 +367,9 @@ bool append_input_files(const Graph& g, const DataSet& set, std::size_t si, cons
 }
 
 // Runs the built program on one data set and compares its outputs; returns 0 when all match.
+// With a trace_dir (validate --layers), the program writes the traced values there.
 int run_data_set(const Graph& g, const HostBuild& build, const DataSet& set, std::size_t si, const std::string& dir,
-                 const ValidateOptions& v) {
+                 const ValidateOptions& v, const std::string& trace_dir = "") {
   if (set.inputs.size() != g.inputs.size() || set.outputs.size() != g.outputs.size()) {
     fmt::print(stderr, "error: {}: has {} inputs and {} outputs; the model has {} and {}\n", set.dir, set.inputs.size(),
                set.outputs.size(), g.inputs.size(), g.outputs.size());
@@ -381,6 +383,7 @@ int run_data_set(const Graph& g, const HostBuild& build, const DataSet& set, std
     outs.push_back((fs::path(dir) / fmt::format("out_{}_{}.bin", si, i)).string());
     argv.push_back(outs.back());
   }
+  if (!trace_dir.empty()) argv.insert(argv.end(), {"--trace", trace_dir});
   ProcessResult r = build.firmware_target.empty() ? run_process(argv, v.timeout_s)
                                                  : run_firmware(build.firmware_target, argv, v.timeout_s);
   if (r.exit_code != 0) {
@@ -464,6 +467,97 @@ int report_firmware_steps(const Compilation& comp, const CompileOptions& co, con
   return 0;
 }
 
+// ---- validate --layers: every traced value against the reference's ----
+
+// The reference values of a data set: DIR/layers/*.pb, by the name each tensor carries (value
+// names hold '/' and other characters file names cannot, so the file names are free).
+std::map<std::string, std::string> reference_layer_files(const std::string& set_dir) {
+  std::map<std::string, std::string> files;
+  const fs::path layers = fs::path(set_dir) / "layers";
+  if (!fs::is_directory(layers)) return files;
+  std::vector<fs::path> paths;
+  for (auto& e : fs::directory_iterator(layers))
+    if (e.path().extension() == ".pb") paths.push_back(e.path());
+  std::sort(paths.begin(), paths.end());
+  for (const fs::path& p : paths) {
+    std::string name;
+    load_tensor_file(p.string(), &name);
+    if (!name.empty()) files.emplace(name, p.string());
+  }
+  return files;
+}
+
+// Compares the values the traced run wrote to trace_dir (STEP_OUTPUT.bin) with the data set's
+// layers/ files: one line per step, the first step that diverges, and the file's values no step
+// computes, with the pass that took them away. Returns 1 when some step diverges.
+int compare_layers(const Compilation& comp, const DataSet& set, const std::string& trace_dir, const ValidateOptions& v) {
+  const std::map<std::string, std::string> refs = reference_layer_files(set.dir);
+  if (refs.empty()) {
+    fmt::print(stderr, "error: {}: no reference values in {}/layers\n  fix: write them with tools/layer-reference "
+               "(node tools/layer-reference/write-layers.mjs MODEL.onnx {})\n", set.dir, set.dir, set.dir);
+    return 1;
+  }
+  const Block& main = comp.program.main;
+  fmt::print("{} layers: {} steps, {} reference values (rtol {:g}, atol {:g})\n", set.name, main.steps.size(),
+             refs.size(), v.rtol, v.atol);
+  std::set<std::string> traced;
+  std::string first;
+  int compared = 0, diverged = 0;
+  for (std::size_t si = 0; si < main.steps.size(); ++si) {
+    const Node& n = *main.steps[si].node;
+    for (std::size_t k = 0; k < n.outputs.size(); ++k) {
+      const Value* out = n.outputs[k];
+      if (!out || !comp.program.tensors.count(out)) continue;
+      traced.insert(out->name);
+      const std::string head = fmt::format("  step {} '{}' {} -> '{}' {} {}", si, n.name, n.op_type, out->name,
+                                           dtype_name(out->dtype), shape_str(out->shape));
+      auto ref = refs.find(out->name);
+      if (ref == refs.end()) {
+        fmt::print("{}: no reference\n", head);
+        continue;
+      }
+      if (out->is_bounded()) {  // the trace reports its buffer's bound, not the run's size
+        fmt::print("{}: its size is known at run time only: not compared\n", head);
+        continue;
+      }
+      const fs::path got = fs::path(trace_dir) / fmt::format("{}_{}.bin", si, k);
+      if (!fs::exists(got)) {
+        fmt::print("{}: not traced\n", head);
+        continue;
+      }
+      Comparison cmp = compare(*out, out->shape, read_raw(got.string()), load_test_tensor(ref->second, *out), v.rtol,
+                               v.atol);
+      ++compared;
+      std::string verdict;
+      if (!cmp.problem.empty()) verdict = "DIVERGES: " + cmp.problem;
+      else if (!cmp.ok)
+        verdict = fmt::format("DIVERGES ({} of {} elements off, first at {})", cmp.mismatches, out->numel(),
+                              cmp.first_bad);
+      else verdict = "ok";
+      if (dtype_is_float(out->dtype) && cmp.problem.empty())
+        fmt::print("{}: max abs err {:.3g}, max rel err {:.3g}: {}\n", head, cmp.max_abs, cmp.max_rel, verdict);
+      else
+        fmt::print("{}: exact: {}\n", head, verdict);
+      if (cmp.ok) continue;
+      ++diverged;
+      if (first.empty()) first = fmt::format("step {} '{}' ({}), value '{}'", si, n.name, n.op_type, out->name);
+    }
+  }
+  std::vector<std::string> gone;
+  for (const auto& [name, pass] : comp.removed_values)
+    if (!traced.count(name))
+      gone.push_back(fmt::format("  '{}': {}{}", name, pass, refs.count(name) ? "" : " (no reference either)"));
+  if (!gone.empty())
+    fmt::print("values of the model no step computes (taken away by the pass named):\n{}\n", fmt::join(gone, "\n"));
+  if (diverged) {
+    fmt::print("{} layers: first divergence at {}; {} of {} compared values diverge\n", set.name, first, diverged,
+               compared);
+    return 1;
+  }
+  fmt::print("{} layers: {} values compared, none diverges\n", set.name, compared);
+  return 0;
+}
+
 // Builds one compilation and runs it on its data sets; returns 0 when all match.
 int build_and_run(const Compilation& comp, const CompileOptions& co, const std::vector<DataSet>& sets,
                   const std::vector<std::size_t>& which, const std::string& dir, const ValidateOptions& v) {
@@ -481,10 +575,27 @@ int build_and_run(const Compilation& comp, const CompileOptions& co, const std::
     fmt::print(stderr, "error: {}: the generated code did not compile\n{}\n", comp.model.path, build.log);
     return 1;
   }
-  for (std::size_t si : which)
-    if (int status = run_data_set(comp.model.graph, build, sets[si], si, dir, v)) return status;
-  if (v.report && !build.firmware_target.empty() && !which.empty())
-    return report_firmware_steps(comp, co, sets[which[0]], which[0], dir, v);
+  for (std::size_t si : which) {
+    std::string trace_dir;
+    if (v.layers) {
+      trace_dir = fs::absolute(fs::path(dir) / fmt::format("trace_{}", si)).string();
+      fs::create_directories(trace_dir);
+    }
+    int status = run_data_set(comp.model.graph, build, sets[si], si, dir, v, trace_dir);
+    // The layers also when the outputs are off: they tell where it went wrong.
+    if (v.layers && fs::exists(trace_dir) && !fs::is_empty(trace_dir)) {
+      status |= compare_layers(comp, sets[si], trace_dir, v);
+    } else if (v.layers) {
+      fmt::print(stderr, "error: {}: the compiled model traced no value\n", sets[si].dir);
+      status = 1;
+    }
+    if (status) return status;
+  }
+  if (v.report && !build.firmware_target.empty() && !which.empty()) {
+    CompileOptions untraced = co;  // the steps' instructions without the hooks
+    untraced.trace = false;
+    return report_firmware_steps(comp, untraced, sets[which[0]], which[0], dir, v);
+  }
   return 0;
 }
 
@@ -525,6 +636,7 @@ int run_validate(const ValidateOptions& v, const CompileOptions& c_in) {
       // Group 0 holds the first data set, whose compilation is done; the others compile with their values.
       // (A Compilation is never moved: its Program points into its Model's graphs.)
       CompileOptions group_co = with_pins(co, groups[gi].values);
+      group_co.trace = group_co.trace || v.layers;
       std::string group_dir = groups.size() == 1 ? dir : (fs::path(dir) / fmt::format("pins_{}", gi)).string();
       if (gi == 0) {
         status = build_and_run(first, group_co, sets, groups[gi].sets, group_dir, v);

@@ -49,7 +49,9 @@ static void refuse_dangling_text(const Graph& g) {
   }
 }
 
-void check_loaded_model(Model& m, const CompileOptions& o) {
+void check_loaded_model(Model& m, const CompileOptions& o) { check_loaded_model(m, o, [](const char*) {}); }
+
+void check_loaded_model(Model& m, const CompileOptions& o, const std::function<void(const char*)>& after_pass) {
   qdq_accept_qoperator(m);  // QGemm has no other form in onnxc: always
   validate_nodes(m);  // before resolve_operators: spec violations matter whatever onnxc supports
   resolve_operators(m);
@@ -66,9 +68,11 @@ void check_loaded_model(Model& m, const CompileOptions& o) {
     qdq_activation_to_clamp(m.graph);
     qdq_fold_pairs(m.graph);
     lower_qdq(m.graph);
+    after_pass("lower-qdq");
   }
   try {
     infer_and_fold(m.graph, enabled(o, "fold-constants"));
+    after_pass("fold-constants");
     expand_structured_outputs(m.graph, m.opsets.count("") ? m.opsets.at("") : 0, enabled(o, "fold-constants"));
     size_text_storage(m.graph, o.string_bytes);
     refuse_dangling_text(m.graph);
@@ -94,23 +98,87 @@ Compilation compile_model(const std::string& path, const CompileOptions& o) {
   return compile_loaded_model(load_model(path, load_options(o)), o);
 }
 
+namespace {
+
+// Which pass took away each value of the main graph that some node computed in the file: after
+// each pass, the node outputs that were there before and are gone now are that pass's. A node
+// dropped as dead code is charged to the pass after which nothing read its output any more (the
+// one that moved its readers elsewhere), or to fold-constants when its value is a constant now.
+class RemovedValues {
+ public:
+  RemovedValues(const Graph& g, std::map<std::string, std::string>& removed) : g_(g), removed_(removed) {
+    computed_ = node_outputs();
+    read_ = read_values();
+  }
+  void after(const char* pass) {
+    std::set<std::string> now = node_outputs(), read = read_values();
+    for (const std::string& name : now)
+      if (read_.count(name) && !read.count(name)) unread_since_.emplace(name, pass);
+    for (const std::string& name : computed_)
+      if (!now.count(name)) {
+        auto unread = unread_since_.find(name);
+        const Value* v = g_.find(name);
+        removed_.emplace(name, v && v->constant ? "fold-constants"  // a constant now: its node is dead code
+                               : unread == unread_since_.end() ? pass : unread->second);
+      }
+    // A pass may give a new node an old name: it is computed again.
+    for (const std::string& name : now) removed_.erase(name);
+    computed_ = std::move(now);
+    read_ = std::move(read);
+  }
+
+ private:
+  std::set<std::string> node_outputs() const {
+    std::set<std::string> names;
+    for (const auto& n : g_.nodes)
+      for (const Value* v : n->outputs)
+        if (v && !v->name.empty()) names.insert(v->name);
+    return names;
+  }
+  std::set<std::string> read_values() const {
+    std::set<std::string> names;
+    for (const auto& n : g_.nodes)
+      for (const Value* v : n->inputs)
+        if (v) names.insert(v->name);
+    for (const Value* v : g_.outputs) names.insert(v->name);
+    return names;
+  }
+  const Graph& g_;
+  std::map<std::string, std::string>& removed_;
+  std::set<std::string> computed_, read_;
+  std::map<std::string, std::string> unread_since_;
+};
+
+}  // namespace
+
 Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   Compilation c;
   c.model = std::move(model);
-  check_loaded_model(c.model, o);
   Graph& g = c.model.graph;
+  RemovedValues removed(g, c.removed_values);
+  auto after = [&removed](const char* pass) { removed.after(pass); };
+  check_loaded_model(c.model, o, after);
   c.file_nodes = g.nodes.size();
   if (enabled(o, "lower-qdq")) lower_qdq_pools(g);
+  after("lower-qdq");
   eliminate_dead_nodes(g);  // also drops folded nodes: always on
+  after("dead-code");
   if (enabled(o, "lower-qdq")) compose_lookups(g);
+  after("lower-qdq");
   c.folded_nodes = c.file_nodes - g.nodes.size();
   if (enabled(o, "simplify")) c.folded_nodes += static_cast<std::size_t>(simplify(g));
+  after("simplify");
   // Before fuse-elementwise, which would merge the scalings and the mask's Add.
   if (enabled(o, "fuse-attention")) c.fused_nodes += static_cast<std::size_t>(fuse_attention(g));
+  after("fuse-attention");
   if (enabled(o, "fold-batchnorm")) c.fused_nodes += static_cast<std::size_t>(fold_batchnorm(g));
+  after("fold-batchnorm");
   if (enabled(o, "fold-affine")) c.fused_nodes += static_cast<std::size_t>(fold_affine(g));
+  after("fold-affine");
   if (enabled(o, "fuse-activation")) c.fused_nodes += static_cast<std::size_t>(fuse_activation(g));
+  after("fuse-activation");
   if (enabled(o, "fuse-elementwise")) c.fused_nodes += static_cast<std::size_t>(fuse_elementwise(g));
+  after("fuse-elementwise");
   const Target* target = find_target(o.target);
   ScratchOptions scratch;
   scratch.memory_first = target && target->memory_first;
@@ -133,6 +201,7 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   // stores do not: they keep the lookup's own vector pass).
   if (scratch.int8_dual_mac && !scratch.int8_helium && enabled(o, "fuse-output-table"))
     c.fused_nodes += static_cast<std::size_t>(fuse_output_tables(g));
+  after("fuse-output-table");
   if (target && (target->int8_vnni_sure || target->int8_byte_permute_sure || target->int8_pairs_sure))
     pack_dot_product_weights(g, target->int8_vnni_sure, target->int8_byte_permute_sure, target->int8_pairs_sure);
   // Off: every kernel its default scratch (the fastest im2col block, one depthwise slot).
@@ -142,6 +211,7 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
                target && target->simd && (target->arch.empty() || target->arch == "aarch64"),
                target ? target->float_lanes : 1);  // always: the layout the kernels read, not an optimisation to compare against
   if (enabled(o, "fuse-block")) c.fused_nodes += static_cast<std::size_t>(fuse_block(g, scratch.memory_first ? 1 : kFusedBlockTasks));
+  after("fuse-block");
   c.program = plan_program(g, o.alignment, plan);
   for (const FloatStep& f : float_steps_between_integers(g))
     fmt::print(stderr, "warning: {} stays float between integer steps: {}\n", f.node->describe(),
@@ -161,6 +231,8 @@ GeneratedCode emit_code(const Compilation& c, const CompileOptions& o, const std
   if (const Target* t = find_target(o.target)) co.preamble = target_preamble(*t);
   co.weights_section = o.weights_section;
   co.step_hooks = o.step_hooks;
+  co.trace = o.trace;
+  co.profile = o.profile;
   return generate_code(c.model, c.program, co);
 }
 

@@ -39,6 +39,8 @@ struct CompileOptions {
   // `onnxc bench --layers`: the generated code calls the bench harness's step clock around each
   // step (CodegenOptions::step_hooks). No command line of the compiler sets it.
   bool step_hooks = false;
+  bool trace = false;    // --trace (CodegenOptions::trace)
+  bool profile = false;  // --profile (CodegenOptions::profile)
 };
 
 // How compile_model and check_model load the file under these options.
@@ -53,6 +55,9 @@ struct Compilation {
   std::size_t file_nodes = 0;    // nodes in the model file's main graph
   std::size_t folded_nodes = 0;  // computed at compile time (constant folding, dead code)
   std::size_t fused_nodes = 0;   // merged into another node (fold-batchnorm, fuse-activation, fuse-elementwise)
+  // The values of the file's main graph that no step computes, each with the pass that took its
+  // node away ("fold-constants", "fuse-activation", ...): validate --layers lists them.
+  std::map<std::string, std::string> removed_values;
 };
 
 // Loads, validates, infers shapes, folds, plans. Throws CompileError.
@@ -64,6 +69,8 @@ Compilation compile_loaded_model(Model model, const CompileOptions& options);
 Model check_model(const std::string& path, const CompileOptions& options);
 // The same on a model already loaded (e.g. with load_model_from_bytes).
 void check_loaded_model(Model& m, const CompileOptions& options);
+// The same, calling after_pass(name) after each pass that may take nodes away.
+void check_loaded_model(Model& m, const CompileOptions& options, const std::function<void(const char*)>& after_pass);
 
 // weights_file_name: with WeightsFormat::Incbin, the name the source gives its weights file.
 GeneratedCode emit_code(const Compilation& c, const CompileOptions& options, const std::string& header_name,

@@ -7,6 +7,7 @@
 
 #include "firmware.h"
 #include "kws.h"
+#include "line.h"
 #include "semihosting.h"
 
 namespace sh = onnxc::firmware::semihosting;
@@ -34,21 +35,6 @@ std::size_t best_class() {
   for (std::size_t i = 1; i < kClasses; ++i)
     if (scores[i] > scores[best]) best = i;
   return best;
-}
-
-// Appends the decimal digits of n to *out.
-void append_number(char** out, unsigned n) {
-  char digits[12];
-  int count = 0;
-  do {
-    digits[count++] = static_cast<char>('0' + n % 10);
-    n /= 10;
-  } while (n);
-  while (count) *(*out)++ = digits[--count];
-}
-
-void append_text(char** out, const char* text) {
-  while (*text) *(*out)++ = *text++;
 }
 
 }  // namespace

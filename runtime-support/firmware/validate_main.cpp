@@ -1,7 +1,10 @@
 // The firmware program of `onnxc validate --target cortex-m*`: runs one generated model once
 // on inputs read from host files and writes its outputs to host files, through semihosting.
 //
-//   command line (QEMU -semihosting-config arg=...):  run IN_0 ... -- OUT_0 ...
+//   command line (QEMU -semihosting-config arg=...):  run IN_0 ... -- OUT_0 ... [--trace DIR]
+//
+// With -DONNXC_TRACE_VALUES (a model generated with --trace: validate --layers) and --trace DIR,
+// every value onnxc_trace receives goes to the host file DIR/STEP_OUTPUT.bin.
 //
 // Prints "stack_bytes: N" (the stack run() used) and exits 0, or prints why and exits 2.
 // Compiled with -DONNXC_MODEL_HEADER='"model.h"' -DONNXC_MODEL_NAMESPACE=model.
@@ -67,48 +70,78 @@ bool transfer_file(const char* path, void* data, std::size_t bytes, bool reading
   sh::exit(2);
 }
 
-// "stack_bytes: 1234\n" without printf (`end` after the digits).
-void print_count(const char* label, std::size_t n, char end = '\n') {
+// Appends the decimal digits of n to text at `at` (within capacity); returns the new end.
+std::size_t append_number(char* text, std::size_t at, std::size_t capacity, std::size_t n) {
   char digits[24];
-  char* p = digits + sizeof digits;
-  *--p = '\0';
-  *--p = end;
+  int count = 0;
   do {
-    *--p = static_cast<char>('0' + n % 10);
+    digits[count++] = static_cast<char>('0' + n % 10);
     n /= 10;
   } while (n);
+  while (count > 0 && at + 1 < capacity) text[at++] = digits[--count];
+  return at;
+}
+
+// "stack_bytes: 1234\n" without printf (`end` after the digits).
+void print_count(const char* label, std::size_t n, char end = '\n') {
+  char text[24];
+  std::size_t at = append_number(text, 0, sizeof text - 1, n);
+  text[at++] = end;
+  text[at] = '\0';
   sh::print(label);
-  sh::print(p);
+  sh::print(text);
 }
 
 #if defined(ONNXC_STEP_COUNTS)
-// `validate --report` builds the model a second time with a call to onnxc_step_tick(N) at the
-// start of each step N of run() (ONNXC_STEP_COUNTS steps); the SysTick cycles between two calls
-// are the step's, printed as "step_cycles: N C" (the call itself, some 20 instructions, included).
+// `validate --report` builds the model a second time with --profile, ONNXC_PROFILE_COUNTER() the
+// board's counter (firmware.h's cycles_elapsed()), and ONNXC_STEP_COUNTS its steps; the counts
+// onnxc_profile receives are printed as "step_cycles: N C".
 std::uint32_t step_cycles[ONNXC_STEP_COUNTS];
-int current_step = -1;
-long step_started = 0;
+#endif
+
+#if defined(ONNXC_TRACE_VALUES)
+const char* trace_dir = nullptr;  // --trace DIR
 #endif
 
 }  // namespace
 
+#if defined(ONNXC_TRACE_VALUES)
+extern "C" void onnxc_trace(const onnxc_trace_info* info) {
+  if (!trace_dir) return;
+  char path[512];
+  std::size_t at = 0;
+  for (const char* p = trace_dir; *p && at + 1 < sizeof path; ++p) path[at++] = *p;
+  path[at++] = '/';
+  at = append_number(path, at, sizeof path, static_cast<std::size_t>(info->step.step));
+  if (at + 1 < sizeof path) path[at++] = '_';
+  at = append_number(path, at, sizeof path, static_cast<std::size_t>(info->output));
+  for (const char* p = ".bin"; *p && at + 1 < sizeof path; ++p) path[at++] = *p;
+  path[at] = '\0';
+  if (!transfer_file(path, const_cast<void*>(info->data), info->bytes, false)) fail("cannot write ", path);
+}
+#endif
+
 #if defined(ONNXC_STEP_COUNTS)
-void onnxc_step_tick(int step) {
-  const long now = onnxc::firmware::cycles_elapsed();
-  if (current_step >= 0 && current_step < ONNXC_STEP_COUNTS && now >= 0)
-    step_cycles[current_step] += static_cast<std::uint32_t>(now - step_started);
-  current_step = step;
-  step_started = onnxc::firmware::cycles_elapsed();
+extern "C" void onnxc_profile(const onnxc_step_info* step, std::uint64_t ticks) {
+  if (step->step >= 0 && step->step < ONNXC_STEP_COUNTS) step_cycles[step->step] += static_cast<std::uint32_t>(ticks);
 }
 #endif
 
 int main() {
-  constexpr int kMaxWords = 2 + model::kNumInputs + model::kNumOutputs;
+  constexpr int kFileWords = 2 + model::kNumInputs + model::kNumOutputs;
+  constexpr int kMaxWords = kFileWords + 2;  // and --trace DIR
   char* words[kMaxWords];
   if (!sh::command_line(command_line, sizeof command_line)) fail("the command line is too long");
   int count = split_words(command_line, words, kMaxWords);
-  if (count != kMaxWords || std::strcmp(words[0], "run") != 0 || std::strcmp(words[1 + model::kNumInputs], "--") != 0)
-    fail("usage: run IN... -- OUT... (one file per model input and output)");
+  const bool traced = count == kMaxWords && std::strcmp(words[kFileWords], "--trace") == 0;
+  if ((count != kFileWords && !traced) || std::strcmp(words[0], "run") != 0 ||
+      std::strcmp(words[1 + model::kNumInputs], "--") != 0)
+    fail("usage: run IN... -- OUT... [--trace DIR] (one file per model input and output)");
+#if defined(ONNXC_TRACE_VALUES)
+  if (traced) trace_dir = words[kFileWords + 1];
+#else
+  if (traced) fail("--trace needs a model generated with --trace, built with -DONNXC_TRACE_VALUES");
+#endif
 
   const void* inputs[model::kNumInputs];
   void* outputs[model::kNumOutputs];
@@ -127,9 +160,6 @@ int main() {
   onnxc::firmware::paint_stack();
   onnxc::firmware::start_cycle_count();
   model::run_generic(inputs, outputs, arena);
-#if defined(ONNXC_STEP_COUNTS)
-  onnxc_step_tick(-1);
-#endif
   const long cycles = onnxc::firmware::cycles_elapsed();
   print_count("stack_bytes: ", onnxc::firmware::stack_bytes_used());
   if (cycles >= 0) print_count("run_cycles: ", static_cast<std::size_t>(cycles));

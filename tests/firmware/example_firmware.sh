@@ -1,7 +1,7 @@
 #!/bin/sh
 # ctest: builds examples/firmware for one core with its CMake toolchain file
 # (cmake/arm-none-eabi.cmake, cmake/riscv32-unknown-elf.cmake), the way a firmware project would,
-# and runs the image on the core's emulated board. Skipped (exit 77) without the toolchain or QEMU.
+# and runs its images on the core's emulated board. Skipped (exit 77) without the toolchain or QEMU.
 #   example_firmware.sh ONNXC SOURCE_DIR WORK_DIR GENERATOR CORE MACHINE
 onnxc="$1"; source="$2"; work="$3"; generator="$4"; core="$5"; machine="$6"
 case $core in
@@ -23,6 +23,9 @@ cmake -S "$source/examples/firmware" -B "$work" -G "$generator" -DCMAKE_BUILD_TY
       -DCMAKE_TOOLCHAIN_FILE="$source/cmake/$toolchain.cmake" -DONNXC_CORE="$core" \
       -DONNXC_HOST_EXECUTABLE="$onnxc" || exit 1
 cmake --build "$work" || exit 1
-# shellcheck disable=SC2086
-exec $emulator -M "$machine" -nographic -monitor none -serial none \
-     -semihosting-config enable=on,target=native -kernel "$work/kws_firmware.elf"
+# Both programs: kws_firmware, then two_models_firmware (kws and mnist-cnn sharing one arena).
+for image in kws_firmware two_models_firmware; do
+  # shellcheck disable=SC2086
+  $emulator -M "$machine" -nographic -monitor none -serial none \
+            -semihosting-config enable=on,target=native -kernel "$work/$image.elf" || exit 1
+done
