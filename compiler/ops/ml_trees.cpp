@@ -12,6 +12,7 @@
 // binary classifiers that give weights for one class only, the PROBIT and SOFTMAX_ZERO
 // post-transforms.
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
 
@@ -59,7 +60,7 @@ uint8_t branch_mode(const Node& n, const std::string& s) {
 
 // The kernel's arrays, every tree laid out depth-first.
 struct Layout {
-  std::vector<int64_t> feature, jump, roots, leaf_target;
+  std::vector<int64_t> feature, jump, roots, depth, leaf_target;
   std::vector<float> threshold, leaf_weight;
   std::vector<uint8_t> mode;
 };
@@ -69,11 +70,13 @@ Layout lay_out(const Node& n, const std::vector<TreeNode>& nodes, const std::vec
   for (int64_t root : roots) {
     out.roots.push_back(static_cast<int64_t>(out.mode.size()));
     // Depth-first, true branch first; a branch's jump is filled when its false child is placed.
-    std::vector<std::pair<int64_t, int64_t>> stack{{root, -1}};  // (record, slot of the parent whose false child it is)
-    int64_t placed = 0;
+    // (record, slot of the parent whose false child it is, branches above it)
+    std::vector<std::array<int64_t, 3>> stack{{root, -1, 0}};
+    int64_t placed = 0, deepest = 0;
     while (!stack.empty()) {
-      auto [rec, parent] = stack.back();
+      auto [rec, parent, level] = stack.back();
       stack.pop_back();
+      deepest = std::max(deepest, level);
       if (++placed > static_cast<int64_t>(nodes.size()))
         fail_invalid(n, "a tree's nodes form a cycle or are shared between branches", "each node has one parent");
       const int64_t slot = static_cast<int64_t>(out.mode.size());
@@ -101,9 +104,10 @@ Layout lay_out(const Node& n, const std::vector<TreeNode>& nodes, const std::vec
       out.threshold.push_back(t.threshold);
       out.mode.push_back(static_cast<uint8_t>(t.mode | (t.missing_true ? kMissingTrue : 0)));
       out.jump.push_back(0);
-      stack.push_back({t.no, slot});
-      stack.push_back({t.yes, -1});
+      stack.push_back({t.no, slot, level + 1});
+      stack.push_back({t.yes, -1, level + 1});
     }
+    out.depth.push_back(deepest);
   }
   return out;
 }
@@ -130,6 +134,7 @@ Nodes lower_tree_ensemble(Node& n, Graph& g, bool classifier) {
   if (n.inputs[0]->shape.size() != 2)
     fail_unsupported(n, fmt::format("X has shape {}; onnxc takes [N, C] features", shape_str(n.inputs[0]->shape)));
   const int64_t c = n.inputs[0]->shape[1];
+  if (c < 1) fail_invalid(n, "X has no features");
 
   const std::vector<int64_t> tree_ids = n.attr_ints("nodes_treeids"), node_ids = n.attr_ints("nodes_nodeids"),
                              feature_ids = n.attr_ints("nodes_featureids"), yes = n.attr_ints("nodes_truenodeids"),
@@ -231,6 +236,7 @@ Nodes lower_tree_ensemble(Node& n, Graph& g, bool classifier) {
                                constant_of(l, "tree_mode", DType::Uint8, layout.mode),
                                constant_of(l, "tree_jump", jump_type, layout.jump),
                                constant_of(l, "tree_roots", DType::Int32, layout.roots),
+                               constant_of(l, "tree_depth", DType::Uint16, layout.depth),
                                constant_of(l, "leaf_target", DType::Uint16, layout.leaf_target),
                                constant_of(l, "leaf_weight", DType::Float, layout.leaf_weight)},
                      {sums});
@@ -262,13 +268,15 @@ Nodes lower_tree_ensemble(Node& n, Graph& g, bool classifier) {
   return l.take();
 }
 
-// ---- onnxc.TreeEnsemble: X, then the layout's seven arrays ----
+// ---- onnxc.TreeEnsemble: X, then the layout's eight arrays ----
 
 void infer_tree_step(Node& n) {
-  check_arity(n, 8, 8, 1, 1);
+  check_arity(n, 9, 9, 1, 1);
   require_dtype(n, 0, {DType::Float});
   const int64_t targets = n.attr_int("targets", 0);
   if (targets <= 0 || n.inputs[0]->shape.size() != 2) fail_invalid(n, "made by the TreeEnsemble lowering only");
+  for (std::size_t i = 1; i < n.inputs.size(); ++i)
+    if (!n.inputs[i]->constant) fail_invalid(n, "the tree layout's arrays must be constants");
   set_output(n, 0, DType::Float, {n.inputs[0]->shape[0], targets});
 }
 
@@ -276,8 +284,19 @@ void emit_tree_step(const Node& n, Emitter& e) {
   e.include("onnxc/tree_ensemble.h");
   e.linef("constexpr rt::TreeEnsembleParams p = {{{}, {}, {}, {}}};", n.inputs[0]->shape[0], n.inputs[0]->shape[1],
           n.inputs[5]->numel(), n.attr_int("targets", 0));
-  e.linef("rt::tree_ensemble({}, {}, {}, {}, {}, {}, {}, {}, {}, p);", e.in(0), e.in(1), e.in(2), e.in(3), e.in(4),
-          e.in(5), e.in(6), e.in(7), e.out(0));
+  // One branch mode in every tree (LEQ for scikit-learn, LT for XGBoost): the kernel compares
+  // without dispatching on the mode.
+  const Tensor& modes = *n.inputs[3]->constant;
+  int uniform = -2;
+  for (int64_t i = 0; i < modes.numel(); ++i) {
+    const int kind = modes.data<uint8_t>()[i] & 0x0f;
+    if (kind >= kLeaf) continue;
+    uniform = uniform == -2 || uniform == kind ? kind : -1;
+  }
+  static const char* const names[] = {"rt::kTreeLeq", "rt::kTreeLt", "rt::kTreeGte", "rt::kTreeGt"};
+  const std::string mode = uniform >= 0 && uniform <= kGt ? names[uniform] : "rt::kTreeAnyMode";
+  e.linef("rt::tree_ensemble<{}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, p);", mode, e.in(0), e.in(1), e.in(2),
+          e.in(3), e.in(4), e.in(5), e.in(6), e.in(7), e.in(8), e.out(0));
 }
 
 const OpRegistrar tree_step([] {

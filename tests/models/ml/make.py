@@ -173,6 +173,12 @@ def trees(ort_run):
             outputs.append(helper.make_tensor_value_info(tag, F, [16, targets]))
             expected.append([(tag, refs[0].astype(np.float32))])
             ort_expected.append([refs[1]])
+            if tag == "sum1":  # the same trees on one row (rt::tree_ensemble's single-row walk): row 5, NaNs
+                graph_nodes.append(helper.make_node("TreeEnsembleRegressor", ["x_row"], ["sum1_row"], domain=ML,
+                                                    name="sum1_row", **attrs))
+                outputs.append(helper.make_tensor_value_info("sum1_row", F, [1, targets]))
+                expected.append([("sum1_row", refs[0][5:6].astype(np.float32))])
+                ort_expected.append([refs[1][5:6]])
         else:
             attrs.update({f"class_{k}": v for k, v in leaves.items()})
             attrs.update(classlabels_int64s=[4, 5, 6], post_transform=transform, base_values=base)
@@ -187,10 +193,11 @@ def trees(ort_run):
                 pairs.append((np.array([4, 5, 6], dtype=np.int64)[prob.argmax(1)], prob))
             expected.append([(f"{tag}_label", pairs[0][0]), (f"{tag}_prob", pairs[0][1].astype(np.float32))])
             ort_expected.append(list(pairs[1]))
-    graph = helper.make_graph(graph_nodes, "ml_trees", [helper.make_tensor_value_info("x", F, [16, features])], outputs)
+    graph = helper.make_graph(graph_nodes, "ml_trees", [helper.make_tensor_value_info("x", F, [16, features]),
+                                                        helper.make_tensor_value_info("x_row", F, [1, features])], outputs)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, 3)])
     model.ir_version = 8
-    save("trees", model, [("x", x)], [])
+    save("trees", model, [("x", x), ("x_row", x[5:6])], [])
     subprocess.run(["node", ort_run, "trees"], check=True)
     import onnx
     from onnx import numpy_helper
