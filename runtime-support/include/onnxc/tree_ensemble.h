@@ -79,8 +79,9 @@ inline void add_leaf(float* y, index_t i, const uint16_t* feature, const float* 
 // out[rows, targets] = sum over trees of the weights of the leaf each row reaches (out is
 // overwritten; base values and averaging are separate steps). Rows go down each tree in groups
 // of kTreeLanes, all of a group one level per turn for as many turns as the tree is deep (depth[t],
-// computed by the compiler), a row at a leaf staying there: no branch depends on the data, and
-// the group's walks are independent, so their loads and comparisons overlap.
+// computed by the compiler) or until every row of the group is at a leaf, a row at a leaf
+// staying there: no branch depends on one row's data, and the group's walks are independent, so
+// their loads and comparisons overlap. (Groups of 16 measured slower: 0.72x ORT against 0.57x.)
 constexpr index_t kTreeLanes = 8;
 
 template <int Uniform = kTreeAnyMode, class Jump>
@@ -104,7 +105,9 @@ void tree_ensemble(const float* x, const uint16_t* feature, const float* thresho
     for (index_t t = 0; t < p.trees; ++t) {
       index_t at[kTreeLanes];
       for (index_t g = 0; g < lanes; ++g) at[g] = roots[t];
-      for (index_t level = 0; level < depth[t]; ++level) {
+      index_t moving = 1;
+      for (index_t level = 0; level < depth[t] && moving; ++level) {
+        moving = 0;
         for (index_t g = 0; g < lanes; ++g) {
           const index_t i = at[g];
           const uint8_t m = mode[i];
@@ -115,6 +118,7 @@ void tree_ensemble(const float* x, const uint16_t* feature, const float* thresho
           const index_t go = static_cast<index_t>(tree_detail::goes_true<Uniform>(v, threshold[i], m));
           const index_t step = go + (1 - go) * static_cast<index_t>(jump[i]);
           at[g] = i + on_branch * step;
+          moving |= on_branch;
         }
       }
       for (index_t g = 0; g < lanes; ++g)
