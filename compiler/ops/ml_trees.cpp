@@ -128,6 +128,31 @@ template <class T> Value* constant_of(Lowering& l, const std::string& hint, DTyp
   return c;
 }
 
+// The onnxc.TreeEnsemble step summing the leaves each row reaches: [N, targets].
+Value* tree_sums(Lowering& l, const Node& n, Value* x, int64_t c, const std::vector<TreeNode>& nodes,
+                 const std::vector<int64_t>& roots, int64_t targets) {
+  if (c > std::numeric_limits<uint16_t>::max() || targets > std::numeric_limits<uint16_t>::max())
+    fail_unsupported(n, fmt::format("{} features and {} targets: onnxc's tree layout holds up to 65535 of each", c, targets));
+  const Layout layout = lay_out(n, nodes, roots);
+  int64_t widest = 0;
+  for (int64_t j : layout.jump) widest = std::max(widest, j);
+  const DType jump_type = widest <= std::numeric_limits<uint16_t>::max() ? DType::Uint16 : DType::Int32;
+  Value* sums = l.value("sums");
+  Node& step = l.add(kTreeOp, {x, constant_of(l, "tree_feature", DType::Uint16, layout.feature),
+                               constant_of(l, "tree_threshold", DType::Float, layout.threshold),
+                               constant_of(l, "tree_mode", DType::Uint8, layout.mode),
+                               constant_of(l, "tree_jump", jump_type, layout.jump),
+                               constant_of(l, "tree_roots", DType::Int32, layout.roots),
+                               constant_of(l, "tree_depth", DType::Uint16, layout.depth),
+                               constant_of(l, "leaf_target", DType::Uint16, layout.leaf_target),
+                               constant_of(l, "leaf_weight", DType::Float, layout.leaf_weight)},
+                     {sums});
+  step.domain = "onnxc";
+  step.version = 1;
+  step.set_attr_int("targets", targets);
+  return sums;
+}
+
 Nodes lower_tree_ensemble(Node& n, Graph& g, bool classifier) {
   Lowering l(n, g, kLoweredOpset);
   Value* x = features(l, n);
@@ -220,29 +245,11 @@ Nodes lower_tree_ensemble(Node& n, Graph& g, bool classifier) {
   if (classifier && targets == 2 && !(used[0] && used[1]))
     fail_unsupported(n, "a binary classifier with weights for one class only is not supported",
                      "give both classes' weights (or convert the model with both)");
-  if (c > std::numeric_limits<uint16_t>::max() || targets > std::numeric_limits<uint16_t>::max())
-    fail_unsupported(n, fmt::format("{} features and {} targets: onnxc's tree layout holds up to 65535 of each", c, targets));
   const std::string aggregate = n.attr_string("aggregate_function", "SUM");
   if (aggregate != "SUM" && aggregate != "AVERAGE")
     fail_unsupported(n, fmt::format("aggregate_function {} is not supported", aggregate), "use SUM or AVERAGE");
 
-  const Layout layout = lay_out(n, nodes, roots);
-  int64_t widest = 0;
-  for (int64_t j : layout.jump) widest = std::max(widest, j);
-  const DType jump_type = widest <= std::numeric_limits<uint16_t>::max() ? DType::Uint16 : DType::Int32;
-  Value* sums = l.value("sums");
-  Node& step = l.add(kTreeOp, {x, constant_of(l, "tree_feature", DType::Uint16, layout.feature),
-                               constant_of(l, "tree_threshold", DType::Float, layout.threshold),
-                               constant_of(l, "tree_mode", DType::Uint8, layout.mode),
-                               constant_of(l, "tree_jump", jump_type, layout.jump),
-                               constant_of(l, "tree_roots", DType::Int32, layout.roots),
-                               constant_of(l, "tree_depth", DType::Uint16, layout.depth),
-                               constant_of(l, "leaf_target", DType::Uint16, layout.leaf_target),
-                               constant_of(l, "leaf_weight", DType::Float, layout.leaf_weight)},
-                     {sums});
-  step.domain = "onnxc";
-  step.version = 1;
-  step.set_attr_int("targets", targets);
+  Value* sums = tree_sums(l, n, x, c, nodes, roots, targets);
 
   Value* scores = sums;
   if (aggregate == "AVERAGE")
