@@ -214,6 +214,129 @@ def trees(ort_run):
             f.write(numpy_helper.from_array(value, name).SerializeToString())
 
 
+def svm_kernel(x, sv, kernel, gamma, coef0, degree):
+    """numpy float64: the kernel of every row of x with every support vector, by the definition."""
+    x, sv = x.astype(np.float64), sv.astype(np.float64)
+    if kernel == "RBF":
+        return np.exp(-gamma * ((x[:, None, :] - sv[None, :, :]) ** 2).sum(-1))
+    dot = x @ sv.T
+    if kernel == "LINEAR":
+        return dot
+    if kernel == "POLY":
+        return (gamma * dot + coef0) ** degree
+    return np.tanh(gamma * dot + coef0)
+
+
+def svm_classify(x, sv, per_class, coef, rho, kernel, params):
+    """numpy: libsvm's one-vs-one decision values (pair i < j: class i's vectors weighted by
+    coefficient row j - 1, class j's by row i, plus rho; positive votes for i) and the class with
+    the most votes, ties to the lower index."""
+    k = len(per_class)
+    start = np.concatenate([[0], np.cumsum(per_class)])
+    count = start[-1]
+    coef = np.asarray(coef, np.float64).reshape(k - 1, count)
+    kv = svm_kernel(x, sv, kernel, *params)
+    decisions, votes = [], np.zeros((x.shape[0], k), np.int64)
+    p = 0
+    for i in range(k - 1):
+        for j in range(i + 1, k):
+            d = kv[:, start[i]:start[i + 1]] @ coef[j - 1, start[i]:start[i + 1]] + \
+                kv[:, start[j]:start[j + 1]] @ coef[i, start[j]:start[j + 1]] + rho[p]
+            assert np.abs(d).min() > 1e-3, "a decision too near zero for float to agree on its vote"
+            votes[np.arange(x.shape[0]), np.where(d > 0, i, j)] += 1
+            decisions.append(d)
+            p += 1
+    return np.stack(decisions, 1), votes.argmax(1), votes
+
+
+def svm(ort_run):
+    """SVMClassifier (libsvm one-vs-one: three classes RBF NONE, four classes POLY SOFTMAX with tied
+    votes, binary SIGMOID scores [-s, s], three classes LINEAR LOGISTIC, linear mode without
+    support vectors SOFTMAX), SVMRegressor (RBF, POLY one_class, SIGMOID, linear mode, and one row
+    given as [C]) in one model; ONNX Runtime's outputs as the reference, checked against numpy
+    float64 by the definition when made."""
+    rng = np.random.default_rng(2424)
+    c, rows = 5, 12
+    x = rng.standard_normal((rows, c)).astype(np.float32)
+    nodes, outputs, expected = [], [], []
+    I64 = TensorProto.INT64
+
+    def sigmoid(v):
+        return 1 / (1 + np.exp(-v))
+
+    def softmax(v):
+        e = np.exp(v - v.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+    classifiers = [("rbf3", [3, 2, 4], "RBF", [0.3, 0.0, 0.0], "NONE", [10, 20, 30]),
+                   ("poly4", [2, 3, 1, 2], "POLY", [0.5, 1.0, 3.0], "SOFTMAX", [0, 1, 2, 3]),
+                   ("sig2", [3, 4], "SIGMOID", [0.2, -0.1, 0.0], "NONE", [5, 9]),
+                   ("lin3", [2, 2, 2], "LINEAR", [0.0, 0.0, 0.0], "LOGISTIC", [-1, 0, 1])]
+    tie_rows = 0
+    for tag, per_class, kernel, params, transform, labels in classifiers:
+        k, count = len(per_class), sum(per_class)
+        sv = rng.standard_normal((count, c)).astype(np.float32)
+        coef = np.round(rng.standard_normal((k - 1) * count), 3).astype(np.float32)
+        rho = np.round(rng.standard_normal(k * (k - 1) // 2) * 0.3, 3).astype(np.float32)
+        nodes.append(helper.make_node("SVMClassifier", ["x"], [f"{tag}_label", f"{tag}_scores"], domain=ML, name=tag,
+                                      classlabels_ints=labels, vectors_per_class=per_class,
+                                      support_vectors=sv.ravel().tolist(), coefficients=coef.tolist(),
+                                      rho=rho.tolist(), kernel_type=kernel, kernel_params=params,
+                                      post_transform=transform))
+        d, best, votes = svm_classify(x, sv, per_class, coef, rho, kernel, params)
+        tie_rows += int(sum((v == v.max()).sum() > 1 for v in votes))
+        z = np.concatenate([-d, d], 1) if k == 2 else \
+            {"NONE": d, "SOFTMAX": softmax(d), "LOGISTIC": sigmoid(d)}[transform]
+        outputs += [(f"{tag}_label", I64, [rows]), (f"{tag}_scores", F, list(z.shape))]
+        expected += [np.array(labels, np.int64)[best], z]
+    assert tie_rows > 0, "no row with tied votes"
+    # Linear mode: a row of coefficients a class, rho[0] added to each score.
+    coef = rng.standard_normal((3, c)).astype(np.float32)
+    nodes.append(helper.make_node("SVMClassifier", ["x"], ["linmode_label", "linmode_scores"], domain=ML,
+                                  name="linmode", classlabels_ints=[3, 1, 2], coefficients=coef.ravel().tolist(),
+                                  rho=[0.25], kernel_type="RBF", kernel_params=[0.5, 0.0, 0.0],
+                                  post_transform="SOFTMAX"))
+    s = x.astype(np.float64) @ coef.T.astype(np.float64) + 0.25
+    outputs += [("linmode_label", I64, [rows]), ("linmode_scores", F, [rows, 3])]
+    expected += [np.array([3, 1, 2], np.int64)[s.argmax(1)], softmax(s)]
+    regressors = [("reg_rbf", 7, "RBF", [0.4, 0.0, 0.0], 0, "x"), ("reg_poly", 5, "POLY", [0.3, 0.5, 2.0], 1, "x"),
+                  ("reg_sig", 6, "SIGMOID", [0.25, 0.1, 0.0], 0, "x"), ("reg_linear", 0, "LINEAR", [0.0, 0.0, 0.0], 0, "x"),
+                  ("reg_row", 4, "RBF", [0.2, 0.0, 0.0], 0, "x_row")]
+    for tag, count, kernel, params, one_class, source in regressors:
+        xs = x if source == "x" else x[3:4]
+        attrs = dict(kernel_type=kernel, kernel_params=params, rho=[0.125], one_class=one_class, n_supports=count)
+        if count:
+            sv = rng.standard_normal((count, c)).astype(np.float32)
+            coef = rng.standard_normal(count).astype(np.float32)
+            attrs.update(support_vectors=sv.ravel().tolist(), coefficients=coef.tolist())
+            y = svm_kernel(xs, sv, kernel, *params) @ coef.astype(np.float64) + 0.125
+        else:
+            coef = rng.standard_normal(c).astype(np.float32)
+            attrs.update(coefficients=coef.tolist())
+            y = xs.astype(np.float64) @ coef.astype(np.float64) + 0.125
+        if one_class:
+            assert np.abs(y).min() > 1e-3
+            y = np.where(y > 0, 1.0, -1.0)
+        nodes.append(helper.make_node("SVMRegressor", [source], [tag], domain=ML, name=tag, **attrs))
+        outputs.append((tag, F, [xs.shape[0], 1]))
+        expected.append(y[:, None])
+    graph = helper.make_graph(nodes, "ml_svm", [helper.make_tensor_value_info("x", F, [rows, c]),
+                                                helper.make_tensor_value_info("x_row", F, [c])],
+                              [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, 3)])
+    model.ir_version = 8
+    save("svm", model, [("x", x), ("x_row", x[3])], [])
+    subprocess.run(["node", ort_run, "svm"], check=True)
+    import onnx
+    from onnx import numpy_helper
+    for i, e in enumerate(expected):
+        got = numpy_helper.to_array(onnx.load_tensor(f"svm/test_data_set_0/output_{i}.pb"))
+        assert got.shape == e.shape, f"svm output {i} ({outputs[i][0]}): shape {got.shape}, numpy {e.shape}"
+        err = np.abs(got.astype(np.float64) - e).max()
+        assert err < 1e-4 * max(1.0, np.abs(e).max()), f"svm output {i} ({outputs[i][0]}): ONNX Runtime differs by {err}"
+
+
 if __name__ == "__main__":
     linear(sys.argv[1])
     trees(sys.argv[1])
+    svm(sys.argv[1])
