@@ -336,7 +336,72 @@ def svm(ort_run):
         assert err < 1e-4 * max(1.0, np.abs(e).max()), f"svm output {i} ({outputs[i][0]}): ONNX Runtime differs by {err}"
 
 
+def features(ort_run):
+    """Imputer (NaN and the default 0.0 on float, -1 on int64), ArrayFeatureExtractor (float [N, C]
+    with a repeated index, int64, a [C] row), OneHotEncoder (int64 with unknown categories),
+    LabelEncoder (int64 -> int64 and int64 -> float with defaults, float -> int64 with NaN and
+    unknown inputs) in one model; ONNX Runtime's outputs as the reference, checked against numpy
+    by the definition when made."""
+    rng = np.random.default_rng(2425)
+    I64 = TensorProto.INT64
+    x = rng.standard_normal((6, 4)).astype(np.float32)
+    x[1, 2] = x[4, 0] = np.nan
+    x[2, 1] = x[5, 3] = 0.0
+    xi = rng.integers(-1, 8, (6, 3)).astype(np.int64)
+    xf = rng.choice(np.array([0.5, -1.25, 2.0, 3.0, np.nan], np.float32), (6, 2))
+    idx = helper.make_tensor("idx", I64, [3], [3, 0, 3])
+    idx_int = helper.make_tensor("idx_int", I64, [1, 2], [2, 1])
+    nodes = [
+        helper.make_node("Imputer", ["x"], ["imputed_nan"], domain=ML, imputed_value_floats=[1.0, 2.0, 3.0, 4.0],
+                         replaced_value_float=float("nan")),
+        helper.make_node("Imputer", ["x"], ["imputed_zero"], domain=ML, imputed_value_floats=[9.5]),
+        helper.make_node("Imputer", ["xi"], ["imputed_int"], domain=ML, imputed_value_int64s=[7, 8, 9],
+                         replaced_value_int64=-1),
+        helper.make_node("ArrayFeatureExtractor", ["x", "idx"], ["extracted"], domain=ML),
+        helper.make_node("ArrayFeatureExtractor", ["xi", "idx_int"], ["extracted_int"], domain=ML),
+        helper.make_node("ArrayFeatureExtractor", ["x_row", "idx"], ["extracted_row"], domain=ML),
+        helper.make_node("OneHotEncoder", ["xi"], ["one_hot"], domain=ML, cats_int64s=[3, 1, 4, 5], zeros=1),
+        helper.make_node("LabelEncoder", ["xi"], ["encoded_int"], domain=ML, keys_int64s=[1, 3, 5, 7],
+                         values_int64s=[10, 30, 50, 70], default_int64=99),
+        helper.make_node("LabelEncoder", ["xi"], ["encoded_float"], domain=ML, keys_int64s=[0, 2, 4, 6],
+                         values_floats=[0.5, 2.5, 4.5, 6.5]),
+        helper.make_node("LabelEncoder", ["xf"], ["encoded_from_float"], domain=ML, keys_floats=[0.5, 2.0, 3.0],
+                         values_int64s=[5, 20, 30]),
+    ]
+
+    def encode(v, keys, values, default):
+        return np.array([values[keys.index(e)] if e in keys else default for e in v.ravel().tolist()]).reshape(v.shape)
+
+    imputed_nan = np.where(np.isnan(x), np.array([1.0, 2.0, 3.0, 4.0], np.float32), x)
+    expected = [("imputed_nan", imputed_nan), ("imputed_zero", np.where(x == 0, np.float32(9.5), x)),
+                ("imputed_int", np.where(xi == -1, np.array([7, 8, 9]), xi)), ("extracted", x[:, [3, 0, 3]]),
+                ("extracted_int", xi[:, [2, 1]]), ("extracted_row", x[2:3, [3, 0, 3]]),
+                ("one_hot", (xi[..., None] == np.array([3, 1, 4, 5])).astype(np.float32)),
+                ("encoded_int", encode(xi, [1, 3, 5, 7], [10, 30, 50, 70], 99).astype(np.int64)),
+                ("encoded_float", encode(xi, [0, 2, 4, 6], [0.5, 2.5, 4.5, 6.5], -0.0).astype(np.float32)),
+                ("encoded_from_float", encode(xf, [0.5, 2.0, 3.0], [5, 20, 30], -1).astype(np.int64))]
+    assert (xi == -1).any() and not np.isin(xi, [3, 1, 4, 5]).all() and np.isnan(xf).any()
+    dtype = {np.dtype(np.float32): F, np.dtype(np.int64): I64}
+    graph = helper.make_graph(nodes, "ml_features", [helper.make_tensor_value_info("x", F, [6, 4]),
+                                                     helper.make_tensor_value_info("xi", I64, [6, 3]),
+                                                     helper.make_tensor_value_info("xf", F, [6, 2]),
+                                                     helper.make_tensor_value_info("x_row", F, [4])],
+                              [helper.make_tensor_value_info(n, dtype[v.dtype], list(v.shape)) for n, v in expected],
+                              initializer=[idx, idx_int])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, 3)])
+    model.ir_version = 8
+    save("features", model, [("x", x), ("xi", xi), ("xf", xf), ("x_row", x[2])], [])
+    subprocess.run(["node", ort_run, "features"], check=True)
+    import onnx
+    from onnx import numpy_helper
+    for i, (name, e) in enumerate(expected):
+        got = numpy_helper.to_array(onnx.load_tensor(f"features/test_data_set_0/output_{i}.pb"))
+        assert got.shape == e.shape and got.dtype == e.dtype, f"features {name}: {got.shape} {got.dtype}, numpy {e.shape}"
+        assert np.array_equal(got, e, equal_nan=True), f"features {name}: ONNX Runtime differs from numpy"
+
+
 if __name__ == "__main__":
     linear(sys.argv[1])
     trees(sys.argv[1])
     svm(sys.argv[1])
+    features(sys.argv[1])
