@@ -115,13 +115,13 @@ Nodes lower_svm_regressor(Node& n, Graph& g) {
       fail_invalid(n, fmt::format("coefficients has {} values for {} features", coef.size(), c));
     product = binary(l, "MatMul", x, float_constant(l, "coefficients", {c, 1}, coef), "product");
   }
-  Value* score = binary(l, "Add", product, float_constant(l, "rho", {}, {rho[0]}), "score");
-  if (n.attr_int("one_class", 0)) {
+  const bool one_class = n.attr_int("one_class", 0) != 0;
+  Value* score = one_class ? l.value("score") : n.outputs[0];
+  l.add("Add", {product, float_constant(l, "rho", {}, {rho[0]})}, {score});
+  if (one_class) {
     Value* positive = binary(l, "Greater", score, float_constant(l, "zero", {}, {0.0f}), "positive");
     l.add("Where", {positive, float_constant(l, "one", {}, {1.0f}), float_constant(l, "minus_one", {}, {-1.0f})},
           {n.outputs[0]});
-  } else {
-    l.add("Identity", {score}, {n.outputs[0]});
   }
   return l.take();
 }
@@ -211,10 +211,13 @@ Nodes lower_svm_classifier(Node& n, Graph& g) {
   Value* kv = kernel_values(l, n, x, sv, count, c);
   Value* product = binary(l, "MatMul", kv, float_constant(l, "pair_weights", {count, pairs}, weights), "product");
   std::vector<float> offsets(rho.begin(), rho.begin() + pairs);
-  Value* decisions = binary(l, "Add", product, float_constant(l, "rho", {pairs}, offsets), "decisions");
+  // Without a transform the scores are the decisions themselves (no copy).
+  const bool direct = k > 2 && transform == "NONE" && z;
+  Value* decisions = direct ? z : l.value("decisions");
+  l.add("Add", {product, float_constant(l, "rho", {pairs}, offsets)}, {decisions});
   if (k == 2) {
     if (z) l.add("Concat", {unary(l, "Neg", decisions, "negative"), decisions}, {z}).set_attr_int("axis", 1);
-  } else if (z) {
+  } else if (z && !direct) {
     post_transform(l, n, decisions, z);
   }
   Value* positive = binary(l, "Greater", decisions, float_constant(l, "zero", {}, {0.0f}), "positive");
