@@ -340,8 +340,8 @@ def features(ort_run):
     """Imputer (NaN and the default 0.0 on float, -1 on int64), ArrayFeatureExtractor (float [N, C]
     with a repeated index, int64, a [C] row), OneHotEncoder (int64 with unknown categories),
     LabelEncoder (int64 -> int64 and int64 -> float with defaults, float -> int64 with NaN and
-    unknown inputs) in one model; ONNX Runtime's outputs as the reference, checked against numpy
-    by the definition when made."""
+    unknown inputs), and an Imputer -> Scaler -> SVMClassifier pipeline in one model; ONNX Runtime's
+    outputs as the reference, checked against numpy by the definition when made."""
     rng = np.random.default_rng(2425)
     I64 = TensorProto.INT64
     x = rng.standard_normal((6, 4)).astype(np.float32)
@@ -381,6 +381,24 @@ def features(ort_run):
                 ("encoded_float", encode(xi, [0, 2, 4, 6], [0.5, 2.5, 4.5, 6.5], -0.0).astype(np.float32)),
                 ("encoded_from_float", encode(xf, [0.5, 2.0, 3.0], [5, 20, 30], -1).astype(np.int64))]
     assert (xi == -1).any() and not np.isin(xi, [3, 1, 4, 5]).all() and np.isnan(xf).any()
+    # A pipeline as skl2onnx writes an SVC's: Imputer (NaN -> the means) -> Scaler -> SVMClassifier.
+    means = np.round(rng.standard_normal(4), 2).astype(np.float32)
+    offset, scale = np.round(rng.standard_normal(4), 2).astype(np.float32), np.float32([0.5, 2.0, 1.5, 1.0])
+    per_class = [3, 2, 3]
+    sv = rng.standard_normal((8, 4)).astype(np.float32)
+    coef = np.round(rng.standard_normal(16), 3).astype(np.float32)
+    rho = np.float32([0.1, -0.2, 0.05])
+    nodes += [helper.make_node("Imputer", ["x"], ["p_imputed"], domain=ML, imputed_value_floats=means.tolist(),
+                               replaced_value_float=float("nan")),
+              helper.make_node("Scaler", ["p_imputed"], ["p_scaled"], domain=ML, offset=offset.tolist(),
+                               scale=scale.tolist()),
+              helper.make_node("SVMClassifier", ["p_scaled"], ["pipeline_label", "pipeline_scores"], domain=ML,
+                               classlabels_ints=[1, 2, 3], vectors_per_class=per_class,
+                               support_vectors=sv.ravel().tolist(), coefficients=coef.tolist(), rho=rho.tolist(),
+                               kernel_type="RBF", kernel_params=[0.25, 0.0, 0.0])]
+    scaled = (np.where(np.isnan(x), means, x).astype(np.float64) - offset) * scale
+    d, best, _ = svm_classify(scaled, sv, per_class, coef, rho, "RBF", [0.25, 0.0, 0.0])
+    expected += [("pipeline_label", np.array([1, 2, 3], np.int64)[best]), ("pipeline_scores", d.astype(np.float32))]
     dtype = {np.dtype(np.float32): F, np.dtype(np.int64): I64}
     graph = helper.make_graph(nodes, "ml_features", [helper.make_tensor_value_info("x", F, [6, 4]),
                                                      helper.make_tensor_value_info("xi", I64, [6, 3]),
@@ -397,7 +415,10 @@ def features(ort_run):
     for i, (name, e) in enumerate(expected):
         got = numpy_helper.to_array(onnx.load_tensor(f"features/test_data_set_0/output_{i}.pb"))
         assert got.shape == e.shape and got.dtype == e.dtype, f"features {name}: {got.shape} {got.dtype}, numpy {e.shape}"
-        assert np.array_equal(got, e, equal_nan=True), f"features {name}: ONNX Runtime differs from numpy"
+        if name == "pipeline_scores":
+            assert np.abs(got - e).max() < 1e-5, f"features {name}: ONNX Runtime differs from numpy"
+        else:
+            assert np.array_equal(got, e, equal_nan=True), f"features {name}: ONNX Runtime differs from numpy"
 
 
 if __name__ == "__main__":
