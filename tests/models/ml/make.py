@@ -385,8 +385,13 @@ def features(ort_run):
     means = np.round(rng.standard_normal(4), 2).astype(np.float32)
     offset, scale = np.round(rng.standard_normal(4), 2).astype(np.float32), np.float32([0.5, 2.0, 1.5, 1.0])
     per_class = [3, 2, 3]
-    sv = rng.standard_normal((8, 4)).astype(np.float32)
-    coef = np.round(rng.standard_normal(16), 3).astype(np.float32)
+    # Support vectors at the rows (two a class) and two random ones, the coefficients' signs as
+    # libsvm's duals give them (a class's vectors pull each of its pairs its way): every class wins.
+    scaled = (np.where(np.isnan(x), means, x).astype(np.float64) - offset) * scale
+    sv = np.concatenate([scaled[0:2], rng.standard_normal((1, 4)), scaled[2:4], scaled[4:6],
+                         rng.standard_normal((1, 4))]).astype(np.float32)
+    sign = np.array([[1, 1, 1, -1, -1, -1, -1, -1], [1, 1, 1, 1, 1, -1, -1, -1]])
+    coef = (sign * np.round(np.abs(rng.standard_normal((2, 8))) + 0.5, 3)).ravel().astype(np.float32)
     rho = np.float32([0.1, -0.2, 0.05])
     nodes += [helper.make_node("Imputer", ["x"], ["p_imputed"], domain=ML, imputed_value_floats=means.tolist(),
                                replaced_value_float=float("nan")),
@@ -395,9 +400,9 @@ def features(ort_run):
               helper.make_node("SVMClassifier", ["p_scaled"], ["pipeline_label", "pipeline_scores"], domain=ML,
                                classlabels_ints=[1, 2, 3], vectors_per_class=per_class,
                                support_vectors=sv.ravel().tolist(), coefficients=coef.tolist(), rho=rho.tolist(),
-                               kernel_type="RBF", kernel_params=[0.25, 0.0, 0.0])]
-    scaled = (np.where(np.isnan(x), means, x).astype(np.float64) - offset) * scale
-    d, best, _ = svm_classify(scaled, sv, per_class, coef, rho, "RBF", [0.25, 0.0, 0.0])
+                               kernel_type="RBF", kernel_params=[0.5, 0.0, 0.0])]
+    d, best, _ = svm_classify(scaled, sv, per_class, coef, rho, "RBF", [0.5, 0.0, 0.0])
+    assert len(set(best.tolist())) == 3, "the pipeline's rows do not reach every class"
     expected += [("pipeline_label", np.array([1, 2, 3], np.int64)[best]), ("pipeline_scores", d.astype(np.float32))]
     dtype = {np.dtype(np.float32): F, np.dtype(np.int64): I64}
     graph = helper.make_graph(nodes, "ml_features", [helper.make_tensor_value_info("x", F, [6, 4]),
