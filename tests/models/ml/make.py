@@ -249,13 +249,13 @@ def svm_classify(x, sv, per_class, coef, rho, kernel, params):
     return np.stack(decisions, 1), votes.argmax(1), votes
 
 
-def svm(ort_run):
+def svm(ort_run, seed=2439):
     """SVMClassifier (libsvm one-vs-one: three classes RBF NONE, four classes POLY SOFTMAX with tied
     votes, binary SIGMOID scores [-s, s], three classes LINEAR LOGISTIC, linear mode without
     support vectors SOFTMAX), SVMRegressor (RBF, POLY one_class, SIGMOID, linear mode, and one row
     given as [C]) in one model; ONNX Runtime's outputs as the reference, checked against numpy
     float64 by the definition when made."""
-    rng = np.random.default_rng(2424)
+    rng = np.random.default_rng(seed)
     c, rows = 5, 12
     x = rng.standard_normal((rows, c)).astype(np.float32)
     nodes, outputs, expected = [], [], []
@@ -285,6 +285,7 @@ def svm(ort_run):
                                       post_transform=transform))
         d, best, votes = svm_classify(x, sv, per_class, coef, rho, kernel, params)
         tie_rows += int(sum((v == v.max()).sum() > 1 for v in votes))
+        assert len(set(best.tolist())) == k, f"{tag}: the rows do not reach every class"
         z = np.concatenate([-d, d], 1) if k == 2 else \
             {"NONE": d, "SOFTMAX": softmax(d), "LOGISTIC": sigmoid(d)}[transform]
         outputs += [(f"{tag}_label", I64, [rows]), (f"{tag}_scores", F, list(z.shape))]
