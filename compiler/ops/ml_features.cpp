@@ -1,12 +1,13 @@
 // The feature operators of ai.onnx.ml (issue #24), lowered into ai.onnx nodes: Imputer (a
 // replaced value, or NaN, to a value per feature: Equal or IsNaN, Where), ArrayFeatureExtractor
 // (Gather along the last axis with constant indices), OneHotEncoder (Equal with the categories,
-// Cast to float) and LabelEncoder version 2 with int64 or float keys and values (Equal with the
-// keys, the first match's value by ArgMax and Gather, the default where none matches).
+// Cast to float) and LabelEncoder versions 2 and 4 with int64 or float keys and values, as lists
+// or tensors (Equal with the keys, the first match's value by ArgMax and Gather, the default where
+// none matches).
 //
 // Not built (refused with a message): string keys, values, categories and inputs; indices of
 // ArrayFeatureExtractor computed at run time; OneHotEncoder zeros=0 (an unknown category is a run
-// time error in ONNX Runtime); NaN keys of LabelEncoder; LabelEncoder versions 1 and 4.
+// time error in ONNX Runtime); NaN keys of LabelEncoder; LabelEncoder version 1.
 #include <cmath>
 
 #include "ops/ml_lowering.h"
@@ -111,51 +112,71 @@ Nodes lower_one_hot_encoder(Node& n, Graph& g) {
   return l.take();
 }
 
+// LabelEncoder's keys or values: `<what>_int64s`, `<what>_floats` or (version 4) `<what>_tensor`.
+struct Column {
+  DType type = DType::Undefined;
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  int64_t size() const { return static_cast<int64_t>(type == DType::Int64 ? ints.size() : floats.size()); }
+};
+
+Column column(const Node& n, const std::string& what) {
+  Column c;
+  if (n.has_attr(what + "_strings")) {
+    fail_unsupported(n, fmt::format("string {} are not supported", what), "map strings to int64 before the model");
+  } else if (const Attribute* t = n.attr(what + "_tensor"); t && t->t) {
+    c.type = t->t->dtype;
+    if (c.type != DType::Int64 && c.type != DType::Float)
+      fail_unsupported(n, fmt::format("{}_tensor of {} is not supported", what, dtype_name(c.type)), "use int64 or float");
+    for (int64_t i = 0; i < t->t->numel(); ++i) {
+      if (c.type == DType::Int64)
+        c.ints.push_back(t->t->int_at(i));
+      else
+        c.floats.push_back(static_cast<float>(t->t->float_at(i)));
+    }
+  } else if (n.has_attr(what + "_int64s")) {
+    c.type = DType::Int64;
+    c.ints = n.attr_ints(what + "_int64s");
+  } else if (n.has_attr(what + "_floats")) {
+    c.type = DType::Float;
+    c.floats = n.attr_floats(what + "_floats");
+  } else {
+    fail_invalid(n, fmt::format("needs {0}_int64s, {0}_floats or {0}_tensor", what));
+  }
+  return c;
+}
+
+Value* column_constant(Lowering& l, const Column& c, const char* hint) {
+  if (c.type == DType::Int64) return l.int64_constant(hint, {c.size()}, c.ints);
+  return float_constant(l, hint, {c.size()}, c.floats);
+}
+
+// Keys to values by Equal with the keys, the first match's value (ArgMax, Gather), the default
+// where none matches. Versions 2 and 4 (tensor attributes) with int64 or float keys and values.
 Nodes lower_label_encoder(Node& n, Graph& g) {
   Lowering l(n, g, kLoweredOpset);
   Value* x = one_input(n);
-  if (n.version != 2)
-    fail_unsupported(n, fmt::format("LabelEncoder version {} is not supported", n.version),
-                     "use version 2 (ai.onnx.ml opset 2 or 3) with int64 or float keys and values");
-  if (n.has_attr("keys_strings") || n.has_attr("values_strings"))
-    fail_unsupported(n, "string keys or values are not supported", "use keys_int64s/keys_floats and values_int64s/values_floats");
-  Value* keys = nullptr;
-  int64_t count = 0;
-  if (n.has_attr("keys_int64s")) {
-    const std::vector<int64_t> k = n.attr_ints("keys_int64s");
-    count = static_cast<int64_t>(k.size());
-    if (x->dtype != DType::Int64) fail_invalid(n, fmt::format("int64 keys with X {}", dtype_name(x->dtype)));
-    keys = l.int64_constant("keys", {count}, k);
-  } else if (n.has_attr("keys_floats")) {
-    const std::vector<float> k = n.attr_floats("keys_floats");
-    for (float v : k)
-      if (std::isnan(v)) fail_unsupported(n, "a NaN key is not supported", "map NaN with an Imputer first");
-    count = static_cast<int64_t>(k.size());
-    if (x->dtype != DType::Float) fail_invalid(n, fmt::format("float keys with X {}", dtype_name(x->dtype)));
-    keys = float_constant(l, "keys", {count}, k);
-  } else {
-    fail_invalid(n, "needs keys_int64s or keys_floats");
+  if (n.version < 2)
+    fail_unsupported(n, "LabelEncoder version 1 (string classes) is not supported",
+                     "use version 2 or 4 with int64 or float keys and values");
+  const Column keys = column(n, "keys");
+  const Column values = column(n, "values");
+  for (float v : keys.floats)
+    if (std::isnan(v)) fail_unsupported(n, "a NaN key is not supported", "map NaN with an Imputer first");
+  if (x->dtype != keys.type)
+    fail_invalid(n, fmt::format("{} keys with X {}", dtype_name(keys.type), dtype_name(x->dtype)));
+  if (keys.size() == 0 || keys.size() != values.size())
+    fail_invalid(n, fmt::format("{} keys and {} values", keys.size(), values.size()));
+  double fallback = values.type == DType::Int64 ? static_cast<double>(n.attr_int("default_int64", -1))
+                                                : static_cast<double>(n.attr_float("default_float", -0.0f));
+  if (const Attribute* t = n.attr("default_tensor"); t && t->t) {
+    if (t->t->dtype != values.type || t->t->numel() != 1)
+      fail_invalid(n, "default_tensor is not one value of the values' type");
+    fallback = values.type == DType::Int64 ? static_cast<double>(t->t->int_at(0)) : t->t->float_at(0);
   }
-  Value* values = nullptr;
-  Value* fallback = nullptr;
-  int64_t value_count = 0;
-  if (n.has_attr("values_int64s")) {
-    const std::vector<int64_t> v = n.attr_ints("values_int64s");
-    value_count = static_cast<int64_t>(v.size());
-    values = l.int64_constant("values", {value_count}, v);
-    fallback = typed_scalar(l, "default", DType::Int64, static_cast<double>(n.attr_int("default_int64", -1)));
-  } else if (n.has_attr("values_floats")) {
-    const std::vector<float> v = n.attr_floats("values_floats");
-    value_count = static_cast<int64_t>(v.size());
-    values = float_constant(l, "values", {value_count}, v);
-    fallback = typed_scalar(l, "default", DType::Float, n.attr_float("default_float", -0.0f));
-  } else {
-    fail_invalid(n, "needs values_int64s or values_floats");
-  }
-  if (count == 0 || value_count != count)
-    fail_invalid(n, fmt::format("{} keys and {} values", count, value_count));
   Value* hit = l.value("hit");
-  l.add("Cast", {matches(l, x, keys)}, {hit}).set_attr_int("to", static_cast<int64_t>(DType::Float));
+  l.add("Cast", {matches(l, x, column_constant(l, keys, "keys"))}, {hit})
+      .set_attr_int("to", static_cast<int64_t>(DType::Float));
   const int64_t last = static_cast<int64_t>(x->shape.size());
   Value* first = l.value("first");
   Node& am = l.add("ArgMax", {hit}, {first});
@@ -167,8 +188,8 @@ Nodes lower_label_encoder(Node& n, Graph& g) {
   rm.set_attr_int("keepdims", 0);
   Value* found = binary(l, "Greater", any, float_constant(l, "half", {}, {0.5f}), "found");
   Value* mapped = l.value("mapped");
-  l.add("Gather", {values, first}, {mapped}).set_attr_int("axis", 0);
-  l.add("Where", {found, mapped, fallback}, {n.outputs[0]});
+  l.add("Gather", {column_constant(l, values, "values"), first}, {mapped}).set_attr_int("axis", 0);
+  l.add("Where", {found, mapped, typed_scalar(l, "default", values.type, fallback)}, {n.outputs[0]});
   return l.take();
 }
 

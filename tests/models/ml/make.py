@@ -341,7 +341,7 @@ def features(ort_run):
     """Imputer (NaN and the default 0.0 on float, -1 on int64), ArrayFeatureExtractor (float [N, C]
     with a repeated index, int64, a [C] row), OneHotEncoder (int64 with unknown categories),
     LabelEncoder (int64 -> int64 and int64 -> float with defaults, float -> int64 with NaN and
-    unknown inputs), and an Imputer -> Scaler -> SVMClassifier pipeline in one model; ONNX Runtime's
+    unknown inputs, version 4's keys_tensor/values_tensor/default_tensor), and an Imputer -> Scaler -> SVMClassifier pipeline in one model; ONNX Runtime's
     outputs as the reference, checked against numpy by the definition when made."""
     rng = np.random.default_rng(2425)
     I64 = TensorProto.INT64
@@ -382,6 +382,12 @@ def features(ort_run):
                 ("encoded_float", encode(xi, [0, 2, 4, 6], [0.5, 2.5, 4.5, 6.5], -0.0).astype(np.float32)),
                 ("encoded_from_float", encode(xf, [0.5, 2.0, 3.0], [5, 20, 30], -1).astype(np.int64))]
     assert (xi == -1).any() and not np.isin(xi, [3, 1, 4, 5]).all() and np.isnan(xf).any()
+    # Version 4's tensor attributes (the model imports ai.onnx.ml opset 4; the lists above work there too).
+    nodes.append(helper.make_node("LabelEncoder", ["xi"], ["encoded_tensor"], domain=ML,
+                                  keys_tensor=helper.make_tensor("keys", I64, [3], [6, 0, 7]),
+                                  values_tensor=helper.make_tensor("values", F, [3], [-6.0, 0.25, 7.5]),
+                                  default_tensor=helper.make_tensor("default", F, [1], [42.0])))
+    expected.append(("encoded_tensor", encode(xi, [6, 0, 7], [-6.0, 0.25, 7.5], 42.0).astype(np.float32)))
     # A pipeline as skl2onnx writes an SVC's: Imputer (NaN -> the means) -> Scaler -> SVMClassifier.
     means = np.round(rng.standard_normal(4), 2).astype(np.float32)
     offset, scale = np.round(rng.standard_normal(4), 2).astype(np.float32), np.float32([0.5, 2.0, 1.5, 1.0])
@@ -412,9 +418,10 @@ def features(ort_run):
                                                      helper.make_tensor_value_info("x_row", F, [4])],
                               [helper.make_tensor_value_info(n, dtype[v.dtype], list(v.shape)) for n, v in expected],
                               initializer=[idx, idx_int])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, 3)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, 4)])
     model.ir_version = 8
-    save("features", model, [("x", x), ("xi", xi), ("xf", xf), ("x_row", x[2])], [])
+    # check=False: the installed onnx (1.12) knows ai.onnx.ml up to opset 3.
+    save("features", model, [("x", x), ("xi", xi), ("xf", xf), ("x_row", x[2])], [], check=False)
     subprocess.run(["node", ort_run, "features"], check=True)
     import onnx
     from onnx import numpy_helper
