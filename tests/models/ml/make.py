@@ -214,6 +214,228 @@ def trees(ort_run):
             f.write(numpy_helper.from_array(value, name).SerializeToString())
 
 
+def svm_kernel(x, sv, kernel, gamma, coef0, degree):
+    """numpy float64: the kernel of every row of x with every support vector, by the definition."""
+    x, sv = x.astype(np.float64), sv.astype(np.float64)
+    if kernel == "RBF":
+        return np.exp(-gamma * ((x[:, None, :] - sv[None, :, :]) ** 2).sum(-1))
+    dot = x @ sv.T
+    if kernel == "LINEAR":
+        return dot
+    if kernel == "POLY":
+        return (gamma * dot + coef0) ** degree
+    return np.tanh(gamma * dot + coef0)
+
+
+def svm_classify(x, sv, per_class, coef, rho, kernel, params):
+    """numpy: libsvm's one-vs-one decision values (pair i < j: class i's vectors weighted by
+    coefficient row j - 1, class j's by row i, plus rho; positive votes for i) and the class with
+    the most votes, ties to the lower index."""
+    k = len(per_class)
+    start = np.concatenate([[0], np.cumsum(per_class)])
+    count = start[-1]
+    coef = np.asarray(coef, np.float64).reshape(k - 1, count)
+    kv = svm_kernel(x, sv, kernel, *params)
+    decisions, votes = [], np.zeros((x.shape[0], k), np.int64)
+    p = 0
+    for i in range(k - 1):
+        for j in range(i + 1, k):
+            d = kv[:, start[i]:start[i + 1]] @ coef[j - 1, start[i]:start[i + 1]] + \
+                kv[:, start[j]:start[j + 1]] @ coef[i, start[j]:start[j + 1]] + rho[p]
+            assert np.abs(d).min() > 1e-3, "a decision too near zero for float to agree on its vote"
+            votes[np.arange(x.shape[0]), np.where(d > 0, i, j)] += 1
+            decisions.append(d)
+            p += 1
+    return np.stack(decisions, 1), votes.argmax(1), votes
+
+
+def svm(ort_run, seed=2439):
+    """SVMClassifier (libsvm one-vs-one: three classes RBF NONE, four classes POLY SOFTMAX with tied
+    votes, binary SIGMOID scores [-s, s], three classes LINEAR LOGISTIC, linear mode without
+    support vectors SOFTMAX), SVMRegressor (RBF, POLY one_class, SIGMOID, linear mode, and one row
+    given as [C]) in one model; ONNX Runtime's outputs as the reference, checked against numpy
+    float64 by the definition when made."""
+    rng = np.random.default_rng(seed)
+    c, rows = 5, 12
+    x = rng.standard_normal((rows, c)).astype(np.float32)
+    nodes, outputs, expected = [], [], []
+    I64 = TensorProto.INT64
+
+    def sigmoid(v):
+        return 1 / (1 + np.exp(-v))
+
+    def softmax(v):
+        e = np.exp(v - v.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+    classifiers = [("rbf3", [3, 2, 4], "RBF", [0.3, 0.0, 0.0], "NONE", [10, 20, 30]),
+                   ("poly4", [2, 3, 1, 2], "POLY", [0.5, 1.0, 3.0], "SOFTMAX", [0, 1, 2, 3]),
+                   ("sig2", [3, 4], "SIGMOID", [0.2, -0.1, 0.0], "NONE", [5, 9]),
+                   ("lin3", [2, 2, 2], "LINEAR", [0.0, 0.0, 0.0], "LOGISTIC", [-1, 0, 1])]
+    tie_rows = 0
+    for tag, per_class, kernel, params, transform, labels in classifiers:
+        k, count = len(per_class), sum(per_class)
+        sv = rng.standard_normal((count, c)).astype(np.float32)
+        coef = np.round(rng.standard_normal((k - 1) * count), 3).astype(np.float32)
+        rho = np.round(rng.standard_normal(k * (k - 1) // 2) * 0.3, 3).astype(np.float32)
+        nodes.append(helper.make_node("SVMClassifier", ["x"], [f"{tag}_label", f"{tag}_scores"], domain=ML, name=tag,
+                                      classlabels_ints=labels, vectors_per_class=per_class,
+                                      support_vectors=sv.ravel().tolist(), coefficients=coef.tolist(),
+                                      rho=rho.tolist(), kernel_type=kernel, kernel_params=params,
+                                      post_transform=transform))
+        d, best, votes = svm_classify(x, sv, per_class, coef, rho, kernel, params)
+        tie_rows += int(sum((v == v.max()).sum() > 1 for v in votes))
+        assert len(set(best.tolist())) == k, f"{tag}: the rows do not reach every class"
+        z = np.concatenate([-d, d], 1) if k == 2 else \
+            {"NONE": d, "SOFTMAX": softmax(d), "LOGISTIC": sigmoid(d)}[transform]
+        outputs += [(f"{tag}_label", I64, [rows]), (f"{tag}_scores", F, list(z.shape))]
+        expected += [np.array(labels, np.int64)[best], z]
+    assert tie_rows > 0, "no row with tied votes"
+    # Linear mode: a row of coefficients a class, rho[0] added to each score.
+    coef = rng.standard_normal((3, c)).astype(np.float32)
+    nodes.append(helper.make_node("SVMClassifier", ["x"], ["linmode_label", "linmode_scores"], domain=ML,
+                                  name="linmode", classlabels_ints=[3, 1, 2], coefficients=coef.ravel().tolist(),
+                                  rho=[0.25], kernel_type="RBF", kernel_params=[0.5, 0.0, 0.0],
+                                  post_transform="SOFTMAX"))
+    s = x.astype(np.float64) @ coef.T.astype(np.float64) + 0.25
+    outputs += [("linmode_label", I64, [rows]), ("linmode_scores", F, [rows, 3])]
+    expected += [np.array([3, 1, 2], np.int64)[s.argmax(1)], softmax(s)]
+    regressors = [("reg_rbf", 7, "RBF", [0.4, 0.0, 0.0], 0, "x"), ("reg_poly", 5, "POLY", [0.3, 0.5, 2.0], 1, "x"),
+                  ("reg_sig", 6, "SIGMOID", [0.25, 0.1, 0.0], 0, "x"), ("reg_linear", 0, "LINEAR", [0.0, 0.0, 0.0], 0, "x"),
+                  ("reg_row", 4, "RBF", [0.2, 0.0, 0.0], 0, "x_row")]
+    for tag, count, kernel, params, one_class, source in regressors:
+        xs = x if source == "x" else x[3:4]
+        attrs = dict(kernel_type=kernel, kernel_params=params, rho=[0.125], one_class=one_class, n_supports=count)
+        if count:
+            sv = rng.standard_normal((count, c)).astype(np.float32)
+            coef = rng.standard_normal(count).astype(np.float32)
+            attrs.update(support_vectors=sv.ravel().tolist(), coefficients=coef.tolist())
+            y = svm_kernel(xs, sv, kernel, *params) @ coef.astype(np.float64) + 0.125
+        else:
+            coef = rng.standard_normal(c).astype(np.float32)
+            attrs.update(coefficients=coef.tolist())
+            y = xs.astype(np.float64) @ coef.astype(np.float64) + 0.125
+        if one_class:
+            assert np.abs(y).min() > 1e-3
+            y = np.where(y > 0, 1.0, -1.0)
+        nodes.append(helper.make_node("SVMRegressor", [source], [tag], domain=ML, name=tag, **attrs))
+        outputs.append((tag, F, [xs.shape[0], 1]))
+        expected.append(y[:, None])
+    graph = helper.make_graph(nodes, "ml_svm", [helper.make_tensor_value_info("x", F, [rows, c]),
+                                                helper.make_tensor_value_info("x_row", F, [c])],
+                              [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, 3)])
+    model.ir_version = 8
+    save("svm", model, [("x", x), ("x_row", x[3])], [])
+    subprocess.run(["node", ort_run, "svm"], check=True)
+    import onnx
+    from onnx import numpy_helper
+    for i, e in enumerate(expected):
+        got = numpy_helper.to_array(onnx.load_tensor(f"svm/test_data_set_0/output_{i}.pb"))
+        assert got.shape == e.shape, f"svm output {i} ({outputs[i][0]}): shape {got.shape}, numpy {e.shape}"
+        err = np.abs(got.astype(np.float64) - e).max()
+        assert err < 1e-4 * max(1.0, np.abs(e).max()), f"svm output {i} ({outputs[i][0]}): ONNX Runtime differs by {err}"
+
+
+def features(ort_run):
+    """Imputer (NaN and the default 0.0 on float, -1 on int64), ArrayFeatureExtractor (float [N, C]
+    with a repeated index, int64, a [C] row), OneHotEncoder (int64 with unknown categories),
+    LabelEncoder (int64 -> int64 and int64 -> float with defaults, float -> int64 with NaN and
+    unknown inputs, version 4's keys_tensor/values_tensor/default_tensor), and an Imputer -> Scaler -> SVMClassifier pipeline in one model; ONNX Runtime's
+    outputs as the reference, checked against numpy by the definition when made."""
+    rng = np.random.default_rng(2425)
+    I64 = TensorProto.INT64
+    x = rng.standard_normal((6, 4)).astype(np.float32)
+    x[1, 2] = x[4, 0] = np.nan
+    x[2, 1] = x[5, 3] = 0.0
+    xi = rng.integers(-1, 8, (6, 3)).astype(np.int64)
+    xf = rng.choice(np.array([0.5, -1.25, 2.0, 3.0, np.nan], np.float32), (6, 2))
+    idx = helper.make_tensor("idx", I64, [3], [3, 0, 3])
+    idx_int = helper.make_tensor("idx_int", I64, [1, 2], [2, 1])
+    nodes = [
+        helper.make_node("Imputer", ["x"], ["imputed_nan"], domain=ML, imputed_value_floats=[1.0, 2.0, 3.0, 4.0],
+                         replaced_value_float=float("nan")),
+        helper.make_node("Imputer", ["x"], ["imputed_zero"], domain=ML, imputed_value_floats=[9.5]),
+        helper.make_node("Imputer", ["xi"], ["imputed_int"], domain=ML, imputed_value_int64s=[7, 8, 9],
+                         replaced_value_int64=-1),
+        helper.make_node("ArrayFeatureExtractor", ["x", "idx"], ["extracted"], domain=ML),
+        helper.make_node("ArrayFeatureExtractor", ["xi", "idx_int"], ["extracted_int"], domain=ML),
+        helper.make_node("ArrayFeatureExtractor", ["x_row", "idx"], ["extracted_row"], domain=ML),
+        helper.make_node("OneHotEncoder", ["xi"], ["one_hot"], domain=ML, cats_int64s=[3, 1, 4, 5], zeros=1),
+        helper.make_node("LabelEncoder", ["xi"], ["encoded_int"], domain=ML, keys_int64s=[1, 3, 5, 7],
+                         values_int64s=[10, 30, 50, 70], default_int64=99),
+        helper.make_node("LabelEncoder", ["xi"], ["encoded_float"], domain=ML, keys_int64s=[0, 2, 4, 6],
+                         values_floats=[0.5, 2.5, 4.5, 6.5]),
+        helper.make_node("LabelEncoder", ["xf"], ["encoded_from_float"], domain=ML, keys_floats=[0.5, 2.0, 3.0],
+                         values_int64s=[5, 20, 30]),
+    ]
+
+    def encode(v, keys, values, default):
+        return np.array([values[keys.index(e)] if e in keys else default for e in v.ravel().tolist()]).reshape(v.shape)
+
+    imputed_nan = np.where(np.isnan(x), np.array([1.0, 2.0, 3.0, 4.0], np.float32), x)
+    expected = [("imputed_nan", imputed_nan), ("imputed_zero", np.where(x == 0, np.float32(9.5), x)),
+                ("imputed_int", np.where(xi == -1, np.array([7, 8, 9]), xi)), ("extracted", x[:, [3, 0, 3]]),
+                ("extracted_int", xi[:, [2, 1]]), ("extracted_row", x[2:3, [3, 0, 3]]),
+                ("one_hot", (xi[..., None] == np.array([3, 1, 4, 5])).astype(np.float32)),
+                ("encoded_int", encode(xi, [1, 3, 5, 7], [10, 30, 50, 70], 99).astype(np.int64)),
+                ("encoded_float", encode(xi, [0, 2, 4, 6], [0.5, 2.5, 4.5, 6.5], -0.0).astype(np.float32)),
+                ("encoded_from_float", encode(xf, [0.5, 2.0, 3.0], [5, 20, 30], -1).astype(np.int64))]
+    assert (xi == -1).any() and not np.isin(xi, [3, 1, 4, 5]).all() and np.isnan(xf).any()
+    # Version 4's tensor attributes (the model imports ai.onnx.ml opset 4; the lists above work there too).
+    nodes.append(helper.make_node("LabelEncoder", ["xi"], ["encoded_tensor"], domain=ML,
+                                  keys_tensor=helper.make_tensor("keys", I64, [3], [6, 0, 7]),
+                                  values_tensor=helper.make_tensor("values", F, [3], [-6.0, 0.25, 7.5]),
+                                  default_tensor=helper.make_tensor("default", F, [1], [42.0])))
+    expected.append(("encoded_tensor", encode(xi, [6, 0, 7], [-6.0, 0.25, 7.5], 42.0).astype(np.float32)))
+    # A pipeline as skl2onnx writes an SVC's: Imputer (NaN -> the means) -> Scaler -> SVMClassifier.
+    means = np.round(rng.standard_normal(4), 2).astype(np.float32)
+    offset, scale = np.round(rng.standard_normal(4), 2).astype(np.float32), np.float32([0.5, 2.0, 1.5, 1.0])
+    per_class = [3, 2, 3]
+    # Support vectors at the rows (two a class) and two random ones, the coefficients' signs as
+    # libsvm's duals give them (a class's vectors pull each of its pairs its way): every class wins.
+    scaled = (np.where(np.isnan(x), means, x).astype(np.float64) - offset) * scale
+    sv = np.concatenate([scaled[0:2], rng.standard_normal((1, 4)), scaled[2:4], scaled[4:6],
+                         rng.standard_normal((1, 4))]).astype(np.float32)
+    sign = np.array([[1, 1, 1, -1, -1, -1, -1, -1], [1, 1, 1, 1, 1, -1, -1, -1]])
+    coef = (sign * np.round(np.abs(rng.standard_normal((2, 8))) + 0.5, 3)).ravel().astype(np.float32)
+    rho = np.float32([0.1, -0.2, 0.05])
+    nodes += [helper.make_node("Imputer", ["x"], ["p_imputed"], domain=ML, imputed_value_floats=means.tolist(),
+                               replaced_value_float=float("nan")),
+              helper.make_node("Scaler", ["p_imputed"], ["p_scaled"], domain=ML, offset=offset.tolist(),
+                               scale=scale.tolist()),
+              helper.make_node("SVMClassifier", ["p_scaled"], ["pipeline_label", "pipeline_scores"], domain=ML,
+                               classlabels_ints=[1, 2, 3], vectors_per_class=per_class,
+                               support_vectors=sv.ravel().tolist(), coefficients=coef.tolist(), rho=rho.tolist(),
+                               kernel_type="RBF", kernel_params=[0.5, 0.0, 0.0])]
+    d, best, _ = svm_classify(scaled, sv, per_class, coef, rho, "RBF", [0.5, 0.0, 0.0])
+    assert len(set(best.tolist())) == 3, "the pipeline's rows do not reach every class"
+    expected += [("pipeline_label", np.array([1, 2, 3], np.int64)[best]), ("pipeline_scores", d.astype(np.float32))]
+    dtype = {np.dtype(np.float32): F, np.dtype(np.int64): I64}
+    graph = helper.make_graph(nodes, "ml_features", [helper.make_tensor_value_info("x", F, [6, 4]),
+                                                     helper.make_tensor_value_info("xi", I64, [6, 3]),
+                                                     helper.make_tensor_value_info("xf", F, [6, 2]),
+                                                     helper.make_tensor_value_info("x_row", F, [4])],
+                              [helper.make_tensor_value_info(n, dtype[v.dtype], list(v.shape)) for n, v in expected],
+                              initializer=[idx, idx_int])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, 4)])
+    model.ir_version = 8
+    # check=False: the installed onnx (1.12) knows ai.onnx.ml up to opset 3.
+    save("features", model, [("x", x), ("xi", xi), ("xf", xf), ("x_row", x[2])], [], check=False)
+    subprocess.run(["node", ort_run, "features"], check=True)
+    import onnx
+    from onnx import numpy_helper
+    for i, (name, e) in enumerate(expected):
+        got = numpy_helper.to_array(onnx.load_tensor(f"features/test_data_set_0/output_{i}.pb"))
+        assert got.shape == e.shape and got.dtype == e.dtype, f"features {name}: {got.shape} {got.dtype}, numpy {e.shape}"
+        if name == "pipeline_scores":
+            assert np.abs(got - e).max() < 1e-5, f"features {name}: ONNX Runtime differs from numpy"
+        else:
+            assert np.array_equal(got, e, equal_nan=True), f"features {name}: ONNX Runtime differs from numpy"
+
+
 if __name__ == "__main__":
     linear(sys.argv[1])
     trees(sys.argv[1])
+    svm(sys.argv[1])
+    features(sys.argv[1])
