@@ -1,4 +1,4 @@
-// Shared by the ai.onnx.ml lowerings (ml_linear.cpp, ml_trees.cpp): their [N, C] features as
+// Shared by the ai.onnx.ml lowerings (ml_linear.cpp, ml_trees.cpp, ml_svm.cpp, ml_features.cpp): their [N, C] features as
 // float, float constants, and the post-transforms of scores.
 #pragma once
 
