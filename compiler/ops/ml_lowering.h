@@ -1,5 +1,5 @@
-// Shared by the ai.onnx.ml lowerings (ml_linear.cpp, ml_trees.cpp, ml_svm.cpp, ml_features.cpp): their [N, C] features as
-// float, float constants, and the post-transforms of scores.
+// Shared by the ai.onnx.ml lowerings (ml_linear.cpp, ml_trees.cpp, ml_svm.cpp, ml_features.cpp):
+// their [N, C] features as float, float constants, and the post-transforms of scores.
 #pragma once
 
 #include <string>
