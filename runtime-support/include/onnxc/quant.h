@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #if defined(__SSE2__)  // every x86-64; the VNNI product below needs AVX-512 as well
 #include <immintrin.h>
@@ -102,6 +103,17 @@ inline Q quantize_value(float v, std::int32_t zero_point) {
   return static_cast<Q>(static_cast<std::int32_t>((v + magic) - magic) + zero_point);
 }
 
+}  // namespace rt
+}  // namespace onnxc
+
+#if defined(ONNXC_QUANTIZE_BYTE_VCVTR) && !defined(ONNXC_QUANT_MVE) && defined(__thumb2__)
+#define ONNXC_QUANTIZE_FLOATS_DSP 1
+#include "onnxc/quant_quantize_armv7em_dsp.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
+
+namespace onnxc {
+namespace rt {
+
 template <class Q>
 inline std::int32_t saturate_to_range(std::int64_t v) {
   const std::int64_t lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
@@ -138,7 +150,11 @@ inline void quantize_linear(const QuantLayout& q, const X* x, const S* scale, co
     const float s = static_cast<float>(load(scale[0]));
     const std::int32_t zp = zero_point ? static_cast<std::int32_t>(zero_point[0]) : 0;
     const index_t n = q.outer * q.axis * q.inner;
-    for (index_t i = 0; i < n; ++i) y[i] = quantize_value<Q>(static_cast<float>(load(x[i])) / s, zp);
+    index_t i = 0;
+#if defined(ONNXC_QUANTIZE_FLOATS_DSP)
+    if constexpr (sizeof(Q) == 1 && std::is_same<X, float>::value) i = detail::quantize_floats_dsp(x, s, zp, y, n);
+#endif
+    for (; i < n; ++i) y[i] = quantize_value<Q>(static_cast<float>(load(x[i])) / s, zp);
     return;
   }
   for_each_quant_element(q, [&](index_t i, index_t s) {
