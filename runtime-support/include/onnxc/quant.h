@@ -726,13 +726,34 @@ inline void copy_bytes_strided(std::uint8_t* dst, const std::uint8_t* src, index
     return;
   }
 #elif defined(ONNXC_QUANT_DUAL_MAC) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (stride == 2) {  // four bytes from two words: their even bytes (UXTB16), each pair closed up
-    for (; j + 5 <= n; j += 4) {  // (the second word's last byte is src[2 j + 7] <= src[2 (n - 1)])
-      const std::uint32_t lo = detail::even_bytes(detail::load_u32(src + 2 * j), std::uint8_t{});
-      const std::uint32_t hi = detail::even_bytes(detail::load_u32(src + 2 * j + 4), std::uint8_t{});
-      const std::uint32_t v = ((lo | (lo >> 8)) & 0xFFFFu) | ((hi | (hi >> 8)) << 16);
+  if (stride == 2 && n >= 4) {
+    // Four bytes from two words: the even bytes of src[2 j ..] (UXTB16) and the odd ones of
+    // src[2 j + 3 ..] (UXTB16 with ROR 8: src[2 j + 4], src[2 j + 6], so nothing is read past
+    // src[2 (n - 1)]), each pair closed up, the halves joined by PKHBT: eight bytes a turn, then
+    // a last four ending at the run's end (overlapping the ones before, as copy_bytes_by_words).
+    const auto quad = [](const std::uint8_t* s) {
+      std::uint32_t lo = detail::even_bytes(detail::load_u32(s), std::uint8_t{});
+      std::uint32_t hi = detail::odd_bytes(detail::load_u32(s + 3), std::uint8_t{});
+      lo |= lo >> 8;
+      hi |= hi >> 8;
+      std::uint32_t v;
+      __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(v) : "r"(lo), "r"(hi));
+      return v;
+    };
+    for (; j + 8 <= n; j += 8) {
+      const std::uint32_t v0 = quad(src + 2 * j), v1 = quad(src + 2 * j + 8);
+      std::memcpy(dst + j, &v0, 4);
+      std::memcpy(dst + j + 4, &v1, 4);
+    }
+    if (j + 4 < n) {
+      const std::uint32_t v = quad(src + 2 * j);
       std::memcpy(dst + j, &v, 4);
     }
+    if (j < n) {
+      const std::uint32_t v = quad(src + 2 * (n - 4));
+      std::memcpy(dst + n - 4, &v, 4);
+    }
+    return;
   }
 #endif
   for (; j < n; ++j) dst[j] = src[j * stride];
