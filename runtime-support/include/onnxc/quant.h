@@ -588,9 +588,23 @@ inline std::uint32_t even_bytes(std::uint32_t v, std::int8_t) {
 inline std::uint32_t odd_bytes(std::uint32_t v, std::int8_t) { return even_bytes(v >> 8, std::int8_t{}); }
 #endif
 
-// The low halves of a and b as one word (a's low), and the high halves.
+// The low halves of a and b as one word (a's low), and the high halves. On cores with the DSP
+// extension one PKHBT / PKHTB each (GCC builds them of two instructions, UXTH or AND, and ORR).
+#if defined(ONNXC_QUANT_DUAL_MAC) && defined(__thumb2__)
+inline std::uint32_t low_halves(std::uint32_t a, std::uint32_t b) {
+  std::uint32_t r;
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+inline std::uint32_t high_halves(std::uint32_t a, std::uint32_t b) {
+  std::uint32_t r;
+  __asm__("pkhtb %0, %2, %1, asr #16" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+#else
 inline std::uint32_t low_halves(std::uint32_t a, std::uint32_t b) { return (a & 0xFFFFu) | (b << 16); }
 inline std::uint32_t high_halves(std::uint32_t a, std::uint32_t b) { return (a >> 16) | (b & 0xFFFF0000u); }
+#endif
 
 // Bytes p[0] and p[1] as a 16-bit number, p[0] the low byte (one LDRH on little-endian cores).
 inline std::uint32_t load_u16(const std::uint8_t* p) {
@@ -734,11 +748,7 @@ inline void copy_bytes_strided(std::uint8_t* dst, const std::uint8_t* src, index
     const auto quad = [](const std::uint8_t* s) {
       std::uint32_t lo = detail::even_bytes(detail::load_u32(s), std::uint8_t{});
       std::uint32_t hi = detail::odd_bytes(detail::load_u32(s + 3), std::uint8_t{});
-      lo |= lo >> 8;
-      hi |= hi >> 8;
-      std::uint32_t v;
-      __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(v) : "r"(lo), "r"(hi));
-      return v;
+      return detail::low_halves(lo | (lo >> 8), hi | (hi >> 8));
     };
     for (; j + 8 <= n; j += 8) {
       const std::uint32_t v0 = quad(src + 2 * j), v1 = quad(src + 2 * j + 8);
