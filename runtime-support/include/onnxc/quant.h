@@ -1537,8 +1537,14 @@ inline void qconv_im2col_row_segments(const ConvParams& p, const std::uint8_t* x
   const index_t ih_first = kh * p.dilation_h - p.pad_h;  // (at oh = 0)
   index_t id = od * p.stride_d - p.pad_d + kd * p.dilation_d, ih = oh * p.stride_h + ih_first;
   // The padding first, the whole row in one fill (per segment, a few bytes each side of the
-  // run, the fills were calls of memset: most of a narrow strided layer's im2col), then the runs.
-  fill_bytes(row, zx, cols);
+  // run, the fills were calls of memset: most of a narrow strided layer's im2col), then the runs;
+  // no fill where the tap falls inside the input at every output position (the runs then cover
+  // the row: VWW's first Conv, padded at the end only, has 4 such taps of 9).
+  const index_t id_first = kd * p.dilation_d - p.pad_d;
+  const bool inside = valid_lo == 0 && valid_hi == out_w && ih_first >= 0 &&
+                      (p.out_h - 1) * p.stride_h + ih_first < in_h && id_first >= 0 &&
+                      (p.out_d - 1) * p.stride_d + id_first < p.in_d;
+  if (!inside) fill_bytes(row, zx, cols);
   for (index_t j = 0; j < cols; ow0 = 0) {
     const index_t end = out_w - ow0 < cols - j ? out_w : ow0 + cols - j;  // the segment [ow0, end)
     if (id >= 0 && id < p.in_d && ih >= 0 && ih < in_h) {
