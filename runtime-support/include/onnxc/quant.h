@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #if defined(__SSE2__)  // every x86-64; the VNNI product below needs AVX-512 as well
 #include <immintrin.h>
@@ -102,6 +103,17 @@ inline Q quantize_value(float v, std::int32_t zero_point) {
   return static_cast<Q>(static_cast<std::int32_t>((v + magic) - magic) + zero_point);
 }
 
+}  // namespace rt
+}  // namespace onnxc
+
+#if defined(ONNXC_QUANTIZE_BYTE_VCVTR) && !defined(ONNXC_QUANT_MVE) && defined(__thumb2__)
+#define ONNXC_QUANTIZE_FLOATS_DSP 1
+#include "onnxc/quant_quantize_armv7em_dsp.h"  // (tested under QEMU: tests/firmware/kernels)
+#endif
+
+namespace onnxc {
+namespace rt {
+
 template <class Q>
 inline std::int32_t saturate_to_range(std::int64_t v) {
   const std::int64_t lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
@@ -138,7 +150,11 @@ inline void quantize_linear(const QuantLayout& q, const X* x, const S* scale, co
     const float s = static_cast<float>(load(scale[0]));
     const std::int32_t zp = zero_point ? static_cast<std::int32_t>(zero_point[0]) : 0;
     const index_t n = q.outer * q.axis * q.inner;
-    for (index_t i = 0; i < n; ++i) y[i] = quantize_value<Q>(static_cast<float>(load(x[i])) / s, zp);
+    index_t i = 0;
+#if defined(ONNXC_QUANTIZE_FLOATS_DSP)
+    if constexpr (sizeof(Q) == 1 && std::is_same<X, float>::value) i = detail::quantize_floats_dsp(x, s, zp, y, n);
+#endif
+    for (; i < n; ++i) y[i] = quantize_value<Q>(static_cast<float>(load(x[i])) / s, zp);
     return;
   }
   for_each_quant_element(q, [&](index_t i, index_t s) {
@@ -572,9 +588,23 @@ inline std::uint32_t even_bytes(std::uint32_t v, std::int8_t) {
 inline std::uint32_t odd_bytes(std::uint32_t v, std::int8_t) { return even_bytes(v >> 8, std::int8_t{}); }
 #endif
 
-// The low halves of a and b as one word (a's low), and the high halves.
+// The low halves of a and b as one word (a's low), and the high halves. On cores with the DSP
+// extension one PKHBT / PKHTB each (GCC builds them of two instructions, UXTH or AND, and ORR).
+#if defined(ONNXC_QUANT_DUAL_MAC) && defined(__thumb2__)
+inline std::uint32_t low_halves(std::uint32_t a, std::uint32_t b) {
+  std::uint32_t r;
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+inline std::uint32_t high_halves(std::uint32_t a, std::uint32_t b) {
+  std::uint32_t r;
+  __asm__("pkhtb %0, %2, %1, asr #16" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+#else
 inline std::uint32_t low_halves(std::uint32_t a, std::uint32_t b) { return (a & 0xFFFFu) | (b << 16); }
 inline std::uint32_t high_halves(std::uint32_t a, std::uint32_t b) { return (a >> 16) | (b & 0xFFFF0000u); }
+#endif
 
 // Bytes p[0] and p[1] as a 16-bit number, p[0] the low byte (one LDRH on little-endian cores).
 inline std::uint32_t load_u16(const std::uint8_t* p) {
@@ -710,13 +740,30 @@ inline void copy_bytes_strided(std::uint8_t* dst, const std::uint8_t* src, index
     return;
   }
 #elif defined(ONNXC_QUANT_DUAL_MAC) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (stride == 2) {  // four bytes from two words: their even bytes (UXTB16), each pair closed up
-    for (; j + 5 <= n; j += 4) {  // (the second word's last byte is src[2 j + 7] <= src[2 (n - 1)])
-      const std::uint32_t lo = detail::even_bytes(detail::load_u32(src + 2 * j), std::uint8_t{});
-      const std::uint32_t hi = detail::even_bytes(detail::load_u32(src + 2 * j + 4), std::uint8_t{});
-      const std::uint32_t v = ((lo | (lo >> 8)) & 0xFFFFu) | ((hi | (hi >> 8)) << 16);
+  if (stride == 2 && n >= 4) {
+    // Four bytes from two words: the even bytes of src[2 j ..] (UXTB16) and the odd ones of
+    // src[2 j + 3 ..] (UXTB16 with ROR 8: src[2 j + 4], src[2 j + 6], so nothing is read past
+    // src[2 (n - 1)]), each pair closed up, the halves joined by PKHBT: eight bytes a turn, then
+    // a last four ending at the run's end (overlapping the ones before, as copy_bytes_by_words).
+    const auto quad = [](const std::uint8_t* s) {
+      std::uint32_t lo = detail::even_bytes(detail::load_u32(s), std::uint8_t{});
+      std::uint32_t hi = detail::odd_bytes(detail::load_u32(s + 3), std::uint8_t{});
+      return detail::low_halves(lo | (lo >> 8), hi | (hi >> 8));
+    };
+    for (; j + 8 <= n; j += 8) {
+      const std::uint32_t v0 = quad(src + 2 * j), v1 = quad(src + 2 * j + 8);
+      std::memcpy(dst + j, &v0, 4);
+      std::memcpy(dst + j + 4, &v1, 4);
+    }
+    if (j + 4 < n) {
+      const std::uint32_t v = quad(src + 2 * j);
       std::memcpy(dst + j, &v, 4);
     }
+    if (j < n) {
+      const std::uint32_t v = quad(src + 2 * (n - 4));
+      std::memcpy(dst + n - 4, &v, 4);
+    }
+    return;
   }
 #endif
   for (; j < n; ++j) dst[j] = src[j * stride];
@@ -1490,8 +1537,14 @@ inline void qconv_im2col_row_segments(const ConvParams& p, const std::uint8_t* x
   const index_t ih_first = kh * p.dilation_h - p.pad_h;  // (at oh = 0)
   index_t id = od * p.stride_d - p.pad_d + kd * p.dilation_d, ih = oh * p.stride_h + ih_first;
   // The padding first, the whole row in one fill (per segment, a few bytes each side of the
-  // run, the fills were calls of memset: most of a narrow strided layer's im2col), then the runs.
-  fill_bytes(row, zx, cols);
+  // run, the fills were calls of memset: most of a narrow strided layer's im2col), then the runs;
+  // no fill where the tap falls inside the input at every output position (the runs then cover
+  // the row: VWW's first Conv, padded at the end only, has 4 such taps of 9).
+  const index_t id_first = kd * p.dilation_d - p.pad_d;
+  const bool inside = valid_lo == 0 && valid_hi == out_w && ih_first >= 0 &&
+                      (p.out_h - 1) * p.stride_h + ih_first < in_h && id_first >= 0 &&
+                      (p.out_d - 1) * p.stride_d + id_first < p.in_d;
+  if (!inside) fill_bytes(row, zx, cols);
   for (index_t j = 0; j < cols; ow0 = 0) {
     const index_t end = out_w - ow0 < cols - j ? out_w : ow0 + cols - j;  // the segment [ow0, end)
     if (id >= 0 && id < p.in_d && ih >= 0 && ih < in_h) {

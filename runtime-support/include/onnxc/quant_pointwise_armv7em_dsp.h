@@ -55,7 +55,30 @@ inline void pointwise_widen_dsp(const std::uint8_t* x0, index_t plane, index_t c
                                 index_t positions, std::uint32_t* block) {
   const index_t pairs = positions / 2;
   const index_t whole = (2 * (k0 + kc) <= channels ? kc : (channels - 2 * k0) / 2);  // pairs of two real channels
-  for (index_t pp = 0; pp < pairs; ++pp) {
+  index_t pp = 0;
+  // Two position pairs at a time: one word of four positions from each of the two channels, the
+  // front and back pairs of positions joined (PKHBT, PKHTB), then split (UXTB16, with ROR 8):
+  // 14 instructions for four positions of a channel pair where a position pair alone took 11.
+  for (; pp + 2 <= pairs; pp += 2) {
+    const std::uint8_t* x = x0 + 2 * k0 * plane + 2 * pp;
+    std::uint32_t* b = block + pp * kc * 2;
+    std::uint32_t* c = b + kc * 2;
+    for (index_t k = 0; k < whole; ++k, x += 2 * plane, b += 2, c += 2) {
+      const std::uint32_t first = load_u32(x), second = load_u32(x + plane);  // channels c, c + 1
+      const std::uint32_t front = low_halves(first, second), back = high_halves(first, second);
+      b[0] = even_bytes(front, std::uint8_t{});
+      b[1] = odd_bytes(front, std::uint8_t{});
+      c[0] = even_bytes(back, std::uint8_t{});
+      c[1] = odd_bytes(back, std::uint8_t{});
+    }
+    if (whole < kc) {  // the odd last channel
+      b[0] = x[0];
+      b[1] = x[1];
+      c[0] = x[2];
+      c[1] = x[3];
+    }
+  }
+  for (; pp < pairs; ++pp) {
     const std::uint8_t* x = x0 + 2 * k0 * plane + 2 * pp;
     std::uint32_t* b = block + pp * kc * 2;
     for (index_t k = 0; k < whole; ++k, x += 2 * plane, b += 2) {

@@ -240,6 +240,46 @@ int requantize_case(index_t n, float multiplier, std::int32_t zero_point, std::i
   return 0;
 }
 
+// QuantizeLinear with one scale (the M4's eight values per turn, with and without a zero point)
+// against the definition: saturate(round_half_even(x / scale) + zero_point), the rounding by
+// nearbyintf in the default rounding mode, NaN as 0. Ties, values past the range and past 2^31,
+// infinities and NaN.
+template <class Q>
+int quantize_case(index_t n, float scale, std::int32_t zero_point) {
+  static float xs[75];
+  static Q out[76];
+  const Q zp[1] = {static_cast<Q>(zero_point)};
+  for (index_t i = 0; i < n; ++i) {
+    const std::int32_t v = static_cast<std::int32_t>(next() % 700u) - 350;
+    xs[i] = i % 3 == 0 ? (static_cast<float>(v) + 0.5f) * scale : static_cast<float>(v) * 0.37f * scale;
+  }
+  const float specials[] = {3.0e9f * scale, -3.0e9f * scale, INFINITY, -INFINITY, NAN, 2.5f * scale, -2.5f * scale};
+  for (index_t i = 0; i < 7 && i * 5 + 2 < n; ++i) xs[i * 5 + 2] = specials[i];
+  for (Q& o : out) o = 77;
+  const rt::QuantLayout all = {1, 1, n, 1, 0, 0, 0};
+  rt::quantize_linear(all, xs, &scale, zp, out);
+  for (index_t i = 0; i <= n; ++i) {
+    std::int32_t want = 77;
+    if (i < n) {
+      const float r = xs[i] / scale;
+      const float v = (r == r ? std::nearbyintf(r) : 0.0f) + static_cast<float>(zero_point);
+      const float lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
+      want = static_cast<std::int32_t>(v < lo ? lo : (v > hi ? hi : v));
+    }
+    if (out[i] != want) {
+      sh::print("quantize_linear: at ");
+      print_number(i);
+      sh::print(": ");
+      print_number(out[i]);
+      sh::print(" expected ");
+      print_number(want);
+      sh::print("\n");
+      return 1;
+    }
+  }
+  return 0;
+}
+
 // depthwise_3x3 ("same" 3x3, stride 1) against the direct definition, with per-channel weight
 // zero points: sum over taps inside the input of (x - zx) * (w - zw).
 template <class X>
@@ -413,6 +453,11 @@ int main() {
     failed += requantize_case<std::int8_t>(n, 0.5f, -7, 0);
     failed += requantize_case<std::uint8_t>(n, 3.0f, 129, -5);
     failed += requantize_case<std::int8_t>(n, 3.0f, 1, 7);
+  }
+  const index_t values[] = {1, 7, 8, 9, 16, 23, 75};  // (M4: octets and a tail)
+  for (index_t n : values) {
+    failed += quantize_case<std::uint8_t>(n, 0.0078125f, 0) + quantize_case<std::uint8_t>(n, 0.013f, 131);
+    failed += quantize_case<std::int8_t>(n, 0.5f, 0) + quantize_case<std::int8_t>(n, 0.021f, -9);
   }
   sh::print(failed ? "FAIL\n" : "PASS quant kernels\n");
   return failed;
