@@ -52,8 +52,9 @@ float reference_max(const rt::PoolParams& p, const float* x, index_t oh, index_t
 TEST_CASE("float max_pool's row kernels give each window's max", "[pool]") {
   // {in_h, in_w, out_h, out_w, k, stride, pad, pad_end, dilation}: squeezenet's 3x3 stride 2
   // (with ceil_mode's window past the end), rows wide enough for several vectors, padding,
-  // dilation, strides with no fixed-stride path; planes narrower than a vector with padding
-  // (7 x 7, 3 x 3 s1 p1) and ceil_mode (5 x 5 s5), and a row wider than the column buffer.
+  // dilation, strides with no fixed-stride path; planes narrower than two vectors with stride 1
+  // (whole planes at a time: padding, dilation, uneven padding, a single row), ceil_mode
+  // (5 x 5 s5), and a row wider than the column buffer.
   const index_t cases[][9] = {{111, 111, 55, 55, 3, 2, 0, 0, 1}, {27, 27, 13, 13, 3, 2, 0, 0, 1},
                               {20, 70, 11, 36, 3, 2, 1, 1, 1}, {9, 40, 9, 40, 3, 1, 1, 1, 1},
                               {13, 50, 5, 23, 3, 2, 0, 0, 2},  {10, 41, 4, 14, 3, 3, 1, 1, 1},
@@ -65,7 +66,8 @@ TEST_CASE("float max_pool's row kernels give each window's max", "[pool]") {
                               {5, 99, 2, 47, 6, 2, 0, 1, 1},
                               {7, 7, 7, 7, 3, 1, 1, 1, 1},     {7, 7, 2, 2, 5, 5, 0, 0, 1},
                               {9, 30, 3, 8, 4, 4, 2, 2, 1},    {8, 20, 8, 20, 3, 1, 2, 2, 2},
-                              {5, 5, 5, 5, 3, 1, 2, 2, 2},     {3, 600, 3, 600, 3, 1, 1, 1, 1}};
+                              {5, 5, 5, 5, 3, 1, 2, 2, 2},     {3, 600, 3, 600, 3, 1, 1, 1, 1},
+                              {6, 13, 6, 13, 4, 1, 1, 2, 1},   {7, 31, 1, 25, 7, 1, 0, 0, 1}};
   for (const auto& c : cases) {
     const rt::PoolParams p{2, 1, c[0], c[1], 1, c[2], c[3], 1, c[4], c[4], 1, c[5], c[5], 1, c[8], c[8],
                            0, c[6], c[6], 0, c[7], c[7], false};
