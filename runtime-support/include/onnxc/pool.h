@@ -262,7 +262,8 @@ inline void max_pool_row_stride2(const PoolParams& p, const float* const* rows, 
 #endif
 
 // One output row from the input rows its windows cover: through their column maxima where the
-// row fits the buffer (SIMD targets), else tap by tap.
+// row fits the buffer (SIMD targets; any stride: strides over 2 then fold k_w column maxima per
+// window, not count x k_w taps), else tap by tap.
 inline void max_pool_output_row(const PoolParams& p, const float* const* rows, index_t count, float* yrow) {
 #if defined(ONNXC_SIMD) && defined(__AVX512F__)
   if (count > 0 && p.stride_w == 2 && p.dilation_w == 1 && p.k_w <= kStride2MaxKernel)
@@ -271,7 +272,7 @@ inline void max_pool_output_row(const PoolParams& p, const float* const* rows, i
 #if defined(ONNXC_SIMD)
   alignas(64) float column[kMaxPoolColumnFloats];
   const float* column_row = column;
-  if (count > 1 && p.in_w <= kMaxPoolColumnFloats && (p.stride_w == 1 || p.stride_w == 2)) {
+  if (count > 1 && p.in_w <= kMaxPoolColumnFloats) {
     column_max(rows, count, p.in_w, column);
     rows = &column_row;
     count = 1;
