@@ -336,7 +336,7 @@ TEST_CASE("ReduceMax and ReduceMin over two axes, the last a short run (axes 1 a
     }
 }
 
-TEST_CASE("Sums, ReduceProd and ReduceLogSum over short runs and strided elements, a vector of outputs at a time, match float64",
+TEST_CASE("Sums, ReduceProd, ReduceLogSum and ReduceLogSumExp over short runs and strided elements, a vector of outputs at a time, match float64",
           "[reduce]") {
   // One output's reduced elements: the n contiguous elements of a row (kept [3, 37] with gaps),
   // or axes 1 and 3 of [2, 5, h, w] (a strided axis and a short run); values in [0.5, 1.5], so
@@ -362,7 +362,8 @@ TEST_CASE("Sums, ReduceProd and ReduceLogSum over short runs and strided element
     const std::vector<float> sum = out(rt::ReduceSum{}, x.data()), mean = out(rt::ReduceMean{}, x.data()),
                              sq = out(rt::ReduceSumSquare{}, x.data()), l1 = out(rt::ReduceL1{}, x.data()),
                              l2 = out(rt::ReduceL2{}, x.data()), prod = out(rt::ReduceProd{}, x.data()),
-                             log_sum = out(rt::ReduceLogSum{}, x.data());
+                             log_sum = out(rt::ReduceLogSum{}, x.data()),
+                             log_sum_exp = out(rt::ReduceLogSumExp{}, x.data());
     // the points of a strided space of rank 1 or 2, row-major (written here, not the kernel's walk)
     const auto walk = [](int rank, const index_t* dims, const index_t* strides, auto f) {
       for (index_t a = 0; a < dims[0]; ++a)
@@ -370,13 +371,14 @@ TEST_CASE("Sums, ReduceProd and ReduceLogSum over short runs and strided element
     };
     index_t o = 0;
     walk(s.p.kept_rank, s.p.kept_dims, s.p.kept_strides, [&](index_t at) {
-      double want_sum = 0, want_sq = 0, want_prod = 1;
+      double want_sum = 0, want_sq = 0, want_prod = 1, want_exp = 0;
       index_t count = 0;
       walk(s.p.reduced_rank, s.p.reduced_dims, s.p.reduced_strides, [&](index_t r) {
         const double v = x[static_cast<std::size_t>(at + r)];
         want_sum += v;
         want_sq += v * v;
         want_prod *= v;
+        want_exp += std::exp(v);
         ++count;
       });
       const auto near = [](float got, double want) { return std::fabs(got - want) <= 1e-5 * std::fabs(want) + 1e-6; };
@@ -389,6 +391,7 @@ TEST_CASE("Sums, ReduceProd and ReduceLogSum over short runs and strided element
       CHECK(near(l2[i], std::sqrt(want_sq)));
       CHECK(near(prod[i], want_prod));
       CHECK(near(log_sum[i], std::log(want_sum)));
+      CHECK(near(log_sum_exp[i], std::log(want_exp)));
     });
     REQUIRE(o == s.outputs);
   }

@@ -10,6 +10,7 @@
 
 #include "onnxc/base.h"
 #include "onnxc/numeric.h"
+#include "onnxc/math_simd.h"
 #include "onnxc/simd.h"
 
 #if defined(ONNXC_SIMD)
@@ -417,13 +418,14 @@ inline void reduce_rows(const ReduceParams& p, const T* x, T* y) {
 template <class Reducer, class T>
 inline bool reduces_in_lanes(const ReduceParams& p) {
 #if defined(ONNXC_SIMD)
-  if constexpr (!std::is_same<T, float>::value || !RowForm<Reducer, T>::kExists ||
-                std::is_same<Reducer, ReduceLogSumExp>::value) {
+  if constexpr (!std::is_same<T, float>::value || !RowForm<Reducer, T>::kExists) {
     (void)p;
     return false;
   } else {
     if (p.kept_rank < 1 || p.reduced_rank < 1 || p.kept_dims[p.kept_rank - 1] < 2) return false;
-    if (RowForm<Reducer, T>::kBlocked && reduced_count(p) > kSumBlock) return false;
+    if constexpr (!std::is_same<Reducer, ReduceLogSumExp>::value) {  // (its walk's sum is one chain)
+      if (RowForm<Reducer, T>::kBlocked && reduced_count(p) > kSumBlock) return false;
+    }
     // ReduceSum and ReduceMean sum contiguous runs in vectors: a run over half a vector is summed
     // faster so than by one gather per element (docs/performance.md, sixth round)
     constexpr bool kContiguousSums = std::is_same<Reducer, ReduceSum>::value || std::is_same<Reducer, ReduceMean>::value;
@@ -440,10 +442,19 @@ inline bool reduces_in_lanes(const ReduceParams& p) {
 template <class Reducer>
 inline void reduce_in_lanes(const ReduceParams& p, const float* x, float* y) {
 #if defined(ONNXC_SIMD)
-  if constexpr (!RowForm<Reducer, float>::kExists || std::is_same<Reducer, ReduceLogSumExp>::value) {
+  if constexpr (!RowForm<Reducer, float>::kExists) {
     (void)p;  // not taken: reduces_in_lanes
     (void)x;
     (void)y;
+  } else if constexpr (std::is_same<Reducer, ReduceLogSumExp>::value) {
+    const int outer = p.kept_rank - 1;
+    const index_t inner = p.kept_dims[outer], stride = p.kept_strides[outer];
+    const auto reduced = [&p](auto f) { for_each_offset(p.reduced_rank, p.reduced_dims, p.reduced_strides, f); };
+    index_t i = 0;
+    for_each_offset(outer, p.kept_dims, p.kept_strides, [&](index_t o) {
+      reduce_simd::log_sum_exp_lanes(x + o, inner, stride, reduced, y + i);
+      i += inner;
+    });
   } else {
   using Form = RowForm<Reducer, float>;
   const int outer = p.kept_rank - 1;
