@@ -133,6 +133,14 @@ TEST_CASE("gemm_dots matches a double-precision product over few and many column
         for (index_t n : {1, 2, 3, 4, 5, 7, 9})
           for (index_t k : {1, 7, 16, 17, 33, 255, 256, 257, 600})
             check({m, n, k, false, tb, (m + k) % 2 == 0, act}, (n + k) % 3 == 0, false, true);
+  // A short depth (at most half a vector: vectors along N) over column counts around one and two
+  // vectors (8 and 16 lanes) with their tails, and the depths just past it.
+  for (bool tb : {false, true})
+    for (index_t m : {1, 7})
+      for (index_t n : {5, 8, 15, 16, 17, 33, 40})
+        for (index_t k : {1, 2, 3, 4, 5, 8, 9})
+          check({m, n, k, false, tb, (n + k) % 2 == 0, (m + n) % 2 ? Activation::Relu : Activation::None},
+                (n + k) % 3 == 0, false, true);
 }
 
 TEST_CASE("matmul_dots multiplies batches of few columns, B broadcast over them by its offsets") {

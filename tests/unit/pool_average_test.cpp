@@ -1,8 +1,10 @@
 // rt::average_pool's float path by rows (column sums, then the windows' means; the vector
 // windows of pool_average_simd.h where this file is compiled with ONNXC_SIMD) against a
 // float64 mean over each window's taps written here: strides 1, 2 and 3, padding, dilation,
-// count_include_pad, ceil_mode's windows past the end, 1-d pools and rows with tails; and
-// rt::global_max_pool (vector maxima on SIMD targets) against a scalar max that skips NaNs.
+// count_include_pad, ceil_mode's windows past the end, 1-d pools and rows with tails;
+// rt::max_pool's float rows (padded rows of column maxima, strided vectors, AVX-512's stride-2
+// permutes) against each window's max taken here; and rt::global_max_pool (vector maxima on
+// SIMD targets) against a scalar max that skips NaNs.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -33,7 +35,63 @@ double reference_mean(const rt::PoolParams& p, const float* x, index_t oh, index
   return div > 0 ? sum / static_cast<double>(div) : 0.0;
 }
 
+// The window max of ONNX MaxPool over one plane (taps inside the input only).
+float reference_max(const rt::PoolParams& p, const float* x, index_t oh, index_t ow) {
+  float best = -std::numeric_limits<float>::infinity();
+  for (index_t kh = 0; kh < p.k_h; ++kh)
+    for (index_t kw = 0; kw < p.k_w; ++kw) {
+      const index_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
+      const index_t iw = ow * p.stride_w - p.pad_w + kw * p.dilation_w;
+      if (ih >= 0 && ih < p.in_h && iw >= 0 && iw < p.in_w && x[ih * p.in_w + iw] > best) best = x[ih * p.in_w + iw];
+    }
+  return best;
+}
+
 }  // namespace
+
+TEST_CASE("float max_pool's row kernels give each window's max", "[pool]") {
+  // {in_h, in_w, out_h, out_w, k, stride, pad, pad_end, dilation}: squeezenet's 3x3 stride 2
+  // (with ceil_mode's window past the end), rows wide enough for several vectors, padding,
+  // dilation, strides with no fixed-stride path; planes narrower than two vectors with stride 1
+  // (whole planes at a time: padding, dilation, uneven padding, a single row), ceil_mode
+  // (5 x 5 s5), and a row wider than the column buffer.
+  const index_t cases[][9] = {{111, 111, 55, 55, 3, 2, 0, 0, 1}, {27, 27, 13, 13, 3, 2, 0, 0, 1},
+                              {20, 70, 11, 36, 3, 2, 1, 1, 1}, {9, 40, 9, 40, 3, 1, 1, 1, 1},
+                              {13, 50, 5, 23, 3, 2, 0, 0, 2},  {10, 41, 4, 14, 3, 3, 1, 1, 1},
+                              {12, 12, 6, 7, 2, 2, 0, 1, 1},
+                              // stride 2 with 1 to 16 taps per row (AVX-512 picks them by lane
+                              // permutes), rows of one, two and three vectors of outputs plus a tail
+                              {7, 40, 3, 20, 1, 2, 0, 0, 1},   {31, 77, 16, 39, 5, 2, 2, 2, 1},
+                              {9, 80, 4, 40, 4, 2, 1, 1, 1},   {20, 64, 3, 25, 16, 2, 0, 0, 1},
+                              {5, 99, 2, 47, 6, 2, 0, 1, 1},
+                              {7, 7, 7, 7, 3, 1, 1, 1, 1},     {7, 7, 2, 2, 5, 5, 0, 0, 1},
+                              {9, 30, 3, 8, 4, 4, 2, 2, 1},    {8, 20, 8, 20, 3, 1, 2, 2, 2},
+                              {5, 5, 5, 5, 3, 1, 2, 2, 2},     {3, 600, 3, 600, 3, 1, 1, 1, 1},
+                              {6, 13, 6, 13, 4, 1, 1, 2, 1},   {7, 31, 1, 25, 7, 1, 0, 0, 1}};
+  for (const auto& c : cases) {
+    const rt::PoolParams p{2, 1, c[0], c[1], 1, c[2], c[3], 1, c[4], c[4], 1, c[5], c[5], 1, c[8], c[8],
+                           0, c[6], c[6], 0, c[7], c[7], false};
+    // A ramp (many ties) and scattered values (a wrong tap or lane shows)
+    std::vector<float> ramp(static_cast<std::size_t>(2 * c[0] * c[1])), scattered(ramp.size());
+    for (std::size_t i = 0; i < ramp.size(); ++i) {
+      ramp[i] = 0.5f * static_cast<float>(i % 97);
+      scattered[i] = static_cast<float>((i * 2654435761u >> 8) % 1000) - 500.0f;
+    }
+    for (const auto* in : {&ramp, &scattered}) {
+      std::vector<float> y(static_cast<std::size_t>(2 * c[2] * c[3]), -99.0f);
+      rt::max_pool(p, in->data(), y.data(), static_cast<std::int64_t*>(nullptr), 0);
+      for (index_t plane = 0; plane < 2; ++plane)
+        for (index_t oh = 0; oh < c[2]; ++oh)
+          for (index_t ow = 0; ow < c[3]; ++ow) {
+            INFO("plane " << c[0] << "x" << c[1] << ", kernel " << c[4] << ", stride " << c[5] << ", pad " << c[6]
+                          << "/" << c[7] << ", dilation " << c[8] << (in == &ramp ? ", ramp" : ", scattered")
+                          << ", output " << oh << "," << ow);
+            REQUIRE(y[static_cast<std::size_t>((plane * c[2] + oh) * c[3] + ow)] ==
+                    reference_max(p, in->data() + plane * c[0] * c[1], oh, ow));
+          }
+    }
+  }
+}
 
 TEST_CASE("float average_pool by rows gives each window's mean", "[pool]") {
   // {in_h, in_w, out_h, out_w, k_h, k_w, stride, pad, pad_end, dilation}

@@ -335,3 +335,64 @@ TEST_CASE("ReduceMax and ReduceMin over two axes, the last a short run (axes 1 a
       }
     }
 }
+
+TEST_CASE("Sums, ReduceProd, ReduceLogSum and ReduceLogSumExp over short runs and strided elements, a vector of outputs at a time, match float64",
+          "[reduce]") {
+  // One output's reduced elements: the n contiguous elements of a row (kept [3, 37] with gaps),
+  // or axes 1 and 3 of [2, 5, h, w] (a strided axis and a short run); values in [0.5, 1.5], so
+  // the logarithm and the product are defined and finite.
+  struct Shape {
+    rt::ReduceParams p;
+    index_t inputs, outputs;
+  };
+  std::vector<Shape> shapes;
+  for (index_t n : {1, 2, 3, 7, 16, 17, 33, 64, 65}) {
+    const index_t rows = 37, row_stride = n + 3, block_stride = rows * row_stride + 5;
+    shapes.push_back({{2, {3, rows}, {block_stride, row_stride}, 1, {n}, {1}}, 3 * block_stride, 3 * rows});
+  }
+  for (index_t w : {2, 7, 20}) shapes.push_back({{2, {2, 13}, {5 * 13 * w, w}, 2, {5, w}, {13 * w, 1}}, 2 * 5 * 13 * w, 26});
+  for (const Shape& s : shapes) {
+    std::vector<float> x = values(static_cast<std::size_t>(s.inputs));
+    for (float& v : x) v = 1.0f + 0.5f * v;
+    const auto out = [&s](auto reducer, const float* in) {
+      std::vector<float> y(static_cast<std::size_t>(s.outputs), -7.0f);
+      rt::reduce<decltype(reducer)>(s.p, in, y.data());
+      return y;
+    };
+    const std::vector<float> sum = out(rt::ReduceSum{}, x.data()), mean = out(rt::ReduceMean{}, x.data()),
+                             sq = out(rt::ReduceSumSquare{}, x.data()), l1 = out(rt::ReduceL1{}, x.data()),
+                             l2 = out(rt::ReduceL2{}, x.data()), prod = out(rt::ReduceProd{}, x.data()),
+                             log_sum = out(rt::ReduceLogSum{}, x.data()),
+                             log_sum_exp = out(rt::ReduceLogSumExp{}, x.data());
+    // the points of a strided space of rank 1 or 2, row-major (written here, not the kernel's walk)
+    const auto walk = [](int rank, const index_t* dims, const index_t* strides, auto f) {
+      for (index_t a = 0; a < dims[0]; ++a)
+        for (index_t b = 0; b < (rank > 1 ? dims[1] : 1); ++b) f(a * strides[0] + (rank > 1 ? b * strides[1] : 0));
+    };
+    index_t o = 0;
+    walk(s.p.kept_rank, s.p.kept_dims, s.p.kept_strides, [&](index_t at) {
+      double want_sum = 0, want_sq = 0, want_prod = 1, want_exp = 0;
+      index_t count = 0;
+      walk(s.p.reduced_rank, s.p.reduced_dims, s.p.reduced_strides, [&](index_t r) {
+        const double v = x[static_cast<std::size_t>(at + r)];
+        want_sum += v;
+        want_sq += v * v;
+        want_prod *= v;
+        want_exp += std::exp(v);
+        ++count;
+      });
+      const auto near = [](float got, double want) { return std::fabs(got - want) <= 1e-5 * std::fabs(want) + 1e-6; };
+      const std::size_t i = static_cast<std::size_t>(o++);
+      INFO("reduced " << count << " elements, output " << i);
+      CHECK(near(sum[i], want_sum));
+      CHECK(near(l1[i], want_sum));
+      CHECK(near(mean[i], want_sum / static_cast<double>(count)));
+      CHECK(near(sq[i], want_sq));
+      CHECK(near(l2[i], std::sqrt(want_sq)));
+      CHECK(near(prod[i], want_prod));
+      CHECK(near(log_sum[i], std::log(want_sum)));
+      CHECK(near(log_sum_exp[i], std::log(want_exp)));
+    });
+    REQUIRE(o == s.outputs);
+  }
+}

@@ -804,39 +804,6 @@ TEST_CASE("lstm with W and R in the unit-chunk layout, projected or not, matches
     }
 }
 
-TEST_CASE("float max_pool's row kernel matches the general loop") {
-  namespace rt = onnxc::rt;
-  // {in_h, in_w, out_h, out_w, k, stride, pad, pad_end, dilation}: squeezenet's 3x3 stride 2
-  // (with ceil_mode's window past the end), rows wide enough for several vectors, padding,
-  // dilation, and a stride with no fixed-stride path.
-  const index_t cases[][9] = {{111, 111, 55, 55, 3, 2, 0, 0, 1}, {27, 27, 13, 13, 3, 2, 0, 0, 1},
-                              {20, 70, 11, 36, 3, 2, 1, 1, 1}, {9, 40, 9, 40, 3, 1, 1, 1, 1},
-                              {13, 50, 5, 23, 3, 2, 0, 0, 2},  {10, 41, 4, 14, 3, 3, 1, 1, 1},
-                              {12, 12, 6, 7, 2, 2, 0, 1, 1},
-                              // stride 2 with 1 to 16 taps per row (AVX-512 picks them by lane
-                              // permutes), rows of one, two and three vectors of outputs plus a tail
-                              {7, 40, 3, 20, 1, 2, 0, 0, 1},   {31, 77, 16, 39, 5, 2, 2, 2, 1},
-                              {9, 80, 4, 40, 4, 2, 1, 1, 1},   {20, 64, 3, 25, 16, 2, 0, 0, 1},
-                              {5, 99, 2, 47, 6, 2, 0, 1, 1}};
-  for (const auto& c : cases) {
-    const rt::PoolParams p{2, 1, c[0], c[1], 1, c[2], c[3], 1, c[4], c[4], 1, c[5], c[5], 1, c[8], c[8],
-                           0, c[6], c[6], 0, c[7], c[7], false};
-    // A ramp (many ties) and scattered values (a wrong tap or lane shows)
-    auto x = ramp(2 * c[0] * c[1], 0.5f), scattered = x;
-    for (std::size_t i = 0; i < scattered.size(); ++i)
-      scattered[i] = static_cast<float>((i * 2654435761u >> 8) % 1000) - 500.0f;
-    for (const auto* in : {&x, &scattered}) {
-      std::vector<float> y(static_cast<std::size_t>(2 * c[2] * c[3])), expected(y.size());
-      std::vector<std::int64_t> indices(y.size());
-      rt::max_pool(p, in->data(), expected.data(), indices.data(), 0);  // indices: the general loop
-      rt::max_pool(p, in->data(), y.data(), static_cast<std::int64_t*>(nullptr), 0);
-      INFO("plane " << c[0] << "x" << c[1] << ", kernel " << c[4] << ", stride " << c[5] << ", pad " << c[6]
-                    << (in == &x ? ", ramp" : ", scattered"));
-      for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == expected[i]);
-    }
-  }
-}
-
 TEST_CASE("float global_average_pool's vector sums match a double-precision mean") {
   // Planes shorter than a vector, every remainder around one and two vectors (16 lanes on
   // AVX-512, 8 on AVX2), and squeezenet1_1's 13 x 13.

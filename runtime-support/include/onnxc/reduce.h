@@ -10,6 +10,7 @@
 
 #include "onnxc/base.h"
 #include "onnxc/numeric.h"
+#include "onnxc/math_simd.h"
 #include "onnxc/simd.h"
 
 #if defined(ONNXC_SIMD)
@@ -407,19 +408,31 @@ inline void reduce_rows(const ReduceParams& p, const T* x, T* y) {
   }
 }
 
-// ReduceMax/ReduceMin of float on SIMD targets whose outputs each take a short contiguous run
-// (at most reduce_simd::kShortRowMax elements) or strided elements, where the row form does not
-// apply: the kept points along the innermost kept axis a vector at a time (reduce_rows_simd.h's
-// fold_lanes), where one output at a time left the lanes mostly idle and the fold's latency
-// exposed (a last axis of 20: 3.7x ORT).
+// Float reductions on SIMD targets whose outputs each take a short contiguous run (at most
+// reduce_simd::kShortRowMax elements) or strided elements, where the row form does not apply:
+// the kept points along the innermost kept axis a vector at a time, one lane each
+// (reduce_rows_simd.h's fold_lanes with the row form's step and finish), where one output at a
+// time left the lanes mostly idle and the fold's latency exposed (ReduceMax over a last axis of
+// 20: 3.7x ORT). Each output's elements in the general walk's order; the sums one chain each, so
+// only where an output takes at most kSumBlock elements (the walk's blocks: its chain's bits).
 template <class Reducer, class T>
 inline bool reduces_in_lanes(const ReduceParams& p) {
 #if defined(ONNXC_SIMD)
-  if (!std::is_same<T, float>::value || p.kept_rank < 1 || p.reduced_rank < 1 || p.kept_dims[p.kept_rank - 1] < 2)
+  if constexpr (!std::is_same<T, float>::value || !RowForm<Reducer, T>::kExists) {
+    (void)p;
     return false;
-  if (!std::is_same<Reducer, ReduceMax>::value && !std::is_same<Reducer, ReduceMin>::value) return false;
-  const int last = p.reduced_rank - 1;
-  return p.reduced_strides[last] != 1 || p.reduced_dims[last] <= reduce_simd::kShortRowMax;
+  } else {
+    if (p.kept_rank < 1 || p.reduced_rank < 1 || p.kept_dims[p.kept_rank - 1] < 2) return false;
+    if constexpr (!std::is_same<Reducer, ReduceLogSumExp>::value) {  // (its walk's sum is one chain)
+      if (RowForm<Reducer, T>::kBlocked && reduced_count(p) > kSumBlock) return false;
+    }
+    // ReduceSum and ReduceMean sum contiguous runs in vectors: a run over half a vector is summed
+    // faster so than by one gather per element (docs/performance.md, sixth round)
+    constexpr bool kContiguousSums = std::is_same<Reducer, ReduceSum>::value || std::is_same<Reducer, ReduceMean>::value;
+    if (kContiguousSums && sums_contiguous<T>(p) && 2 * p.reduced_dims[0] > kFloatLanes) return false;
+    const int last = p.reduced_rank - 1;
+    return p.reduced_strides[last] != 1 || p.reduced_dims[last] <= reduce_simd::kShortRowMax;
+  }
 #else
   (void)p;
   return false;
@@ -429,17 +442,31 @@ inline bool reduces_in_lanes(const ReduceParams& p) {
 template <class Reducer>
 inline void reduce_in_lanes(const ReduceParams& p, const float* x, float* y) {
 #if defined(ONNXC_SIMD)
+  if constexpr (!RowForm<Reducer, float>::kExists) {
+    (void)p;  // not taken: reduces_in_lanes
+    (void)x;
+    (void)y;
+  } else if constexpr (std::is_same<Reducer, ReduceLogSumExp>::value) {
+    const int outer = p.kept_rank - 1;
+    const index_t inner = p.kept_dims[outer], stride = p.kept_strides[outer];
+    const auto reduced = [&p](auto f) { for_each_offset(p.reduced_rank, p.reduced_dims, p.reduced_strides, f); };
+    index_t i = 0;
+    for_each_offset(outer, p.kept_dims, p.kept_strides, [&](index_t o) {
+      reduce_simd::log_sum_exp_lanes(x + o, inner, stride, reduced, y + i);
+      i += inner;
+    });
+  } else {
+  using Form = RowForm<Reducer, float>;
   const int outer = p.kept_rank - 1;
-  const index_t inner = p.kept_dims[outer], stride = p.kept_strides[outer];
+  const index_t inner = p.kept_dims[outer], stride = p.kept_strides[outer], count = reduced_count(p);
   const auto reduced = [&p](auto f) { for_each_offset(p.reduced_rank, p.reduced_dims, p.reduced_strides, f); };
   index_t i = 0;
   for_each_offset(outer, p.kept_dims, p.kept_strides, [&](index_t o) {
-    if constexpr (std::is_same<Reducer, ReduceMax>::value)
-      reduce_simd::fold_lanes(x + o, inner, stride, reduced, lowest_value<float>(), StepMax{}, y + i);
-    else
-      reduce_simd::fold_lanes(x + o, inner, stride, reduced, highest_value<float>(), StepMin{}, y + i);
+    reduce_simd::fold_lanes(x + o, inner, stride, reduced, Form::start(), typename Form::StepType{}, y + i);
+    for (index_t j = i; j < i + inner; ++j) y[j] = Form::finish(y[j], count);  // Mean, L2, LogSum; else y[j]
     i += inner;
   });
+  }
 #else
   (void)p;
   (void)x;

@@ -71,6 +71,33 @@ inline void fold_lanes(const float* x, index_t rows, index_t stride, const Reduc
   }
 }
 
+// ReduceLogSumExp in lanes as fold_lanes: y[r] = log(sum of exp(v - m)) + m, m the max of
+// output r's elements (NaN winning; an infinite m is not subtracted, as the general walk does),
+// the exponentials in vectors (math_simd.h's exp_vec, within 2 ulp).
+template <class Reduced>
+inline void log_sum_exp_lanes(const float* x, index_t rows, index_t stride, const Reduced& reduced, float* y) {
+  using vint = xsimd::batch<int32_t>;
+  alignas(64) int32_t lane_rows[kFloatLanes];
+  alignas(64) float lanes_out[kFloatLanes];
+  const vfloat lowest(-std::numeric_limits<float>::infinity());
+  for (index_t r = 0; r < rows; r += kFloatLanes) {
+    const index_t lanes = rows - r < kFloatLanes ? rows - r : kFloatLanes;
+    for (index_t l = 0; l < kFloatLanes; ++l) lane_rows[l] = static_cast<int32_t>((l < lanes ? l : lanes - 1) * stride);
+    const vint index = vint::load_aligned(lane_rows);
+    const float* base = x + r * stride;
+    vfloat top = lowest;
+    reduced([&](index_t o) {
+      const vfloat v = vfloat::gather(base + o, index);
+      top = xsimd::select((v > top) | xsimd::isnan(v), v, top);
+    });
+    const vfloat shift = xsimd::select(xsimd::isfinite(top), top, vfloat(0.0f));
+    vfloat sum(0.0f);
+    reduced([&](index_t o) { sum += exp_vec(vfloat::gather(base + o, index) - shift); });
+    (xsimd::log(sum) + shift).store_aligned(lanes_out);
+    for (index_t l = 0; l < lanes; ++l) y[r + l] = lanes_out[l];
+  }
+}
+
 }  // namespace reduce_simd
 }  // namespace rt
 }  // namespace onnxc
