@@ -137,7 +137,11 @@ std::optional<rt::ConvParams> band_params(const Node& n) {
 
 bool conv_band_preferred(const Node& n) {
   const auto p = band_params(n);
-  return p && p->group > 1 && p->in_channels / p->group <= kBandMaxNarrowWidth;
+  if (!p) return false;
+  if (p->group == 1)
+    return p->in_channels <= kBandMaxInChannels && p->k_h * p->k_w >= kBandMinFirstLayerTaps &&
+           p->out_w >= kBandMinFirstLayerWidth;
+  return p->in_channels / p->group <= kBandMaxNarrowWidth;
 }
 
 bool conv_band_without_scratch(const Node& n) {

@@ -87,7 +87,14 @@ constexpr int64_t kChannelLanesMinBlock = 12;
 // narrow groups (input channels per group up to kBandMaxNarrowWidth), whatever the scratch
 // (64 channels in 32 groups on 56 x 56 stride 2: 41 -> 25 us against the per-group product with
 // its im2col block, 85 -> 40 against the packed direct kernel; width 8 lost in regnet_y_400mf,
-// whole model 7.00 -> 7.40 ms, so wider groups keep the product). conv_band_without_scratch: where
+// whole model 7.00 -> 7.40 ms, so wider groups keep the product); and first layers of up to
+// kBandMaxInChannels channels whose kernels have kBandMinFirstLayerTaps taps or more (5 x 5,
+// 7 x 7: the stems of ResNet, GoogLeNet, DenseNet, SqueezeNet 1.0), whose im2col copies every
+// input value under each tap (3 -> 64 7 x 7 stride 2 on 224 x 224: 1.80 -> 1.70 ms against
+// blocks of 384 columns; 3 -> 32 5 x 5 545 -> 479 us; 3 x 3 about even, so it keeps the product),
+// onto output rows of at least kBandMinFirstLayerWidth columns (kws-dscnn's 1 -> 64 10 x 4 onto
+// rows of 5: 5.5 -> 9.0 us; docs/performance.md 'Models outside the corpus (sixth round)').
+// conv_band_without_scratch: where
 // the matrix product has no room for its im2col block or phase planes and the packed direct
 // kernel would compute the Conv: grouped Convs of group width up to kBandMaxGroupWidth onto at
 // least kBandMinGroupedColumns output columns (32 channels in 2 groups 112 -> 56: 470 -> 349 us)
@@ -102,6 +109,8 @@ constexpr int64_t kBandMaxNarrowWidth = 2;
 constexpr int64_t kBandMinGroupedColumns = 56 * 56;
 constexpr int64_t kBandMaxGroupWidth = 64;
 constexpr int64_t kBandMaxInChannels = 4;
+constexpr int64_t kBandMinFirstLayerTaps = 25;
+constexpr int64_t kBandMinFirstLayerWidth = 16;
 // Whether rt::conv_shifted can compute the Conv (on targets with Target::shifted_input_product):
 // one the Gemm algorithm may take, stride 1, output rows as wide as the input's.
 bool conv_fits_shifted_input(const Node& conv);

@@ -110,7 +110,9 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
   if (band && conv_band_preferred(n)) {
     n.set_attr_int(kIm2colColsAttr, 0);
     n.set_attr_int(kBandAttr, 1);
-    n.set_attr_string(kScratchNoteAttr, fmt::format("narrow groups: bands of output rows on the stack (no scratch), {} B free", room));
+    n.set_attr_string(kScratchNoteAttr, fmt::format("{}: bands of output rows on the stack (no scratch), {} B free",
+                                                    n.attr_int("group", 1) > 1 ? "narrow groups" : "first layer, large kernel",
+                                                    room));
     return;
   }
   if (o.winograd && n.op_type == "Conv" && conv_fits_winograd(n) && fit_winograd(n, room, o)) return;

@@ -437,6 +437,35 @@ TEST_CASE("3x3 stride-1 Convs of 16 or more channels in and out on 8 x 8 or more
   CHECK(fitted.attr_int(onnxc::kParallelSlotsAttr, 0) < onnxc::kWinogradParallelSlots);
 }
 
+TEST_CASE("first layers with 5 x 5 or larger kernels onto rows of 16 or more take the bands even with room") {
+  // x -> 1x1 Conv to 32 channels (the peak, dead at the stem) -> 1x1 Conv to c -> the stem "y".
+  auto stem = [](int64_t c, int64_t hw, int64_t kh, int64_t kw, int64_t stride) {
+    ModelBuilder b;
+    b.input("x", {1, c, hw, hw}).output("y");
+    b.floats("w1", {32, c, 1, 1}, filled(32 * c, 0.01f));
+    b.node("Conv", {"x", "w1"}, {"a"}, "a");
+    b.floats("w2", {c, 32, 1, 1}, filled(32 * c, 0.01f));
+    b.node("Conv", {"a", "w2"}, {"b"}, "b");
+    b.floats("w3", {16, c, kh, kw}, filled(16 * c * kh * kw, 0.01f));
+    auto& n = b.node("Conv", {"b", "w3"}, {"y"}, "y");
+    ModelBuilder::attr_ints(n, "strides", {stride, stride});
+    ModelBuilder::attr_ints(n, "pads", {kh / 2, kw / 2, kh / 2, kw / 2});
+    return b.write("stem_" + std::to_string(c) + "_" + std::to_string(hw) + "_" + std::to_string(kh) + "x" +
+                   std::to_string(kw));
+  };
+  for (auto [c, hw, kh, kw, bands] : {std::tuple{3, 64, 7, 7, true}, {3, 64, 5, 5, true}, {1, 40, 5, 5, true},
+                                      {3, 64, 3, 3, false}, {8, 64, 7, 7, false}, {1, 20, 10, 4, false}}) {
+    INFO(c << " channels on " << hw << " x " << hw << ", kernel " << kh << " x " << kw);
+    for (const char* target : {"avx2", "avx512"}) {
+      INFO(target);
+      const onnxc::Compilation fit = compile(stem(c, hw, kh, kw, 2), target);
+      const onnxc::Node& y = node_named(fit, "y");
+      CHECK((y.attr_int(onnxc::kBandAttr, 0) == 1) == bands);
+      if (bands) CHECK(onnxc::conv_algorithm(y) == onnxc::ConvAlgorithm::Band);
+    }
+  }
+}
+
 TEST_CASE("fitted Winograd blocks take rows of tiles that fill whole vectors where fewer rows do") {
   // x -> 1x1 Conv to 64 channels on 16 x 16 -> 1x1 Conv to 32 (the peak: 96 KiB with its input;
   // the model's input and output are the caller's) -> 3x3 Conv "y" (32 -> 32, 8 x 8 tiles): 64 KiB
