@@ -34,6 +34,12 @@ template <class F> void for_each_nested_node(Graph& g, const F& f) {
   }
 }
 
+// mark-weights-from-memory: where the graph's constants (every distinct constant a node reads,
+// nested graphs included) exceed kCoreCacheBytes, marks each node that reads a constant with
+// kWeightsFromMemoryAttr, so splits_into_tasks counts its weights as streamed from memory.
+// Returns the nodes marked.
+int mark_weights_from_memory(Graph& g);
+
 // How much arena the kernels' scratch may take (--scratch).
 enum class ScratchPolicy {
   Fit,    // only the room the tensors leave at its step: the arena is the tensors' (the default:
