@@ -298,6 +298,9 @@ constexpr const char* kGroupSlotsAttr = "onnxc.group_slots";
 // ran as 25 parallel loops of 16 tasks of 4-5 K multiply-adds each (bench --predict-threads 2:
 // 0.83 of one thread; docs/performance.md "Two threads (sixth round)").
 constexpr int64_t kGroupParallelSlots = 16;
+// The threads fit-scratch evens grouped Convs' tasks out for where fewer slots than pairs fit
+// (issue #21's two-thread bar; any count still runs them).
+constexpr int64_t kPlannedThreads = 2;
 constexpr int64_t kMinGroupTasks = 4;
 int64_t conv_group_slots_wanted(const Node& conv);
 // On a QLinearConv whose M4 / M7 kernel has a working block (rt::qconv_pointwise's widened

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -299,6 +300,24 @@ void fit_widened_columns(Node& n, std::size_t room) {
                                                 : fmt::format("; widened columns ({} B) on the stack", widened)));
 }
 
+// Of 2..most tasks over `pairs` equal (image, group) pairs (rt::part_of's cut), the count whose
+// tasks kPlannedThreads threads finish first when each takes the next task as it comes free (the
+// pool's order); ties go to more tasks (a thread that starts late evens out). 6 pairs in 4 tasks
+// (1, 2, 1, 2) leave one of two threads 4 pairs; in 2 tasks, 3 each.
+int64_t balanced_group_tasks(int64_t pairs, int64_t most) {
+  int64_t best = 2, best_end = pairs;
+  for (int64_t tasks = 2; tasks <= most; ++tasks) {
+    std::vector<int64_t> free_at(kPlannedThreads, 0);
+    for (int64_t t = 0; t < tasks; ++t) {
+      auto first = std::min_element(free_at.begin(), free_at.end());
+      *first += pairs * (t + 1) / tasks - pairs * t / tasks;
+    }
+    const int64_t end = *std::max_element(free_at.begin(), free_at.end());
+    if (end <= best_end) best = tasks, best_end = end;
+  }
+  return best;
+}
+
 // A grouped Conv fit_im2col gave the matrix product (im2col blocks or phase planes: not the
 // kernels reading the input in place, the channel lanes or the bands): one block per task of its
 // (image, group) pairs (conv_group_slots_wanted), or as many as the room holds under 'fit'.
@@ -311,8 +330,9 @@ void fit_group_slots(Node& n, std::size_t room, const ScratchOptions& o) {
   const std::size_t slot = find_op(n.domain, n.op_type)->scratch_bytes(n);
   const int64_t wanted = conv_group_slots_wanted(n);
   if (slot == 0 || wanted < 2) return;
-  const int64_t slots = fastest(o) ? wanted : std::min<int64_t>(wanted, static_cast<int64_t>(room / slot));
-  if (slots < 2) return;
+  const int64_t fitting = fastest(o) ? wanted : std::min<int64_t>(wanted, static_cast<int64_t>(room / slot));
+  if (fitting < 2) return;
+  const int64_t slots = balanced_group_tasks(n.inputs[0]->shape[0] * n.attr_int("group", 1), fitting);
   n.set_attr_int(kGroupSlotsAttr, slots);
   n.set_attr_string(kScratchNoteAttr, n.attr_string(kScratchNoteAttr, "") +
                                           fmt::format("; groups as tasks, {} of {} slots of {} B", slots, wanted, slot));
