@@ -228,6 +228,12 @@ int64_t conv_parallel_work(const Node& n) {
   return float_conv_macs(n) * (depthwise ? kDepthwiseWorkPerMac : 1);
 }
 
+int64_t conv_group_slots_wanted(const Node& n) {
+  const int64_t pairs = n.inputs[0]->shape[0] * n.attr_int("group", 1);
+  if (pairs < kMinGroupTasks || !splits_into_tasks(n, conv_parallel_work(n))) return 1;
+  return std::min(pairs, kGroupParallelSlots);
+}
+
 bool conv_fits_winograd(const Node& n) {
   if (n.inputs[0]->dtype != DType::Float || n.attr_int("group", 1) != 1 || !n.inputs[1]->constant ||
       n.inputs[0]->shape.size() != 4)
@@ -275,6 +281,9 @@ namespace {
 // The scratch copies (kParallelSlotsAttr) of a depthwise Conv, or the product buffers of a Winograd one.
 int64_t parallel_slots(const Node& n) { return n.attr_int(kParallelSlotsAttr, 1); }
 
+// The im2col slots of a grouped Conv through the matrix product (kGroupSlotsAttr).
+int64_t group_slots(const Node& n) { return n.attr_int(kGroupSlotsAttr, 1); }
+
 // What the kernel the Conv gets needs: also asked before pack-weights (by fit-scratch, while
 // planning), when a Conv the matrix product will compute does not have its packed weights yet.
 std::size_t conv_scratch_bytes(const Node& n) {
@@ -282,7 +291,9 @@ std::size_t conv_scratch_bytes(const Node& n) {
     return winograd_scratch_bytes(n, n.attr_int(kWinogradRowsAttr, 1), parallel_slots(n),
                                   n.attr_int(kWinogradGroupRowsAttr, rt::kPanelRows));
   if (conv_shifted_input(n)) return 0;
-  if (conv_packs_weights(n)) return float_bytes(rt::conv_gemm_scratch_floats(group_params_of(n), conv_im2col_cols(n)));
+  if (conv_packs_weights(n))
+    return float_bytes(rt::conv_gemm_scratch_floats(group_params_of(n), conv_im2col_cols(n))) *
+           static_cast<std::size_t>(group_slots(n));
   switch (conv_algorithm(n)) {
     case ConvAlgorithm::Gemm:
     case ConvAlgorithm::ChannelLanes: return float_bytes(rt::conv_gemm_scratch_floats(group_params_of(n), conv_im2col_cols(n)));
@@ -321,6 +332,19 @@ void emit_one_group_kernel(const Node& n, Emitter& e, const std::string& kernel,
   e.linef("    }}{});", groups_split ? ", " + e.parallel(conv_parallel_work(n)) : "");
 }
 
+// A grouped Conv through the matrix product whose (image, group) pairs are the tasks
+// (kGroupSlotsAttr > 1): each task's groups run serially in the task's im2col slot.
+void emit_groups_in_slots(const Node& n, Emitter& e) {
+  e.include("onnxc/conv_grouped.h");
+  const int64_t slot_floats = rt::conv_gemm_scratch_floats(group_params_of(n), conv_im2col_cols(n));
+  e.linef("rt::conv_each_group_in_slots(p, {}, {}, {}, {}, {},", e.in(0), e.in(1), e.in_or_null(2, n.inputs[0]->dtype),
+          e.out(0), group_slots(n));
+  e.line("    [&](const rt::ConvParams& q, const float* xg, const float* wg, const float* bg, float* yg, rt::index_t slot) {");
+  e.linef("      rt::conv_gemm(q, xg, wg, bg, yg, reinterpret_cast<float*>({}) + slot * {}, {}, {});", e.scratch(),
+          slot_floats, conv_im2col_cols(n), epilogue_code(n));
+  e.linef("    }}, {});", e.parallel(conv_parallel_work(n)));
+}
+
 void emit_conv(const Node& n, Emitter& e) {
   e.include("onnxc/conv.h");
   const std::string parallel = e.parallel(conv_parallel_work(n));
@@ -330,6 +354,7 @@ void emit_conv(const Node& n, Emitter& e) {
   std::string bias = e.in_or_null(2, x.dtype);
   switch (conv_algorithm(n)) {
     case ConvAlgorithm::Gemm:
+      if (group_slots(n) > 1) return emit_groups_in_slots(n, e);
       emit_one_group_kernel(n, e, "conv_gemm",
                             fmt::format(", {}, {}, {}, {}",
                                         conv_scratch_bytes(n) ? fmt::format("reinterpret_cast<float*>({})", e.scratch())

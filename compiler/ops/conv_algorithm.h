@@ -295,6 +295,23 @@ constexpr const char* kDepthwiseInPlaceAttr = "onnxc.depthwise_in_place";
 // parallel-for (absent: 1, the kernel runs serially); 0: compute it with
 // rt::conv_depthwise_in_place instead (no scratch). Set by fit-scratch.
 constexpr const char* kParallelSlotsAttr = "onnxc.parallel_slots";
+// int: on a grouped Conv through the matrix product (rt::conv_gemm per group), the im2col slots
+// it has, one per task when its (image, group) pairs are the tasks of the parallel-for
+// (rt::conv_each_group_in_slots); absent or 1: each group's product splits itself. Set by
+// fit-scratch (conv_group_slots_wanted, as many as the room holds under 'fit').
+constexpr const char* kGroupSlotsAttr = "onnxc.group_slots";
+// The slots a grouped Conv through the matrix product asks for: one per task of its (image,
+// group) pairs, up to kGroupParallelSlots (rt::kGroupTasks's reason), where the step splits (splits_into_tasks) and has at
+// least kMinGroupTasks pairs; else 1 (each group's own product splits: with 2 or 3 large groups
+// that gives two threads more even shares). regnet_x_400mf's 25 groups of 16 channels on 7 x 7
+// ran as 25 parallel loops of 16 tasks of 4-5 K multiply-adds each (bench --predict-threads 2:
+// 0.83 of one thread; docs/performance.md "Two threads (sixth round)").
+constexpr int64_t kGroupParallelSlots = 16;
+// The threads fit-scratch evens grouped Convs' tasks out for where fewer slots than pairs fit
+// (issue #21's two-thread bar; any count still runs them).
+constexpr int64_t kPlannedThreads = 2;
+constexpr int64_t kMinGroupTasks = 4;
+int64_t conv_group_slots_wanted(const Node& conv);
 // On a QLinearConv whose M4 / M7 kernel has a working block (rt::qconv_pointwise's widened
 // block, rt::depthwise_3x3's bands, rt::qconv_gemm_pairs' widened columns; set by
 // pack-dual-mac-weights on cores without Helium): int 1 when the block is the node's scratch,

@@ -18,9 +18,10 @@ std::map<std::pair<std::string, std::string>, OpDef>& registry() {
 // multiply-accumulates, 63-69 us on one thread under load) reads half of them on each thread
 // (onnxc bench --predict-threads 2: such steps were 6 % of lraspp's one-thread time, all serial).
 int64_t streamed_bytes(const Node& n) {
+  const int64_t constant_factor = n.attr_int(kWeightsFromMemoryAttr, 0) == 1 ? kWeightsFromMemoryFactor : 1;
   int64_t bytes = 0;
   for (const Value* v : n.inputs)
-    if (v) bytes += static_cast<int64_t>(v->byte_size());
+    if (v) bytes += static_cast<int64_t>(v->byte_size()) * (v->constant ? constant_factor : 1);
   for (const Value* v : n.outputs)
     if (v) bytes += static_cast<int64_t>(v->byte_size());
   return bytes;

@@ -88,6 +88,18 @@ struct OpDef {
 // across is slower than the split (squeezenet1_1's 3 x 3 stride-2 MaxPools after the fire
 // modules' Concats, 840 and 390 thousand comparisons over 1.5 MB and 750 KB: 33 -> 83 and
 // 19 -> 46 us on one of two threads, 32 and 18 split).
+// A node's constant inputs count kWeightsFromMemoryFactor times where they come from memory on
+// every run (kWeightsFromMemoryAttr: the model's weights exceed a core's cache, so one run's
+// weights have left it by the next): efficientnet_b0's squeeze-excite 1x1 Convs on 1 x 1 planes
+// read their 75-230 KB of weights at 8-11 GB/s (bench --layers: 9-24 us each), where the split
+// steps stream activations from the cache at 40-60; a quarter of the activation threshold of
+// weights takes as long. A model whose weights stay in the cache keeps its small weighted steps
+// on one thread.
+constexpr const char* kWeightsFromMemoryAttr = "onnxc.weights_from_memory";
+constexpr int64_t kWeightsFromMemoryFactor = 4;
+// The cache one core keeps a model's weights in between runs: the 1-2 MiB L2 of current x86 and
+// Arm server cores (the shared last level is shared with everything else the machine runs).
+constexpr int64_t kCoreCacheBytes = 2 * 1024 * 1024;
 constexpr int64_t kMinParallelWork = 1'000'000;
 constexpr int64_t kMinParallelBytes = 512 * 1024;
 int64_t streamed_bytes(const Node& n);

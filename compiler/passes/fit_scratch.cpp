@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -27,17 +28,6 @@ int64_t choose_depthwise_slots(int64_t slot_bytes, std::size_t room_bytes, int64
 }
 
 namespace {
-
-// Calls f on every node of g and of the graphs nested in its nodes' attributes.
-template <class F> void for_each_node(Graph& g, F& f) {
-  for (auto& node : g.nodes) {
-    f(*node);
-    for (auto& [name, a] : node->attrs) {
-      if (a.g) for_each_node(*a.g, f);
-      for (auto& sub : a.graphs) for_each_node(*sub, f);
-    }
-  }
-}
 
 bool fastest(const ScratchOptions& o) { return o.policy == ScratchPolicy::Speed; }
 
@@ -312,13 +302,51 @@ void fit_widened_columns(Node& n, std::size_t room) {
                                                 : fmt::format("; widened columns ({} B) on the stack", widened)));
 }
 
+// Of 2..most tasks over `pairs` equal (image, group) pairs (rt::part_of's cut), the count whose
+// tasks kPlannedThreads threads finish first when each takes the next task as it comes free (the
+// pool's order); ties go to more tasks (a thread that starts late evens out). 6 pairs in 4 tasks
+// (1, 2, 1, 2) leave one of two threads 4 pairs; in 2 tasks, 3 each.
+int64_t balanced_group_tasks(int64_t pairs, int64_t most) {
+  int64_t best = 2, best_end = pairs;
+  for (int64_t tasks = 2; tasks <= most; ++tasks) {
+    std::vector<int64_t> free_at(kPlannedThreads, 0);
+    for (int64_t t = 0; t < tasks; ++t) {
+      auto first = std::min_element(free_at.begin(), free_at.end());
+      *first += pairs * (t + 1) / tasks - pairs * t / tasks;
+    }
+    const int64_t end = *std::max_element(free_at.begin(), free_at.end());
+    if (end <= best_end) best = tasks, best_end = end;
+  }
+  return best;
+}
+
+// A grouped Conv fit_im2col gave the matrix product (im2col blocks or phase planes: not the
+// kernels reading the input in place, the channel lanes or the bands): one block per task of its
+// (image, group) pairs (conv_group_slots_wanted), or as many as the room holds under 'fit'.
+void fit_group_slots(Node& n, std::size_t room, const ScratchOptions& o) {
+  n.set_attr_int(kGroupSlotsAttr, 1);
+  if (n.attr_int("group", 1) == 1 || o.memory_first || n.attr_int(kIm2colColsAttr, 0) <= 0 ||
+      n.attr_int(kShiftedInputAttr, 0) == 1 || n.attr_int(kChannelLanesAttr, 0) == 1 || n.attr_int(kBandAttr, 0) == 1 ||
+      n.attr_int(kWinogradRowsAttr, 0) > 0)
+    return;
+  const std::size_t slot = find_op(n.domain, n.op_type)->scratch_bytes(n);
+  const int64_t wanted = conv_group_slots_wanted(n);
+  if (slot == 0 || wanted < 2) return;
+  const int64_t fitting = fastest(o) ? wanted : std::min<int64_t>(wanted, static_cast<int64_t>(room / slot));
+  if (fitting < 2) return;
+  const int64_t slots = balanced_group_tasks(n.inputs[0]->shape[0] * n.attr_int("group", 1), fitting);
+  n.set_attr_int(kGroupSlotsAttr, slots);
+  n.set_attr_string(kScratchNoteAttr, n.attr_string(kScratchNoteAttr, "") +
+                                          fmt::format("; groups as tasks, {} of {} slots of {} B", slots, wanted, slot));
+}
+
 }  // namespace
 
 int fit_scratch(Graph& g, std::size_t alignment, PlanOptions plan, const ScratchOptions& o) {
   // The planner hands out const nodes; these are the graph's own.
   std::map<const Node*, Node*> mutable_node;
   auto index = [&](Node& n) { mutable_node[&n] = &n; };
-  for_each_node(g, index);
+  for_each_nested_node(g, index);
   int fitted = 0;
   plan.size_scratch = [&](const Node& planned, std::size_t room) {
     Node& n = *mutable_node.at(&planned);
@@ -351,7 +379,9 @@ int fit_scratch(Graph& g, std::size_t alignment, PlanOptions plan, const Scratch
     if (n.op_type == "Conv" && conv_packs_weights(n)) shape = conv_im2col_shape(n);
     else if (n.op_type == "QLinearConv") shape = qlinear_conv_im2col_shape(n);
     if (shape.bytes_per_column == 0) return;  // reads its input as the matrix (or cannot use it): no scratch
+    if (n.op_type == "Conv") n.set_attr_int(kGroupSlotsAttr, 1);
     fit_im2col(n, shape, room, o);
+    if (n.op_type == "Conv") fit_group_slots(n, room, o);
     if (n.has_attr(kDspScratchAttr)) fit_widened_columns(n, room);
     ++fitted;
   };

@@ -18,7 +18,7 @@
 namespace onnxc {
 
 const std::set<std::string>& optional_passes() {
-  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fold-affine", "fuse-activation", "fuse-attention", "fuse-elementwise", "fuse-block", "fuse-output-table", "fit-scratch", "in-place", "concat-in-place", "reorder",
+  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fold-affine", "fuse-activation", "fuse-attention", "fuse-elementwise", "fuse-block", "fuse-output-table", "fit-scratch", "mark-weights-from-memory", "in-place", "concat-in-place", "reorder",
                                                      "lower-qdq", "simplify"};
   return names;
 }
@@ -204,6 +204,8 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   after("fuse-output-table");
   if (target && (target->int8_vnni_sure || target->int8_byte_permute_sure || target->int8_pairs_sure))
     pack_dot_product_weights(g, target->int8_vnni_sure, target->int8_byte_permute_sure, target->int8_pairs_sure);
+  // Before anything asks splits_into_tasks (fit-scratch's slots, the emitted parallel-for).
+  if (enabled(o, "mark-weights-from-memory")) mark_weights_from_memory(g);
   // Off: every kernel its default scratch (the fastest im2col block, one depthwise slot).
   if (enabled(o, "fit-scratch")) fit_scratch(g, o.alignment, plan, scratch);
   // int8_products: rt::qgemm_packed has SIMD forms for x86 (VNNI, AVX2) and AArch64 (SDOT, SMULL).

@@ -3,6 +3,7 @@
 // onnxc_unit_tests (portable kernels) and onnxc_simd_kernel_tests (ONNXC_SIMD, -march=native).
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "onnxc/conv.h"
 #include "onnxc/conv_grouped.h"
+#include "onnxc/thread_pool.h"
 #include "conv_test_shapes.h"
 
 namespace {
@@ -96,6 +98,37 @@ TEST_CASE("conv_each_group with conv_gemm matches the grouped reference convolut
               onnxc::rt::conv_gemm(g, xg, wg, bg, yg, scratch.data(), block, {onnxc::rt::Activation::Relu, 0, 0},
                                    parallel);
             });
+        require_matches(y, c.expected, true);
+      }
+    }
+  }
+}
+
+TEST_CASE("conv_each_group_in_slots: groups as the tasks of two threads, an im2col slot each") {
+  onnxc::ThreadPool pool(2);
+  const onnxc_parallel_for two_threads = pool.parallel_for();
+  for (const ConvParams& p : grouped_shapes()) {
+    INFO(describe(p));
+    GroupedCase c = grouped_case(p);
+    const ConvParams q = onnxc::rt::conv_group_params(p);
+    const index_t block = onnxc::rt::packed_gemm_block_cols(onnxc::rt::conv_gemm_k(q));
+    const index_t slot_floats = onnxc::rt::conv_gemm_scratch_floats(q, block);
+    std::vector<float> y(c.expected.size());
+    for (index_t slots : {index_t{1}, index_t{3}, index_t{8}}) {
+      INFO(slots << " slots");
+      std::vector<float> scratch(static_cast<std::size_t>(slot_floats * slots) + 1);
+      for (onnxc::rt::Parallel parallel : {static_cast<onnxc::rt::Parallel>(nullptr), &backwards, &two_threads}) {
+        std::fill(y.begin(), y.end(), -99.0f);
+        std::atomic<bool> slots_in_range{true};
+        onnxc::rt::conv_each_group_in_slots(
+            p, c.x.data(), c.packed.data(), c.bias.data(), y.data(), slots,
+            [&](const ConvParams& g, const float* xg, const float* wg, const float* bg, float* yg, index_t slot) {
+              if (slot < 0 || slot >= slots) slots_in_range = false;
+              onnxc::rt::conv_gemm(g, xg, wg, bg, yg, scratch.data() + slot * slot_floats, block,
+                                   {onnxc::rt::Activation::Relu, 0, 0});
+            },
+            parallel);
+        REQUIRE(slots_in_range);
         require_matches(y, c.expected, true);
       }
     }

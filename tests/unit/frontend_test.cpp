@@ -172,6 +172,32 @@ TEST_CASE("run_parallel hands the caller's parallel-for to steps of a million mu
   CHECK_THAT(kernel_call_of(code.source, "bigpool"), Catch::StartsWith("rt::max_pool(") && Catch::EndsWith(", parallel);"));
 }
 
+TEST_CASE("a squeeze-excite 1x1 Conv splits where the model's weights exceed a core's cache, not where they fit") {
+  // se: 480 -> 120 channels on a 1 x 1 plane: 57,600 MACs, 230 KB of weights (under 512 KiB, but
+  // 4 x over it when they come from memory, kWeightsFromMemoryFactor); with the classifier's
+  // 1024 -> 520 weights (2.1 MB) the model's weights exceed kCoreCacheBytes.
+  auto se_call = [](bool with_classifier, bool pass_enabled) {
+    ModelBuilder b;
+    b.input("x", {1, 480, 1, 1}).output("s");
+    b.floats("se_w", {120, 480, 1, 1}, std::vector<float>(120 * 480, 0.1f));
+    b.node("Conv", {"x", "se_w"}, {"s"}, "se");
+    if (with_classifier) {
+      b.input("f", {1, 1024, 1, 1}).output("c");
+      b.floats("fc_w", {520, 1024, 1, 1}, std::vector<float>(520 * 1024, 0.1f));
+      b.node("Conv", {"f", "fc_w"}, {"c"}, "fc");
+    }
+    onnxc::CompileOptions o;
+    o.target = "native";
+    if (!pass_enabled) o.disabled_passes.insert("mark-weights-from-memory");
+    const auto code = onnxc::emit_code(onnxc::compile_model(b.write(with_classifier ? "se_big" : "se_small"), o), o,
+                                       "m.h", "m.cpp");
+    return kernel_call_of(code.source, "se");
+  };
+  CHECK_THAT(se_call(true, true), Catch::EndsWith(", parallel);"));
+  CHECK_THAT(se_call(false, true), Catch::EndsWith(", nullptr);"));
+  CHECK_THAT(se_call(true, false), Catch::EndsWith(", nullptr);"));
+}
+
 TEST_CASE("weights are written with exact bit patterns") {
   ModelBuilder b;
   b.input("x", {3}).output("y").floats("c", {3}, {0.1f, -3.4028235e38f, 1.17549435e-38f});

@@ -230,10 +230,15 @@ inline void im2col_channel(const ConvParams& p, const float* x, index_t ic, Outp
       }
 }
 
+// Tasks im2col_block cuts its rows of kernel taps into with a parallel-for: at most this many
+// ranges of rows. A task per row gave a 1x1 stride-2 Conv of 160 channels onto 7 x 7 (regnet's
+// projections) 160 tasks that copy 49 floats each, where taking a task costs about as much.
+constexpr index_t kIm2colTasks = 8;
+
 // col[K, cols] = the input under every kernel tap for output positions [first, first + cols)
-// of one image; with a parallel-for, each row of kernel taps (input channel, kd, kh) is a task:
-// a task per input channel left a 3-channel first layer (mobilenet_v2's, squeezenet1_1's) three
-// tasks for two threads.
+// of one image; with a parallel-for, the rows of kernel taps (input channel, kd, kh) are cut into
+// up to kIm2colTasks ranges: a task per input channel left a 3-channel first layer
+// (mobilenet_v2's, squeezenet1_1's) three tasks for two threads.
 inline void im2col_block(const ConvParams& p, const float* x, index_t first, index_t cols, float* col,
                          Parallel parallel = nullptr) {
   const OutputPosition from = output_position(p, first);
@@ -241,11 +246,15 @@ inline void im2col_block(const ConvParams& p, const float* x, index_t first, ind
     for (index_t ic = 0; ic < p.in_channels; ++ic) im2col_channel(p, x, ic, from, cols, col);
     return;
   }
-  parallel_for(parallel, p.in_channels * p.k_d * p.k_h, [&](index_t task) {
-    const index_t ic = task / (p.k_d * p.k_h), kd = task / p.k_h % p.k_d, kh = task % p.k_h;
-    const float* xc = x + ic * p.in_d * p.in_h * p.in_w;
-    float* row = col + (task * p.k_w) * cols;
-    for (index_t kw = 0; kw < p.k_w; ++kw, row += cols) im2col_row(p, xc, kd, kh, kw, from, cols, row);
+  const index_t rows = p.in_channels * p.k_d * p.k_h, tasks = rows < kIm2colTasks ? rows : kIm2colTasks;
+  parallel_for(parallel, tasks, [&](index_t task) {
+    const Range r = part_of(rows, tasks, task);
+    for (index_t at = r.begin; at < r.end; ++at) {
+      const index_t ic = at / (p.k_d * p.k_h), kd = at / p.k_h % p.k_d, kh = at % p.k_h;
+      const float* xc = x + ic * p.in_d * p.in_h * p.in_w;
+      float* row = col + (at * p.k_w) * cols;
+      for (index_t kw = 0; kw < p.k_w; ++kw, row += cols) im2col_row(p, xc, kd, kh, kw, from, cols, row);
+    }
   });
 }
 
