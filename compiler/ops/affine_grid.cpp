@@ -35,6 +35,10 @@ std::vector<std::unique_ptr<Node>> lower_affine_grid(Node& n, Graph& g) {
   std::vector<int64_t> lengths;
   for (int64_t d = 0; d < dims; ++d) lengths.push_back(size.constant->int_at(2 + d));
   const bool align = n.attr_int("align_corners", 0) != 0;
+  Shape grid_shape{batch};
+  grid_shape.insert(grid_shape.end(), lengths.begin(), lengths.end());
+  grid_shape.push_back(dims + 1);
+  require_tensor_fits(n, grid_shape, DType::Float, "the grid");
   int64_t positions = 1;
   for (int64_t len : lengths) positions *= len;
   Tensor base(DType::Float, {1, positions, dims + 1});

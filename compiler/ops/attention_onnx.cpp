@@ -156,6 +156,7 @@ Nodes lower_attention(Node& n, Graph& g) {
     if (q_len != kv_len)
       fail_unsupported(n, fmt::format("is_causal with {} queries and {} keys", q_len, kv_len),
                        "give the causal mask as attn_mask (its alignment with a past is then explicit)");
+    require_tensor_fits(n, {q_len, kv_len}, DType::Float, "the causal bias");
     std::vector<float> triangle(static_cast<std::size_t>(q_len * kv_len), 0.0f);
     for (int64_t i = 0; i < q_len; ++i)
       for (int64_t j = i + 1; j < kv_len; ++j) triangle[static_cast<std::size_t>(i * kv_len + j)] = kMasked;

@@ -5,6 +5,8 @@
 // computes exactly the sum, with the same strides, dilations and pads. Lowered into Reshape and
 // that ConvTranspose (its kernel is the compiler's ConvTranspose kernel); image and block
 // shapes must be constants.
+#include <limits>
+
 #include "ops/lowering.h"
 #include "ops/op.h"
 
@@ -38,6 +40,15 @@ std::vector<std::unique_ptr<Node>> lower_col2im(Node& n, Graph& g) {
   const std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * dims, 0));
   if (strides.size() != dims || dilations.size() != dims || pads.size() != 2 * dims)
     fail_invalid(n, "strides, dilations and pads must match image_shape's length");
+  // Every length within 32 bits, so the arithmetic below cannot overflow.
+  for (const std::vector<int64_t>* list : {&image, &block, &strides, &dilations, &pads})
+    for (int64_t v : *list)
+      if (v < 0 || v > std::numeric_limits<int32_t>::max())
+        fail_invalid(n, fmt::format("a length, stride, dilation or pad is {}", v), "give values from 0 to 2^31 - 1");
+  for (std::size_t d = 0; d < dims; ++d)
+    if (strides[d] == 0 || dilations[d] == 0 || block[d] == 0)
+      fail_invalid(n, "strides, dilations and block lengths must be positive");
+  require_tensor_fits(n, block, DType::Float, "block_shape");
   int64_t taps = 1;
   for (int64_t b : block) taps *= b;
   if (taps <= 0 || x.shape[1] % taps)
@@ -52,6 +63,7 @@ std::vector<std::unique_ptr<Node>> lower_col2im(Node& n, Graph& g) {
     const int64_t count = (image[d] + pads[d] + pads[d + dims] - span) / strides[d] + 1;
     if (count <= 0) fail_invalid(n, fmt::format("the block does not fit the padded image along axis {}", d));
     grid.push_back(count);
+    require_tensor_fits(n, grid, DType::Float, "the grid of block positions");
     positions *= count;
     output_padding.push_back(image[d] - ((count - 1) * strides[d] - pads[d] - pads[d + dims] + span));
   }
@@ -64,6 +76,7 @@ std::vector<std::unique_ptr<Node>> lower_col2im(Node& n, Graph& g) {
         {columns});
   Shape wshape{x.shape[1], 1};
   wshape.insert(wshape.end(), block.begin(), block.end());
+  require_tensor_fits(n, wshape, DType::Float, "the one-hot weights");
   Tensor w(DType::Float, wshape);
   float* wd = w.data<float>();
   std::fill(wd, wd + w.numel(), 0.0f);

@@ -100,7 +100,7 @@ Nodes lower_svm_regressor(Node& n, Graph& g) {
   Value* product = nullptr;
   if (supports > 0) {
     const std::vector<float> sv = n.attr_floats("support_vectors");
-    if (static_cast<int64_t>(sv.size()) != supports * c)
+    if (supports > static_cast<int64_t>(sv.size()) || static_cast<int64_t>(sv.size()) != supports * c)
       fail_invalid(n, fmt::format("support_vectors has {} values; {} vectors of {} features need {}", sv.size(), supports,
                                   c, supports * c));
     if (static_cast<int64_t>(coef.size()) != supports)
@@ -172,14 +172,18 @@ Nodes lower_svm_classifier(Node& n, Graph& g) {
   }
   if (static_cast<int64_t>(per_class.size()) != k)
     fail_invalid(n, fmt::format("vectors_per_class has {} values for {} classes", per_class.size(), k));
+  const std::vector<float> sv = n.attr_floats("support_vectors");
   std::vector<int64_t> start(static_cast<std::size_t>(k) + 1, 0);
   for (int64_t i = 0; i < k; ++i) {
-    if (per_class[static_cast<std::size_t>(i)] < 0) fail_invalid(n, "a negative vectors_per_class");
+    // At most as many vectors as support_vectors has values: the sums below cannot overflow.
+    if (per_class[static_cast<std::size_t>(i)] < 0 ||
+        per_class[static_cast<std::size_t>(i)] > static_cast<int64_t>(sv.size()))
+      fail_invalid(n, fmt::format("vectors_per_class holds {}", per_class[static_cast<std::size_t>(i)]),
+                   "give each class's count of support vectors");
     start[static_cast<std::size_t>(i) + 1] = start[static_cast<std::size_t>(i)] + per_class[static_cast<std::size_t>(i)];
   }
   const int64_t count = start.back();
   const int64_t pairs = k * (k - 1) / 2;
-  const std::vector<float> sv = n.attr_floats("support_vectors");
   if (count == 0 || static_cast<int64_t>(sv.size()) != count * c)
     fail_invalid(n, fmt::format("support_vectors has {} values; {} vectors of {} features need {}", sv.size(), count, c,
                                 count * c));

@@ -230,7 +230,9 @@ Nodes lower_tree_ensemble(Node& n, Graph& g, bool classifier) {
   } else {
     targets = n.attr_int("n_targets", 1);
   }
-  std::vector<bool> used(static_cast<std::size_t>(std::max<int64_t>(targets, 0)), false);
+  if (targets < 1 || targets > std::numeric_limits<uint16_t>::max())
+    fail_unsupported(n, fmt::format("{} targets: onnxc's tree layout holds 1 to 65535", targets));
+  std::vector<bool> used(static_cast<std::size_t>(targets), false);
   for (std::size_t k = 0; k < w_trees.size(); ++k) {
     auto it = index.find({w_trees[k], w_nodes[k]});
     if (it == index.end())

@@ -138,18 +138,22 @@ std::vector<std::string> graph_inputs_behind(const Value& v) {
 // folding or planning allocates anything for them.
 constexpr uint64_t kMaxOutputBytes = uint64_t(1) << 31;
 
-void set_output(Node& n, std::size_t i, DType dtype, Shape shape) {
-  if (!n.has_output(i)) return;
+void require_tensor_fits(const Node& n, const Shape& shape, DType dtype, const std::string& what) {
   uint64_t elements = 1;
   for (int64_t d : shape) {
-    if (d < 0) fail_invalid(n, fmt::format("output {} would have a negative dim: {}", i, shape_str(shape)));
+    if (d < 0) fail_invalid(n, fmt::format("{} would have a negative dim: {}", what, shape_str(shape)));
     if (d != 0 && elements > kMaxOutputBytes / static_cast<uint64_t>(d)) elements = kMaxOutputBytes + 1;
     else elements *= static_cast<uint64_t>(d);
   }
   if (elements > kMaxOutputBytes / std::max<std::size_t>(dtype_size(dtype), 1))
-    fail_unsupported(n, fmt::format("output {} of shape {} ({}) would exceed the {} bytes onnxc allows for one tensor",
-                                    i, shape_str(shape), dtype_name(dtype), kMaxOutputBytes),
+    fail_unsupported(n, fmt::format("{} of shape {} ({}) would exceed the {} bytes onnxc allows for one tensor", what,
+                                    shape_str(shape), dtype_name(dtype), kMaxOutputBytes),
                      "check the shapes feeding this node");
+}
+
+void set_output(Node& n, std::size_t i, DType dtype, Shape shape) {
+  if (!n.has_output(i)) return;
+  require_tensor_fits(n, shape, dtype, fmt::format("output {}", i));
   Value* v = n.outputs[i];
   v->dtype = dtype;
   v->shape = std::move(shape);

@@ -146,6 +146,9 @@ const Tensor& require_const_input(const Node& n, std::size_t i, const char* what
 // compile-time constant: every node between them and `v` can be constant-folded. Empty when `v` is
 // constant, or when some of it comes from elsewhere (a node that cannot fold, a subgraph).
 std::vector<std::string> graph_inputs_behind(const Value& v);
+// Refuses (unsupported, naming `what`) a tensor of `shape` larger than onnxc allows for one tensor,
+// or with a negative dim: for shapes built from a model's values before anything is allocated.
+void require_tensor_fits(const Node& n, const Shape& shape, DType dtype, const std::string& what);
 void set_output(Node& n, std::size_t i, DType dtype, Shape shape);
 // Sets output i as a bounded tensor (see Value::dynamic_axis): `bound` is its largest shape and
 // its extent along `dynamic_axis` is computed at run time (the op's emit reports it through

@@ -455,6 +455,12 @@ def raw_floats(name, dims, nbytes):
 
 
 def tensor_rules():
+    # A lowering that builds a constant from a model's values checks its size first (found by the
+    # fuzzer: AffineGrid's base grid for a size of 10^13 positions).
+    size = helper.make_tensor("size", TensorProto.INT64, [5], [1, 2, 7696581394435, 4, 4])
+    m = model([helper.make_node("AffineGrid", ["theta", "size"], ["y"], name="grid")],
+              inputs=[vi("theta", (1, 3, 4))], outputs=[vi("y", (1, 2, 4, 4, 3))], inits=[size], opset=20, ir=9)
+    save("affine_grid_huge.onnx", m, "would exceed the 2147483648 bytes onnxc allows for one tensor")
     w = TensorProto(name="w", data_type=22, dims=[5], raw_data=bytes([0x21, 0x43]))  # INT4: 5 values need 3 bytes
     m = model([helper.make_node("DequantizeLinear", ["w", "s"], ["y"], name="dq")], inputs=[], outputs=[vi("y", (5,))],
               inits=[w, floats_init("s", [], [0.5])], opset=21, ir=10)

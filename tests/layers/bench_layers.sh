@@ -10,7 +10,7 @@ onnxc="$1"; dir="$2"; target="$3"; threads="$4"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export XDG_CACHE_HOME="$work/cache"
-common="$dir/model.onnx --inputs $dir/test_data_set_0 --runs 20 --target $target --threads $threads"
+common="$dir/model.onnx --inputs $dir/test_data_set_0 --runs 10 --target $target --threads $threads"
 
 # shellcheck disable=SC2086
 "$onnxc" bench $common --layers --layers-json "$work/a.json" > "$work/a.txt"
