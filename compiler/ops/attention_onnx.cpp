@@ -21,14 +21,6 @@ namespace {
 
 using Nodes = std::vector<std::unique_ptr<Node>>;
 
-Value* float_constant(Lowering& l, const std::string& hint, Shape shape, const std::vector<float>& v) {
-  Tensor t(DType::Float, std::move(shape));
-  std::copy(v.begin(), v.end(), t.data<float>());
-  Value* c = l.value(hint);
-  set_constant_output(*c, std::move(t));
-  return c;
-}
-
 Node& with_ints(Node& n, const char* name, std::vector<int64_t> v) {
   n.set_attr_ints(name, std::move(v));
   return n;
@@ -133,7 +125,7 @@ Nodes lower_attention(Node& n, Graph& g) {
   l.add("MatMul", {q, kt}, {product});
   const float scale = n.has_attr("scale") ? n.attr_float("scale", 1.0f) : 1.0f / std::sqrt(static_cast<float>(head));
   Value* scores = l.value("scores");
-  l.add("Mul", {product, float_constant(l, "scale", {}, {scale})}, {scores});
+  l.add("Mul", {product, l.float_constant("scale", {}, {scale})}, {scores});
 
   // The bias: the mask (a float mask added, a boolean one where False is -inf) and the causal
   // triangle (key j > query i is -inf).
@@ -146,7 +138,7 @@ Nodes lower_attention(Node& n, Graph& g) {
                        "give the mask one column per key (past included)");
     if (mask->dtype == DType::Bool) {
       bias = l.value("mask_bias");
-      l.add("Where", {mask, float_constant(l, "attend", {}, {0.0f}), float_constant(l, "masked", {}, {kMasked})}, {bias});
+      l.add("Where", {mask, l.float_constant("attend", {}, {0.0f}), l.float_constant("masked", {}, {kMasked})}, {bias});
     } else {
       require_float(n, 3, "attn_mask");
       bias = mask;
@@ -160,7 +152,7 @@ Nodes lower_attention(Node& n, Graph& g) {
     std::vector<float> triangle(static_cast<std::size_t>(q_len * kv_len), 0.0f);
     for (int64_t i = 0; i < q_len; ++i)
       for (int64_t j = i + 1; j < kv_len; ++j) triangle[static_cast<std::size_t>(i * kv_len + j)] = kMasked;
-    Value* causal = float_constant(l, "causal", {q_len, kv_len}, triangle);
+    Value* causal = l.float_constant("causal", {q_len, kv_len}, triangle);
     if (bias) {
       Value* both = l.value("bias");
       l.add("Add", {bias, causal}, {both});

@@ -55,6 +55,14 @@ Value* Lowering::int64_constant(const std::string& hint, Shape shape, const std:
   return c;
 }
 
+Value* Lowering::float_constant(const std::string& hint, Shape shape, const std::vector<float>& v) {
+  Tensor t(DType::Float, std::move(shape));
+  std::copy(v.begin(), v.end(), t.data<float>());
+  Value* c = value(hint);
+  set_constant_output(*c, std::move(t));
+  return c;
+}
+
 Value* Lowering::bool_constant(const std::string& hint, Shape shape, bool v) {
   Tensor t(DType::Bool, std::move(shape));
   std::fill(t.bytes.begin(), t.bytes.end(), v ? 1 : 0);

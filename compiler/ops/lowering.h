@@ -38,6 +38,7 @@ class Lowering {
   // A new tensor value, typed and shaped by inference.
   Value* value(const std::string& hint);
   Value* int64_constant(const std::string& hint, Shape shape, const std::vector<int64_t>& v);
+  Value* float_constant(const std::string& hint, Shape shape, const std::vector<float>& v);
   Value* bool_constant(const std::string& hint, Shape shape, bool v);
   // x with a new axis of extent 1 (Unsqueeze in the form the opset has).
   Value* unsqueeze(Value* x, int64_t axis);

@@ -51,10 +51,10 @@ Nodes lower_imputer(Node& n, Graph& g) {
     std::vector<float> v = n.attr_floats("imputed_value_floats");
     if (v.size() != 1 && static_cast<int64_t>(v.size()) != c)
       fail_invalid(n, fmt::format("imputed_value_floats has {} values for {} features (give 1 or {})", v.size(), c, c));
-    imputed = float_constant(l, "imputed", {static_cast<int64_t>(v.size())}, v);
+    imputed = l.float_constant("imputed", {static_cast<int64_t>(v.size())}, v);
     const float r = n.attr_float("replaced_value_float", 0.0f);
     replaced = std::isnan(r) ? unary(l, "IsNaN", x, "missing")
-                             : binary(l, "Equal", x, float_constant(l, "replaced", {}, {r}), "missing");
+                             : binary(l, "Equal", x, l.float_constant("replaced", {}, {r}), "missing");
   } else if (x->dtype == DType::Int64) {
     std::vector<int64_t> v = n.attr_ints("imputed_value_int64s");
     if (v.size() != 1 && static_cast<int64_t>(v.size()) != c)
@@ -148,7 +148,7 @@ Column column(const Node& n, const std::string& what) {
 
 Value* column_constant(Lowering& l, const Column& c, const char* hint) {
   if (c.type == DType::Int64) return l.int64_constant(hint, {c.size()}, c.ints);
-  return float_constant(l, hint, {c.size()}, c.floats);
+  return l.float_constant(hint, {c.size()}, c.floats);
 }
 
 // Keys to values by Equal with the keys, the first match's value (ArgMax, Gather), the default
@@ -186,7 +186,7 @@ Nodes lower_label_encoder(Node& n, Graph& g) {
   Node& rm = l.add("ReduceMax", {hit}, {any});
   rm.set_attr_ints("axes", {last});
   rm.set_attr_int("keepdims", 0);
-  Value* found = binary(l, "Greater", any, float_constant(l, "half", {}, {0.5f}), "found");
+  Value* found = binary(l, "Greater", any, l.float_constant("half", {}, {0.5f}), "found");
   Value* mapped = l.value("mapped");
   l.add("Gather", {column_constant(l, values, "values"), first}, {mapped}).set_attr_int("axis", 0);
   l.add("Where", {found, mapped, typed_scalar(l, "default", values.type, fallback)}, {n.outputs[0]});

@@ -20,7 +20,7 @@ Value* per_feature(Lowering& l, const Node& n, const char* name, float fallback,
   if (v.empty()) v = {fallback};
   if (v.size() != 1 && static_cast<int64_t>(v.size()) != features)
     fail_invalid(n, fmt::format("'{}' has {} values for {} features (give 1 or {})", name, v.size(), features, features));
-  return float_constant(l, name, {static_cast<int64_t>(v.size())}, v);
+  return l.float_constant(name, {static_cast<int64_t>(v.size())}, v);
 }
 
 Nodes lower_scaler(Node& n, Graph& g) {
@@ -65,10 +65,10 @@ Nodes lower_normalizer(Node& n, Graph& g) {
   Node& r = l.add(reduce, {x}, {divisor});
   r.set_attr_ints("axes", {axis});
   r.set_attr_int("keepdims", 1);
-  Value* zero = float_constant(l, "zero", {}, {0.0f});
+  Value* zero = l.float_constant("zero", {}, {0.0f});
   Value* is_zero = binary(l, "Equal", divisor, zero, "divisor_is_zero");
   Value* safe = l.value("divisor_or_one");
-  l.add("Where", {is_zero, float_constant(l, "one", {}, {1.0f}), divisor}, {safe});
+  l.add("Where", {is_zero, l.float_constant("one", {}, {1.0f}), divisor}, {safe});
   l.add("Div", {x, safe}, {n.outputs[0]});
   return l.take();
 }
@@ -82,12 +82,12 @@ Value* linear_scores(Lowering& l, const Node& n, Value* x, int64_t rows, int64_t
   std::vector<float> wt(w.size());
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t k = 0; k < c; ++k) wt[static_cast<std::size_t>(k * rows + r)] = w[static_cast<std::size_t>(r * c + k)];
-  Value* product = binary(l, "MatMul", x, float_constant(l, "weights", {c, rows}, wt), "product");
+  Value* product = binary(l, "MatMul", x, l.float_constant("weights", {c, rows}, wt), "product");
   std::vector<float> b = n.attr_floats("intercepts");
   if (b.empty()) return product;
   if (static_cast<int64_t>(b.size()) != rows)
     fail_invalid(n, fmt::format("'intercepts' has {} values for {} outputs", b.size(), rows));
-  return binary(l, "Add", product, float_constant(l, "intercepts", {rows}, b), "scores");
+  return binary(l, "Add", product, l.float_constant("intercepts", {rows}, b), "scores");
 }
 
 Nodes lower_linear_regressor(Node& n, Graph& g) {
@@ -125,7 +125,7 @@ Nodes lower_linear_classifier(Node& n, Graph& g) {
                        "use NONE or LOGISTIC");
     Value* positive = post_transform(l, n, scores, nullptr);
     Value* negative = transform == "NONE" ? unary(l, "Neg", positive, "negative")
-                                          : binary(l, "Sub", float_constant(l, "one", {}, {1.0f}), positive, "negative");
+                                          : binary(l, "Sub", l.float_constant("one", {}, {1.0f}), positive, "negative");
     z = n.has_output(1) ? n.outputs[1] : l.value("z");
     l.add("Concat", {negative, positive}, {z}).set_attr_int("axis", -1);
   } else {

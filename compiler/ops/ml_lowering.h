@@ -1,5 +1,5 @@
 // Shared by the ai.onnx.ml lowerings (ml_linear.cpp, ml_trees.cpp, ml_svm.cpp, ml_features.cpp):
-// their [N, C] features as float, float constants, and the post-transforms of scores.
+// their [N, C] features as float and the post-transforms of scores.
 #pragma once
 
 #include <string>
@@ -17,14 +17,6 @@ using Nodes = std::vector<std::unique_ptr<Node>>;
 constexpr int kLoweredOpset = 17;
 
 constexpr const char* kMl = "ai.onnx.ml";
-
-inline Value* float_constant(Lowering& l, const std::string& hint, Shape shape, const std::vector<float>& v) {
-  Tensor t(DType::Float, std::move(shape));
-  std::copy(v.begin(), v.end(), t.data<float>());
-  Value* c = l.value(hint);
-  set_constant_output(*c, std::move(t));
-  return c;
-}
 
 inline Value* unary(Lowering& l, const char* op, Value* x, const std::string& hint) {
   Value* y = l.value(hint);

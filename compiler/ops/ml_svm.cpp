@@ -56,7 +56,7 @@ Value* kernel_values(Lowering& l, const Node& n, Value* x, const std::vector<flo
     for (int64_t v = 0; v < count; ++v)
       for (int64_t f = 0; f < c; ++f)
         t[static_cast<std::size_t>(f * count + v)] = scale * sv[static_cast<std::size_t>(v * c + f)];
-    return float_constant(l, "support_vectors", {c, count}, t);
+    return l.float_constant("support_vectors", {c, count}, t);
   };
   if (k.type == "LINEAR") return binary(l, "MatMul", x, transposed(1.0f), "kernel");
   if (k.type == "RBF") {
@@ -71,18 +71,18 @@ Value* kernel_values(Lowering& l, const Node& n, Value* x, const std::vector<flo
       }
       norms[static_cast<std::size_t>(v)] = static_cast<float>(k.gamma * s);
     }
-    Value* minus_sv = binary(l, "Sub", dot, float_constant(l, "sv_norms", {count}, norms), "minus_sv");
+    Value* minus_sv = binary(l, "Sub", dot, l.float_constant("sv_norms", {count}, norms), "minus_sv");
     Value* xx = l.value("x_norms");
     Node& r = l.add("ReduceSumSquare", {x}, {xx});
     r.set_attr_ints("axes", {1});
     r.set_attr_int("keepdims", 1);
-    Value* gxx = binary(l, "Mul", xx, float_constant(l, "gamma", {}, {k.gamma}), "gamma_x_norms");
+    Value* gxx = binary(l, "Mul", xx, l.float_constant("gamma", {}, {k.gamma}), "gamma_x_norms");
     return unary(l, "Exp", binary(l, "Sub", minus_sv, gxx, "exponent"), "kernel");
   }
   Value* s = binary(l, "MatMul", x, transposed(k.gamma), "dot");
-  if (k.coef0 != 0.0f) s = binary(l, "Add", s, float_constant(l, "coef0", {}, {k.coef0}), "shifted");
+  if (k.coef0 != 0.0f) s = binary(l, "Add", s, l.float_constant("coef0", {}, {k.coef0}), "shifted");
   if (k.type == "SIGMOID") return unary(l, "Tanh", s, "kernel");
-  return binary(l, "Pow", s, float_constant(l, "degree", {}, {k.degree}), "kernel");
+  return binary(l, "Pow", s, l.float_constant("degree", {}, {k.degree}), "kernel");
 }
 
 Nodes lower_svm_regressor(Node& n, Graph& g) {
@@ -106,21 +106,21 @@ Nodes lower_svm_regressor(Node& n, Graph& g) {
     if (static_cast<int64_t>(coef.size()) != supports)
       fail_invalid(n, fmt::format("coefficients has {} values for {} support vectors", coef.size(), supports));
     Value* k = kernel_values(l, n, x, sv, supports, c);
-    product = binary(l, "MatMul", k, float_constant(l, "coefficients", {supports, 1}, coef), "product");
+    product = binary(l, "MatMul", k, l.float_constant("coefficients", {supports, 1}, coef), "product");
   } else {
     if (kernel_of(n).type != "LINEAR")
       fail_unsupported(n, "a linear-mode SVMRegressor (n_supports 0) with a kernel other than LINEAR",
                        "use kernel_type LINEAR or give the support vectors");
     if (static_cast<int64_t>(coef.size()) != c)
       fail_invalid(n, fmt::format("coefficients has {} values for {} features", coef.size(), c));
-    product = binary(l, "MatMul", x, float_constant(l, "coefficients", {c, 1}, coef), "product");
+    product = binary(l, "MatMul", x, l.float_constant("coefficients", {c, 1}, coef), "product");
   }
   const bool one_class = n.attr_int("one_class", 0) != 0;
   Value* score = one_class ? l.value("score") : n.outputs[0];
-  l.add("Add", {product, float_constant(l, "rho", {}, {rho[0]})}, {score});
+  l.add("Add", {product, l.float_constant("rho", {}, {rho[0]})}, {score});
   if (one_class) {
-    Value* positive = binary(l, "Greater", score, float_constant(l, "zero", {}, {0.0f}), "positive");
-    l.add("Where", {positive, float_constant(l, "one", {}, {1.0f}), float_constant(l, "minus_one", {}, {-1.0f})},
+    Value* positive = binary(l, "Greater", score, l.float_constant("zero", {}, {0.0f}), "positive");
+    l.add("Where", {positive, l.float_constant("one", {}, {1.0f}), l.float_constant("minus_one", {}, {-1.0f})},
           {n.outputs[0]});
   }
   return l.take();
@@ -164,8 +164,8 @@ Nodes lower_svm_classifier(Node& n, Graph& g) {
     std::vector<float> wt(coef.size());
     for (int64_t j = 0; j < k; ++j)
       for (int64_t f = 0; f < c; ++f) wt[static_cast<std::size_t>(f * k + j)] = coef[static_cast<std::size_t>(j * c + f)];
-    Value* product = binary(l, "MatMul", x, float_constant(l, "coefficients", {c, k}, wt), "product");
-    Value* scores = binary(l, "Add", product, float_constant(l, "rho", {}, {rho[0]}), "scores");
+    Value* product = binary(l, "MatMul", x, l.float_constant("coefficients", {c, k}, wt), "product");
+    Value* scores = binary(l, "Add", product, l.float_constant("rho", {}, {rho[0]}), "scores");
     Value* out = post_transform(l, n, scores, z);
     label_of_votes(l, n, out, labels);
     return l.take();
@@ -213,22 +213,22 @@ Nodes lower_svm_classifier(Node& n, Graph& g) {
       base[static_cast<std::size_t>(j)] += 1.0f;
     }
   Value* kv = kernel_values(l, n, x, sv, count, c);
-  Value* product = binary(l, "MatMul", kv, float_constant(l, "pair_weights", {count, pairs}, weights), "product");
+  Value* product = binary(l, "MatMul", kv, l.float_constant("pair_weights", {count, pairs}, weights), "product");
   std::vector<float> offsets(rho.begin(), rho.begin() + pairs);
   // Without a transform the scores are the decisions themselves (no copy).
   const bool direct = k > 2 && transform == "NONE" && z;
   Value* decisions = direct ? z : l.value("decisions");
-  l.add("Add", {product, float_constant(l, "rho", {pairs}, offsets)}, {decisions});
+  l.add("Add", {product, l.float_constant("rho", {pairs}, offsets)}, {decisions});
   if (k == 2) {
     if (z) l.add("Concat", {unary(l, "Neg", decisions, "negative"), decisions}, {z}).set_attr_int("axis", 1);
   } else if (z && !direct) {
     post_transform(l, n, decisions, z);
   }
-  Value* positive = binary(l, "Greater", decisions, float_constant(l, "zero", {}, {0.0f}), "positive");
+  Value* positive = binary(l, "Greater", decisions, l.float_constant("zero", {}, {0.0f}), "positive");
   Value* wins = l.value("wins");
   l.add("Cast", {positive}, {wins}).set_attr_int("to", 1);
-  Value* swings = binary(l, "MatMul", wins, float_constant(l, "vote_swing", {pairs, k}, swing), "swings");
-  Value* votes = binary(l, "Add", swings, float_constant(l, "vote_base", {k}, base), "votes");
+  Value* swings = binary(l, "MatMul", wins, l.float_constant("vote_swing", {pairs, k}, swing), "swings");
+  Value* votes = binary(l, "Add", swings, l.float_constant("vote_base", {k}, base), "votes");
   label_of_votes(l, n, votes, labels);
   return l.take();
 }

@@ -255,12 +255,12 @@ Nodes lower_tree_ensemble(Node& n, Graph& g, bool classifier) {
 
   Value* scores = sums;
   if (aggregate == "AVERAGE")
-    scores = binary(l, "Mul", scores, float_constant(l, "per_tree", {}, {1.0f / static_cast<float>(trees.size())}), "average");
+    scores = binary(l, "Mul", scores, l.float_constant("per_tree", {}, {1.0f / static_cast<float>(trees.size())}), "average");
   const std::vector<float> base = floats_or_tensor(n, "base_values");
   if (!base.empty()) {
     if (static_cast<int64_t>(base.size()) != targets)
       fail_invalid(n, fmt::format("base_values has {} values for {} targets", base.size(), targets));
-    scores = binary(l, "Add", scores, float_constant(l, "base_values", {targets}, base), "with_base");
+    scores = binary(l, "Add", scores, l.float_constant("base_values", {targets}, base), "with_base");
   }
   if (!classifier) {
     post_transform(l, n, scores, n.outputs[0]);
