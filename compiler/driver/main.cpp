@@ -28,6 +28,7 @@
 #include "backend/target.h"
 #include "backend/weights.h"
 #include "frontend/load.h"
+#include "ir/print.h"
 #include "driver/commands.h"
 #include "driver/firmware.h"
 #include "driver/report.h"
@@ -192,6 +193,8 @@ struct Common {
   std::string target = "generic";  // --target (backend/target.h)
   std::string scratch;              // --scratch; empty: the target's default
   bool strict = false;              // --strict
+  bool time_passes = false;         // --time-passes
+  std::vector<std::string> dump_after;  // --dump-after PASS
 };
 
 void add_common(CLI::App* app, Common& c) {
@@ -242,6 +245,13 @@ void add_common(CLI::App* app, Common& c) {
                 "Refuse a model that breaks a MUST of the ONNX spec which onnxc otherwise compiles around with a "
                 "warning: node names repeated in a graph (names are diagnostic only; onnxc renames the repeats "
                 "NAME_INDEX). Every other violation onnxc detects is refused either way.");
+  app->add_flag("--time-passes", c.time_passes,
+                "Print each compiler pass's time and the node count it left, in the order they ran, to stderr.");
+  app->add_option("--dump-after", c.dump_after,
+                  fmt::format("Print the graph as text (nodes in order, values with types and shapes, attributes) to "
+                              "stderr after a pass, or after every pass with 'all'. Passes: {}. Repeatable.",
+                              fmt::join(pass_names(), ", ")))
+      ->type_name("PASS");
 }
 
 // The options of a command on `subject` (the model or its directory, for warnings).
@@ -258,6 +268,17 @@ CompileOptions to_options(const Common& c, const Terminal& term, const std::stri
     throw CompileError(ErrorKind::Usage, fmt::format("--alignment {}", c.alignment),
                        "must be a power of two and at least 16");
   o.alignment = c.alignment;
+  const std::set<std::string> dump(c.dump_after.begin(), c.dump_after.end());
+  for (const std::string& p : dump)
+    if (p != "all" && std::find(pass_names().begin(), pass_names().end(), p) == pass_names().end())
+      throw CompileError(ErrorKind::Usage, "--dump-after " + p, "no such pass",
+                         fmt::format("the passes are: {} (or 'all')", fmt::join(pass_names(), ", ")));
+  if (c.time_passes || !dump.empty())
+    o.pass_log = [time = c.time_passes, dump](const char* pass, double ms, const Graph& g) {
+      if (time) fmt::print(stderr, "pass {:<26} {:>10.3f} ms {:>6} nodes\n", pass, ms, g.nodes.size());
+      if (dump.count("all") || dump.count(pass))
+        fmt::print(stderr, "--- graph after {} ---\n{}", pass, graph_text(g));
+    };
   if (c.string_bytes == 0)
     throw CompileError(ErrorKind::Usage, "--string-bytes 0", "a string needs at least its NUL byte");
   o.string_bytes = c.string_bytes;

@@ -1,5 +1,7 @@
 #include "passes/pipeline.h"
 
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <set>
 
@@ -16,14 +18,6 @@
 #include "passes/sequence_io.h"
 
 namespace onnxc {
-
-const std::set<std::string>& optional_passes() {
-  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fold-affine", "fuse-activation", "fuse-attention", "fuse-elementwise", "fuse-block", "fuse-output-table", "fit-scratch", "mark-weights-from-memory", "in-place", "concat-in-place", "reorder",
-                                                     "lower-qdq", "simplify"};
-  return names;
-}
-
-static bool enabled(const CompileOptions& o, const char* pass) { return !o.disabled_passes.count(pass); }
 
 // String tensors whose text length is unknown at compile time get --string-bytes per element.
 static void size_text_storage(Graph& g, std::size_t string_bytes) {
@@ -49,38 +43,219 @@ static void refuse_dangling_text(const Graph& g) {
   }
 }
 
-void check_loaded_model(Model& m, const CompileOptions& o) { check_loaded_model(m, o, [](const char*) {}); }
+namespace {
 
-void check_loaded_model(Model& m, const CompileOptions& o, const std::function<void(const char*)>& after_pass) {
-  qdq_accept_qoperator(m);  // QGemm has no other form in onnxc: always
-  validate_nodes(m);  // before resolve_operators: spec violations matter whatever onnxc supports
-  resolve_operators(m);
-  bind_structured_inputs(m.graph, o.sequence_shapes, o.empty_optionals);
-  bind_input_shapes(m.graph, o.input_shapes, o.dims);
-  bind_input_constants(m.graph, o.constants);
-  bind_input_tensors(m.graph, o.constant_tensors);
-  // Before inference, which would fold the quantized weights of QDQ models into float ones.
-  if (enabled(o, "lower-qdq")) {
-    // Canonical forms first, whatever the quantizer wrote; then the integer operators.
-    qdq_activations_to_uint8(m.graph);
-    qdq_quantize_float_bias(m.graph);
-    qdq_move_dequantize(m.graph);
-    qdq_activation_to_clamp(m.graph);
-    qdq_fold_pairs(m.graph);
-    lower_qdq(m.graph);
-    after_pass("lower-qdq");
+// What a pass reads besides the graph: the options and the target's traits, worked out once.
+struct PassEnv {
+  explicit PassEnv(const CompileOptions& o) : options(o), target(find_target(o.target)) {
+    const Target* t = target;
+    scratch.memory_first = t && t->memory_first;
+    scratch.int8_dual_mac = t && t->int8_dual_mac;
+    scratch.int8_helium = t && t->int8_helium;
+    scratch.simd = t && t->simd;
+    scratch.shifted_input = t && t->shifted_input_product;
+    scratch.depthwise_stride2 = t && t->depthwise_stride2_in_place;
+    scratch.depthwise_channel_lanes = t && t->depthwise_channel_lanes;
+    scratch.winograd = t && t->simd && !t->memory_first;
+    scratch.float_lanes = t ? t->float_lanes : 1;
+    scratch.policy = o.scratch_policy.value_or(ScratchPolicy::Fit);
+    for (const PlanSwitch& s : plan_switches()) plan.*s.member = enabled(s.option);
   }
+  bool enabled(const char* option) const { return !options.disabled_passes.count(option); }
+
+  const CompileOptions& options;
+  const Target* target;  // nullptr: no such target
+  ScratchOptions scratch;
+  PlanOptions plan;
+
+  // The planner's optional behaviours (--disable-pass NAME), which are not graph passes.
+  struct PlanSwitch {
+    const char* option;
+    bool PlanOptions::*member;
+  };
+  static const std::vector<PlanSwitch>& plan_switches() {
+    static const std::vector<PlanSwitch> switches = {
+        {"in-place", &PlanOptions::in_place},
+        {"concat-in-place", &PlanOptions::concat_in_place},
+        {"reorder", &PlanOptions::reorder},
+    };
+    return switches;
+  }
+};
+
+// Which count of the compile summary a pass's result adds to.
+enum class Counts { Nothing, Folded, Fused };
+
+// One pass, declared once. `name` is what --time-passes prints and --dump-after takes;
+// `option`, when set, is the --disable-pass name that turns it off (several passes may share
+// one) and the name validate --layers gives the values the pass took away (its own name
+// otherwise); `skippable` false: the pass runs whatever the option and reads env.enabled itself
+// (fold-constants turns off folding, not shape inference). `run` returns how many nodes it
+// took away or merged (what `counts` adds to).
+struct Pass {
+  const char* name;
+  const char* option;
+  bool skippable;
+  Counts counts;
+  std::int64_t (*run)(Model&, const PassEnv&);
+};
+
+// Nodes of the main graph that `f` takes away.
+template <class F> std::int64_t nodes_removed(Model& m, F&& f) {
+  const auto before = static_cast<std::int64_t>(m.graph.nodes.size());
+  f(m.graph);
+  return before - static_cast<std::int64_t>(m.graph.nodes.size());
+}
+
+// Shape inference's errors, with the --constant advice where pinning an input would help.
+template <class F> std::int64_t advising_pinning(Model& m, F&& f) {
   try {
-    infer_and_fold(m.graph, enabled(o, "fold-constants"));
-    after_pass("fold-constants");
-    expand_structured_outputs(m.graph, m.opsets.count("") ? m.opsets.at("") : 0, enabled(o, "fold-constants"));
-    size_text_storage(m.graph, o.string_bytes);
-    refuse_dangling_text(m.graph);
+    f();
   } catch (const CompileError& e) {
     throw with_pinning_advice(m.graph, e);
   }
+  return 0;
 }
 
+// Checking: from the file's nodes to a graph with every shape known and constants folded.
+const std::vector<Pass>& front_passes() {
+  static const std::vector<Pass> passes = {
+      // QGemm has no other form in onnxc: always.
+      {"accept-qoperator", nullptr, true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { return qdq_accept_qoperator(m); }},
+      // Before resolve-operators: spec violations matter whatever onnxc supports.
+      {"validate-nodes", nullptr, true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { validate_nodes(m); return 0; }},
+      {"resolve-operators", nullptr, true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { resolve_operators(m); return 0; }},
+      {"bind-inputs", nullptr, true, Counts::Nothing, [](Model& m, const PassEnv& env) -> std::int64_t {
+         const CompileOptions& o = env.options;
+         bind_structured_inputs(m.graph, o.sequence_shapes, o.empty_optionals);
+         bind_input_shapes(m.graph, o.input_shapes, o.dims);
+         bind_input_constants(m.graph, o.constants);
+         bind_input_tensors(m.graph, o.constant_tensors);
+         return 0;
+       }},
+      // Before inference, which would fold the quantized weights of QDQ models into float ones.
+      // Canonical forms first, whatever the quantizer wrote; then the integer operators.
+      {"qdq-activations-to-uint8", "lower-qdq", true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { return qdq_activations_to_uint8(m.graph); }},
+      {"qdq-quantize-float-bias", "lower-qdq", true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { return qdq_quantize_float_bias(m.graph); }},
+      {"qdq-move-dequantize", "lower-qdq", true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { return qdq_move_dequantize(m.graph); }},
+      {"qdq-activation-to-clamp", "lower-qdq", true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { return qdq_activation_to_clamp(m.graph); }},
+      {"qdq-fold-pairs", "lower-qdq", true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { return qdq_fold_pairs(m.graph); }},
+      {"lower-qdq", "lower-qdq", true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { return lower_qdq(m.graph); }},
+      {"infer-and-fold", "fold-constants", false, Counts::Nothing, [](Model& m, const PassEnv& env) -> std::int64_t {
+         return advising_pinning(m, [&] { infer_and_fold(m.graph, env.enabled("fold-constants")); });
+       }},
+      {"expand-structured-outputs", nullptr, true, Counts::Nothing, [](Model& m, const PassEnv& env) -> std::int64_t {
+         return advising_pinning(m, [&] {
+           expand_structured_outputs(m.graph, m.opsets.count("") ? m.opsets.at("") : 0, env.enabled("fold-constants"));
+         });
+       }},
+      {"size-text-storage", nullptr, true, Counts::Nothing, [](Model& m, const PassEnv& env) -> std::int64_t {
+         return advising_pinning(m, [&] {
+           size_text_storage(m.graph, env.options.string_bytes);
+           refuse_dangling_text(m.graph);
+         });
+       }},
+  };
+  return passes;
+}
+
+// Compiling: from the checked graph to the steps the planner orders and places.
+const std::vector<Pass>& middle_passes() {
+  static const std::vector<Pass> passes = {
+      {"lower-qdq-pools", "lower-qdq", true, Counts::Folded, [](Model& m, const PassEnv&) { return nodes_removed(m, lower_qdq_pools); }},
+      // Also drops folded nodes: always on.
+      {"dead-code", nullptr, true, Counts::Folded, [](Model& m, const PassEnv&) { return nodes_removed(m, eliminate_dead_nodes); }},
+      {"compose-lookups", "lower-qdq", true, Counts::Folded, [](Model& m, const PassEnv&) { return nodes_removed(m, compose_lookups); }},
+      {"simplify", "simplify", true, Counts::Folded, [](Model& m, const PassEnv&) -> std::int64_t { return simplify(m.graph); }},
+      // Before fuse-elementwise, which would merge the scalings and the mask's Add.
+      {"fuse-attention", "fuse-attention", true, Counts::Fused, [](Model& m, const PassEnv&) -> std::int64_t { return fuse_attention(m.graph); }},
+      {"fold-batchnorm", "fold-batchnorm", true, Counts::Fused, [](Model& m, const PassEnv&) -> std::int64_t { return fold_batchnorm(m.graph); }},
+      {"fold-affine", "fold-affine", true, Counts::Fused, [](Model& m, const PassEnv&) -> std::int64_t { return fold_affine(m.graph); }},
+      {"fuse-activation", "fuse-activation", true, Counts::Fused, [](Model& m, const PassEnv&) -> std::int64_t { return fuse_activation(m.graph); }},
+      {"fuse-elementwise", "fuse-elementwise", true, Counts::Fused, [](Model& m, const PassEnv&) -> std::int64_t { return fuse_elementwise(m.graph); }},
+      // Before the scratch is fitted: these kernels need none. The layout their kernel reads, as below.
+      {"pack-dual-mac-weights", nullptr, true, Counts::Nothing, [](Model& m, const PassEnv& env) -> std::int64_t {
+         return env.scratch.int8_dual_mac ? pack_dual_mac_weights(m.graph, env.scratch.int8_helium) : 0;
+       }},
+      // The M4's and M7's store_row looks the table up in registers (Helium's and the hosts'
+      // vector stores do not: they keep the lookup's own vector pass).
+      {"fuse-output-table", "fuse-output-table", true, Counts::Fused, [](Model& m, const PassEnv& env) -> std::int64_t {
+         return env.scratch.int8_dual_mac && !env.scratch.int8_helium ? fuse_output_tables(m.graph) : 0;
+       }},
+      {"pack-dot-product-weights", nullptr, true, Counts::Nothing, [](Model& m, const PassEnv& env) -> std::int64_t {
+         const Target* t = env.target;
+         if (t && (t->int8_vnni_sure || t->int8_byte_permute_sure || t->int8_pairs_sure))
+           return pack_dot_product_weights(m.graph, t->int8_vnni_sure, t->int8_byte_permute_sure, t->int8_pairs_sure);
+         return 0;
+       }},
+      // Before anything asks splits_into_tasks (fit-scratch's slots, the emitted parallel-for).
+      {"mark-weights-from-memory", "mark-weights-from-memory", true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { return mark_weights_from_memory(m.graph); }},
+      // Off: every kernel its default scratch (the fastest im2col block, one depthwise slot).
+      {"fit-scratch", "fit-scratch", true, Counts::Nothing, [](Model& m, const PassEnv& env) -> std::int64_t {
+         return fit_scratch(m.graph, env.options.alignment, env.plan, env.scratch);
+       }},
+      // Always: the layout the kernels read, not an optimisation to compare against.
+      // int8_products: rt::qgemm_packed has SIMD forms for x86 (VNNI, AVX2) and AArch64 (SDOT, SMULL).
+      {"pack-weights", nullptr, true, Counts::Nothing, [](Model& m, const PassEnv& env) -> std::int64_t {
+         const Target* t = env.target;
+         return pack_weights(m.graph, t && t->int8_dot_product, t && t->simd, t && t->simd && (t->arch.empty() || t->arch == "aarch64"),
+                             t ? t->float_lanes : 1);
+       }},
+      {"fuse-block", "fuse-block", true, Counts::Fused, [](Model& m, const PassEnv& env) -> std::int64_t {
+         return fuse_block(m.graph, env.scratch.memory_first ? 1 : kFusedBlockTasks);
+       }},
+  };
+  return passes;
+}
+
+// Runs a table of passes in order: skips the disabled ones, adds up the counts, times each pass
+// (--time-passes), prints the graph after those --dump-after names, and tells `after` which
+// name to charge with the values each pass took away.
+void run_passes(const std::vector<Pass>& passes, Model& m, const PassEnv& env, Compilation* c,
+                const std::function<void(const char*)>& after) {
+  const CompileOptions& o = env.options;
+  for (const Pass& p : passes) {
+    if (p.option && p.skippable && !env.enabled(p.option)) continue;
+    const auto start = std::chrono::steady_clock::now();
+    const std::int64_t changed = p.run(m, env);
+    const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+    if (o.pass_log) o.pass_log(p.name, took.count(), m.graph);
+    if (c && p.counts == Counts::Folded) c->folded_nodes = static_cast<std::size_t>(static_cast<std::int64_t>(c->folded_nodes) + changed);
+    if (c && p.counts == Counts::Fused) c->fused_nodes = static_cast<std::size_t>(static_cast<std::int64_t>(c->fused_nodes) + changed);
+    after(p.option ? p.option : p.name);
+  }
+}
+
+}  // namespace
+
+const std::set<std::string>& optional_passes() {
+  static const std::set<std::string> names = [] {
+    std::set<std::string> n;
+    for (const auto* table : {&front_passes(), &middle_passes()})
+      for (const Pass& p : *table)
+        if (p.option) n.insert(p.option);
+    for (const PassEnv::PlanSwitch& s : PassEnv::plan_switches()) n.insert(s.option);
+    return n;
+  }();
+  return names;
+}
+
+const std::vector<std::string>& pass_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto* table : {&front_passes(), &middle_passes()})
+      for (const Pass& p : *table) n.push_back(p.name);
+    n.push_back("plan-program");
+    return n;
+  }();
+  return names;
+}
+
+void check_loaded_model(Model& m, const CompileOptions& o) { check_loaded_model(m, o, [](const char*) {}); }
+
+void check_loaded_model(Model& m, const CompileOptions& o, const std::function<void(const char*)>& after_pass) {
+  run_passes(front_passes(), m, PassEnv(o), nullptr, after_pass);
+}
 LoadOptions load_options(const CompileOptions& o) {
   LoadOptions l;
   l.strict = o.strict;
@@ -157,67 +332,17 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   Graph& g = c.model.graph;
   RemovedValues removed(g, c.removed_values);
   auto after = [&removed](const char* pass) { removed.after(pass); };
-  check_loaded_model(c.model, o, after);
+  const PassEnv env(o);
+  run_passes(front_passes(), c.model, env, nullptr, after);
   c.file_nodes = g.nodes.size();
-  if (enabled(o, "lower-qdq")) lower_qdq_pools(g);
-  after("lower-qdq");
-  eliminate_dead_nodes(g);  // also drops folded nodes: always on
-  after("dead-code");
-  if (enabled(o, "lower-qdq")) compose_lookups(g);
-  after("lower-qdq");
-  c.folded_nodes = c.file_nodes - g.nodes.size();
-  if (enabled(o, "simplify")) c.folded_nodes += static_cast<std::size_t>(simplify(g));
-  after("simplify");
-  // Before fuse-elementwise, which would merge the scalings and the mask's Add.
-  if (enabled(o, "fuse-attention")) c.fused_nodes += static_cast<std::size_t>(fuse_attention(g));
-  after("fuse-attention");
-  if (enabled(o, "fold-batchnorm")) c.fused_nodes += static_cast<std::size_t>(fold_batchnorm(g));
-  after("fold-batchnorm");
-  if (enabled(o, "fold-affine")) c.fused_nodes += static_cast<std::size_t>(fold_affine(g));
-  after("fold-affine");
-  if (enabled(o, "fuse-activation")) c.fused_nodes += static_cast<std::size_t>(fuse_activation(g));
-  after("fuse-activation");
-  if (enabled(o, "fuse-elementwise")) c.fused_nodes += static_cast<std::size_t>(fuse_elementwise(g));
-  after("fuse-elementwise");
-  const Target* target = find_target(o.target);
-  ScratchOptions scratch;
-  scratch.memory_first = target && target->memory_first;
-  scratch.int8_dual_mac = target && target->int8_dual_mac;
-  scratch.int8_helium = target && target->int8_helium;
-  scratch.simd = target && target->simd;
-  scratch.shifted_input = target && target->shifted_input_product;
-  scratch.depthwise_stride2 = target && target->depthwise_stride2_in_place;
-  scratch.depthwise_channel_lanes = target && target->depthwise_channel_lanes;
-  scratch.winograd = target && target->simd && !target->memory_first;
-  scratch.float_lanes = target ? target->float_lanes : 1;
-  scratch.policy = o.scratch_policy.value_or(ScratchPolicy::Fit);
-  PlanOptions plan;
-  plan.in_place = enabled(o, "in-place");
-  plan.concat_in_place = enabled(o, "concat-in-place");
-  plan.reorder = enabled(o, "reorder");
-  // Before the scratch is fitted: these kernels need none. The layout their kernel reads, as below.
-  if (scratch.int8_dual_mac) pack_dual_mac_weights(g, scratch.int8_helium);
-  // The M4's and M7's store_row looks the table up in registers (Helium's and the hosts' vector
-  // stores do not: they keep the lookup's own vector pass).
-  if (scratch.int8_dual_mac && !scratch.int8_helium && enabled(o, "fuse-output-table"))
-    c.fused_nodes += static_cast<std::size_t>(fuse_output_tables(g));
-  after("fuse-output-table");
-  if (target && (target->int8_vnni_sure || target->int8_byte_permute_sure || target->int8_pairs_sure))
-    pack_dot_product_weights(g, target->int8_vnni_sure, target->int8_byte_permute_sure, target->int8_pairs_sure);
-  // Before anything asks splits_into_tasks (fit-scratch's slots, the emitted parallel-for).
-  if (enabled(o, "mark-weights-from-memory")) mark_weights_from_memory(g);
-  // Off: every kernel its default scratch (the fastest im2col block, one depthwise slot).
-  if (enabled(o, "fit-scratch")) fit_scratch(g, o.alignment, plan, scratch);
-  // int8_products: rt::qgemm_packed has SIMD forms for x86 (VNNI, AVX2) and AArch64 (SDOT, SMULL).
-  pack_weights(g, target && target->int8_dot_product, target && target->simd,
-               target && target->simd && (target->arch.empty() || target->arch == "aarch64"),
-               target ? target->float_lanes : 1);  // always: the layout the kernels read, not an optimisation to compare against
-  if (enabled(o, "fuse-block")) c.fused_nodes += static_cast<std::size_t>(fuse_block(g, scratch.memory_first ? 1 : kFusedBlockTasks));
-  after("fuse-block");
-  c.program = plan_program(g, o.alignment, plan);
+  run_passes(middle_passes(), c.model, env, &c, after);
+  const auto start = std::chrono::steady_clock::now();
+  c.program = plan_program(g, o.alignment, env.plan);
+  const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+  if (o.pass_log) o.pass_log("plan-program", took.count(), g);
   for (const FloatStep& f : float_steps_between_integers(g))
     fmt::print(stderr, "warning: {} stays float between integer steps: {}\n", f.node->describe(),
-               enabled(o, "lower-qdq") ? f.why : "lower-qdq is disabled");
+               env.enabled("lower-qdq") ? f.why : "lower-qdq is disabled");
   return c;
 }
 

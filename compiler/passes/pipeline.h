@@ -41,6 +41,9 @@ struct CompileOptions {
   bool step_hooks = false;
   bool trace = false;    // --trace (CodegenOptions::trace)
   bool profile = false;  // --profile (CodegenOptions::profile)
+  // Called after every pass with its name (pass_names()), its time and the graph it left:
+  // --time-passes and --dump-after. None: nothing is timed for anyone.
+  std::function<void(const char* pass, double milliseconds, const Graph& graph)> pass_log;
 };
 
 // How compile_model and check_model load the file under these options.
@@ -48,6 +51,8 @@ LoadOptions load_options(const CompileOptions& options);
 
 // Names of the passes --disable-pass accepts.
 const std::set<std::string>& optional_passes();
+// Every pass in the order it runs (--time-passes prints them, --dump-after takes them).
+const std::vector<std::string>& pass_names();
 
 struct Compilation {
   Model model;
