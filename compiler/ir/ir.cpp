@@ -148,18 +148,28 @@ static void collect_outer_reads(const Graph& g, std::vector<Value*>& out) {
   for (auto& v : g.values)
     if (v->outer) out.push_back(v->outer);
   for (auto& n : g.nodes)
-    for (auto& [name, a] : n->attrs) {
-      if (a.g) collect_outer_reads(*a.g, out);
-      for (auto& sg : a.graphs) collect_outer_reads(*sg, out);
-    }
+    for (const Graph* sub : n->subgraphs()) collect_outer_reads(*sub, out);
+}
+
+std::vector<Graph*> Node::subgraphs() const {
+  std::vector<Graph*> out;
+  for (auto& [name, a] : attrs) {  // std::map: sorted by name
+    if (a.g) out.push_back(a.g.get());
+    for (auto& sg : a.graphs)
+      if (sg) out.push_back(sg.get());
+  }
+  return out;
+}
+
+bool Node::has_subgraphs() const {
+  for (auto& [name, a] : attrs)
+    if (a.kind == Attribute::Kind::Graph || a.kind == Attribute::Kind::Graphs) return true;
+  return false;
 }
 
 std::vector<Value*> Node::implicit_inputs(const Graph& owner) const {
   std::vector<Value*> reads, out;
-  for (auto& [name, a] : attrs) {
-    if (a.g) collect_outer_reads(*a.g, reads);
-    for (auto& sg : a.graphs) collect_outer_reads(*sg, reads);
-  }
+  for (const Graph* sub : subgraphs()) collect_outer_reads(*sub, reads);
   for (Value* v : reads)
     if (owner.find(v->name) == v && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
   return out;

@@ -140,6 +140,12 @@ struct Node {
   // real as its inputs for ordering and liveness.
   std::vector<Value*> implicit_inputs(const Graph& owner) const;
 
+  // The graphs nested in this node's attributes (If's branches, Loop's and Scan's bodies), in
+  // attribute-name order (else_branch before then_branch): the one way passes reach them.
+  std::vector<Graph*> subgraphs() const;
+  // Whether it has a graph attribute at all (even an empty list of graphs).
+  bool has_subgraphs() const;
+
   // "node 3 'conv1' (Conv, opset 13)" for messages.
   std::string describe() const;
 };
@@ -162,6 +168,15 @@ struct Graph {
   void relink();
   std::vector<Node*> consumers(const Value* v) const;
 };
+
+// Calls f on every node of g and of the graphs nested in its nodes, depth first: each node before
+// the nodes of its subgraphs.
+template <class F> void for_each_nested_node(Graph& g, const F& f) {
+  for (auto& node : g.nodes) {
+    f(*node);
+    for (Graph* sub : node->subgraphs()) for_each_nested_node(*sub, f);
+  }
+}
 
 struct Model {
   std::string path;       // the file it came from, for messages

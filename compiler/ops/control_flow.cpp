@@ -149,7 +149,7 @@ void infer_if(Node& n) {
 
 void emit_if(const Node& n, Emitter& e) {
   e.include("onnxc/layout.h");
-  // subgraphs_of orders by attribute name: 0 = else_branch, 1 = then_branch.
+  // Node::subgraphs orders by attribute name: 0 = else_branch, 1 = then_branch.
   std::vector<std::string> outs;
   for (std::size_t i = 0; i < n.outputs.size(); ++i) outs.push_back(e.out(i));
   const Tensor* c = const_input(n, 0);

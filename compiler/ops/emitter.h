@@ -71,7 +71,7 @@ class Emitter {
   // Asks for a runtime-support header, e.g. "onnxc/conv.h".
   void include(const std::string& header) { headers_.insert(header); }
 
-  // Control flow: the statements of the node's k-th subgraph (see subgraphs_of), with its
+  // Control flow: the statements of the node's k-th subgraph (see Node::subgraphs), with its
   // inputs and outputs bound to the given pointer expressions. Append them with lines().
   using SubgraphRenderer = std::function<std::vector<std::string>(std::size_t, const std::vector<std::string>&,
                                                                   const std::vector<std::string>&)>;

@@ -104,14 +104,6 @@ void fail_needs_compile_time_values(const Node& n, const std::vector<const Value
   throw CompileError({std::move(p)});
 }
 
-namespace {
-bool has_subgraphs(const Node& n) {
-  for (auto& [name, a] : n.attrs)
-    if (a.kind == Attribute::Kind::Graph || a.kind == Attribute::Kind::Graphs) return true;
-  return false;
-}
-}  // namespace
-
 std::vector<std::string> graph_inputs_behind(const Value& v) {
   std::set<std::string> inputs;
   std::set<const Value*> seen;
@@ -127,7 +119,7 @@ std::vector<std::string> graph_inputs_behind(const Value& v) {
     }
     const Node* p = x->producer;
     const OpDef* def = p ? find_op(p->domain, p->op_type) : nullptr;
-    if (!def || !def->fold || has_subgraphs(*p)) return {};
+    if (!def || !def->fold || p->has_subgraphs()) return {};
     for (const Value* in : p->inputs)
       if (in) pending.push_back(in);
   }

@@ -51,7 +51,7 @@ struct OpDef {
   // the kernel's scratch is the compiler's choice, fit-scratch (passes/kernel_passes.h) sizes
   // it and says why in the node's kScratchNoteAttr (string, shown by --report).
   std::function<std::size_t(const Node&)> scratch_bytes;
-  // Optional, control flow: whether the node's k-th subgraph (see subgraphs_of) runs at all
+  // Optional, control flow: whether the node's k-th subgraph (see Node::subgraphs) runs at all
   // (If with a constant condition compiles one branch). Default: every subgraph.
   std::function<bool(const Node&, std::size_t)> uses_subgraph;
   // Optional, for operators on compile-time structures (sequences): replaces the node before

@@ -27,7 +27,7 @@ bool is_plain_tensor(const Value* v) { return v && !v->constant && !v->outer && 
 // has no subgraph, whose blocks choose their outputs' memory themselves.
 bool writes_its_own_outputs(const Node& n) {
   const OpDef* op = find_op(n.domain, n.op_type);
-  return op && !op->is_view && subgraphs_of(n).empty();
+  return op && !op->is_view && n.subgraphs().empty();
 }
 
 }  // namespace

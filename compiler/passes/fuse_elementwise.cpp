@@ -212,11 +212,7 @@ int fuse_elementwise(Graph& g) {
   // Control-flow bodies first: a body's nodes never read the enclosing graph's intermediates
   // through anything but implicit inputs, which the enclosing graph's grouping keeps as tensors.
   for (auto& n : g.nodes)
-    for (auto& [name, a] : n->attrs) {
-      if (a.g) removed += fuse_elementwise(*a.g);
-      for (auto& body : a.graphs)
-        if (body) removed += fuse_elementwise(*body);
-    }
+    for (Graph* body : n->subgraphs()) removed += fuse_elementwise(*body);
   return removed + ElementwiseFuser(g).run();
 }
 

@@ -17,12 +17,6 @@ bool all_inputs_constant(const Node& n) {
   return true;
 }
 
-bool has_subgraph(const Node& n) {
-  for (auto& [name, a] : n.attrs)
-    if (a.kind == Attribute::Kind::Graph || a.kind == Attribute::Kind::Graphs) return true;
-  return false;
-}
-
 // Replaces g.nodes[k] by the nodes `lower` returns; they take its place in the order.
 void lower_node(Graph& g, std::size_t k, const std::function<std::vector<std::unique_ptr<Node>>(Node&, Graph&)>& lower) {
   Node& n = *g.nodes[k];
@@ -119,7 +113,7 @@ void infer_and_fold(Graph& g, bool fold, std::size_t first_node) {
       for (int64_t d : out->shape)
         if (d < 0) fail_invalid(n, fmt::format("output '{}' would have negative dim in {}", out->name, shape_str(out->shape)));
     }
-    if (fold && def->fold && all_inputs_constant(n) && !has_subgraph(n)) {
+    if (fold && def->fold && all_inputs_constant(n) && !n.has_subgraphs()) {
       std::vector<Tensor> results;
       def->fold(n, results);
       for (std::size_t i = 0; i < n.outputs.size() && i < results.size(); ++i) {

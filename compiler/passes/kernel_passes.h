@@ -23,17 +23,6 @@ int fuse_activation(Graph& g);
 // (ops/attention.h, rt::attention: no score matrix). Returns the nodes removed.
 int fuse_attention(Graph& g);
 
-// Calls f on every node of g and of the graphs nested in its nodes' attributes.
-template <class F> void for_each_nested_node(Graph& g, const F& f) {
-  for (auto& node : g.nodes) {
-    f(*node);
-    for (auto& [name, a] : node->attrs) {
-      if (a.g) for_each_nested_node(*a.g, f);
-      for (auto& sub : a.graphs) for_each_nested_node(*sub, f);
-    }
-  }
-}
-
 // mark-weights-from-memory: where the graph's constants (every distinct constant a node reads,
 // nested graphs included) exceed kCoreCacheBytes, marks each node that reads a constant with
 // kWeightsFromMemoryAttr, so splits_into_tasks counts its weights as streamed from memory.

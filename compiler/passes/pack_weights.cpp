@@ -197,10 +197,7 @@ int rewrite_nodes(Graph& g, Rewrite rewrite) {
   for (auto& node : g.nodes) rewritten += rewrite(g, *node) ? 1 : 0;
   g.relink();
   for (auto& node : g.nodes)
-    for (auto& [name, a] : node->attrs) {
-      if (a.kind == Attribute::Kind::Graph && a.g) rewritten += rewrite_nodes(*a.g, rewrite);
-      for (auto& sub : a.graphs) rewritten += rewrite_nodes(*sub, rewrite);
-    }
+    for (Graph* sub : node->subgraphs()) rewritten += rewrite_nodes(*sub, rewrite);
   return rewritten;
 }
 

@@ -8,15 +8,6 @@
 
 namespace onnxc {
 
-std::vector<const Graph*> subgraphs_of(const Node& n) {
-  std::vector<const Graph*> out;
-  for (auto& [name, a] : n.attrs) {  // std::map: sorted by name
-    if (a.kind == Attribute::Kind::Graph && a.g) out.push_back(a.g.get());
-    for (auto& g : a.graphs) out.push_back(g.get());
-  }
-  return out;
-}
-
 namespace {
 
 std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
@@ -81,7 +72,7 @@ class Planner {
       step.scratch_bytes = step.op_scratch_bytes;
       // Nested blocks: their arenas follow the op's own scratch; branches share the space.
       std::size_t nested = 0;
-      std::vector<const Graph*> graphs = subgraphs_of(n);
+      const std::vector<Graph*> graphs = n.subgraphs();
       for (std::size_t k = 0; k < graphs.size(); ++k) {
         const Graph* sg = graphs[k];
         if (step.op->uses_subgraph && !step.op->uses_subgraph(n, k)) {

@@ -76,7 +76,4 @@ struct Program {
   std::size_t peak_live_bytes = 0;
 };
 
-// The graph attributes of a node, in a fixed order (the attribute names sorted).
-std::vector<const Graph*> subgraphs_of(const Node& n);
-
 }  // namespace onnxc

@@ -62,10 +62,7 @@ static void resolve_graph(Graph& g, Diagnostics& diag) {
                        "convert the model to an opset whose version of this operator onnxc implements");
       continue;
     }
-    for (auto& [name, a] : n.attrs) {
-      if (a.kind == Attribute::Kind::Graph && a.g) resolve_graph(*a.g, diag);
-      for (auto& sg : a.graphs) resolve_graph(*sg, diag);
-    }
+    for (Graph* sub : n.subgraphs()) resolve_graph(*sub, diag);
   }
 }
 

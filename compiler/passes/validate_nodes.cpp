@@ -94,10 +94,7 @@ class NodeValidator {
   void graph(const Graph& g) {
     for (const auto& n : g.nodes) {
       node(*n);
-      for (const auto& [name, a] : n->attrs) {
-        if (a.kind == Attribute::Kind::Graph && a.g) graph(*a.g);
-        for (const auto& sg : a.graphs) graph(*sg);
-      }
+      for (const Graph* sub : n->subgraphs()) graph(*sub);
     }
   }
 
