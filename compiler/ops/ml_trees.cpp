@@ -5,14 +5,18 @@
 //
 // The trees are laid out for the kernel here: each tree's nodes depth-first with the true
 // branch first (the true child is the next node, only the false child's distance is stored),
-// 16-bit feature indices, thresholds as float, a one-byte mode, distances in 16 bits when every
-// one fits (32 otherwise), and a leaf's single weight kept in the node itself: 9 bytes a node.
+// one record a node: the float threshold (a leaf's single weight), a 16-bit feature index and a
+// 16-bit `next` holding the false child's distance and the leaf and missing-value bits: 8 bytes a
+// node (12 when a distance does not fit). Every branch mode becomes one of three comparisons
+// (LEQ, LT, EQ; GTE, GT and NEQ by swapping the children): a forest of one compiles it into the
+// kernel, others store it in two bits of `next`.
 //
 // Not built (refused with a message): aggregate functions MIN and MAX, string class labels,
 // binary classifiers that give weights for one class only, the PROBIT and SOFTMAX_ZERO
 // post-transforms.
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <limits>
 #include <map>
 
@@ -27,8 +31,7 @@ using namespace ml;
 constexpr const char* kTreeOp = "TreeEnsemble";  // domain onnxc
 
 // rt::TreeMode.
-enum Mode : uint8_t { kLeq = 0, kLt, kGte, kGt, kEq, kNeq, kLeaf, kLeafSingle };
-constexpr uint8_t kMissingTrue = 0x80;
+enum Mode : uint8_t { kLeq = 0, kLt, kGte, kGt, kEq, kNeq, kLeaf };
 
 struct TreeNode {
   int64_t feature = 0;
@@ -58,18 +61,37 @@ uint8_t branch_mode(const Node& n, const std::string& s) {
   return it->second;
 }
 
-// The kernel's arrays, every tree laid out depth-first.
+// The kernel's arrays, every tree laid out depth-first (rt::tree_ensemble's record fields).
 struct Layout {
-  std::vector<int64_t> feature, jump, roots, depth, leaf_target;
-  std::vector<float> threshold, leaf_weight;
-  std::vector<uint8_t> mode;
+  std::vector<float> value, leaf_weight;
+  std::vector<int64_t> feature, link, roots, depth, leaf_target;  // link: jump, target or first weight
+  std::vector<uint8_t> flags, kind;
 };
+
+// rt::tree_ensemble's `next` bits and comparison kinds (rt::TreeKind).
+constexpr uint8_t kLeafBit = 1, kFlagBit = 2;
+enum Kind : uint8_t { kKindLeq = 0, kKindLt = 1, kKindEq = 2 };
+
+// A branch as one of three comparisons: GTE, GT and NEQ are the negations of LT, LEQ and EQ for
+// any number, so they become those with the children (and the missing-value branch) swapped.
+// A NaN threshold compares false in every mode but NEQ: LEQ against NaN is false for any value.
+std::pair<Kind, bool> canonical(uint8_t mode, float threshold) {
+  if (threshold != threshold) return {kKindLeq, mode == kNeq};
+  switch (mode) {
+    case kLt: return {kKindLt, false};
+    case kGte: return {kKindLt, true};
+    case kGt: return {kKindLeq, true};
+    case kEq: return {kKindEq, false};
+    case kNeq: return {kKindEq, true};
+    default: return {kKindLeq, false};
+  }
+}
 
 Layout lay_out(const Node& n, const std::vector<TreeNode>& nodes, const std::vector<int64_t>& roots) {
   Layout out;
   for (int64_t root : roots) {
-    out.roots.push_back(static_cast<int64_t>(out.mode.size()));
-    // Depth-first, true branch first; a branch's jump is filled when its false child is placed.
+    out.roots.push_back(static_cast<int64_t>(out.kind.size()));
+    // Depth-first, true branch first; a branch's distance is filled when its false child is placed.
     // (record, slot of the parent whose false child it is, branches above it)
     std::vector<std::array<int64_t, 3>> stack{{root, -1, 0}};
     int64_t placed = 0, deepest = 0;
@@ -79,20 +101,20 @@ Layout lay_out(const Node& n, const std::vector<TreeNode>& nodes, const std::vec
       deepest = std::max(deepest, level);
       if (++placed > static_cast<int64_t>(nodes.size()))
         fail_invalid(n, "a tree's nodes form a cycle or are shared between branches", "each node has one parent");
-      const int64_t slot = static_cast<int64_t>(out.mode.size());
-      if (parent >= 0) out.jump[static_cast<std::size_t>(parent)] = slot - parent;
+      const int64_t slot = static_cast<int64_t>(out.kind.size());
+      if (parent >= 0) out.link[static_cast<std::size_t>(parent)] = slot - parent;
       const TreeNode& t = nodes[static_cast<std::size_t>(rec)];
       if (t.mode == kLeaf) {
+        out.feature.push_back(0);
+        out.kind.push_back(kKindLeq);
         if (t.weights.size() == 1) {
-          out.feature.push_back(t.weights[0].first);
-          out.threshold.push_back(t.weights[0].second);
-          out.mode.push_back(kLeafSingle);
-          out.jump.push_back(0);
+          out.value.push_back(t.weights[0].second);
+          out.link.push_back(t.weights[0].first);
+          out.flags.push_back(kLeafBit);
         } else {
-          out.feature.push_back(static_cast<int64_t>(t.weights.size()));
-          out.threshold.push_back(0.0f);
-          out.mode.push_back(kLeaf);
-          out.jump.push_back(static_cast<int64_t>(out.leaf_target.size()));
+          out.value.push_back(static_cast<float>(t.weights.size()));
+          out.link.push_back(static_cast<int64_t>(out.leaf_target.size()));
+          out.flags.push_back(kLeafBit | kFlagBit);
           for (const auto& [target, w] : t.weights) {
             out.leaf_target.push_back(target);
             out.leaf_weight.push_back(w);
@@ -100,16 +122,46 @@ Layout lay_out(const Node& n, const std::vector<TreeNode>& nodes, const std::vec
         }
         continue;
       }
+      const auto [kind, swap] = canonical(t.mode, t.threshold);
       out.feature.push_back(t.feature);
-      out.threshold.push_back(t.threshold);
-      out.mode.push_back(static_cast<uint8_t>(t.mode | (t.missing_true ? kMissingTrue : 0)));
-      out.jump.push_back(0);
-      stack.push_back({t.no, slot, level + 1});
-      stack.push_back({t.yes, -1, level + 1});
+      out.value.push_back(t.threshold);
+      out.kind.push_back(kind);
+      out.flags.push_back(t.missing_true != swap ? kFlagBit : 0);
+      out.link.push_back(0);
+      stack.push_back({swap ? t.yes : t.no, slot, level + 1});
+      stack.push_back({swap ? t.no : t.yes, -1, level + 1});
     }
     out.depth.push_back(deepest);
   }
   return out;
+}
+
+// The records: two words a node (value, feature | next << 16) when every `next` fits in 16 bits,
+// three (value, feature, next) otherwise. next = link << 2 | flags, or link << 4 | kind << 2 |
+// flags when the trees mix comparison kinds (`mixed`).
+std::pair<std::vector<uint32_t>, int> node_words(const Node& n, const Layout& layout, bool mixed) {
+  const int shift = mixed ? 4 : 2;
+  const int64_t widest = *std::max_element(layout.link.begin(), layout.link.end());
+  if (widest > (int64_t{1} << (32 - shift)) - 1)
+    fail_unsupported(n, "a tree or the leaves' weights too large for onnxc's tree layout (28-bit distances)");
+  const int words = widest <= (int64_t{1} << (16 - shift)) - 1 ? 2 : 3;
+  std::vector<uint32_t> out;
+  for (std::size_t i = 0; i < layout.value.size(); ++i) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &layout.value[i], sizeof bits);
+    out.push_back(bits);
+    const auto feature = static_cast<uint32_t>(layout.feature[i]);
+    // rt::tree_ensemble's mixed codes: LEQ 1, LT 2, EQ 3.
+    const int64_t code = mixed ? (layout.kind[i] + 1) << 2 : 0;
+    const auto next = static_cast<uint32_t>(layout.link[i] << shift | code | layout.flags[i]);
+    if (words == 2) {
+      out.push_back(feature | next << 16);
+    } else {
+      out.push_back(feature);
+      out.push_back(next);
+    }
+  }
+  return {out, words};
 }
 
 template <class T> Value* constant_of(Lowering& l, const std::string& hint, DType dt, const std::vector<T>& v) {
@@ -119,6 +171,7 @@ template <class T> Value* constant_of(Lowering& l, const std::string& hint, DTyp
     switch (dt) {
       case DType::Uint8: t.data<uint8_t>()[i] = static_cast<uint8_t>(v[i]); break;
       case DType::Uint16: t.data<uint16_t>()[i] = static_cast<uint16_t>(v[i]); break;
+      case DType::Uint32: t.data<uint32_t>()[i] = static_cast<uint32_t>(v[i]); break;
       case DType::Int32: t.data<int32_t>()[i] = static_cast<int32_t>(v[i]); break;
       default: t.data<float>()[i] = static_cast<float>(v[i]); break;
     }
@@ -134,19 +187,26 @@ Value* tree_sums(Lowering& l, const Node& n, Value* x, int64_t c, const std::vec
   if (c > std::numeric_limits<uint16_t>::max() || targets > std::numeric_limits<uint16_t>::max())
     fail_unsupported(n, fmt::format("{} features and {} targets: onnxc's tree layout holds up to 65535 of each", c, targets));
   const Layout layout = lay_out(n, nodes, roots);
-  int64_t widest = 0;
-  for (int64_t j : layout.jump) widest = std::max(widest, j);
-  const DType jump_type = widest <= std::numeric_limits<uint16_t>::max() ? DType::Uint16 : DType::Int32;
+  // One comparison kind in every tree (scikit-learn's LEQ, XGBoost's LT): the kernel compares
+  // without dispatching on the kind, and the kinds are not stored.
+  int kind = -1;
+  bool missing = false;  // some branch sends a NaN to its true child
+  for (std::size_t i = 0; i < layout.kind.size(); ++i) {
+    if (layout.flags[i] & kLeafBit) continue;
+    kind = kind == -1 || kind == layout.kind[i] ? layout.kind[i] : -2;
+    missing = missing || (layout.flags[i] & kFlagBit);
+  }
+  const auto [words, per_node] = node_words(n, layout, kind == -2);
   Value* sums = l.value("sums");
-  Node& step = l.add(kTreeOp, {x, constant_of(l, "tree_feature", DType::Uint16, layout.feature),
-                               constant_of(l, "tree_threshold", DType::Float, layout.threshold),
-                               constant_of(l, "tree_mode", DType::Uint8, layout.mode),
-                               constant_of(l, "tree_jump", jump_type, layout.jump),
+  Node& step = l.add(kTreeOp, {x, constant_of(l, "tree_nodes", DType::Uint32, words),
                                constant_of(l, "tree_roots", DType::Int32, layout.roots),
                                constant_of(l, "tree_depth", DType::Uint16, layout.depth),
                                constant_of(l, "leaf_target", DType::Uint16, layout.leaf_target),
                                constant_of(l, "leaf_weight", DType::Float, layout.leaf_weight)},
                      {sums});
+  step.set_attr_int("kind", kind == -2 ? -1 : std::max(kind, 0));
+  step.set_attr_int("words", per_node);
+  step.set_attr_int("missing", missing);
   step.domain = "onnxc";
   step.version = 1;
   step.set_attr_int("targets", targets);
@@ -277,10 +337,10 @@ Nodes lower_tree_ensemble(Node& n, Graph& g, bool classifier) {
   return l.take();
 }
 
-// ---- onnxc.TreeEnsemble: X, then the layout's eight arrays ----
+// ---- onnxc.TreeEnsemble: X, then the layout's five arrays ----
 
 void infer_tree_step(Node& n) {
-  check_arity(n, 9, 9, 1, 1);
+  check_arity(n, 6, 6, 1, 1);
   require_dtype(n, 0, {DType::Float});
   const int64_t targets = n.attr_int("targets", 0);
   if (targets <= 0 || n.inputs[0]->shape.size() != 2) fail_invalid(n, "made by the TreeEnsemble lowering only");
@@ -292,20 +352,13 @@ void infer_tree_step(Node& n) {
 void emit_tree_step(const Node& n, Emitter& e) {
   e.include("onnxc/tree_ensemble.h");
   e.linef("constexpr rt::TreeEnsembleParams p = {{{}, {}, {}, {}}};", n.inputs[0]->shape[0], n.inputs[0]->shape[1],
-          n.inputs[5]->numel(), n.attr_int("targets", 0));
-  // One branch mode in every tree (LEQ for scikit-learn, LT for XGBoost): the kernel compares
-  // without dispatching on the mode.
-  const Tensor& modes = *n.inputs[3]->constant;
-  int uniform = -2;
-  for (int64_t i = 0; i < modes.numel(); ++i) {
-    const int kind = modes.data<uint8_t>()[i] & 0x0f;
-    if (kind >= kLeaf) continue;
-    uniform = uniform == -2 || uniform == kind ? kind : -1;
-  }
-  static const char* const names[] = {"rt::kTreeLeq", "rt::kTreeLt", "rt::kTreeGte", "rt::kTreeGt"};
-  const std::string mode = uniform >= 0 && uniform <= kGt ? names[uniform] : "rt::kTreeAnyMode";
-  e.linef("rt::tree_ensemble<{}>({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, p);", mode, e.in(0), e.in(1), e.in(2),
-          e.in(3), e.in(4), e.in(5), e.in(6), e.in(7), e.in(8), e.out(0));
+          n.inputs[2]->numel(), n.attr_int("targets", 0));
+  static const char* const kinds[] = {"rt::kTreeLeq", "rt::kTreeLt", "rt::kTreeEq"};
+  const int64_t kind = n.attr_int("kind", -1);
+  e.linef("rt::tree_ensemble<{}, {}, {}>({}, {}, {}, {}, {}, {}, {}, p);",
+          kind >= 0 && kind <= kKindEq ? kinds[kind] : "rt::kTreeMixed", n.attr_int("words", 2),
+          n.attr_int("missing", 1) ? "true" : "false", e.in(0), e.in(1),
+          e.in(2), e.in(3), e.in(4), e.in(5), e.out(0));
 }
 
 const OpRegistrar tree_step([] {
