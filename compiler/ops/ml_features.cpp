@@ -3,7 +3,7 @@
 // (Gather along the last axis with constant indices), OneHotEncoder (Equal with the categories,
 // Cast to float) and LabelEncoder versions 2 and 4 with int64 or float keys and values, as lists
 // or tensors (Equal with the keys, the first match's value by ArgMax and Gather, the default where
-// none matches).
+// none matches), FeatureVectorizer (Cast, Slice or Pad, Concat).
 //
 // Not built (refused with a message): string keys, values, categories and inputs; indices of
 // ArrayFeatureExtractor computed at run time; OneHotEncoder zeros=0 (an unknown category is a run
@@ -193,10 +193,51 @@ Nodes lower_label_encoder(Node& n, Graph& g) {
   return l.take();
 }
 
+// FeatureVectorizer: each input as float rows ([C] is one row), cut or zero-padded to its
+// inputdimensions entry, the inputs side by side: [N, sum of inputdimensions].
+Nodes lower_feature_vectorizer(Node& n, Graph& g) {
+  Lowering l(n, g, kLoweredOpset);
+  const std::vector<int64_t> dims = n.attr_ints("inputdimensions");
+  if (n.inputs.empty() || dims.size() != n.inputs.size())
+    fail_invalid(n, fmt::format("has {} inputs and {} inputdimensions", n.inputs.size(), dims.size()));
+  std::vector<Value*> parts;
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+    Value* x = n.inputs[i];
+    if (!x) fail_invalid(n, fmt::format("input {} is missing", i));
+    const DType t = x->dtype;
+    if (t != DType::Float && t != DType::Double && t != DType::Int64 && t != DType::Int32)
+      fail_unsupported(n, fmt::format("input {} is {}; FeatureVectorizer takes int32, int64, float or double", i, dtype_name(t)));
+    if (x->shape.empty() || x->shape.size() > 2)
+      fail_unsupported(n, fmt::format("input {} has shape {}; onnxc takes [C] or [N, C]", i, shape_str(x->shape)));
+    if (dims[i] < 1) fail_invalid(n, fmt::format("inputdimensions[{}] is {}", i, dims[i]));
+    if (t != DType::Float) {
+      Value* f = l.value("as_float");
+      l.add("Cast", {x}, {f}).set_attr_int("to", 1);
+      x = f;
+    }
+    if (n.inputs[i]->shape.size() == 1) x = l.unsqueeze(x, 0);
+    const int64_t have = n.inputs[i]->shape.back();
+    if (have > dims[i]) {
+      Value* cut = l.value("cut");
+      l.add("Slice", {x, l.int64_constant("start", {1}, {0}), l.int64_constant("end", {1}, {dims[i]}),
+                      l.int64_constant("axis", {1}, {1})}, {cut});
+      x = cut;
+    } else if (have < dims[i]) {
+      Value* padded = l.value("padded");
+      l.add("Pad", {x, l.int64_constant("pads", {4}, {0, 0, 0, dims[i] - have})}, {padded});
+      x = padded;
+    }
+    parts.push_back(x);
+  }
+  l.add("Concat", parts, {n.outputs[0]}).set_attr_int("axis", 1);
+  return l.take();
+}
+
 const OpRegistrar imputer(ml_op("Imputer", {1}, lower_imputer));
 const OpRegistrar array_feature_extractor(ml_op("ArrayFeatureExtractor", {1}, lower_array_feature_extractor));
 const OpRegistrar one_hot_encoder(ml_op("OneHotEncoder", {1}, lower_one_hot_encoder));
 const OpRegistrar label_encoder(ml_op("LabelEncoder", {1, 2, 4}, lower_label_encoder));
+const OpRegistrar feature_vectorizer(ml_op("FeatureVectorizer", {1}, lower_feature_vectorizer));
 
 }  // namespace
 }  // namespace onnxc

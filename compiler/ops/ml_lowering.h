@@ -55,9 +55,33 @@ inline int64_t feature_count(const Node& n) {
   return s.back();
 }
 
-// The post_transform of scores ([N, K] or [K]); `out` receives it when given.
-inline Value* post_transform(Lowering& l, const Node& n, Value* scores, Value* out) {
-  const std::string t = n.attr_string("post_transform", "NONE");
+// probit(p) = sqrt(2) erfinv(2p - 1), the standard normal quantile: Winitzki's closed form of
+// erfinv (within 2e-3) refined by two Newton steps on Erf (float precision for p in [1e-6,
+// 1 - 1e-6]).
+inline Value* probit(Lowering& l, Value* p, Value* out) {
+  auto c = [&](float v) { return l.float_constant("c", {}, {v}); };
+  Value* y = binary(l, "Sub", binary(l, "Mul", p, c(2.0f), "p2"), c(1.0f), "y");
+  Value* w = unary(l, "Log", binary(l, "Mul", binary(l, "Sub", c(1.0f), y, "one_minus"),
+                                    binary(l, "Add", c(1.0f), y, "one_plus"), "one_minus_y2"), "w");
+  constexpr float a = 0.147f;
+  Value* t = binary(l, "Add", c(2.0f / (3.14159265f * a)), binary(l, "Mul", w, c(0.5f), "half_w"), "t");
+  Value* root = unary(l, "Sqrt", binary(l, "Sub", binary(l, "Mul", t, t, "t2"), binary(l, "Mul", w, c(1.0f / a), "w_a"), "disc"), "root");
+  Value* x = binary(l, "Mul", unary(l, "Sign", y, "sign"), unary(l, "Sqrt", binary(l, "Sub", root, t, "x2"), "mag"), "x0");
+  for (int step = 0; step < 2; ++step) {
+    // x -= (erf(x) - y) / (2 / sqrt(pi) exp(-x^2))
+    Value* slope = binary(l, "Mul", c(1.12837917f), unary(l, "Exp", unary(l, "Neg", binary(l, "Mul", x, x, "xx"), "neg_xx"), "gauss"), "slope");
+    Value* err = binary(l, "Sub", unary(l, "Erf", x, "erf"), y, "err");
+    x = binary(l, "Sub", x, binary(l, "Div", err, slope, "newton"), "x");
+  }
+  Value* z = out ? out : l.value("probit");
+  l.add("Mul", {x, c(1.41421356f)}, {z});
+  return z;
+}
+
+// The post_transform `t` of scores ([N, K] or [K]); `out` receives it when given.
+//   SOFTMAX_ZERO: a softmax over the non-zero scores (|s| > 1e-7, as ONNX Runtime tests them),
+//   zero scores giving 0.  PROBIT: the normal quantile of each score (probit above).
+inline Value* post_transform(Lowering& l, const Node& n, const std::string& t, Value* scores, Value* out) {
   Value* y = out ? out : l.value("transformed");
   if (t == "NONE") {
     l.add("Identity", {scores}, {y});
@@ -65,12 +89,27 @@ inline Value* post_transform(Lowering& l, const Node& n, Value* scores, Value* o
     l.add("Sigmoid", {scores}, {y});
   } else if (t == "SOFTMAX") {
     l.add("Softmax", {scores}, {y}).set_attr_int("axis", -1);
-  } else if (t == "SOFTMAX_ZERO" || t == "PROBIT") {
-    fail_unsupported(n, fmt::format("post_transform {} is not supported", t), "use NONE, LOGISTIC or SOFTMAX");
+  } else if (t == "SOFTMAX_ZERO") {
+    Value* top = l.value("top");
+    l.add("ReduceMax", {scores}, {top}).set_attr_ints("axes", {-1});
+    Value* e = unary(l, "Exp", binary(l, "Sub", scores, top, "shifted"), "exp");
+    Value* nonzero = binary(l, "Greater", unary(l, "Abs", scores, "magnitude"), l.float_constant("zero_below", {}, {1e-7f}), "nonzero");
+    Value* kept = l.value("kept");
+    l.add("Where", {nonzero, e, l.float_constant("zero", {}, {0.0f})}, {kept});
+    Value* sum = l.value("sum");
+    l.add("ReduceSum", {kept, l.int64_constant("axis", {1}, {-1})}, {sum});
+    l.add("Div", {kept, sum}, {y});
+  } else if (t == "PROBIT") {
+    probit(l, scores, y);
   } else {
     fail_invalid(n, fmt::format("post_transform '{}'", t), "use NONE, SOFTMAX, LOGISTIC, SOFTMAX_ZERO or PROBIT");
   }
   return y;
+}
+
+// The node's post_transform attribute (NONE when absent).
+inline Value* post_transform(Lowering& l, const Node& n, Value* scores, Value* out) {
+  return post_transform(l, n, n.attr_string("post_transform", "NONE"), scores, out);
 }
 
 // An ai.onnx.ml operator defined by its lowering.

@@ -11,9 +11,8 @@
 // (LEQ, LT, EQ; GTE, GT and NEQ by swapping the children): a forest of one compiles it into the
 // kernel, others store it in two bits of `next`.
 //
-// Not built (refused with a message): aggregate functions MIN and MAX, string class labels,
-// binary classifiers that give weights for one class only, the PROBIT and SOFTMAX_ZERO
-// post-transforms.
+// Not built (refused with a message): string class labels, binary classifiers that give weights
+// for one class only, TreeEnsemble-5's BRANCH_MEMBER nodes.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -181,9 +180,10 @@ template <class T> Value* constant_of(Lowering& l, const std::string& hint, DTyp
   return c;
 }
 
-// The onnxc.TreeEnsemble step summing the leaves each row reaches: [N, targets].
+// The onnxc.TreeEnsemble step combining the leaves each row reaches (aggregate: rt::TreeAggregate):
+// [N, targets].
 Value* tree_sums(Lowering& l, const Node& n, Value* x, int64_t c, const std::vector<TreeNode>& nodes,
-                 const std::vector<int64_t>& roots, int64_t targets) {
+                 const std::vector<int64_t>& roots, int64_t targets, int aggregate) {
   if (c > std::numeric_limits<uint16_t>::max() || targets > std::numeric_limits<uint16_t>::max())
     fail_unsupported(n, fmt::format("{} features and {} targets: onnxc's tree layout holds up to 65535 of each", c, targets));
   const Layout layout = lay_out(n, nodes, roots);
@@ -207,10 +207,37 @@ Value* tree_sums(Lowering& l, const Node& n, Value* x, int64_t c, const std::vec
   step.set_attr_int("kind", kind == -2 ? -1 : std::max(kind, 0));
   step.set_attr_int("words", per_node);
   step.set_attr_int("missing", missing);
+  step.set_attr_int("aggregate", aggregate);
   step.domain = "onnxc";
   step.version = 1;
   step.set_attr_int("targets", targets);
   return sums;
+}
+
+// The trees' scores [N, targets] after the aggregate function and the base values.
+Value* aggregated(Lowering& l, const Node& n, Value* x, int64_t c, const std::vector<TreeNode>& nodes,
+                  const std::vector<int64_t>& roots, int64_t targets, const std::string& aggregate,
+                  const std::vector<float>& base) {
+  static const std::map<std::string, int> kernel_aggregate = {{"SUM", 0}, {"AVERAGE", 0}, {"MIN", 1}, {"MAX", 2}};
+  const auto it = kernel_aggregate.find(aggregate);
+  if (it == kernel_aggregate.end())
+    fail_invalid(n, fmt::format("aggregate_function '{}'", aggregate), "use SUM, AVERAGE, MIN or MAX");
+  Value* scores = tree_sums(l, n, x, c, nodes, roots, targets, it->second);
+  if (aggregate == "AVERAGE")
+    scores = binary(l, "Mul", scores, l.float_constant("per_tree", {}, {1.0f / static_cast<float>(roots.size())}), "average");
+  if (!base.empty()) {
+    if (static_cast<int64_t>(base.size()) != targets)
+      fail_invalid(n, fmt::format("base_values has {} values for {} targets", base.size(), targets));
+    scores = binary(l, "Add", scores, l.float_constant("base_values", {targets}, base), "with_base");
+  }
+  if (it->second != 0) {
+    // MIN and MAX: a target no reached leaf gives a weight to is 0, base value or not (as ONNX
+    // Runtime gives it); the kernel leaves it infinite.
+    Value* zeroed = l.value("unreached_zero");
+    l.add("Where", {unary(l, "IsInf", scores, "unreached"), l.float_constant("zero", {}, {0.0f}), scores}, {zeroed});
+    scores = zeroed;
+  }
+  return scores;
 }
 
 Nodes lower_tree_ensemble(Node& n, Graph& g, bool classifier) {
@@ -308,31 +335,119 @@ Nodes lower_tree_ensemble(Node& n, Graph& g, bool classifier) {
     fail_unsupported(n, "a binary classifier with weights for one class only is not supported",
                      "give both classes' weights (or convert the model with both)");
   const std::string aggregate = n.attr_string("aggregate_function", "SUM");
-  if (aggregate != "SUM" && aggregate != "AVERAGE")
-    fail_unsupported(n, fmt::format("aggregate_function {} is not supported", aggregate), "use SUM or AVERAGE");
-
-  Value* sums = tree_sums(l, n, x, c, nodes, roots, targets);
-
-  Value* scores = sums;
-  if (aggregate == "AVERAGE")
-    scores = binary(l, "Mul", scores, l.float_constant("per_tree", {}, {1.0f / static_cast<float>(trees.size())}), "average");
-  const std::vector<float> base = floats_or_tensor(n, "base_values");
-  if (!base.empty()) {
-    if (static_cast<int64_t>(base.size()) != targets)
-      fail_invalid(n, fmt::format("base_values has {} values for {} targets", base.size(), targets));
-    scores = binary(l, "Add", scores, l.float_constant("base_values", {targets}, base), "with_base");
-  }
+  Value* scores = aggregated(l, n, x, c, nodes, roots, targets, aggregate, floats_or_tensor(n, "base_values"));
   if (!classifier) {
-    post_transform(l, n, scores, n.outputs[0]);
+    post_transform(l, n, n.attr_string("post_transform", "NONE"), scores, n.outputs[0]);
     return l.take();
   }
-  Value* z = post_transform(l, n, scores, n.has_output(1) ? n.outputs[1] : nullptr);
+  Value* z = post_transform(l, n, n.attr_string("post_transform", "NONE"), scores, n.has_output(1) ? n.outputs[1] : nullptr);
   if (n.has_output(0)) {
     Value* best = l.value("best");
     Node& am = l.add("ArgMax", {z}, {best});
     am.set_attr_int("axis", 1);
     am.set_attr_int("keepdims", 0);
     l.add("Gather", {l.int64_constant("labels", {targets}, labels), best}, {n.outputs[0]}).set_attr_int("axis", 0);
+  }
+  return l.take();
+}
+
+// TreeEnsemble (ai.onnx.ml 5): interior nodes in nodes_*, each child either a node or a leaf
+// (nodes_trueleafs / nodes_falseleafs), a leaf one (target, weight) pair, tree_roots the nodes
+// each tree starts at; the aggregate function and post-transform as integer codes. The codes are
+// the operator text's (onnx.ai, and the ONNX reference implementation's enums): aggregate AVERAGE 0,
+// SUM 1, MIN 2, MAX 3; post_transform NONE 0, SOFTMAX 1, LOGISTIC 2, SOFTMAX_ZERO 3, PROBIT 4;
+// modes BRANCH_LEQ 0, LT 1, GTE 2, GT 3, EQ 4, NEQ 5, MEMBER 6. (ONNX Runtime 1.30 reads
+// post_transform through its older enum, where 1 is LOGISTIC and 2 SOFTMAX; docs/classical-ml.md.)
+Nodes lower_tree_ensemble5(Node& n, Graph& g) {
+  Lowering l(n, g, kLoweredOpset);
+  if (n.inputs.empty() || !n.has_input(0)) fail_invalid(n, "needs one input X");
+  const DType in_type = n.inputs[0]->dtype;
+  Value* x = n.inputs[0];
+  if (in_type == DType::Double || in_type == DType::Float16) {
+    x = l.value("x_float");
+    l.add("Cast", {n.inputs[0]}, {x}).set_attr_int("to", 1);
+  } else if (in_type != DType::Float) {
+    fail_unsupported(n, fmt::format("X is {}; TreeEnsemble takes float, double or float16", dtype_name(in_type)));
+  }
+  if (n.inputs[0]->shape.size() != 2)
+    fail_unsupported(n, fmt::format("X has shape {}; onnxc takes [N, C] features", shape_str(n.inputs[0]->shape)));
+  const int64_t c = n.inputs[0]->shape[1];
+  if (c < 1) fail_invalid(n, "X has no features");
+
+  auto tensor_floats = [&](const char* name) {
+    std::vector<float> v;
+    if (const Attribute* t = n.attr(name); t && t->t)
+      for (int64_t i = 0; i < t->t->numel(); ++i) v.push_back(static_cast<float>(t->t->float_at(i)));
+    return v;
+  };
+  std::vector<int64_t> modes;
+  if (const Attribute* t = n.attr("nodes_modes"); t && t->t)
+    for (int64_t i = 0; i < t->t->numel(); ++i) modes.push_back(t->t->int_at(i));
+  const std::vector<float> splits = tensor_floats("nodes_splits"), leaf_weights = tensor_floats("leaf_weights");
+  const std::vector<int64_t> feature_ids = n.attr_ints("nodes_featureids"), yes = n.attr_ints("nodes_truenodeids"),
+                             no = n.attr_ints("nodes_falsenodeids"), yes_leaf = n.attr_ints("nodes_trueleafs"),
+                             no_leaf = n.attr_ints("nodes_falseleafs"),
+                             missing = n.attr_ints("nodes_missing_value_tracks_true"),
+                             leaf_targets = n.attr_ints("leaf_targetids"), tree_roots = n.attr_ints("tree_roots");
+  const std::size_t count = feature_ids.size();
+  if (count == 0 || tree_roots.empty()) fail_invalid(n, "has no tree nodes or no tree_roots");
+  for (std::size_t size : {splits.size(), modes.size(), yes.size(), no.size(), yes_leaf.size(), no_leaf.size()})
+    if (size != count) fail_invalid(n, fmt::format("the nodes_* attributes have different lengths ({} and {})", count, size));
+  if (!missing.empty() && missing.size() != count)
+    fail_invalid(n, "nodes_missing_value_tracks_true has a different length than the nodes");
+  if (leaf_targets.size() != leaf_weights.size()) fail_invalid(n, "leaf_targetids and leaf_weights differ in length");
+  const int64_t targets = n.attr_int("n_targets", 0);
+  if (targets < 1 || targets > std::numeric_limits<uint16_t>::max())
+    fail_unsupported(n, fmt::format("n_targets {}: onnxc's tree layout holds 1 to 65535", targets));
+
+  // Interior nodes first (record i is node i), then one leaf record a reference to a leaf.
+  std::vector<TreeNode> nodes(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (modes[i] < 0 || modes[i] > 6) fail_invalid(n, fmt::format("node {} has mode {}", i, modes[i]), "use 0 to 6");
+    if (modes[i] == 6)
+      fail_unsupported(n, fmt::format("node {} is a BRANCH_MEMBER (set membership) node, not supported yet", i),
+                       "write the set as a chain of BRANCH_EQ nodes");
+    if (feature_ids[i] < 0 || feature_ids[i] >= c)
+      fail_invalid(n, fmt::format("node {} reads feature {} of {}", i, feature_ids[i], c));
+    nodes[i].mode = static_cast<uint8_t>(modes[i]);
+    nodes[i].feature = feature_ids[i];
+    nodes[i].threshold = splits[i];
+    nodes[i].missing_true = !missing.empty() && missing[i] != 0;
+  }
+  auto child = [&](std::size_t i, int64_t id, bool leaf) -> int64_t {
+    if (!leaf) {
+      if (id < 0 || id >= static_cast<int64_t>(count))
+        fail_invalid(n, fmt::format("node {} branches to node {} of {}", i, id, count));
+      return id;
+    }
+    if (id < 0 || id >= static_cast<int64_t>(leaf_weights.size()))
+      fail_invalid(n, fmt::format("node {} branches to leaf {} of {}", i, id, leaf_weights.size()));
+    const int64_t target = leaf_targets[static_cast<std::size_t>(id)];
+    if (target < 0 || target >= targets)
+      fail_invalid(n, fmt::format("leaf {} is for target {} of {}", id, target, targets));
+    TreeNode leaf_node;
+    leaf_node.weights.emplace_back(target, leaf_weights[static_cast<std::size_t>(id)]);
+    nodes.push_back(leaf_node);
+    return static_cast<int64_t>(nodes.size()) - 1;
+  };
+  for (std::size_t i = 0; i < count; ++i) {
+    nodes[i].yes = child(i, yes[i], yes_leaf[i] != 0);
+    nodes[i].no = child(i, no[i], no_leaf[i] != 0);
+  }
+  for (int64_t root : tree_roots)
+    if (root < 0 || root >= static_cast<int64_t>(count)) fail_invalid(n, fmt::format("tree root {} of {} nodes", root, count));
+
+  static const char* const aggregates[] = {"AVERAGE", "SUM", "MIN", "MAX"};
+  static const char* const transforms[] = {"NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"};
+  const int64_t aggregate = n.attr_int("aggregate_function", 1), transform = n.attr_int("post_transform", 0);
+  if (aggregate < 0 || aggregate > 3) fail_invalid(n, fmt::format("aggregate_function {}", aggregate), "use 0 to 3");
+  if (transform < 0 || transform > 4) fail_invalid(n, fmt::format("post_transform {}", transform), "use 0 to 4");
+  Value* scores = aggregated(l, n, x, c, nodes, tree_roots, targets, aggregates[aggregate], {});
+  if (in_type == DType::Float) {
+    post_transform(l, n, transforms[transform], scores, n.outputs[0]);
+  } else {
+    Value* y = post_transform(l, n, transforms[transform], scores, nullptr);
+    l.add("Cast", {y}, {n.outputs[0]}).set_attr_int("to", static_cast<int64_t>(in_type));
   }
   return l.take();
 }
@@ -355,9 +470,12 @@ void emit_tree_step(const Node& n, Emitter& e) {
           n.inputs[2]->numel(), n.attr_int("targets", 0));
   static const char* const kinds[] = {"rt::kTreeLeq", "rt::kTreeLt", "rt::kTreeEq"};
   const int64_t kind = n.attr_int("kind", -1);
-  e.linef("rt::tree_ensemble<{}, {}, {}>({}, {}, {}, {}, {}, {}, {}, p);",
+  static const char* const aggregates[] = {"rt::kTreeSum", "rt::kTreeMin", "rt::kTreeMax"};
+  const int64_t aggregate = n.attr_int("aggregate", 0);
+  e.linef("rt::tree_ensemble<{}, {}, {}, {}>({}, {}, {}, {}, {}, {}, {}, p);",
           kind >= 0 && kind <= kKindEq ? kinds[kind] : "rt::kTreeMixed", n.attr_int("words", 2),
-          n.attr_int("missing", 1) ? "true" : "false", e.in(0), e.in(1),
+          n.attr_int("missing", 1) ? "true" : "false", aggregate >= 0 && aggregate <= 2 ? aggregates[aggregate] : "rt::kTreeSum",
+          e.in(0), e.in(1),
           e.in(2), e.in(3), e.in(4), e.in(5), e.out(0));
 }
 
@@ -375,6 +493,7 @@ const OpRegistrar tree_regressor(ml_op("TreeEnsembleRegressor", {1, 3},
                                        [](Node& n, Graph& g) { return lower_tree_ensemble(n, g, false); }));
 const OpRegistrar tree_classifier(ml_op("TreeEnsembleClassifier", {1, 3},
                                         [](Node& n, Graph& g) { return lower_tree_ensemble(n, g, true); }));
+const OpRegistrar tree_ensemble5(ml_op("TreeEnsemble", {5}, lower_tree_ensemble5));
 
 }  // namespace
 }  // namespace onnxc

@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "onnxc/base.h"
 
@@ -41,6 +42,9 @@ constexpr uint32_t kTreeMissingTrue = 2u;  // branch: a NaN goes true;  leaf: we
 
 // Where a node's distance (or target, or first weight) starts in next.
 constexpr uint32_t tree_shift(int kind) { return kind == kTreeMixed ? 4u : 2u; }
+
+// How the reached leaves' weights combine per target (a leaf's several weights one by one).
+enum TreeAggregate : int { kTreeSum = 0, kTreeMin = 1, kTreeMax = 2 };
 
 struct TreeEnsembleParams {
   index_t rows, features, trees, targets;
@@ -80,21 +84,28 @@ inline index_t step(const float* row, const uint32_t* nodes, index_t i) {
   return i + static_cast<index_t>(distance & ((n.next & kTreeLeafBit) - 1u));  // 0 at a leaf
 }
 
-template <int Kind, int Words>
+template <int Aggregate> inline void combine(float& y, float w) {
+  if (Aggregate == kTreeSum) y += w;
+  if (Aggregate == kTreeMin) y = w < y ? w : y;
+  if (Aggregate == kTreeMax) y = w > y ? w : y;
+}
+
+template <int Kind, int Words, int Aggregate>
 inline void add_leaf(float* y, const uint32_t* nodes, index_t i, const uint16_t* leaf_target, const float* leaf_weight) {
   const TreeNodeView<Words> n(nodes + i * Words);
   if (!(n.next & kTreeMissingTrue)) {
-    y[n.next >> tree_shift(Kind)] += n.value;
+    combine<Aggregate>(y[n.next >> tree_shift(Kind)], n.value);
     return;
   }
   const index_t first = static_cast<index_t>(n.next >> tree_shift(Kind)), count = static_cast<index_t>(n.value);
-  for (index_t k = 0; k < count; ++k) y[leaf_target[first + k]] += leaf_weight[first + k];
+  for (index_t k = 0; k < count; ++k) combine<Aggregate>(y[leaf_target[first + k]], leaf_weight[first + k]);
 }
 
 }  // namespace tree_detail
 
-// out[rows, targets] = sum over trees of the weights of the leaf each row reaches (out is
-// overwritten; base values and averaging are separate steps). Rows go down each tree in groups
+// out[rows, targets] = sum (minimum, maximum: Aggregate) over trees of the weights of the leaf
+// each row reaches (out is overwritten; a target no leaf reached is 0 for a sum, +inf for a
+// minimum, -inf for a maximum; base values and averaging are separate steps). Rows go down each tree in groups
 // of kTreeLanes, all of a group one level per turn for as many turns as the tree is deep (depth[t],
 // computed by the compiler) or until every row of the group is at a leaf, a row at a leaf
 // staying there: no branch depends on one row's data, and the group's walks are independent, so
@@ -103,12 +114,14 @@ constexpr index_t kTreeLanes = 8;
 
 // Missing: some branch sends a NaN to its true child (kTreeMissingTrue); without it a NaN goes
 // false everywhere and is not tested for.
-template <int Kind = kTreeMixed, int Words = 2, bool Missing = true>
+template <int Kind = kTreeMixed, int Words = 2, bool Missing = true, int Aggregate = kTreeSum>
 void tree_ensemble(const float* x, const uint32_t* nodes, const int32_t* roots,
                    const uint16_t* depth, const uint16_t* leaf_target, const float* leaf_weight, float* out,
                    const TreeEnsembleParams& p) {
   static_assert(Words == 2 || Words == 3, "a node is two or three words");
-  for (index_t i = 0; i < p.rows * p.targets; ++i) out[i] = 0.0f;
+  const float inf = std::numeric_limits<float>::infinity();
+  const float start = Aggregate == kTreeMin ? inf : Aggregate == kTreeMax ? -inf : 0.0f;
+  for (index_t i = 0; i < p.rows * p.targets; ++i) out[i] = start;
   if (p.rows == 1) {
     // One row: no walks to overlap, so each walk stops at its leaf (on an in-order core, e.g. a
     // Cortex-M4, far fewer instructions than fixed-depth turns).
@@ -119,7 +132,7 @@ void tree_ensemble(const float* x, const uint32_t* nodes, const int32_t* roots,
         if (next == i) break;
         i = next;
       }
-      tree_detail::add_leaf<Kind, Words>(out, nodes, i, leaf_target, leaf_weight);
+      tree_detail::add_leaf<Kind, Words, Aggregate>(out, nodes, i, leaf_target, leaf_weight);
     }
     return;
   }
@@ -138,7 +151,7 @@ void tree_ensemble(const float* x, const uint32_t* nodes, const int32_t* roots,
         }
       }
       for (index_t g = 0; g < lanes; ++g)
-        tree_detail::add_leaf<Kind, Words>(out + (r0 + g) * p.targets, nodes, at[g], leaf_target, leaf_weight);
+        tree_detail::add_leaf<Kind, Words, Aggregate>(out + (r0 + g) * p.targets, nodes, at[g], leaf_target, leaf_weight);
     }
   }
 }

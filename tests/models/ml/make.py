@@ -2,7 +2,7 @@
 """Writes models of ai.onnx.ml operators (issue #24) in the backend-test layout, with ONNX
 Runtime's outputs as the reference (it runs ai.onnx.ml). Run from this directory:
 
-    /usr/bin/python3 make.py /path/to/ort-run.mjs
+    /usr/bin/python3 make.py /path/to/ort-run.mjs [linear trees trees5 svm features]
 """
 import os
 import subprocess
@@ -105,20 +105,21 @@ def random_forest(rng, trees, depth, features, targets, weights_per_leaf, thresh
     return nodes, leaves
 
 
-def forest_reference(x, nodes, leaves, targets, average=False, base=None, ort_nan=False):
+def forest_reference(x, nodes, leaves, targets, average=False, base=None, ort_nan=False, aggregate="SUM"):
     """numpy: each row down each tree, as the operator's definition walks it: a NaN feature takes
     the branch nodes_missing_value_tracks_true gives. ort_nan: as ONNX Runtime 1.30 does, where a
-    NaN at a BRANCH_NEQ node goes true (NaN != threshold) whatever that flag says."""
+    NaN at a BRANCH_NEQ node goes true (NaN != threshold) whatever that flag says. aggregate MIN
+    or MAX: each reached weight in turn; a target no reached leaf weighs is 0 without its base
+    value (as ONNX Runtime gives it)."""
     at = {(t, i): k for k, (t, i) in enumerate(zip(nodes["treeids"], nodes["nodeids"]))}
-    child = set(zip(nodes["treeids"], nodes["truenodeids"])) | set(zip(nodes["treeids"], nodes["falsenodeids"]))
-    roots = [k for k, key in enumerate(zip(nodes["treeids"], nodes["nodeids"]))
-             if key not in child or nodes["modes"][k] == "LEAF" and False]
-    roots = [k for k in roots if (nodes["treeids"][k], nodes["nodeids"][k]) not in
-             {(t, c) for t, c, m in zip(nodes["treeids"], nodes["truenodeids"], nodes["modes"]) if m != "LEAF"} |
-             {(t, c) for t, c, m in zip(nodes["treeids"], nodes["falsenodeids"], nodes["modes"]) if m != "LEAF"}]
+    # Roots: the nodes no branch names as a child (a leaf's child ids are placeholders).
+    child = {(t, c) for t, m, yes, no in zip(nodes["treeids"], nodes["modes"], nodes["truenodeids"],
+                                             nodes["falsenodeids"]) if m != "LEAF" for c in (yes, no)}
+    roots = [k for k, key in enumerate(zip(nodes["treeids"], nodes["nodeids"])) if key not in child]
     tests = {"BRANCH_LEQ": np.less_equal, "BRANCH_LT": np.less, "BRANCH_GTE": np.greater_equal,
              "BRANCH_GT": np.greater, "BRANCH_EQ": np.equal, "BRANCH_NEQ": np.not_equal}
-    out = np.zeros((x.shape[0], targets))
+    pick = {"MIN": min, "MAX": max}.get(aggregate)
+    out = np.zeros((x.shape[0], targets)) if pick is None else np.full((x.shape[0], targets), np.nan)
     for r in range(x.shape[0]):
         for root in roots:
             k = root
@@ -131,12 +132,15 @@ def forest_reference(x, nodes, leaves, targets, average=False, base=None, ort_na
                 k = at[(nodes["treeids"][k], nodes["truenodeids"][k] if go else nodes["falsenodeids"][k])]
             for t, i, target, w in zip(leaves["treeids"], leaves["nodeids"], leaves["ids"], leaves["weights"]):
                 if (t, i) == (nodes["treeids"][k], nodes["nodeids"][k]):
-                    out[r, target] += w
+                    if pick is None:
+                        out[r, target] += w
+                    else:
+                        out[r, target] = w if np.isnan(out[r, target]) else pick(out[r, target], w)
     if average:
         out /= len(roots)
     if base is not None:
         out += base
-    return out
+    return np.nan_to_num(out, nan=0.0)
 
 
 def trees(ort_run):
@@ -154,19 +158,23 @@ def trees(ort_run):
     x[1, 2] = np.nan
     x[5, :3] = np.nan
     x[9, 0] = np.nan
-    specs = [("avg2", 5, 4, 2, 2, True, [0.5, -0.25], None),
-             ("sum1", 7, 5, 1, 1, False, None, None),
-             ("cls3", 4, 4, 3, 3, False, [0.1, 0.0, -0.1], "SOFTMAX")]
+    specs = [("avg2", 5, 4, 2, 2, "AVERAGE", [0.5, -0.25], None),
+             ("sum1", 7, 5, 1, 1, "SUM", None, None),
+             ("cls3", 4, 4, 3, 3, "SUM", [0.1, 0.0, -0.1], "SOFTMAX"),
+             ("min3", 3, 4, 3, 1, "MIN", [0.5, -0.25, 1.0], None),  # one weight a leaf: targets some rows miss
+             ("max2", 4, 4, 2, 2, "MAX", None, None)]
     graph_nodes, outputs, expected, ort_expected = [], [], [], []
-    for tag, count, depth, targets, per_leaf, average, base, transform in specs:
+    for tag, count, depth, targets, per_leaf, aggregate, base, transform in specs:
         nodes, leaves = random_forest(rng, count, depth, features, targets, per_leaf, thresholds)
         attrs = {f"nodes_{k}": v for k, v in nodes.items() if k != "missing"}
         attrs["nodes_missing_value_tracks_true"] = nodes["missing"]
-        refs = [forest_reference(x, nodes, leaves, targets, average, None if base is None else np.array(base), ort)
-                for ort in (False, True)]
+        refs = [forest_reference(x, nodes, leaves, targets, aggregate == "AVERAGE",
+                                 None if base is None else np.array(base), ort, aggregate) for ort in (False, True)]
+        if tag == "min3":
+            assert (refs[0] == 0).any(), "no row misses a target"
         if transform is None:
             attrs.update({f"target_{k}": v for k, v in leaves.items()})
-            attrs.update(n_targets=targets, aggregate_function="AVERAGE" if average else "SUM")
+            attrs.update(n_targets=targets, aggregate_function=aggregate)
             if base is not None:
                 attrs["base_values"] = base
             graph_nodes.append(helper.make_node("TreeEnsembleRegressor", ["x"], [tag], domain=ML, name=tag, **attrs))
@@ -211,6 +219,124 @@ def trees(ort_run):
         assert err < 1e-5, f"trees output {i}: ONNX Runtime differs from the numpy walk by {err}"
     for i, (name, value) in enumerate(flat):
         with open(f"trees/test_data_set_0/output_{i}.pb", "wb") as f:
+            f.write(numpy_helper.from_array(value, name).SerializeToString())
+
+
+def to_tree_ensemble5(nodes, leaves):
+    """The TreeEnsemble (ai.onnx.ml 5) attributes of a random_forest of one weight a leaf:
+    interior nodes and leaves in separate lists, children by index with the *leafs flags."""
+    codes = {m: i for i, m in enumerate(MODES)}
+    keys = list(zip(nodes["treeids"], nodes["nodeids"]))
+    interior = [k for k, m in zip(keys, nodes["modes"]) if m != "LEAF"]
+    leaf_keys = [k for k, m in zip(keys, nodes["modes"]) if m == "LEAF"]
+    weight = {(t, i): (target, w) for t, i, target, w in zip(leaves["treeids"], leaves["nodeids"], leaves["ids"],
+                                                             leaves["weights"])}
+    at_interior = {k: j for j, k in enumerate(interior)}
+    at_leaf = {k: j for j, k in enumerate(leaf_keys)}
+    out = {k: [] for k in ("featureids", "splits", "modes", "truenodeids", "trueleafs", "falsenodeids", "falseleafs",
+                           "missing")}
+    row = {k: r for r, k in enumerate(keys)}
+    for key in interior:
+        r = row[key]
+        out["featureids"].append(nodes["featureids"][r])
+        out["splits"].append(nodes["values"][r])
+        out["modes"].append(codes[nodes["modes"][r]])
+        out["missing"].append(nodes["missing"][r])
+        for side in ("true", "false"):
+            child = (key[0], nodes[f"{side}nodeids"][r])
+            out[f"{side}leafs"].append(int(child in at_leaf))
+            out[f"{side}nodeids"].append(at_leaf[child] if child in at_leaf else at_interior[child])
+    children = {(t, c) for (t, _), r in row.items() if nodes["modes"][r] != "LEAF"
+                for c in (nodes["truenodeids"][r], nodes["falsenodeids"][r])}
+    roots = [at_interior[k] for k in interior if k not in children]
+    return out, roots, [weight[k][0] for k in leaf_keys], [weight[k][1] for k in leaf_keys]
+
+
+def trees5(ort_run):
+    """TreeEnsemble (ai.onnx.ml 5): random trees over every branch mode with missing values tracked
+    (the trees test's generator), on rows with NaNs and features equal to thresholds; SUM with two
+    targets, AVERAGE with post_transform 2 (LOGISTIC in the operator text), MIN with 3
+    (SOFTMAX_ZERO), MAX with 4 (PROBIT) on weights in (0, 1), and a double X. Reference: the numpy
+    walk by the definition and the transforms by the text; ONNX Runtime's outputs checked equal to
+    it where it reads the codes the same way (see docs/classical-ml.md)."""
+    rng = np.random.default_rng(55)
+    features = 5
+    thresholds = [np.round(rng.standard_normal(4), 1).astype(np.float32) for _ in range(features)]
+    x = rng.standard_normal((12, features)).astype(np.float32)
+    for r in range(0, 12, 3):
+        f = int(rng.integers(features))
+        x[r, f] = thresholds[f][int(rng.integers(4))]
+    x[2, 1] = x[7, 0] = x[7, 4] = np.nan
+
+    def sigmoid(v):
+        return 1 / (1 + np.exp(-v))
+
+    def softmax_zero(v):
+        e = np.where(np.abs(v) > 1e-7, np.exp(v - v.max(1, keepdims=True)), 0.0)
+        return e / e.sum(1, keepdims=True)
+
+    def probit(v):
+        from statistics import NormalDist
+        return np.vectorize(NormalDist().inv_cdf)(v)
+
+    # (tag, trees, depth, targets, aggregate code, post_transform code, input)
+    specs = [("te_sum", 4, 4, 2, 1, 0, "x"), ("te_avg_logistic", 5, 4, 1, 0, 2, "x"),
+             ("te_min_softmax_zero", 3, 3, 3, 2, 3, "x"), ("te_max_probit", 4, 4, 1, 3, 4, "x"),
+             ("te_double", 3, 4, 2, 1, 0, "xd")]
+    aggregates = ["AVERAGE", "SUM", "MIN", "MAX"]
+    transforms = [lambda v: v, None, sigmoid, softmax_zero, probit]
+    graph_nodes, outputs, expected, ort_expected = [], [], [], []
+    for tag, count, depth, targets, aggregate, transform, source in specs:
+        nodes, leaves = random_forest(rng, count, depth, features, targets, 1, thresholds)
+        if transform == 4:  # weights in (0, 1): a probability's quantile
+            leaves["weights"] = [float(np.float32(0.05 + 0.9 * sigmoid(w))) for w in leaves["weights"]]
+        attrs, roots, leaf_targets, leaf_weights = to_tree_ensemble5(nodes, leaves)
+        split_type = TensorProto.DOUBLE if source == "xd" else F
+        node = helper.make_node(
+            "TreeEnsemble", [source], [tag], domain=ML, name=tag, n_targets=targets, aggregate_function=aggregate,
+            post_transform=transform, tree_roots=roots, nodes_featureids=attrs["featureids"],
+            nodes_splits=helper.make_tensor("splits", split_type, [len(attrs["splits"])], attrs["splits"]),
+            nodes_modes=helper.make_tensor("modes", TensorProto.UINT8, [len(attrs["modes"])], attrs["modes"]),
+            nodes_truenodeids=attrs["truenodeids"], nodes_trueleafs=attrs["trueleafs"],
+            nodes_falsenodeids=attrs["falsenodeids"], nodes_falseleafs=attrs["falseleafs"],
+            nodes_missing_value_tracks_true=attrs["missing"], leaf_targetids=leaf_targets,
+            leaf_weights=helper.make_tensor("weights", split_type, [len(leaf_weights)], leaf_weights))
+        graph_nodes.append(node)
+        agg = aggregates[aggregate]
+        refs = [forest_reference(x, nodes, leaves, targets, agg == "AVERAGE", None, ort, agg) for ort in (False, True)]
+        y = transforms[transform](refs[0])
+        assert np.isfinite(y).all(), f"{tag}: a transformed score is not finite"
+        dtype = np.float64 if source == "xd" else np.float32
+        outputs.append(helper.make_tensor_value_info(tag, split_type, [12, targets]))
+        expected.append((tag, y.astype(dtype)))
+        ort_expected.append(refs[1])
+    graph = helper.make_graph(graph_nodes, "ml_trees5", [helper.make_tensor_value_info("x", F, [12, features]),
+                                                         helper.make_tensor_value_info("xd", TensorProto.DOUBLE,
+                                                                                       [12, features])], outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(ML, 5)])
+    model.ir_version = 10
+    # check=False: the installed onnx (1.12) knows ai.onnx.ml up to opset 3.
+    save("trees5", model, [("x", x), ("xd", x.astype(np.float64))], [], check=False)
+    subprocess.run(["node", ort_run, "trees5"], check=True)
+    import onnx
+    from onnx import numpy_helper
+    # ONNX Runtime 1.30 agrees with the walk (under its NEQ rule) where no transform applies: check
+    # that, then store the definition's outputs. Where a transform applies, print what it gives.
+    for i, ((tag, e), spec) in enumerate(zip(expected, specs)):
+        got = numpy_helper.to_array(onnx.load_tensor(f"trees5/test_data_set_0/output_{i}.pb")).astype(np.float64)
+        raw = ort_expected[i]
+        if spec[5] == 0:
+            err = np.abs(got - raw).max()
+            assert err < 1e-5, f"trees5 {tag}: ONNX Runtime differs from the numpy walk by {err}"
+        else:
+            guesses = {"raw": raw, "sigmoid": sigmoid(raw), "softmax_zero": softmax_zero(raw),
+                       "softmax": softmax_zero(np.where(raw == 0, 1e-30, raw))}
+            if ((raw > 0) & (raw < 1)).all():
+                guesses["probit"] = probit(raw)
+            match = [k for k, v in guesses.items() if v.shape == got.shape and np.abs(v - got).max() < 1e-4]
+            print(f"trees5 {tag}: post_transform {spec[5]}; ONNX Runtime 1.30's output matches {match or 'none'}")
+    for i, (name, value) in enumerate(expected):
+        with open(f"trees5/test_data_set_0/output_{i}.pb", "wb") as f:
             f.write(numpy_helper.from_array(value, name).SerializeToString())
 
 
@@ -435,7 +561,7 @@ def features(ort_run):
 
 
 if __name__ == "__main__":
-    linear(sys.argv[1])
-    trees(sys.argv[1])
-    svm(sys.argv[1])
-    features(sys.argv[1])
+    # make.py ORT_RUN [MODEL...]: every model, or the ones named.
+    for make in (linear, trees, trees5, svm, features):
+        if len(sys.argv) == 2 or make.__name__ in sys.argv[2:]:
+            make(sys.argv[1])
