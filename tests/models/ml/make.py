@@ -40,11 +40,17 @@ def linear(ort_run):
                          coefficients=coef3, intercepts=[0.1, 0.2, -0.3], post_transform="SOFTMAX"),
         helper.make_node("LinearClassifier", ["x"], ["label2", "prob2"], domain=ML, classlabels_ints=[0, 1],
                          coefficients=[0.7, -1.2, 0.4], intercepts=[0.05], post_transform="LOGISTIC"),
+        # PROBIT of scores in (0, 1); SOFTMAX_ZERO with row 2's first score exactly 0.
+        helper.make_node("LinearRegressor", ["x"], ["probit"], domain=ML, coefficients=[0.05, -0.04, 0.03],
+                         intercepts=[0.5], post_transform="PROBIT"),
+        helper.make_node("LinearClassifier", ["x"], ["label_sz", "prob_sz"], domain=ML, classlabels_ints=[1, 2, 3],
+                         coefficients=[0.5, -0.5, 0.25, 1.0, 0.0, -1.0, -0.3, 0.6, 0.2], intercepts=[0.0, 0.2, -0.3],
+                         post_transform="SOFTMAX_ZERO"),
     ]
     outputs = [("scaled", F, [4, 3]), ("scaled_int", F, [4, 3]), ("norm_max", F, [4, 3]), ("norm_l1", F, [4, 3]),
                ("norm_l2", F, [4, 3]), ("binary", F, [4, 3]), ("regression", F, [4, 2]),
                ("label3", TensorProto.INT64, [4]), ("prob3", F, [4, 3]), ("label2", TensorProto.INT64, [4]),
-               ("prob2", F, [4, 2])]
+               ("prob2", F, [4, 2]), ("probit", F, [4, 1]), ("label_sz", TensorProto.INT64, [4]), ("prob_sz", F, [4, 3])]
     graph = helper.make_graph(nodes, "ml_linear", [helper.make_tensor_value_info("x", F, [4, 3]),
                                                    helper.make_tensor_value_info("xi", TensorProto.INT64, [4, 3])],
                               [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs])
@@ -52,6 +58,25 @@ def linear(ort_run):
     model.ir_version = 8
     save("linear", model, [("x", x), ("xi", xi)], [])
     subprocess.run(["node", ort_run, "linear"], check=True)
+    import onnx
+    from onnx import numpy_helper
+    from statistics import NormalDist
+    x64 = x.astype(np.float64)
+    raw = x64 @ np.array([0.05, -0.04, 0.03]) + 0.5
+    sz = x64 @ np.array([[0.5, -0.5, 0.25], [1.0, 0.0, -1.0], [-0.3, 0.6, 0.2]]).T + np.array([0.0, 0.2, -0.3])
+    assert sz[2, 0] == 0.0
+    e = np.where(np.abs(sz) > 1e-7, np.exp(sz - sz.max(1, keepdims=True)), 0.0)
+    names = [name for name, _, _ in outputs]
+    got = {name: numpy_helper.to_array(onnx.load_tensor(f"linear/test_data_set_0/output_{i}.pb")) for i, name in
+           enumerate(names)}
+    assert np.abs(got["prob_sz"] - e / e.sum(1, keepdims=True)).max() < 1e-6, "SOFTMAX_ZERO: ONNX Runtime differs"
+    assert np.array_equal(got["label_sz"], np.array([1, 2, 3])[sz.argmax(1)])
+    # ONNX Runtime 1.30's PROBIT is a closed-form approximation of erfinv (within 1e-4 here): the
+    # reference is the normal quantile of numpy's scores.
+    probit = np.array([[NormalDist().inv_cdf(v)] for v in raw], np.float32)
+    assert np.abs(got["probit"] - probit).max() < 1e-4, "PROBIT: ONNX Runtime is not near the quantile"
+    with open(f"linear/test_data_set_0/output_{names.index('probit')}.pb", "wb") as f:
+        f.write(numpy_helper.from_array(probit, "probit").SerializeToString())
 
 
 MODES = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"]
@@ -467,7 +492,8 @@ def features(ort_run):
     """Imputer (NaN and the default 0.0 on float, -1 on int64), ArrayFeatureExtractor (float [N, C]
     with a repeated index, int64, a [C] row), OneHotEncoder (int64 with unknown categories),
     LabelEncoder (int64 -> int64 and int64 -> float with defaults, float -> int64 with NaN and
-    unknown inputs, version 4's keys_tensor/values_tensor/default_tensor), and an Imputer -> Scaler -> SVMClassifier pipeline in one model; ONNX Runtime's
+    unknown inputs, version 4's keys_tensor/values_tensor/default_tensor), an Imputer -> Scaler ->
+    SVMClassifier pipeline and FeatureVectorizer (cut, padded, a [C] row) in one model; ONNX Runtime's
     outputs as the reference, checked against numpy by the definition when made."""
     rng = np.random.default_rng(2425)
     I64 = TensorProto.INT64
@@ -537,6 +563,11 @@ def features(ort_run):
     d, best, _ = svm_classify(scaled, sv, per_class, coef, rho, "RBF", [0.5, 0.0, 0.0])
     assert len(set(best.tolist())) == 3, "the pipeline's rows do not reach every class"
     expected += [("pipeline_label", np.array([1, 2, 3], np.int64)[best]), ("pipeline_scores", d.astype(np.float32))]
+    # FeatureVectorizer: x cut to 2 features, xi (int64) padded from 3 to 5; a [C] row alone.
+    nodes += [helper.make_node("FeatureVectorizer", ["x", "xi"], ["vectorized"], domain=ML, inputdimensions=[2, 5]),
+              helper.make_node("FeatureVectorizer", ["x_row"], ["vectorized_row"], domain=ML, inputdimensions=[4])]
+    expected += [("vectorized", np.concatenate([x[:, :2], xi.astype(np.float32), np.zeros((6, 2), np.float32)], 1)),
+                 ("vectorized_row", x[2:3])]
     dtype = {np.dtype(np.float32): F, np.dtype(np.int64): I64}
     graph = helper.make_graph(nodes, "ml_features", [helper.make_tensor_value_info("x", F, [6, 4]),
                                                      helper.make_tensor_value_info("xi", I64, [6, 3]),
