@@ -12,7 +12,7 @@
 // kernel, others store it in two bits of `next`.
 //
 // Not built (refused with a message): string class labels, binary classifiers that give weights
-// for one class only, TreeEnsemble-5's BRANCH_MEMBER nodes.
+// for one class only.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -30,7 +30,7 @@ using namespace ml;
 constexpr const char* kTreeOp = "TreeEnsemble";  // domain onnxc
 
 // rt::TreeMode.
-enum Mode : uint8_t { kLeq = 0, kLt, kGte, kGt, kEq, kNeq, kLeaf };
+enum Mode : uint8_t { kLeq = 0, kLt, kGte, kGt, kEq, kNeq, kMember, kLeaf };
 
 struct TreeNode {
   int64_t feature = 0;
@@ -86,6 +86,8 @@ std::pair<Kind, bool> canonical(uint8_t mode, float threshold) {
   }
 }
 
+constexpr std::size_t kMaxPlaced = std::size_t{1} << 24;
+
 Layout lay_out(const Node& n, const std::vector<TreeNode>& nodes, const std::vector<int64_t>& roots) {
   Layout out;
   for (int64_t root : roots) {
@@ -93,13 +95,16 @@ Layout lay_out(const Node& n, const std::vector<TreeNode>& nodes, const std::vec
     // Depth-first, true branch first; a branch's distance is filled when its false child is placed.
     // (record, slot of the parent whose false child it is, branches above it)
     std::vector<std::array<int64_t, 3>> stack{{root, -1, 0}};
-    int64_t placed = 0, deepest = 0;
+    int64_t deepest = 0;
     while (!stack.empty()) {
       auto [rec, parent, level] = stack.back();
       stack.pop_back();
       deepest = std::max(deepest, level);
-      if (++placed > static_cast<int64_t>(nodes.size()))
-        fail_invalid(n, "a tree's nodes form a cycle or are shared between branches", "each node has one parent");
+      // A node two branches share is placed under each (set-membership chains share their true
+      // child); a path longer than the node count is a cycle.
+      if (level > static_cast<int64_t>(nodes.size())) fail_invalid(n, "a tree's nodes form a cycle", "each path ends at a leaf");
+      if (out.kind.size() >= kMaxPlaced)
+        fail_unsupported(n, fmt::format("the trees lay out to more than {} nodes (shared subtrees are copied)", kMaxPlaced));
       const int64_t slot = static_cast<int64_t>(out.kind.size());
       if (parent >= 0) out.link[static_cast<std::size_t>(parent)] = slot - parent;
       const TreeNode& t = nodes[static_cast<std::size_t>(rec)];
@@ -351,12 +356,67 @@ Nodes lower_tree_ensemble(Node& n, Graph& g, bool classifier) {
   return l.take();
 }
 
+// BRANCH_MEMBER nodes (TreeEnsemble 5, mode 6; their sets in membership_values, one after the
+// other, each ended by a NaN) become chains of BRANCH_EQ nodes: x == the first member goes to the
+// true child, else the next member is tried, the last one's false child the node's; a NaN follows
+// the node's missing-value flag at each. An empty set is never true. Which set is whose: the
+// operator's reference implementation hands them out as it walks the trees (depth-first from
+// tree_roots, true branch first), which is the order of the nodes when they are listed that way;
+// onnxc takes that case and refuses the others.
+void member_chains(const Node& n, std::vector<TreeNode>& nodes, std::size_t count, const std::vector<int64_t>& roots,
+                   const std::vector<float>& members) {
+  std::vector<std::size_t> walk, listed;
+  std::vector<int64_t> stack(roots.rbegin(), roots.rend());
+  while (!stack.empty() && walk.size() <= count) {
+    const auto i = static_cast<std::size_t>(stack.back());
+    stack.pop_back();
+    if (i >= count) continue;  // a leaf
+    if (nodes[i].mode == kMember) walk.push_back(i);
+    stack.push_back(nodes[i].no);
+    stack.push_back(nodes[i].yes);
+  }
+  for (std::size_t i = 0; i < count; ++i)
+    if (nodes[i].mode == kMember) listed.push_back(i);
+  if (walk != listed)
+    fail_unsupported(n, "its BRANCH_MEMBER nodes are not listed in the order a depth-first walk of the trees meets them",
+                     "list the nodes depth-first from tree_roots, true branch first (which set is whose is ambiguous otherwise)");
+  std::size_t next = 0;
+  for (std::size_t i : listed) {
+    std::vector<float> set;
+    for (; next < members.size() && members[next] == members[next]; ++next) set.push_back(members[next]);
+    if (next >= members.size())
+      fail_invalid(n, fmt::format("membership_values has no NaN-ended set for the BRANCH_MEMBER node {}", i));
+    ++next;
+    if (set.empty()) {  // LEQ against NaN: false for every value
+      nodes[i].mode = kLeq;
+      nodes[i].threshold = std::numeric_limits<float>::quiet_NaN();
+      continue;
+    }
+    const int64_t no = nodes[i].no;
+    int64_t at = static_cast<int64_t>(i);
+    for (std::size_t k = 0; k < set.size(); ++k) {
+      TreeNode& t = nodes[static_cast<std::size_t>(at)];
+      t.mode = kEq;
+      t.threshold = set[k];
+      if (k + 1 == set.size()) {
+        t.no = no;
+        break;
+      }
+      TreeNode link = t;  // the next member: same feature, true child and missing-value flag
+      nodes.push_back(link);
+      nodes[static_cast<std::size_t>(at)].no = static_cast<int64_t>(nodes.size()) - 1;
+      at = static_cast<int64_t>(nodes.size()) - 1;
+    }
+  }
+  if (next != members.size()) fail_invalid(n, "membership_values has more sets than BRANCH_MEMBER nodes");
+}
+
 // TreeEnsemble (ai.onnx.ml 5): interior nodes in nodes_*, each child either a node or a leaf
 // (nodes_trueleafs / nodes_falseleafs), a leaf one (target, weight) pair, tree_roots the nodes
 // each tree starts at; the aggregate function and post-transform as integer codes. The codes are
 // the operator text's (onnx.ai, and the ONNX reference implementation's enums): aggregate AVERAGE 0,
 // SUM 1, MIN 2, MAX 3; post_transform NONE 0, SOFTMAX 1, LOGISTIC 2, SOFTMAX_ZERO 3, PROBIT 4;
-// modes BRANCH_LEQ 0, LT 1, GTE 2, GT 3, EQ 4, NEQ 5, MEMBER 6. (ONNX Runtime 1.30 reads
+// modes BRANCH_LEQ 0, LT 1, GTE 2, GT 3, EQ 4, NEQ 5, MEMBER 6 (member_chains). (ONNX Runtime 1.30 reads
 // post_transform through its older enum, where 1 is LOGISTIC and 2 SOFTMAX; docs/classical-ml.md.)
 Nodes lower_tree_ensemble5(Node& n, Graph& g) {
   Lowering l(n, g, kLoweredOpset);
@@ -404,9 +464,6 @@ Nodes lower_tree_ensemble5(Node& n, Graph& g) {
   std::vector<TreeNode> nodes(count);
   for (std::size_t i = 0; i < count; ++i) {
     if (modes[i] < 0 || modes[i] > 6) fail_invalid(n, fmt::format("node {} has mode {}", i, modes[i]), "use 0 to 6");
-    if (modes[i] == 6)
-      fail_unsupported(n, fmt::format("node {} is a BRANCH_MEMBER (set membership) node, not supported yet", i),
-                       "write the set as a chain of BRANCH_EQ nodes");
     if (feature_ids[i] < 0 || feature_ids[i] >= c)
       fail_invalid(n, fmt::format("node {} reads feature {} of {}", i, feature_ids[i], c));
     nodes[i].mode = static_cast<uint8_t>(modes[i]);
@@ -436,6 +493,7 @@ Nodes lower_tree_ensemble5(Node& n, Graph& g) {
   }
   for (int64_t root : tree_roots)
     if (root < 0 || root >= static_cast<int64_t>(count)) fail_invalid(n, fmt::format("tree root {} of {} nodes", root, count));
+  member_chains(n, nodes, count, tree_roots, tensor_floats("membership_values"));
 
   static const char* const aggregates[] = {"AVERAGE", "SUM", "MIN", "MAX"};
   static const char* const transforms[] = {"NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"};
