@@ -549,7 +549,8 @@ def features(ort_run):
     with a repeated index, int64, a [C] row), OneHotEncoder (int64 with unknown categories),
     LabelEncoder (int64 -> int64 and int64 -> float with defaults, float -> int64 with NaN and
     unknown inputs, version 4's keys_tensor/values_tensor/default_tensor), an Imputer -> Scaler ->
-    SVMClassifier pipeline and FeatureVectorizer (cut, padded, a [C] row) in one model; ONNX Runtime's
+    SVMClassifier pipeline, FeatureVectorizer (cut, padded, int64, a [C] row) and CategoryMapper (int64 to
+    string and back) in one model; ONNX Runtime's
     outputs as the reference, checked against numpy by the definition when made."""
     rng = np.random.default_rng(2425)
     I64 = TensorProto.INT64
@@ -619,22 +620,36 @@ def features(ort_run):
     d, best, _ = svm_classify(scaled, sv, per_class, coef, rho, "RBF", [0.5, 0.0, 0.0])
     assert len(set(best.tolist())) == 3, "the pipeline's rows do not reach every class"
     expected += [("pipeline_label", np.array([1, 2, 3], np.int64)[best]), ("pipeline_scores", d.astype(np.float32))]
-    # FeatureVectorizer: x cut to 2 features, xi (int64) padded from 3 to 5; a [C] row alone.
-    nodes += [helper.make_node("FeatureVectorizer", ["x", "xi"], ["vectorized"], domain=ML, inputdimensions=[2, 5]),
+    # FeatureVectorizer (its inputs share one type): x cut to 2 features beside xf padded from 2 to
+    # 3 (NaNs kept); xi (int64) padded from 3 to 5; a [C] row alone.
+    nodes += [helper.make_node("FeatureVectorizer", ["x", "xf"], ["vectorized"], domain=ML, inputdimensions=[2, 3]),
+              helper.make_node("FeatureVectorizer", ["xi"], ["vectorized_int"], domain=ML, inputdimensions=[5]),
               helper.make_node("FeatureVectorizer", ["x_row"], ["vectorized_row"], domain=ML, inputdimensions=[4])]
-    expected += [("vectorized", np.concatenate([x[:, :2], xi.astype(np.float32), np.zeros((6, 2), np.float32)], 1)),
+    expected += [("vectorized", np.concatenate([x[:, :2], xf, np.zeros((6, 1), np.float32)], 1)),
+                 ("vectorized_int", np.concatenate([xi.astype(np.float32), np.zeros((6, 2), np.float32)], 1)),
                  ("vectorized_row", x[2:3])]
-    dtype = {np.dtype(np.float32): F, np.dtype(np.int64): I64}
+    # CategoryMapper both ways: int64 categories to strings (unknown ones to the default), and
+    # strings (one unknown, one empty) to int64.
+    cats_int, cats_str = [3, 1, 7, 5], ["three", "one", "seven", "f\u00fcnf"]
+    xs = np.array(["one", "seven", "", "f\u00fcnf", "nine", "three"], dtype=object)
+    nodes += [helper.make_node("CategoryMapper", ["xi"], ["categories"], domain=ML, cats_int64s=cats_int,
+                               cats_strings=cats_str, default_string="other"),
+              helper.make_node("CategoryMapper", ["xs"], ["category_ids"], domain=ML, cats_int64s=cats_int,
+                               cats_strings=cats_str, default_int64=-7)]
+    expected += [("categories", encode(xi, cats_int, cats_str, "other").astype(object)),
+                 ("category_ids", encode(xs, cats_str, cats_int, -7).astype(np.int64))]
+    dtype = {np.dtype(np.float32): F, np.dtype(np.int64): I64, np.dtype(object): TensorProto.STRING}
     graph = helper.make_graph(nodes, "ml_features", [helper.make_tensor_value_info("x", F, [6, 4]),
                                                      helper.make_tensor_value_info("xi", I64, [6, 3]),
                                                      helper.make_tensor_value_info("xf", F, [6, 2]),
-                                                     helper.make_tensor_value_info("x_row", F, [4])],
+                                                     helper.make_tensor_value_info("x_row", F, [4]),
+                                                     helper.make_tensor_value_info("xs", TensorProto.STRING, [6])],
                               [helper.make_tensor_value_info(n, dtype[v.dtype], list(v.shape)) for n, v in expected],
                               initializer=[idx, idx_int])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, 4)])
     model.ir_version = 8
     # check=False: the installed onnx (1.12) knows ai.onnx.ml up to opset 3.
-    save("features", model, [("x", x), ("xi", xi), ("xf", xf), ("x_row", x[2])], [], check=False)
+    save("features", model, [("x", x), ("xi", xi), ("xf", xf), ("x_row", x[2]), ("xs", xs)], [], check=False)
     subprocess.run(["node", ort_run, "features"], check=True)
     import onnx
     from onnx import numpy_helper
@@ -644,7 +659,7 @@ def features(ort_run):
         if name == "pipeline_scores":
             assert np.abs(got - e).max() < 1e-5, f"features {name}: ONNX Runtime differs from numpy"
         else:
-            assert np.array_equal(got, e, equal_nan=True), f"features {name}: ONNX Runtime differs from numpy"
+            assert np.array_equal(got, e, equal_nan=e.dtype != object), f"features {name}: ONNX Runtime differs from numpy"
 
 
 if __name__ == "__main__":
