@@ -3,9 +3,11 @@
 // (Gather along the last axis with constant indices), OneHotEncoder (Equal with the categories,
 // Cast to float) and LabelEncoder versions 2 and 4 with int64 or float keys and values, as lists
 // or tensors (Equal with the keys, the first match's value by ArgMax and Gather, the default where
-// none matches), FeatureVectorizer (Cast, Slice or Pad, Concat).
+// none matches; between strings and int64 a CategoryMapper), FeatureVectorizer (Cast, Slice or
+// Pad, Concat).
 //
-// Not built (refused with a message): string keys, values, categories and inputs; indices of
+// Not built (refused with a message): string mappings other than between strings and int64, string
+// categories and inputs of the others; indices of
 // ArrayFeatureExtractor computed at run time; OneHotEncoder zeros=0 (an unknown category is a run
 // time error in ONNX Runtime); NaN keys of LabelEncoder; LabelEncoder version 1.
 #include <cmath>
@@ -153,12 +155,39 @@ Value* column_constant(Lowering& l, const Column& c, const char* hint) {
 
 // Keys to values by Equal with the keys, the first match's value (ArgMax, Gather), the default
 // where none matches. Versions 2 and 4 (tensor attributes) with int64 or float keys and values.
+// A LabelEncoder between strings and int64 (lists of keys and values) is a CategoryMapper
+// (ml_category_mapper.cpp); other string mappings are refused.
+Nodes string_label_encoder(Lowering& l, Node& n) {
+  const bool from_strings = n.has_attr("keys_strings") && n.has_attr("values_int64s"),
+             to_strings = n.has_attr("keys_int64s") && n.has_attr("values_strings");
+  if (!from_strings && !to_strings)
+    fail_unsupported(n, "string keys or values are supported from strings to int64 and from int64 to strings only",
+                     "give keys_strings with values_int64s, or keys_int64s with values_strings");
+  const std::vector<std::string> strings = n.attr_strings(from_strings ? "keys_strings" : "values_strings");
+  const std::vector<int64_t> ints = n.attr_ints(from_strings ? "values_int64s" : "keys_int64s");
+  if (strings.empty() || strings.size() != ints.size())
+    fail_invalid(n, fmt::format("{} keys and {} values", from_strings ? strings.size() : ints.size(),
+                                from_strings ? ints.size() : strings.size()));
+  Node& map = l.add("CategoryMapper", {n.inputs[0]}, {n.outputs[0]});
+  map.domain = kMl;
+  map.version = 1;
+  map.opset = 1;
+  map.set_attr_strings("cats_strings", strings);
+  map.set_attr_ints("cats_int64s", ints);
+  if (from_strings)
+    map.set_attr_int("default_int64", n.attr_int("default_int64", -1));
+  else
+    map.set_attr_string("default_string", n.attr_string("default_string", "_Unused"));
+  return l.take();
+}
+
 Nodes lower_label_encoder(Node& n, Graph& g) {
   Lowering l(n, g, kLoweredOpset);
   Value* x = one_input(n);
   if (n.version < 2)
     fail_unsupported(n, "LabelEncoder version 1 (string classes) is not supported",
                      "use version 2 or 4 with int64 or float keys and values");
+  if (n.has_attr("keys_strings") || n.has_attr("values_strings")) return string_label_encoder(l, n);
   const Column keys = column(n, "keys");
   const Column values = column(n, "values");
   for (float v : keys.floats)

@@ -549,8 +549,8 @@ def features(ort_run):
     with a repeated index, int64, a [C] row), OneHotEncoder (int64 with unknown categories),
     LabelEncoder (int64 -> int64 and int64 -> float with defaults, float -> int64 with NaN and
     unknown inputs, version 4's keys_tensor/values_tensor/default_tensor), an Imputer -> Scaler ->
-    SVMClassifier pipeline, FeatureVectorizer (cut, padded, int64, a [C] row) and CategoryMapper (int64 to
-    string and back) in one model; ONNX Runtime's
+    SVMClassifier pipeline, FeatureVectorizer (cut, padded, int64, a [C] row), CategoryMapper and
+    LabelEncoder between int64 and strings in one model; ONNX Runtime's
     outputs as the reference, checked against numpy by the definition when made."""
     rng = np.random.default_rng(2425)
     I64 = TensorProto.INT64
@@ -638,6 +638,13 @@ def features(ort_run):
                                cats_strings=cats_str, default_int64=-7)]
     expected += [("categories", encode(xi, cats_int, cats_str, "other").astype(object)),
                  ("category_ids", encode(xs, cats_str, cats_int, -7).astype(np.int64))]
+    # LabelEncoder between strings and int64 (onnxc makes it a CategoryMapper).
+    nodes += [helper.make_node("LabelEncoder", ["xs"], ["encoded_from_string"], domain=ML, keys_strings=cats_str,
+                               values_int64s=[30, 10, 70, 50]),
+              helper.make_node("LabelEncoder", ["xi"], ["encoded_to_string"], domain=ML, keys_int64s=cats_int,
+                               values_strings=["c", "a", "g", "e"], default_string="?")]
+    expected += [("encoded_from_string", encode(xs, cats_str, [30, 10, 70, 50], -1).astype(np.int64)),
+                 ("encoded_to_string", encode(xi, cats_int, ["c", "a", "g", "e"], "?").astype(object))]
     dtype = {np.dtype(np.float32): F, np.dtype(np.int64): I64, np.dtype(object): TensorProto.STRING}
     graph = helper.make_graph(nodes, "ml_features", [helper.make_tensor_value_info("x", F, [6, 4]),
                                                      helper.make_tensor_value_info("xi", I64, [6, 3]),
