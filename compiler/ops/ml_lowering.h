@@ -112,6 +112,34 @@ inline Value* post_transform(Lowering& l, const Node& n, Value* scores, Value* o
   return post_transform(l, n, n.attr_string("post_transform", "NONE"), scores, out);
 }
 
+// A classifier's labels as a constant table for Gather: `ints_attr` (classlabels_ints or
+// classlabels_int64s) as int64, or classlabels_strings as a string tensor (the label output then
+// points to the compiled-in strings).
+struct ClassLabels {
+  int64_t count = 0;
+  Value* table = nullptr;
+};
+
+inline ClassLabels class_labels(Lowering& l, const Node& n, const char* ints_attr) {
+  ClassLabels out;
+  if (n.has_attr("classlabels_strings")) {
+    const std::vector<std::string> strings = n.attr_strings("classlabels_strings");
+    for (const std::string& s : strings)
+      if (s.find('\0') != std::string::npos) fail_unsupported(n, "a class label holds a NUL character");
+    out.count = static_cast<int64_t>(strings.size());
+    Tensor t(DType::String, {out.count});
+    t.strings = strings;
+    out.table = l.value("labels");
+    set_constant_output(*out.table, std::move(t));
+  } else {
+    const std::vector<int64_t> ints = n.attr_ints(ints_attr);
+    out.count = static_cast<int64_t>(ints.size());
+    out.table = l.int64_constant("labels", {out.count}, ints);
+  }
+  if (out.count == 0) fail_invalid(n, fmt::format("needs {} or classlabels_strings", ints_attr));
+  return out;
+}
+
 // An ai.onnx.ml operator defined by its lowering.
 inline OpDef ml_op(const char* name, std::vector<int> versions, std::function<Nodes(Node&, Graph&)> lower) {
   OpDef d;

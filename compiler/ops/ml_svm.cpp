@@ -7,9 +7,9 @@
 //
 // Where ONNX Runtime 1.30 is the reference it is followed: the binary classifier's scores are
 // [-s, s] (s > 0 votes for the first class); the regressor applies no post_transform.
-// Not built (refused with a message): probability calibration (prob_a, prob_b), string labels,
-// a binary classifier with a post_transform, the regressor's post_transform, linear mode
-// (no support vectors) with a kernel other than LINEAR or a binary classifier.
+// Not built (refused with a message): probability calibration (prob_a, prob_b), a binary
+// classifier with a post_transform, the regressor's post_transform, linear mode (no support
+// vectors) with a kernel other than LINEAR or a binary classifier.
 #include <cmath>
 
 #include "ops/ml_lowering.h"
@@ -127,25 +127,22 @@ Nodes lower_svm_regressor(Node& n, Graph& g) {
 }
 
 // The label of the class with the most votes: `votes` [N, K] float, ArgMax keeps the first.
-void label_of_votes(Lowering& l, Node& n, Value* votes, const std::vector<int64_t>& labels) {
+void label_of_votes(Lowering& l, Node& n, Value* votes, const ClassLabels& labels) {
   if (!n.has_output(0)) return;
   Value* best = l.value("best");
   Node& am = l.add("ArgMax", {votes}, {best});
   am.set_attr_int("axis", 1);
   am.set_attr_int("keepdims", 0);
-  Value* table = l.int64_constant("labels", {static_cast<int64_t>(labels.size())}, labels);
-  l.add("Gather", {table, best}, {n.outputs[0]}).set_attr_int("axis", 0);
+  l.add("Gather", {labels.table, best}, {n.outputs[0]}).set_attr_int("axis", 0);
 }
 
 Nodes lower_svm_classifier(Node& n, Graph& g) {
   Lowering l(n, g, kLoweredOpset);
   int64_t c = 0;
   Value* x = rows_of(l, n, c);
-  if (n.has_attr("classlabels_strings"))
-    fail_unsupported(n, "string class labels are not supported", "use classlabels_ints");
-  const std::vector<int64_t> labels = n.attr_ints("classlabels_ints");
-  const int64_t k = static_cast<int64_t>(labels.size());
-  if (k < 2) fail_invalid(n, "needs two or more classlabels_ints");
+  const ClassLabels labels = class_labels(l, n, "classlabels_ints");
+  const int64_t k = labels.count;
+  if (k < 2) fail_invalid(n, "needs two or more class labels");
   if (!n.attr_floats("prob_a").empty() || !n.attr_floats("prob_b").empty())
     fail_unsupported(n, "probability calibration (prob_a, prob_b) is not supported",
                      "export the SVM without probabilities (scikit-learn probability=False)");

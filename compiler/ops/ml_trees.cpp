@@ -11,8 +11,7 @@
 // (LEQ, LT, EQ; GTE, GT and NEQ by swapping the children): a forest of one compiles it into the
 // kernel, others store it in two bits of `next`.
 //
-// Not built (refused with a message): string class labels, binary classifiers that give weights
-// for one class only.
+// Not built (refused with a message): binary classifiers that give weights for one class only.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -311,14 +310,11 @@ Nodes lower_tree_ensemble(Node& n, Graph& g, bool classifier) {
   const std::vector<float> w_values = floats_or_tensor(n, prefix + "weights");
   if (w_nodes.size() != w_trees.size() || w_ids.size() != w_trees.size() || w_values.size() != w_trees.size())
     fail_invalid(n, fmt::format("the {}* attributes have different lengths", prefix));
-  std::vector<int64_t> labels;
+  ClassLabels labels;
   int64_t targets = 0;
   if (classifier) {
-    if (n.has_attr("classlabels_strings"))
-      fail_unsupported(n, "string class labels are not supported", "use classlabels_int64s");
-    labels = n.attr_ints("classlabels_int64s");
-    if (labels.empty()) fail_invalid(n, "needs classlabels_int64s (or classlabels_strings)");
-    targets = static_cast<int64_t>(labels.size());
+    labels = class_labels(l, n, "classlabels_int64s");
+    targets = labels.count;
   } else {
     targets = n.attr_int("n_targets", 1);
   }
@@ -351,7 +347,7 @@ Nodes lower_tree_ensemble(Node& n, Graph& g, bool classifier) {
     Node& am = l.add("ArgMax", {z}, {best});
     am.set_attr_int("axis", 1);
     am.set_attr_int("keepdims", 0);
-    l.add("Gather", {l.int64_constant("labels", {targets}, labels), best}, {n.outputs[0]}).set_attr_int("axis", 0);
+    l.add("Gather", {labels.table, best}, {n.outputs[0]}).set_attr_int("axis", 0);
   }
   return l.take();
 }

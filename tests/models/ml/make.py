@@ -46,11 +46,15 @@ def linear(ort_run):
         helper.make_node("LinearClassifier", ["x"], ["label_sz", "prob_sz"], domain=ML, classlabels_ints=[1, 2, 3],
                          coefficients=[0.5, -0.5, 0.25, 1.0, 0.0, -1.0, -0.3, 0.6, 0.2], intercepts=[0.0, 0.2, -0.3],
                          post_transform="SOFTMAX_ZERO"),
+        # String class labels (the same model as label_sz's).
+        helper.make_node("LinearClassifier", ["x"], ["label_str", "prob_str"], domain=ML, classlabels_strings=["cat", "dog", "emu"],
+                         coefficients=[0.5, -0.5, 0.25, 1.0, 0.0, -1.0, -0.3, 0.6, 0.2], intercepts=[0.0, 0.2, -0.3]),
     ]
     outputs = [("scaled", F, [4, 3]), ("scaled_int", F, [4, 3]), ("norm_max", F, [4, 3]), ("norm_l1", F, [4, 3]),
                ("norm_l2", F, [4, 3]), ("binary", F, [4, 3]), ("regression", F, [4, 2]),
                ("label3", TensorProto.INT64, [4]), ("prob3", F, [4, 3]), ("label2", TensorProto.INT64, [4]),
-               ("prob2", F, [4, 2]), ("probit", F, [4, 1]), ("label_sz", TensorProto.INT64, [4]), ("prob_sz", F, [4, 3])]
+               ("prob2", F, [4, 2]), ("probit", F, [4, 1]), ("label_sz", TensorProto.INT64, [4]), ("prob_sz", F, [4, 3]),
+               ("label_str", TensorProto.STRING, [4]), ("prob_str", F, [4, 3])]
     graph = helper.make_graph(nodes, "ml_linear", [helper.make_tensor_value_info("x", F, [4, 3]),
                                                    helper.make_tensor_value_info("xi", TensorProto.INT64, [4, 3])],
                               [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs])
@@ -71,6 +75,7 @@ def linear(ort_run):
            enumerate(names)}
     assert np.abs(got["prob_sz"] - e / e.sum(1, keepdims=True)).max() < 1e-6, "SOFTMAX_ZERO: ONNX Runtime differs"
     assert np.array_equal(got["label_sz"], np.array([1, 2, 3])[sz.argmax(1)])
+    assert got["label_str"].tolist() == np.array(["cat", "dog", "emu"], dtype=object)[sz.argmax(1)].tolist()
     # ONNX Runtime 1.30's PROBIT is a closed-form approximation of erfinv (within 1e-4 here): the
     # reference is the normal quantile of numpy's scores.
     probit = np.array([[NormalDist().inv_cdf(v)] for v in raw], np.float32)
@@ -485,8 +490,9 @@ def svm(ort_run, seed=2439):
         sv = rng.standard_normal((count, c)).astype(np.float32)
         coef = np.round(rng.standard_normal((k - 1) * count), 3).astype(np.float32)
         rho = np.round(rng.standard_normal(k * (k - 1) // 2) * 0.3, 3).astype(np.float32)
+        label_attr = {"classlabels_strings" if isinstance(labels[0], str) else "classlabels_ints": labels}
         nodes.append(helper.make_node("SVMClassifier", ["x"], [f"{tag}_label", f"{tag}_scores"], domain=ML, name=tag,
-                                      classlabels_ints=labels, vectors_per_class=per_class,
+                                      vectors_per_class=per_class, **label_attr,
                                       support_vectors=sv.ravel().tolist(), coefficients=coef.tolist(),
                                       rho=rho.tolist(), kernel_type=kernel, kernel_params=params,
                                       post_transform=transform))
@@ -495,8 +501,9 @@ def svm(ort_run, seed=2439):
         assert len(set(best.tolist())) == k, f"{tag}: the rows do not reach every class"
         z = np.concatenate([-d, d], 1) if k == 2 else \
             {"NONE": d, "SOFTMAX": softmax(d), "LOGISTIC": sigmoid(d)}[transform]
-        outputs += [(f"{tag}_label", I64, [rows]), (f"{tag}_scores", F, list(z.shape))]
-        expected += [np.array(labels, np.int64)[best], z]
+        string_labels = isinstance(labels[0], str)
+        outputs += [(f"{tag}_label", TensorProto.STRING if string_labels else I64, [rows]), (f"{tag}_scores", F, list(z.shape))]
+        expected += [np.array(labels, object if string_labels else np.int64)[best], z]
     assert tie_rows > 0, "no row with tied votes"
     # Linear mode: a row of coefficients a class, rho[0] added to each score.
     coef = rng.standard_normal((3, c)).astype(np.float32)
@@ -540,6 +547,9 @@ def svm(ort_run, seed=2439):
     for i, e in enumerate(expected):
         got = numpy_helper.to_array(onnx.load_tensor(f"svm/test_data_set_0/output_{i}.pb"))
         assert got.shape == e.shape, f"svm output {i} ({outputs[i][0]}): shape {got.shape}, numpy {e.shape}"
+        if e.dtype == object:
+            assert got.tolist() == e.tolist(), f"svm output {i} ({outputs[i][0]}): ONNX Runtime differs"
+            continue
         err = np.abs(got.astype(np.float64) - e).max()
         assert err < 1e-4 * max(1.0, np.abs(e).max()), f"svm output {i} ({outputs[i][0]}): ONNX Runtime differs by {err}"
 
@@ -614,12 +624,13 @@ def features(ort_run):
               helper.make_node("Scaler", ["p_imputed"], ["p_scaled"], domain=ML, offset=offset.tolist(),
                                scale=scale.tolist()),
               helper.make_node("SVMClassifier", ["p_scaled"], ["pipeline_label", "pipeline_scores"], domain=ML,
-                               classlabels_ints=[1, 2, 3], vectors_per_class=per_class,
+                               classlabels_strings=["low", "mid", "high"], vectors_per_class=per_class,
                                support_vectors=sv.ravel().tolist(), coefficients=coef.tolist(), rho=rho.tolist(),
                                kernel_type="RBF", kernel_params=[0.5, 0.0, 0.0])]
     d, best, _ = svm_classify(scaled, sv, per_class, coef, rho, "RBF", [0.5, 0.0, 0.0])
     assert len(set(best.tolist())) == 3, "the pipeline's rows do not reach every class"
-    expected += [("pipeline_label", np.array([1, 2, 3], np.int64)[best]), ("pipeline_scores", d.astype(np.float32))]
+    expected += [("pipeline_label", np.array(["low", "mid", "high"], dtype=object)[best]),
+                 ("pipeline_scores", d.astype(np.float32))]
     # FeatureVectorizer (its inputs share one type): x cut to 2 features beside xf padded from 2 to
     # 3 (NaNs kept); xi (int64) padded from 3 to 5; a [C] row alone.
     nodes += [helper.make_node("FeatureVectorizer", ["x", "xf"], ["vectorized"], domain=ML, inputdimensions=[2, 3]),
