@@ -128,9 +128,10 @@ void tree_ensemble(const float* x, const uint32_t* nodes, const int32_t* roots,
     for (index_t t = 0; t < p.trees; ++t) {
       index_t i = roots[t];
       for (;;) {
-        const index_t next = tree_detail::step<Kind, Words, Missing>(x, nodes, i);
-        if (next == i) break;
-        i = next;
+        const tree_detail::TreeNodeView<Words> n(nodes + i * Words);
+        if (n.next & kTreeLeafBit) break;
+        const uint32_t go = tree_detail::goes_true<Kind, Missing>(x[n.feature], n.value, n.next) & 1u;
+        i += go ? 1 : static_cast<index_t>(n.next >> tree_shift(Kind));
       }
       tree_detail::add_leaf<Kind, Words, Aggregate>(out, nodes, i, leaf_target, leaf_weight);
     }
