@@ -173,18 +173,26 @@ def forest_reference(x, nodes, leaves, targets, average=False, base=None, ort_na
     return np.nan_to_num(out, nan=0.0)
 
 
+def forest_rows(rng, features, rows):
+    """Four thresholds a feature and rows of standard normal features, every third row with one
+    feature exactly at one of its thresholds."""
+    thresholds = [np.round(rng.standard_normal(4), 1).astype(np.float32) for _ in range(features)]
+    x = rng.standard_normal((rows, features)).astype(np.float32)
+    for r in range(0, rows, 3):
+        f = int(rng.integers(features))
+        x[r, f] = thresholds[f][int(rng.integers(4))]
+    return thresholds, x
+
+
 def trees(ort_run):
     """TreeEnsembleRegressor (two targets, AVERAGE, base values; one target, SUM, one-weight
-    leaves) and TreeEnsembleClassifier (three classes, SOFTMAX, a weight per class in each leaf),
+    leaves; MIN with targets some rows miss; MAX) and TreeEnsembleClassifier (three classes,
+    SOFTMAX, a weight per class in each leaf),
     random trees over every branch mode with missing values tracked, on rows with NaNs and
     features equal to thresholds; checked against a numpy walk of the trees when made."""
     rng = np.random.default_rng(5)
     features = 6
-    thresholds = [np.round(rng.standard_normal(4), 1).astype(np.float32) for _ in range(features)]
-    x = rng.standard_normal((16, features)).astype(np.float32)
-    for r in range(0, 16, 3):
-        f = int(rng.integers(features))
-        x[r, f] = thresholds[f][int(rng.integers(4))]  # exactly a threshold
+    thresholds, x = forest_rows(rng, features, 16)
     x[1, 2] = np.nan
     x[5, :3] = np.nan
     x[9, 0] = np.nan
@@ -319,16 +327,12 @@ def trees5(ort_run):
     """TreeEnsemble (ai.onnx.ml 5): random trees over every branch mode with missing values tracked
     (the trees test's generator), on rows with NaNs and features equal to thresholds; SUM with two
     targets, AVERAGE with post_transform 2 (LOGISTIC in the operator text), MIN with 3
-    (SOFTMAX_ZERO), MAX with 4 (PROBIT) on weights in (0, 1), a double X, and BRANCH_MEMBER nodes. Reference: the numpy
-    walk by the definition and the transforms by the text; ONNX Runtime's outputs checked equal to
-    it where it reads the codes the same way (see docs/classical-ml.md)."""
+    (SOFTMAX_ZERO), MAX with 4 (PROBIT) on weights in (0, 1), a double X, and BRANCH_MEMBER nodes.
+    Reference: the numpy walk by the definition and the transforms by the text; ONNX Runtime's
+    outputs checked equal to it where it reads the codes the same way (see docs/classical-ml.md)."""
     rng = np.random.default_rng(55)
     features = 5
-    thresholds = [np.round(rng.standard_normal(4), 1).astype(np.float32) for _ in range(features)]
-    x = rng.standard_normal((12, features)).astype(np.float32)
-    for r in range(0, 12, 3):
-        f = int(rng.integers(features))
-        x[r, f] = thresholds[f][int(rng.integers(4))]
+    thresholds, x = forest_rows(rng, features, 12)
     x[2, 1] = x[7, 0] = x[7, 4] = np.nan
     x[1] = [0, 1, -1, 2, 0]  # integers: BRANCH_MEMBER sets hold integers (ONNX Runtime takes no others)
     x[4, 2], x[10, 0], x[11, 3] = 1, -1, 2
