@@ -118,14 +118,7 @@ Nodes lower_linear_classifier(Node& n, Graph& g) {
   const bool batched = n.inputs[0]->shape.size() == 2;
   Value* z = nullptr;
   if (rows == 1 && k == 2) {
-    if (transform != "NONE" && transform != "LOGISTIC")
-      fail_unsupported(n, fmt::format("post_transform {} of a binary model is not supported", transform),
-                       "use NONE or LOGISTIC");
-    Value* positive = post_transform(l, n, scores, nullptr);
-    Value* negative = transform == "NONE" ? unary(l, "Neg", positive, "negative")
-                                          : binary(l, "Sub", l.float_constant("one", {}, {1.0f}), positive, "negative");
-    z = n.has_output(1) ? n.outputs[1] : l.value("z");
-    l.add("Concat", {negative, positive}, {z}).set_attr_int("axis", -1);
+    z = binary_scores(l, n, transform, scores, n.has_output(1) ? n.outputs[1] : nullptr);
   } else {
     if (rows != k) fail_invalid(n, fmt::format("{} rows of coefficients for {} labels", rows, k));
     z = post_transform(l, n, scores, n.has_output(1) ? n.outputs[1] : nullptr);

@@ -112,6 +112,20 @@ inline Value* post_transform(Lowering& l, const Node& n, Value* scores, Value* o
   return post_transform(l, n, n.attr_string("post_transform", "NONE"), scores, out);
 }
 
+// A binary classifier's two scores from the one score s ([N, 1] or [1]) of its second class, as
+// ONNX Runtime 1.30 writes them: [-s, s] (NONE) or [1 - p, p] with p = sigmoid(s) (LOGISTIC).
+inline Value* binary_scores(Lowering& l, const Node& n, const std::string& transform, Value* s, Value* out) {
+  if (transform != "NONE" && transform != "LOGISTIC")
+    fail_unsupported(n, fmt::format("post_transform {} of a binary model is not supported", transform),
+                     "use NONE or LOGISTIC");
+  Value* positive = post_transform(l, n, transform, s, nullptr);
+  Value* negative = transform == "NONE" ? unary(l, "Neg", positive, "negative")
+                                        : binary(l, "Sub", l.float_constant("one", {}, {1.0f}), positive, "negative");
+  Value* z = out ? out : l.value("z");
+  l.add("Concat", {negative, positive}, {z}).set_attr_int("axis", -1);
+  return z;
+}
+
 // A classifier's labels as a constant table for Gather: `ints_attr` (classlabels_ints or
 // classlabels_int64s) as int64, or classlabels_strings as a string tensor (the label output then
 // points to the compiled-in strings).

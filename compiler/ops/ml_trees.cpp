@@ -11,7 +11,7 @@
 // (LEQ, LT, EQ; GTE, GT and NEQ by swapping the children): a forest of one compiles it into the
 // kernel, others store it in two bits of `next`.
 //
-// Not built (refused with a message): binary classifiers that give weights for one class only.
+// Not built (refused with a message): binary classifiers that give weights for the second class only.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -332,10 +332,29 @@ Nodes lower_tree_ensemble(Node& n, Graph& g, bool classifier) {
     t.weights.emplace_back(w_ids[k], w_values[k]);
     used[static_cast<std::size_t>(w_ids[k])] = true;
   }
-  if (classifier && targets == 2 && !(used[0] && used[1]))
-    fail_unsupported(n, "a binary classifier with weights for one class only is not supported",
-                     "give both classes' weights (or convert the model with both)");
+  // A binary classifier with weights for the first class only (XGBoost's and LightGBM's form, as
+  // onnxmltools writes it): ONNX Runtime reads their sum as the second class's score s and gives
+  // [-s, s] or [1 - p, p] (binary_scores), base_values one value added to s.
+  const bool one_score = classifier && targets == 2 && used[0] && !used[1];
+  if (classifier && targets == 2 && !used[0])
+    fail_unsupported(n, "a binary classifier with weights for the second class only is not supported",
+                     "give the weights to the first class (as onnxmltools does) or to both");
   const std::string aggregate = n.attr_string("aggregate_function", "SUM");
+  if (one_score) {
+    const std::vector<float> base = floats_or_tensor(n, "base_values");
+    if (base.size() > 1)
+      fail_unsupported(n, "a binary classifier with weights for one class takes one base value, not two");
+    Value* sums = aggregated(l, n, x, c, nodes, roots, 1, aggregate, base);
+    Value* z = binary_scores(l, n, n.attr_string("post_transform", "NONE"), sums, n.has_output(1) ? n.outputs[1] : nullptr);
+    if (n.has_output(0)) {
+      Value* best = l.value("best");
+      Node& am = l.add("ArgMax", {z}, {best});
+      am.set_attr_int("axis", 1);
+      am.set_attr_int("keepdims", 0);
+      l.add("Gather", {labels.table, best}, {n.outputs[0]}).set_attr_int("axis", 0);
+    }
+    return l.take();
+  }
   Value* scores = aggregated(l, n, x, c, nodes, roots, targets, aggregate, floats_or_tensor(n, "base_values"));
   if (!classifier) {
     post_transform(l, n, n.attr_string("post_transform", "NONE"), scores, n.outputs[0]);

@@ -187,7 +187,7 @@ def forest_rows(rng, features, rows):
 def trees(ort_run):
     """TreeEnsembleRegressor (two targets, AVERAGE, base values; one target, SUM, one-weight
     leaves; MIN with targets some rows miss; MAX) and TreeEnsembleClassifier (three classes,
-    SOFTMAX, a weight per class in each leaf),
+    SOFTMAX, a weight per class in each leaf; binary with weights for the first class only),
     random trees over every branch mode with missing values tracked, on rows with NaNs and
     features equal to thresholds; checked against a numpy walk of the trees when made."""
     rng = np.random.default_rng(5)
@@ -239,6 +239,25 @@ def trees(ort_run):
                 pairs.append((np.array([4, 5, 6], dtype=np.int64)[prob.argmax(1)], prob))
             expected.append([(f"{tag}_label", pairs[0][0]), (f"{tag}_prob", pairs[0][1].astype(np.float32))])
             ort_expected.append(list(pairs[1]))
+    # A binary classifier with weights for the first class only, as onnxmltools writes XGBoost's and
+    # LightGBM's: the sum s (plus the one base value) is the second class's score, [1 - p, p] with
+    # p = sigmoid(s) under LOGISTIC (ONNX Runtime's reading; the operator text has no such case).
+    nodes, leaves = random_forest(rng, 4, 4, features, 1, 1, thresholds)
+    attrs = {f"nodes_{k}": v for k, v in nodes.items() if k != "missing"}
+    attrs["nodes_missing_value_tracks_true"] = nodes["missing"]
+    attrs.update({f"class_{k}": v for k, v in leaves.items()})
+    attrs.update(classlabels_int64s=[7, 9], post_transform="LOGISTIC", base_values=[0.2])
+    graph_nodes.append(helper.make_node("TreeEnsembleClassifier", ["x"], ["bin_label", "bin_prob"], domain=ML,
+                                        name="bin", **attrs))
+    outputs += [helper.make_tensor_value_info("bin_label", TensorProto.INT64, [16]),
+                helper.make_tensor_value_info("bin_prob", F, [16, 2])]
+    pairs = []
+    for ort in (False, True):
+        p = 1 / (1 + np.exp(-forest_reference(x, nodes, leaves, 1, False, np.array([0.2]), ort)))
+        pairs.append((np.where(p[:, 0] > 0.5, 9, 7).astype(np.int64), np.concatenate([1 - p, p], 1)))
+    assert len(set(pairs[0][0].tolist())) == 2, "the binary classifier's rows do not reach both classes"
+    expected.append([("bin_label", pairs[0][0]), ("bin_prob", pairs[0][1].astype(np.float32))])
+    ort_expected.append(list(pairs[1]))
     graph = helper.make_graph(graph_nodes, "ml_trees", [helper.make_tensor_value_info("x", F, [16, features]),
                                                         helper.make_tensor_value_info("x_row", F, [1, features])], outputs)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, 3)])
