@@ -123,13 +123,7 @@ Nodes lower_linear_classifier(Node& n, Graph& g) {
     if (rows != k) fail_invalid(n, fmt::format("{} rows of coefficients for {} labels", rows, k));
     z = post_transform(l, n, scores, n.has_output(1) ? n.outputs[1] : nullptr);
   }
-  if (n.has_output(0)) {
-    Value* best = l.value("best");
-    Node& am = l.add("ArgMax", {z}, {best});
-    am.set_attr_int("axis", batched ? 1 : 0);
-    am.set_attr_int("keepdims", 0);
-    l.add("Gather", {labels.table, best}, {n.outputs[0]}).set_attr_int("axis", 0);
-  }
+  label_of_best(l, n, z, labels, batched ? 1 : 0);
   return l.take();
 }
 

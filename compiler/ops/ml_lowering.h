@@ -154,6 +154,17 @@ inline ClassLabels class_labels(Lowering& l, const Node& n, const char* ints_att
   return out;
 }
 
+// Output 0 of classifier n (when it has one): the label of the best of `scores` along `axis`
+// (ArgMax: the first of equal scores) from the labels' table.
+inline void label_of_best(Lowering& l, const Node& n, Value* scores, const ClassLabels& labels, int64_t axis = 1) {
+  if (!n.has_output(0)) return;
+  Value* best = l.value("best");
+  Node& am = l.add("ArgMax", {scores}, {best});
+  am.set_attr_int("axis", axis);
+  am.set_attr_int("keepdims", 0);
+  l.add("Gather", {labels.table, best}, {n.outputs[0]}).set_attr_int("axis", 0);
+}
+
 // An ai.onnx.ml operator defined by its lowering.
 inline OpDef ml_op(const char* name, std::vector<int> versions, std::function<Nodes(Node&, Graph&)> lower) {
   OpDef d;

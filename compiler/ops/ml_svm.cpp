@@ -126,16 +126,6 @@ Nodes lower_svm_regressor(Node& n, Graph& g) {
   return l.take();
 }
 
-// The label of the class with the most votes: `votes` [N, K] float, ArgMax keeps the first.
-void label_of_votes(Lowering& l, Node& n, Value* votes, const ClassLabels& labels) {
-  if (!n.has_output(0)) return;
-  Value* best = l.value("best");
-  Node& am = l.add("ArgMax", {votes}, {best});
-  am.set_attr_int("axis", 1);
-  am.set_attr_int("keepdims", 0);
-  l.add("Gather", {labels.table, best}, {n.outputs[0]}).set_attr_int("axis", 0);
-}
-
 Nodes lower_svm_classifier(Node& n, Graph& g) {
   Lowering l(n, g, kLoweredOpset);
   int64_t c = 0;
@@ -164,7 +154,7 @@ Nodes lower_svm_classifier(Node& n, Graph& g) {
     Value* product = binary(l, "MatMul", x, l.float_constant("coefficients", {c, k}, wt), "product");
     Value* scores = binary(l, "Add", product, l.float_constant("rho", {}, {rho[0]}), "scores");
     Value* out = post_transform(l, n, scores, z);
-    label_of_votes(l, n, out, labels);
+    label_of_best(l, n, out, labels);
     return l.take();
   }
   if (static_cast<int64_t>(per_class.size()) != k)
@@ -226,7 +216,7 @@ Nodes lower_svm_classifier(Node& n, Graph& g) {
   l.add("Cast", {positive}, {wins}).set_attr_int("to", 1);
   Value* swings = binary(l, "MatMul", wins, l.float_constant("vote_swing", {pairs, k}, swing), "swings");
   Value* votes = binary(l, "Add", swings, l.float_constant("vote_base", {k}, base), "votes");
-  label_of_votes(l, n, votes, labels);
+  label_of_best(l, n, votes, labels);  // the most votes; ties to the lower class
   return l.take();
 }
 

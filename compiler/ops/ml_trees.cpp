@@ -346,13 +346,7 @@ Nodes lower_tree_ensemble(Node& n, Graph& g, bool classifier) {
       fail_unsupported(n, "a binary classifier with weights for one class takes one base value, not two");
     Value* sums = aggregated(l, n, x, c, nodes, roots, 1, aggregate, base);
     Value* z = binary_scores(l, n, n.attr_string("post_transform", "NONE"), sums, n.has_output(1) ? n.outputs[1] : nullptr);
-    if (n.has_output(0)) {
-      Value* best = l.value("best");
-      Node& am = l.add("ArgMax", {z}, {best});
-      am.set_attr_int("axis", 1);
-      am.set_attr_int("keepdims", 0);
-      l.add("Gather", {labels.table, best}, {n.outputs[0]}).set_attr_int("axis", 0);
-    }
+    label_of_best(l, n, z, labels);
     return l.take();
   }
   Value* scores = aggregated(l, n, x, c, nodes, roots, targets, aggregate, floats_or_tensor(n, "base_values"));
@@ -361,13 +355,7 @@ Nodes lower_tree_ensemble(Node& n, Graph& g, bool classifier) {
     return l.take();
   }
   Value* z = post_transform(l, n, n.attr_string("post_transform", "NONE"), scores, n.has_output(1) ? n.outputs[1] : nullptr);
-  if (n.has_output(0)) {
-    Value* best = l.value("best");
-    Node& am = l.add("ArgMax", {z}, {best});
-    am.set_attr_int("axis", 1);
-    am.set_attr_int("keepdims", 0);
-    l.add("Gather", {labels.table, best}, {n.outputs[0]}).set_attr_int("axis", 0);
-  }
+  label_of_best(l, n, z, labels);
   return l.take();
 }
 
