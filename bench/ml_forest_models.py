@@ -5,7 +5,8 @@ random_forest: 100 trees, leaves cut early with probability 0.2 below level 1, o
 AVERAGE, one target) on 32 features, seeded; once with BRANCH_LEQ only and no missing-value
 tracking, as scikit-learn writes them ("leq"), once with every branch mode mixed and missing
 values tracked at random ("mixed"); depth 8 at batch 1, 8, 64 and 512, and depths 4 and 12 at
-batch 64. ONNX Runtime's outputs as test data. Then:
+batch 64; "ltmissing" (BRANCH_LT, missing values tracked at random, as XGBoost writes them) at
+depth 8, batch 1 and 64. ONNX Runtime's outputs as test data. Then:
 
     python3 bench/bench.py --onnxc build/onnxc --ort /work/ort --models DIR --rounds 3 --runs 20
 """
@@ -28,6 +29,7 @@ os.chdir(out)
 features = 32
 cases = [(style, 8, batch) for style in ("leq", "mixed") for batch in (1, 8, 64, 512)]
 cases += [("leq", depth, 64) for depth in (4, 12)] + [("mixed", depth, 64) for depth in (4, 12)]
+cases += [("ltmissing", 8, batch) for batch in (1, 64)]
 for style, depth, batch in cases:
     rng = np.random.default_rng(100 + depth)  # the same forest at every batch size
     thresholds = [np.round(rng.standard_normal(8), 2).astype(np.float32) for _ in range(features)]
@@ -35,6 +37,8 @@ for style, depth, batch in cases:
     if style == "leq":
         nodes["modes"] = ["LEAF" if m == "LEAF" else "BRANCH_LEQ" for m in nodes["modes"]]
         nodes["missing"] = [0] * len(nodes["missing"])
+    if style == "ltmissing":  # as XGBoost writes them: BRANCH_LT, a default direction for missing values
+        nodes["modes"] = ["LEAF" if m == "LEAF" else "BRANCH_LT" for m in nodes["modes"]]
     attrs = {f"nodes_{k}": v for k, v in nodes.items() if k != "missing"}
     attrs["nodes_missing_value_tracks_true"] = nodes["missing"]
     attrs.update({f"target_{k}": v for k, v in leaves.items()})
