@@ -437,8 +437,12 @@ GeneratedCode generate_code(const Model& m, const Program& prog, const CodegenOp
     }
   std::string weights, weights_file;
   if (opts.weights_format == WeightsFormat::Incbin) {
-    IncbinWeights incbin = render_incbin_weights(prog, used, ns, opts.weights_file_name, opts.weights_section);
+    // String tensors are pointers to text, not bytes to include: they stay arrays in the source.
+    std::vector<const Value*> binary, text;
+    for (const Value* w : used) (w->constant->dtype == DType::String ? text : binary).push_back(w);
+    IncbinWeights incbin = render_incbin_weights(prog, binary, ns, opts.weights_file_name, opts.weights_section);
     weights = std::move(incbin.declarations);
+    for (const Value* w : text) weights += render_weight(T.at(w).weight_cname, *w, prog.alignment, opts.weights_section) + "\n";
     weights_file = std::move(incbin.bytes);
   } else {
     for (const Value* w : used)

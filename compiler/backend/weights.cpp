@@ -81,10 +81,7 @@ bool parse_weights_format(const std::string& text, WeightsFormat* format) {
 WeightsFormat choose_weights_format(WeightsFormat requested, const Program& prog, const std::string& target) {
   if (requested != WeightsFormat::Auto) return requested;
   const Target* t = find_target(target);
-  const bool strings = std::any_of(prog.weights.begin(), prog.weights.end(),
-                                   [](const Value* w) { return w->constant && w->constant->dtype == DType::String; });
-  return t && t->elf_incbin && prog.weights_bytes >= kAutoIncbinBytes && !strings ? WeightsFormat::Incbin
-                                                                                  : WeightsFormat::Array;
+  return t && t->elf_incbin && prog.weights_bytes >= kAutoIncbinBytes ? WeightsFormat::Incbin : WeightsFormat::Array;
 }
 
 std::string weights_format_description(WeightsFormat requested, WeightsFormat chosen) {

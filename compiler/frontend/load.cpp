@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -299,6 +300,7 @@ class Loader {
     g.name = gp.name();
     g.outer = outer;
     if (gp.name().empty()) diag_.invalid(gwhere, "has no name", "every graph must be named");
+    refuse_map_operators(gp);
     add_initializers(gp, g, gwhere);
     add_sparse_initializers(gp, g, gwhere);
     add_inputs(gp, g, gwhere, depth);
@@ -308,6 +310,25 @@ class Loader {
     check_value_info(gp, g);
     g.relink();
     sort_topologically(g, gwhere);
+  }
+
+  // The ai.onnx.ml operators whose inputs or outputs are maps (onnxc has no map values): named
+  // here, before their map-typed graph inputs and outputs are refused for their type alone.
+  void refuse_map_operators(const onnx::GraphProto& gp) {
+    static const std::map<std::string, std::pair<const char*, const char*>> map_ops = {
+        {"ZipMap", {"makes a sequence of maps (one a row), and onnxc has no map values",
+                    "take the scores tensor ZipMap reads as the output (skl2onnx: options={'zipmap': False})"}},
+        {"DictVectorizer", {"reads a map, and onnxc has no map values",
+                            "give the model the dense [N, C] features in the vocabulary's order"}},
+        {"CastMap", {"reads a map, and onnxc has no map values", "give the model the values as a tensor"}}};
+    for (int i = 0; i < gp.node_size(); ++i) {
+      const auto& np = gp.node(i);
+      auto it = map_ops.find(np.op_type());
+      if (np.domain() != "ai.onnx.ml" || it == map_ops.end()) continue;
+      const std::string name = np.name().empty() ? fmt::format("{}_{}", np.op_type(), i) : np.name();
+      diag_.unsupported(fmt::format("node {} '{}' (ai.onnx.ml.{})", i, name, np.op_type()), it->second.first,
+                        it->second.second);
+    }
   }
 
   bool new_initializer_name(const std::string& name, Graph& g, const std::string& gwhere, const char* what) {

@@ -3,9 +3,11 @@
 // (Gather along the last axis with constant indices), OneHotEncoder (Equal with the categories,
 // Cast to float) and LabelEncoder versions 2 and 4 with int64 or float keys and values, as lists
 // or tensors (Equal with the keys, the first match's value by ArgMax and Gather, the default where
-// none matches).
+// none matches; between strings and int64 a CategoryMapper), FeatureVectorizer (Cast, Slice or
+// Pad, Concat).
 //
-// Not built (refused with a message): string keys, values, categories and inputs; indices of
+// Not built (refused with a message): string mappings other than between strings and int64, string
+// categories and inputs of the others; indices of
 // ArrayFeatureExtractor computed at run time; OneHotEncoder zeros=0 (an unknown category is a run
 // time error in ONNX Runtime); NaN keys of LabelEncoder; LabelEncoder version 1.
 #include <cmath>
@@ -153,12 +155,39 @@ Value* column_constant(Lowering& l, const Column& c, const char* hint) {
 
 // Keys to values by Equal with the keys, the first match's value (ArgMax, Gather), the default
 // where none matches. Versions 2 and 4 (tensor attributes) with int64 or float keys and values.
+// A LabelEncoder between strings and int64 (lists of keys and values) is a CategoryMapper
+// (ml_category_mapper.cpp); other string mappings are refused.
+Nodes string_label_encoder(Lowering& l, Node& n) {
+  const bool from_strings = n.has_attr("keys_strings") && n.has_attr("values_int64s"),
+             to_strings = n.has_attr("keys_int64s") && n.has_attr("values_strings");
+  if (!from_strings && !to_strings)
+    fail_unsupported(n, "string keys or values are supported from strings to int64 and from int64 to strings only",
+                     "give keys_strings with values_int64s, or keys_int64s with values_strings");
+  const std::vector<std::string> strings = n.attr_strings(from_strings ? "keys_strings" : "values_strings");
+  const std::vector<int64_t> ints = n.attr_ints(from_strings ? "values_int64s" : "keys_int64s");
+  if (strings.empty() || strings.size() != ints.size())
+    fail_invalid(n, fmt::format("{} keys and {} values", from_strings ? strings.size() : ints.size(),
+                                from_strings ? ints.size() : strings.size()));
+  Node& map = l.add("CategoryMapper", {n.inputs[0]}, {n.outputs[0]});
+  map.domain = kMl;
+  map.version = 1;
+  map.opset = 1;
+  map.set_attr_strings("cats_strings", strings);
+  map.set_attr_ints("cats_int64s", ints);
+  if (from_strings)
+    map.set_attr_int("default_int64", n.attr_int("default_int64", -1));
+  else
+    map.set_attr_string("default_string", n.attr_string("default_string", "_Unused"));
+  return l.take();
+}
+
 Nodes lower_label_encoder(Node& n, Graph& g) {
   Lowering l(n, g, kLoweredOpset);
   Value* x = one_input(n);
   if (n.version < 2)
     fail_unsupported(n, "LabelEncoder version 1 (string classes) is not supported",
                      "use version 2 or 4 with int64 or float keys and values");
+  if (n.has_attr("keys_strings") || n.has_attr("values_strings")) return string_label_encoder(l, n);
   const Column keys = column(n, "keys");
   const Column values = column(n, "values");
   for (float v : keys.floats)
@@ -193,10 +222,51 @@ Nodes lower_label_encoder(Node& n, Graph& g) {
   return l.take();
 }
 
+// FeatureVectorizer: each input as float rows ([C] is one row), cut or zero-padded to its
+// inputdimensions entry, the inputs side by side: [N, sum of inputdimensions].
+Nodes lower_feature_vectorizer(Node& n, Graph& g) {
+  Lowering l(n, g, kLoweredOpset);
+  const std::vector<int64_t> dims = n.attr_ints("inputdimensions");
+  if (n.inputs.empty() || dims.size() != n.inputs.size())
+    fail_invalid(n, fmt::format("has {} inputs and {} inputdimensions", n.inputs.size(), dims.size()));
+  std::vector<Value*> parts;
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+    Value* x = n.inputs[i];
+    if (!x) fail_invalid(n, fmt::format("input {} is missing", i));
+    const DType t = x->dtype;
+    if (t != DType::Float && t != DType::Double && t != DType::Int64 && t != DType::Int32)
+      fail_unsupported(n, fmt::format("input {} is {}; FeatureVectorizer takes int32, int64, float or double", i, dtype_name(t)));
+    if (x->shape.empty() || x->shape.size() > 2)
+      fail_unsupported(n, fmt::format("input {} has shape {}; onnxc takes [C] or [N, C]", i, shape_str(x->shape)));
+    if (dims[i] < 1) fail_invalid(n, fmt::format("inputdimensions[{}] is {}", i, dims[i]));
+    if (t != DType::Float) {
+      Value* f = l.value("as_float");
+      l.add("Cast", {x}, {f}).set_attr_int("to", 1);
+      x = f;
+    }
+    if (n.inputs[i]->shape.size() == 1) x = l.unsqueeze(x, 0);
+    const int64_t have = n.inputs[i]->shape.back();
+    if (have > dims[i]) {
+      Value* cut = l.value("cut");
+      l.add("Slice", {x, l.int64_constant("start", {1}, {0}), l.int64_constant("end", {1}, {dims[i]}),
+                      l.int64_constant("axis", {1}, {1})}, {cut});
+      x = cut;
+    } else if (have < dims[i]) {
+      Value* padded = l.value("padded");
+      l.add("Pad", {x, l.int64_constant("pads", {4}, {0, 0, 0, dims[i] - have})}, {padded});
+      x = padded;
+    }
+    parts.push_back(x);
+  }
+  l.add("Concat", parts, {n.outputs[0]}).set_attr_int("axis", 1);
+  return l.take();
+}
+
 const OpRegistrar imputer(ml_op("Imputer", {1}, lower_imputer));
 const OpRegistrar array_feature_extractor(ml_op("ArrayFeatureExtractor", {1}, lower_array_feature_extractor));
 const OpRegistrar one_hot_encoder(ml_op("OneHotEncoder", {1}, lower_one_hot_encoder));
 const OpRegistrar label_encoder(ml_op("LabelEncoder", {1, 2, 4}, lower_label_encoder));
+const OpRegistrar feature_vectorizer(ml_op("FeatureVectorizer", {1}, lower_feature_vectorizer));
 
 }  // namespace
 }  // namespace onnxc

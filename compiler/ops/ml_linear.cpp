@@ -1,10 +1,11 @@
 // The linear and elementwise operators of ai.onnx.ml (issue #24), lowered into ai.onnx nodes
 // that then compile like any model's: Scaler, Binarizer, Normalizer, LinearRegressor and
 // LinearClassifier. Their inputs are [N, C] (or [C]) features; float, double, int64 and int32
-// inputs are cast to float first, as the operators compute in float.
+// inputs are cast to float first, as the operators compute in float. Class labels int64 or
+// strings (ml_lowering.h's class_labels).
 //
-// Not built (refused with a message): the PROBIT and SOFTMAX_ZERO post-transforms, string class
-// labels.
+// Not built (refused with a message): a binary model's post-transforms other than NONE and
+// LOGISTIC.
 #include <cmath>
 
 #include "ops/ml_lowering.h"
@@ -107,11 +108,8 @@ Nodes lower_linear_classifier(Node& n, Graph& g) {
   Lowering l(n, g, kLoweredOpset);
   Value* x = features(l, n);
   const int64_t c = feature_count(n);
-  if (n.has_attr("classlabels_strings"))
-    fail_unsupported(n, "string class labels are not supported", "use classlabels_ints");
-  const std::vector<int64_t> labels = n.attr_ints("classlabels_ints");
-  if (labels.empty()) fail_invalid(n, "needs classlabels_ints (or classlabels_strings)");
-  const int64_t k = static_cast<int64_t>(labels.size());
+  const ClassLabels labels = class_labels(l, n, "classlabels_ints");
+  const int64_t k = labels.count;
   const std::vector<float> w = n.attr_floats("coefficients");
   if (c == 0 || w.size() % static_cast<std::size_t>(c)) fail_invalid(n, "'coefficients' is not a whole number of rows");
   const int64_t rows = static_cast<int64_t>(w.size()) / c;
@@ -120,26 +118,12 @@ Nodes lower_linear_classifier(Node& n, Graph& g) {
   const bool batched = n.inputs[0]->shape.size() == 2;
   Value* z = nullptr;
   if (rows == 1 && k == 2) {
-    if (transform != "NONE" && transform != "LOGISTIC")
-      fail_unsupported(n, fmt::format("post_transform {} of a binary model is not supported", transform),
-                       "use NONE or LOGISTIC");
-    Value* positive = post_transform(l, n, scores, nullptr);
-    Value* negative = transform == "NONE" ? unary(l, "Neg", positive, "negative")
-                                          : binary(l, "Sub", l.float_constant("one", {}, {1.0f}), positive, "negative");
-    z = n.has_output(1) ? n.outputs[1] : l.value("z");
-    l.add("Concat", {negative, positive}, {z}).set_attr_int("axis", -1);
+    z = binary_scores(l, n, transform, scores, n.has_output(1) ? n.outputs[1] : nullptr);
   } else {
     if (rows != k) fail_invalid(n, fmt::format("{} rows of coefficients for {} labels", rows, k));
     z = post_transform(l, n, scores, n.has_output(1) ? n.outputs[1] : nullptr);
   }
-  if (n.has_output(0)) {
-    Value* best = l.value("best");
-    Node& am = l.add("ArgMax", {z}, {best});
-    am.set_attr_int("axis", batched ? 1 : 0);
-    am.set_attr_int("keepdims", 0);
-    Value* table = l.int64_constant("labels", {k}, labels);
-    l.add("Gather", {table, best}, {n.outputs[0]}).set_attr_int("axis", 0);
-  }
+  label_of_best(l, n, z, labels, batched ? 1 : 0);
   return l.take();
 }
 

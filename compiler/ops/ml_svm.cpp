@@ -7,9 +7,9 @@
 //
 // Where ONNX Runtime 1.30 is the reference it is followed: the binary classifier's scores are
 // [-s, s] (s > 0 votes for the first class); the regressor applies no post_transform.
-// Not built (refused with a message): probability calibration (prob_a, prob_b), string labels,
-// a binary classifier with a post_transform, the regressor's post_transform, linear mode
-// (no support vectors) with a kernel other than LINEAR or a binary classifier.
+// Not built (refused with a message): multiclass probability calibration (prob_a, prob_b), a binary
+// classifier with a post_transform, the regressor's post_transform, linear mode (no support
+// vectors) with a kernel other than LINEAR or a binary classifier.
 #include <cmath>
 
 #include "ops/ml_lowering.h"
@@ -126,28 +126,20 @@ Nodes lower_svm_regressor(Node& n, Graph& g) {
   return l.take();
 }
 
-// The label of the class with the most votes: `votes` [N, K] float, ArgMax keeps the first.
-void label_of_votes(Lowering& l, Node& n, Value* votes, const std::vector<int64_t>& labels) {
-  if (!n.has_output(0)) return;
-  Value* best = l.value("best");
-  Node& am = l.add("ArgMax", {votes}, {best});
-  am.set_attr_int("axis", 1);
-  am.set_attr_int("keepdims", 0);
-  Value* table = l.int64_constant("labels", {static_cast<int64_t>(labels.size())}, labels);
-  l.add("Gather", {table, best}, {n.outputs[0]}).set_attr_int("axis", 0);
-}
-
 Nodes lower_svm_classifier(Node& n, Graph& g) {
   Lowering l(n, g, kLoweredOpset);
   int64_t c = 0;
   Value* x = rows_of(l, n, c);
-  if (n.has_attr("classlabels_strings"))
-    fail_unsupported(n, "string class labels are not supported", "use classlabels_ints");
-  const std::vector<int64_t> labels = n.attr_ints("classlabels_ints");
-  const int64_t k = static_cast<int64_t>(labels.size());
-  if (k < 2) fail_invalid(n, "needs two or more classlabels_ints");
-  if (!n.attr_floats("prob_a").empty() || !n.attr_floats("prob_b").empty())
-    fail_unsupported(n, "probability calibration (prob_a, prob_b) is not supported",
+  const ClassLabels labels = class_labels(l, n, "classlabels_ints");
+  const int64_t k = labels.count;
+  if (k < 2) fail_invalid(n, "needs two or more class labels");
+  // Platt's calibration of a binary model: P(first class) = 1 / (1 + exp(A d + B)) of the decision
+  // d, the scores [p, 1 - p] (libsvm's sigmoid_predict; ONNX Runtime 1.30 writes the same). The
+  // multiclass coupling (an iterative solve) is not built.
+  const std::vector<float> prob_a = n.attr_floats("prob_a"), prob_b = n.attr_floats("prob_b");
+  const bool platt = !prob_a.empty() || !prob_b.empty();
+  if (platt && (k != 2 || prob_a.size() != 1 || prob_b.size() != 1))
+    fail_unsupported(n, "probability calibration (prob_a, prob_b) is supported for binary models (one A, one B) only",
                      "export the SVM without probabilities (scikit-learn probability=False)");
   const std::string transform = n.attr_string("post_transform", "NONE");
   const std::vector<float> coef = n.attr_floats("coefficients");
@@ -167,7 +159,7 @@ Nodes lower_svm_classifier(Node& n, Graph& g) {
     Value* product = binary(l, "MatMul", x, l.float_constant("coefficients", {c, k}, wt), "product");
     Value* scores = binary(l, "Add", product, l.float_constant("rho", {}, {rho[0]}), "scores");
     Value* out = post_transform(l, n, scores, z);
-    label_of_votes(l, n, out, labels);
+    label_of_best(l, n, out, labels);
     return l.take();
   }
   if (static_cast<int64_t>(per_class.size()) != k)
@@ -194,7 +186,7 @@ Nodes lower_svm_classifier(Node& n, Graph& g) {
     fail_invalid(n, fmt::format("rho has {} values for {} class pairs", rho.size(), pairs));
   if (k == 2 && transform != "NONE")
     fail_unsupported(n, fmt::format("post_transform {} of a binary SVMClassifier is not supported", transform),
-                     "use NONE (scores [-s, s])");
+                     platt ? "use NONE (scores [p, 1 - p])" : "use NONE (scores [-s, s])");
 
   // Decision value of pair (i, j), in libsvm's order: class i's vectors weighted by coefficient
   // row j - 1, class j's by row i; positive votes for i. weights [count, pairs], votes +1 for i
@@ -219,7 +211,14 @@ Nodes lower_svm_classifier(Node& n, Graph& g) {
   const bool direct = k > 2 && transform == "NONE" && z;
   Value* decisions = direct ? z : l.value("decisions");
   l.add("Add", {product, l.float_constant("rho", {pairs}, offsets)}, {decisions});
-  if (k == 2) {
+  if (k == 2 && platt) {
+    if (z) {
+      Value* first = unary(l, "Sigmoid", binary(l, "Add", binary(l, "Mul", decisions, l.float_constant("minus_a", {}, {-prob_a[0]}), "ad"),
+                                              l.float_constant("minus_b", {}, {-prob_b[0]}), "logit"), "p");
+      Value* second = binary(l, "Sub", l.float_constant("one", {}, {1.0f}), first, "q");
+      l.add("Concat", {first, second}, {z}).set_attr_int("axis", 1);
+    }
+  } else if (k == 2) {
     if (z) l.add("Concat", {unary(l, "Neg", decisions, "negative"), decisions}, {z}).set_attr_int("axis", 1);
   } else if (z && !direct) {
     post_transform(l, n, decisions, z);
@@ -229,7 +228,7 @@ Nodes lower_svm_classifier(Node& n, Graph& g) {
   l.add("Cast", {positive}, {wins}).set_attr_int("to", 1);
   Value* swings = binary(l, "MatMul", wins, l.float_constant("vote_swing", {pairs, k}, swing), "swings");
   Value* votes = binary(l, "Add", swings, l.float_constant("vote_base", {k}, base), "votes");
-  label_of_votes(l, n, votes, labels);
+  label_of_best(l, n, votes, labels);  // the most votes; ties to the lower class
   return l.take();
 }
 

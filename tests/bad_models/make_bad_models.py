@@ -110,6 +110,29 @@ def model_rules():
 
 # ---- graph inputs, outputs, value_info ------------------------------------------------------
 
+def map_type(key, value):
+    t = onnx.TypeProto()
+    t.map_type.key_type = key
+    t.map_type.value_type.CopyFrom(helper.make_tensor_type_proto(value, []))
+    return t
+
+
+def map_operator_rules():
+    """ai.onnx.ml's map operators: refused by name (onnxc has no map values)."""
+    seq = onnx.TypeProto()
+    seq.sequence_type.elem_type.CopyFrom(map_type(TensorProto.INT64, F))
+    out = onnx.ValueInfoProto(name="z", type=seq)
+    m = model([helper.make_node("ZipMap", ["x"], ["z"], domain="ai.onnx.ml", classlabels_int64s=[0, 1, 2, 3])],
+              outputs=[out])
+    m.opset_import.append(helper.make_opsetid("ai.onnx.ml", 1))
+    save("ml_zipmap.onnx", m, "(ai.onnx.ml.ZipMap): makes a sequence of maps")
+    x = onnx.ValueInfoProto(name="x", type=map_type(TensorProto.INT64, F))
+    m = model([helper.make_node("DictVectorizer", ["x"], ["y"], domain="ai.onnx.ml", int64_vocabulary=[0, 1, 2, 3])],
+              inputs=[x])
+    m.opset_import.append(helper.make_opsetid("ai.onnx.ml", 1))
+    save("ml_dict_vectorizer.onnx", m, "(ai.onnx.ml.DictVectorizer): reads a map")
+
+
 def io_rules():
     m = relu_model()
     m.graph.name = ""
@@ -561,7 +584,7 @@ def external_rules():
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
-    for rules in (damaged_files, model_rules, io_rules, name_rules, attribute_rules, function_rules, value_rules, tensor_rules,
+    for rules in (damaged_files, model_rules, io_rules, map_operator_rules, name_rules, attribute_rules, function_rules, value_rules, tensor_rules,
                   external_rules):
         rules()
     files = [f for f, _, _ in CASES]

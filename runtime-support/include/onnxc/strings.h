@@ -1,4 +1,4 @@
-// onnxc runtime support: string tensors (StringNormalizer, Cast to and from string).
+// onnxc runtime support: string tensors (StringNormalizer, Cast to and from string, CategoryMapper).
 //
 // A string tensor is an array of rt::cstring: pointers to NUL-terminated UTF-8 text. A kernel
 // that only selects strings (StringNormalizer without a case change) copies pointers, so its
@@ -385,6 +385,36 @@ template <class T> void cast_to_string(const T* x, cstring* y, index_t n, char* 
 // y[i] = x[i] read as a float (parse_float).
 inline void cast_from_string(const cstring* x, float* y, index_t n) {
   for (index_t i = 0; i < n; ++i) y[i] = parse_float(x[i]);
+}
+
+// ---- CategoryMapper (ai.onnx.ml) ----
+
+// y[i] = values[k] for the first k with keys[k] == x[i], else fallback. The strings are the
+// compiler's constants: y points to them, no text is written.
+inline void map_int64_to_string(const int64_t* x, index_t n, const int64_t* keys, const cstring* values, index_t count,
+                                cstring fallback, cstring* y) {
+  for (index_t i = 0; i < n; ++i) {
+    y[i] = fallback;
+    for (index_t k = 0; k < count; ++k)
+      if (keys[k] == x[i]) {
+        y[i] = values[k];
+        break;
+      }
+  }
+}
+
+// y[i] = values[k] for the first k whose key is x[i]'s text, else fallback (a null string too).
+inline void map_string_to_int64(const cstring* x, index_t n, const cstring* keys, const int64_t* values, index_t count,
+                                int64_t fallback, int64_t* y) {
+  for (index_t i = 0; i < n; ++i) {
+    y[i] = fallback;
+    if (x[i] == nullptr) continue;
+    for (index_t k = 0; k < count; ++k)
+      if (std::strcmp(keys[k], x[i]) == 0) {
+        y[i] = values[k];
+        break;
+      }
+  }
 }
 
 // ---- StringNormalizer ----

@@ -1,0 +1,1 @@
+B	label_str2dog2dog2dog2emu
