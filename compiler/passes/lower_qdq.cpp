@@ -8,6 +8,7 @@
 #include "onnxc/quant.h"
 #include "ops/op.h"
 #include "ops/quant_common.h"
+#include "ops/resize.h"
 #include "passes/passes.h"
 #include "passes/qdq_patterns.h"
 
@@ -514,6 +515,35 @@ bool lower_average_pool(Graph& g, Node& pool, std::set<const Node*>& removed) {
   return true;
 }
 
+// DQ(x) -> Resize (linear or cubic) -> Q of x's 8-bit type: onnxc.QLinearResize, the blend in fixed
+// point, within a step of the float definition (compiler/ops/resize.cpp); where its kernel has no
+// form (integer_resize_refusal) the Resize stays float and --report says why.
+bool lower_resize(Graph& g, Node& resize, std::set<const Node*>& removed) {
+  if (!is_onnx_op(&resize, "Resize") || !resize.has_input(0) || resize.attr_string("mode", "nearest") == "nearest")
+    return false;
+  const std::optional<Dequantized> x = match_dequantize(resize.inputs[0]);
+  if (!x || !is_activation(*x)) return false;
+  const std::optional<Requantized> q = match_quantize(g, resize.outputs[0]);
+  if (!q || q->quantize->inputs[2]->dtype != x->zero_point->dtype) return false;
+  const double ratio = static_cast<double>(x->scale->constant->data<float>()[0]) /
+                       q->quantize->inputs[1]->constant->data<float>()[0];
+  if (!integer_resize_refusal(resize, ratio).empty()) return false;
+  std::vector<Value*> inputs = {x->data, nullptr, nullptr, nullptr, x->scale, x->zero_point, q->quantize->inputs[1],
+                                q->quantize->inputs[2]};
+  for (std::size_t i = 1; i < 4; ++i) inputs[i] = resize.has_input(i) ? resize.inputs[i] : nullptr;
+  removed.insert({q->quantize, q->relu});
+  const int64_t opset = resize.version;
+  resize.domain = "onnxc";
+  resize.op_type = "QLinearResize";
+  resize.version = 1;
+  resize.inputs = std::move(inputs);
+  resize.outputs = {q->quantize->outputs[0]};
+  resize.set_attr_int("opset", opset);
+  const OpDef* def = find_op(resize.domain, resize.op_type);
+  if (def) def->infer(resize);
+  return true;
+}
+
 }  // namespace
 
 // One pass over the 8-bit tensor instead of several, the same values.
@@ -543,7 +573,9 @@ int lower_qdq_pools(Graph& g) {
   std::set<const Node*> removed;
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {  // by index: a lowered ReduceMean inserts a Reshape
     Node* n = g.nodes[i].get();
-    if (!removed.count(n) && (lower_global_average(g, *n, removed) || lower_average_pool(g, *n, removed))) ++lowered;
+    if (!removed.count(n) && (lower_global_average(g, *n, removed) || lower_average_pool(g, *n, removed) ||
+                              lower_resize(g, *n, removed)))
+      ++lowered;
   }
   erase_nodes(g, removed);
   return lowered;
