@@ -4,8 +4,8 @@
 // 2^bits (the compiler rounds them so), and only the last two axes blend several taps, so every
 // output inside the input is
 //   acc = sum over its taps of W_h W_w x = sum W_h W_w (x - x_zero_point) + x_zero_point 2^shift
-// (int32, scale 2^shift) requantized once: round_half_even(acc / 2^shift) - x_zero_point +
-// y_zero_point in integers when the input's and output's scales are equal (multiplier 0), else
+// (int32, scale 2^shift) requantized once: round_half_even((acc - x_zero_point 2^shift) / 2^shift)
+// + y_zero_point in integers when the input's and output's scales are equal (multiplier 0), else
 // quantize_value((acc - x_zero_point 2^shift) * multiplier), the multiplier x_scale / y_scale /
 // 2^shift. (The compiler checks that neither sum leaves int32.) Rows are blended as in resize_interpolate_rows: each
 // input row a vertical tap needs is resampled along the last axis once into an int32 row of
@@ -72,13 +72,13 @@ inline Q qresize_round_shift(std::int32_t acc, int shift, std::int32_t offset) {
 template <class Q>
 inline void qresize_blend_row(std::int32_t* const* rows, const std::int32_t* w, index_t k, index_t n, int shift,
                               std::int32_t x_zero_point, float multiplier, std::int32_t y_zero_point, Q* y) {
-  const std::int32_t offset = y_zero_point - x_zero_point;
+  // x_zero_point 2^shift comes off before the rounding: ties go to the even value of q - zx.
   const std::int32_t x_offset = x_zero_point * (std::int32_t{1} << shift);
   if (k == 2) {  // bilinear
     const std::int32_t w0 = w[0], w1 = w[1];
     const std::int32_t *r0 = rows[0], *r1 = rows[1];
     if (multiplier == 0.0f) {
-      for (index_t o = 0; o < n; ++o) y[o] = qresize_round_shift<Q>(w0 * r0[o] + w1 * r1[o], shift, offset);
+      for (index_t o = 0; o < n; ++o) y[o] = qresize_round_shift<Q>(w0 * r0[o] + w1 * r1[o] - x_offset, shift, y_zero_point);
     } else {
       for (index_t o = 0; o < n; ++o)
         y[o] = quantize_value<Q>(static_cast<float>(w0 * r0[o] + w1 * r1[o] - x_offset) * multiplier, y_zero_point);
@@ -88,7 +88,7 @@ inline void qresize_blend_row(std::int32_t* const* rows, const std::int32_t* w, 
   for (index_t o = 0; o < n; ++o) {
     std::int32_t acc = 0;
     for (index_t t = 0; t < k; ++t) acc += w[t] * rows[t][o];
-    y[o] = multiplier == 0.0f ? qresize_round_shift<Q>(acc, shift, offset)
+    y[o] = multiplier == 0.0f ? qresize_round_shift<Q>(acc - x_offset, shift, y_zero_point)
                               : quantize_value<Q>(static_cast<float>(acc - x_offset) * multiplier, y_zero_point);
   }
 }
