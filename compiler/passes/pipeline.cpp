@@ -62,6 +62,7 @@ void check_loaded_model(Model& m, const CompileOptions& o, const std::function<v
   // Before inference, which would fold the quantized weights of QDQ models into float ones.
   if (enabled(o, "lower-qdq")) {
     // Canonical forms first, whatever the quantizer wrote; then the integer operators.
+    qdq_fold_parameters(m.graph);
     qdq_activations_to_uint8(m.graph);
     qdq_quantize_float_bias(m.graph);
     qdq_move_dequantize(m.graph);
