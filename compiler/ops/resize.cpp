@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "onnxc/quant_resize.h"
 #include "onnxc/resize.h"
 #include "ops/emitter.h"
+#include "ops/quant_common.h"
+#include "ops/resize.h"
 
 namespace onnxc {
 namespace {
@@ -28,18 +31,22 @@ struct ResizeSpec {
   std::vector<double> roi_start, roi_end;  // per input dim, tf_crop_and_resize only
 };
 
+// The Resize version whose definition applies: onnxc.QLinearResize keeps it in its "opset".
+int64_t resize_opset(const Node& n) { return n.domain == "onnxc" ? n.attr_int("opset", 19) : n.version; }
+bool is_upsample(const Node& n) { return n.op_type == "Upsample"; }
+
 Interp parse_mode(const Node& n) {
   std::string m = n.attr_string("mode", "nearest");
   if (m == "nearest") return Interp::Nearest;
   if (m == "linear") return Interp::Linear;
-  if (m == "cubic" && n.op_type == "Resize" && n.version >= 11) return Interp::Cubic;
+  if (m == "cubic" && !is_upsample(n) && resize_opset(n) >= 11) return Interp::Cubic;
   fail_invalid(n, fmt::format("mode '{}' is not one of nearest, linear{}", m,
-                              n.op_type == "Resize" && n.version >= 11 ? ", cubic" : ""));
+                              !is_upsample(n) && resize_opset(n) >= 11 ? ", cubic" : ""));
 }
 
 void parse_attributes(const Node& n, ResizeSpec& s) {
   s.mode = parse_mode(n);
-  if (n.op_type == "Upsample" || n.version < 11) {
+  if (is_upsample(n) || resize_opset(n) < 11) {
     // Resize-10 and Upsample: asymmetric coordinates; nearest floors when enlarging and
     // rounds up when shrinking (onnxruntime's reading of these versions).
     s.coord = "asymmetric";
@@ -51,8 +58,9 @@ void parse_attributes(const Node& n, ResizeSpec& s) {
                                                   "tf_half_pixel_for_nn", "tf_crop_and_resize",
                                                   "half_pixel_symmetric"};
   if (std::find(coords.begin(), coords.end(), s.coord) == coords.end() ||
-      (s.coord == "half_pixel_symmetric" && n.version < 19))
-    fail_invalid(n, fmt::format("coordinate_transformation_mode '{}' is not defined in version {}", s.coord, n.version));
+      (s.coord == "half_pixel_symmetric" && resize_opset(n) < 19))
+    fail_invalid(n, fmt::format("coordinate_transformation_mode '{}' is not defined in version {}", s.coord,
+                                resize_opset(n)));
   s.nearest = n.attr_string("nearest_mode", "round_prefer_floor");
   if (s.nearest != "round_prefer_floor" && s.nearest != "round_prefer_ceil" && s.nearest != "floor" &&
       s.nearest != "ceil")
@@ -60,7 +68,7 @@ void parse_attributes(const Node& n, ResizeSpec& s) {
   s.cubic_a = n.attr_float("cubic_coeff_a", -0.75f);
   s.exclude_outside = n.attr_int("exclude_outside", 0) != 0;
   s.extrapolation = n.attr_float("extrapolation_value", 0.f);
-  if (n.version < 18 && (n.has_attr("antialias") || n.has_attr("axes") || n.has_attr("keep_aspect_ratio_policy")))
+  if (resize_opset(n) < 18 && (n.has_attr("antialias") || n.has_attr("axes") || n.has_attr("keep_aspect_ratio_policy")))
     fail_invalid(n, "'antialias', 'axes' and 'keep_aspect_ratio_policy' exist from version 18 on");
   s.antialias = n.attr_int("antialias", 0) != 0;
   if (s.antialias && s.mode == Interp::Nearest) fail_invalid(n, "antialias applies to linear and cubic modes only");
@@ -97,7 +105,7 @@ void parse_sizes(const Node& n, ResizeSpec& s) {
   std::vector<double> scales, sizes, roi;
   if (n.op_type == "Upsample" && n.version < 9) {
     for (float f : n.attr_floats("scales")) scales.push_back(f);
-  } else if (n.op_type == "Upsample" || n.version < 11) {
+  } else if (is_upsample(n) || resize_opset(n) < 11) {
     scales = optional_const(n, 1, "scales");
   } else {
     roi = optional_const(n, 1, "roi");
@@ -439,5 +447,197 @@ OpDef resize_op(const char* name, std::vector<int> versions) {
 const OpRegistrar resize(resize_op("Resize", {10, 11, 13, 18, 19}));
 const OpRegistrar upsample(resize_op("Upsample", {7, 9}));
 
+// ---- onnxc.QLinearResize ----
+//
+// onnxc.QLinearResize(x, roi, scales, sizes, x_scale, x_zero_point, y_scale, y_zero_point), domain
+// onnxc, version 1: Q(Resize(DQ(x))) for linear and cubic modes, attributes those of the Resize
+// (version "opset"), lower-qdq's form of DequantizeLinear -> Resize -> QuantizeLinear. The same tap
+// tables, each axis's weights of a coordinate rounded to integers of `bits` fractional bits that
+// sum to 2^bits as the float weights sum to 1; the kernel (onnxc/quant_resize.h) blends in int32
+// and requantizes once. The float definition rounds its own sums; the integer one is within a step
+// of it: the weights' rounding moves a result by at most half a step (checked here) and exactly
+// where the weights are dyadic (scales of 2, 4, 8 with half_pixel or asymmetric coordinates).
+
+struct FixedResizeWeights {
+  std::vector<int32_t> weight;  // as the tables' float weights, scaled by 2^bits of their axis
+  int shift = 0;                // the bits of every axis together: the accumulator's scale
+  std::string refusal;          // why no integer form, empty when there is one
+};
+
+// Fractional bits of an axis's weights with two interpolated axes (one alone takes twice as
+// many): the most that keep the kernel's int32 sums in range, fewer for cubic's larger weights.
+constexpr int kResizeWeightBits = 11, kResizeWeightBitsFewest = 6;
+
+// The weights of `bits` fractional bits per interpolated axis; refusal set when they overflow or
+// move a result by more than half a step.
+FixedResizeWeights fixed_resize_weights(const ResizeTables& t, const Shape& out, double scale_ratio, int bits_per_axis) {
+  FixedResizeWeights f;
+  const std::size_t rank = out.size();
+  double magnitude = 255, error = 0;  // the largest |acc| and the weights' rounding, in input steps
+  f.weight.resize(t.weight.size());
+  for (std::size_t d = 0; d < rank; ++d) {
+    const int bits = t.taps[d] == 1 ? 0 : bits_per_axis;
+    f.shift += bits;
+    const double one = std::ldexp(1.0, bits);
+    double axis_magnitude = 0, axis_error = 0;
+    for (int64_t o = 0; o < out[d]; ++o) {
+      const std::size_t first = static_cast<std::size_t>(t.start[d] + o * t.taps[d]);
+      const std::size_t end = first + static_cast<std::size_t>(t.taps[d]);
+      double sum = 0;
+      int64_t fixed_sum = 0;
+      std::size_t largest = first;
+      for (std::size_t i = first; i < end; ++i) {
+        const double w = t.weight[i];
+        f.weight[i] = static_cast<int32_t>(std::nearbyint(w * one));
+        sum += w;
+        fixed_sum += f.weight[i];
+        if (std::fabs(w) > std::fabs(t.weight[largest])) largest = i;
+      }
+      // The integers sum as the weights do (to 2^bits), the difference on the largest weight.
+      f.weight[largest] += static_cast<int32_t>(static_cast<int64_t>(std::nearbyint(sum * one)) - fixed_sum);
+      double coord_magnitude = 0, coord_error = 0;
+      for (std::size_t i = first; i < end; ++i) {
+        coord_magnitude += std::fabs(f.weight[i]) / one;
+        coord_error += std::fabs(f.weight[i] / one - t.weight[i]);
+      }
+      axis_magnitude = std::max(axis_magnitude, coord_magnitude);
+      axis_error = std::max(axis_error, coord_error);
+    }
+    // The integers keep the weights' sum, so their rounding errors weigh the values' spread about
+    // a common centre: at most half of the largest magnitude.
+    error = error * axis_magnitude + axis_error * magnitude / 2;
+    magnitude *= axis_magnitude;
+  }
+  // The sums of raw 8-bit values, and those less x_zero_point 2^shift.
+  if ((magnitude + 255) * std::ldexp(1.0, f.shift) >= 2147483647.0)
+    f.refusal = "its weights' magnitudes would overflow the integer kernel's int32 sums";
+  else if (error * scale_ratio > 0.5)
+    f.refusal = fmt::format("its weights in fixed point would move a result by up to {:.2f} steps (at most 0.5 "
+                            "keeps it within a step of the float definition)",
+                            error * scale_ratio);
+  return f;
+}
+
+FixedResizeWeights fixed_resize_weights(const ResizeTables& t, const Shape& out, double scale_ratio) {
+  const std::size_t rank = out.size();
+  int interpolated = 0;
+  for (std::size_t d = 0; d < rank; ++d)
+    if (t.taps[d] > 1) {
+      if (d + 2 < rank) {
+        FixedResizeWeights f;
+        f.refusal = fmt::format("it blends along axis {}; the integer kernel blends along the last two axes only", d);
+        return f;
+      }
+      ++interpolated;
+    }
+  const int scale = interpolated == 2 ? 1 : 2;
+  FixedResizeWeights f;
+  for (int bits = kResizeWeightBits; bits >= kResizeWeightBitsFewest; --bits) {
+    f = fixed_resize_weights(t, out, scale_ratio, bits * scale);
+    if (f.refusal.empty()) break;
+  }
+  return f;
+}
+
+// Output rows blend this many input rows: the second-to-last axis's taps (1 for rank 1).
+int64_t vertical_taps(const ResizeTables& t) { return t.taps.size() >= 2 ? t.taps[t.taps.size() - 2] : 1; }
+
+const Tensor& qresize_param(const Node& n, std::size_t i, const char* what) {
+  require_per_tensor(n, i, what);
+  return require_const_input(n, i, what);
+}
+
+float qresize_scale_ratio(const Node& n) {
+  return qresize_param(n, 4, "x_scale").data<float>()[0] / qresize_param(n, 6, "y_scale").data<float>()[0];
+}
+
+void infer_qlinear_resize(Node& n) {
+  check_arity(n, 1, 8, 1, 1);
+  for (std::size_t i : {std::size_t{0}, std::size_t{4}, std::size_t{5}, std::size_t{6}, std::size_t{7}})
+    input(n, i);  // required; roi, scales and sizes (1 to 3) are optional as in Resize
+  require_dtype(n, 0, {DType::Uint8, DType::Int8});
+  require_dtype(n, 4, {DType::Float});
+  require_dtype(n, 6, {DType::Float});
+  require_same_dtype(n, 5, 0);
+  require_same_dtype(n, 7, 0);
+  const Value& x = input(n, 0);
+  if (x.shape.empty() || x.shape.size() > static_cast<std::size_t>(rt::kMaxQuantResizeRank))
+    fail_unsupported(n, fmt::format("input rank {} (onnxc resizes 8-bit ranks 1 to {})", x.shape.size(),
+                                    rt::kMaxQuantResizeRank));
+  for (std::size_t i : {std::size_t{5}, std::size_t{7}}) qresize_param(n, i, i == 5 ? "x_zero_point" : "y_zero_point");
+  ResizeSpec s = resize_spec(n);
+  if (s.mode == Interp::Nearest) fail_invalid(n, "QLinearResize blends (linear or cubic); a nearest Resize moves 8-bit values");
+  set_output(n, 0, x.dtype, s.out);
+  const FixedResizeWeights f = fixed_resize_weights(resize_tables(n, s), s.out, qresize_scale_ratio(n));
+  if (!f.refusal.empty()) fail_unsupported(n, f.refusal, "keep this Resize in float (--disable-pass lower-qdq)");
+}
+
+std::size_t qlinear_resize_scratch_bytes(const Node& n) {
+  const Value& y = *n.outputs[0];
+  if (y.numel() == 0) return 0;
+  ResizeSpec s = resize_spec(n);
+  const ResizeTables t = resize_tables(n, s);
+  const int64_t taps_h = vertical_taps(t), out_w = y.shape.back();
+  return static_cast<std::size_t>(rt::qresize_scratch_bytes(taps_h, out_w));
+}
+
+void emit_qlinear_resize(const Node& n, Emitter& e) {
+  const Value& y = *n.outputs[0];
+  if (y.numel() == 0) return;
+  ResizeSpec s = resize_spec(n);
+  const ResizeTables t = resize_tables(n, s);
+  const FixedResizeWeights f = fixed_resize_weights(t, s.out, qresize_scale_ratio(n));
+  const float x_scale = n.inputs[4]->constant->data<float>()[0], y_scale = n.inputs[6]->constant->data<float>()[0];
+  const int64_t x_zero_point = n.inputs[5]->constant->int_at(0), y_zero_point = n.inputs[7]->constant->int_at(0);
+  // Equal scales: the exact integer rounding of acc / 2^shift; else the multiplier in float.
+  const float multiplier =
+      x_scale == y_scale ? 0.0f : static_cast<float>(static_cast<double>(x_scale) / y_scale * std::ldexp(1.0, -f.shift));
+  const int64_t lowest = y.dtype == DType::Int8 ? -128 : 0;
+  const double extrapolated = std::nearbyint(static_cast<double>(s.extrapolation) / y_scale) + static_cast<double>(y_zero_point);
+  const int64_t extrapolation = std::clamp<int64_t>(static_cast<int64_t>(extrapolated), lowest, lowest + 255);
+  e.include("onnxc/quant_resize.h");
+  e.index_array("out_shape", y.shape);
+  e.index_array("taps", t.taps);
+  e.index_array("table_start", t.start);
+  e.linef("static constexpr rt::index_t src[] = {{{}}};", fmt::join(t.src, ", "));
+  e.linef("static constexpr std::int32_t weight[] = {{{}}};", fmt::join(f.weight, ", "));
+  e.linef("rt::qresize_interpolate({}, {}, {}, out_shape, taps, table_start, src, weight, {}, {}, {}, {}, {}({}), {});",
+          e.in(0), e.out(0), y.shape.size(), f.shift, x_zero_point, float_literal(multiplier), y_zero_point, ctype_of(y),
+          extrapolation, e.scratch());
+}
+
+OpDef qlinear_resize() {
+  OpDef d;
+  d.domain = "onnxc";
+  d.op_type = "QLinearResize";
+  d.versions = {1};
+  d.infer = infer_qlinear_resize;
+  d.emit = emit_qlinear_resize;
+  d.scratch_bytes = qlinear_resize_scratch_bytes;
+  d.macs = [](const Node& n) {
+    const Value& x = *n.inputs[0];
+    const Value& y = *n.outputs[0];
+    int64_t taps = 1;
+    for (std::size_t i = 0; i < y.shape.size() && i < x.shape.size(); ++i)
+      if (x.shape[i] != y.shape[i]) taps *= parse_mode(n) == Interp::Linear ? 2 : 4;
+    return y.numel() * taps;
+  };
+  return d;
+}
+const OpRegistrar qlinear_resize_op(qlinear_resize());
+
 }  // namespace
+
+std::string integer_resize_refusal(const Node& resize, double scale_ratio) {
+  if (!is_upsample(resize) && resize.version < 11)
+    return "Resize before version 11 and Upsample have no integer form in onnxc (their linear mode as Resize-11 "
+           "would have one)";
+  if (is_upsample(resize)) return "Upsample has no integer form in onnxc (Resize-11 or later, linear, would have one)";
+  if (resize.inputs[0]->shape.empty() || resize.inputs[0]->shape.size() > static_cast<std::size_t>(rt::kMaxQuantResizeRank))
+    return "its rank is outside 1 to 8";
+  ResizeSpec s = resize_spec(resize);
+  if (s.mode == Interp::Nearest) return "";
+  return fixed_resize_weights(resize_tables(resize, s), s.out, scale_ratio).refusal;
+}
+
 }  // namespace onnxc

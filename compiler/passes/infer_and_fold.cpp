@@ -11,12 +11,6 @@ namespace onnxc {
 
 namespace {
 
-bool all_inputs_constant(const Node& n) {
-  for (Value* v : n.inputs)
-    if (v && !v->constant) return false;
-  return true;
-}
-
 // Replaces g.nodes[k] by the nodes `lower` returns; they take its place in the order.
 void lower_node(Graph& g, std::size_t k, const std::function<std::vector<std::unique_ptr<Node>>(Node&, Graph&)>& lower) {
   Node& n = *g.nodes[k];
@@ -113,23 +107,31 @@ void infer_and_fold(Graph& g, bool fold, std::size_t first_node) {
       for (int64_t d : out->shape)
         if (d < 0) fail_invalid(n, fmt::format("output '{}' would have negative dim in {}", out->name, shape_str(out->shape)));
     }
-    if (fold && def->fold && all_inputs_constant(n) && !n.has_subgraphs()) {
-      std::vector<Tensor> results;
-      def->fold(n, results);
-      for (std::size_t i = 0; i < n.outputs.size() && i < results.size(); ++i) {
-        Value* out = n.outputs[i];
-        if (!out) continue;
-        if (out->is_bounded()) {  // the folded value has its exact shape
-          out->shape = results[i].shape;
-          out->dynamic_axis = -1;
-        } else {
-          results[i].shape = out->shape;  // the inferred shape is authoritative
-        }
-        out->constant = std::make_shared<Tensor>(std::move(results[i]));
-      }
-    }
+    if (fold && def->fold && inputs_all_constant(n) && !n.has_subgraphs()) fold_node(n, *def);
   }
   refuse_bounded_subgraph_outputs(g);
+}
+
+void fold_node(Node& n, const OpDef& def) {
+  std::vector<Tensor> results;
+  def.fold(n, results);
+  for (std::size_t i = 0; i < n.outputs.size() && i < results.size(); ++i) {
+    Value* out = n.outputs[i];
+    if (!out) continue;
+    if (out->is_bounded()) {  // the folded value has its exact shape
+      out->shape = results[i].shape;
+      out->dynamic_axis = -1;
+    } else {
+      results[i].shape = out->shape;  // the inferred shape is authoritative
+    }
+    out->constant = std::make_shared<Tensor>(std::move(results[i]));
+  }
+}
+
+bool inputs_all_constant(const Node& n) {
+  for (Value* v : n.inputs)
+    if (v && !v->constant) return false;
+  return true;
 }
 
 Value* add_constant(Graph& g, const std::string& hint, Tensor t) {

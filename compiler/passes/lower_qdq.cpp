@@ -4,10 +4,12 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "onnxc/quant.h"
 #include "ops/op.h"
 #include "ops/quant_common.h"
+#include "ops/resize.h"
 #include "passes/passes.h"
 #include "passes/qdq_patterns.h"
 
@@ -135,6 +137,26 @@ void rewrite_to_domain(Node& op, const char* domain, const char* op_type, std::v
   op.attrs.clear();
 }
 
+// A constant 8-bit tensor in the other 8-bit type: v + 128 for int8 to uint8, v - 128 back.
+// DQ reads the same values when both the data and its zero point are flipped: a constant operand
+// quantized as int8 (ONNX Runtime writes its weights so) meets activations made uint8 by
+// qdq_activations_to_uint8.
+Value* flipped_8bit(Graph& g, const Value& v) {
+  Tensor t = *v.constant;
+  t.dtype = v.dtype == DType::Int8 ? DType::Uint8 : DType::Int8;
+  for (uint8_t& byte : t.bytes) byte ^= 0x80;
+  return add_constant(g, v.name + "_flipped", std::move(t));
+}
+
+// A constant weight and its zero point as int8: a uint8 weight (ONNX Runtime's weight_type
+// QUInt8, symmetric about 128 or not) flipped with its zero point, the same w - z, so the int8
+// weights' kernels take it (packed at compile time, no scratch: VNNI, AVX2 pairs, SMLAD).
+std::pair<Value*, Value*> int8_weight(Graph& g, const Dequantized& w) {
+  Value* zero_point = weight_zero_point(g, w);
+  if (w.data->dtype != DType::Uint8 || zero_point->dtype != DType::Uint8) return {w.data, zero_point};
+  return {flipped_8bit(g, *w.data), flipped_8bit(g, *zero_point)};
+}
+
 bool lower_conv(Graph& g, Node& conv, std::set<const Node*>& removed) {
   const std::optional<Dequantized> x = match_dequantize(conv.inputs[0]);
   const std::optional<Dequantized> w = match_dequantize(conv.inputs[1]);
@@ -143,7 +165,8 @@ bool lower_conv(Graph& g, Node& conv, std::set<const Node*>& removed) {
   if (conv.has_input(2) && !(bias = match_bias(conv.inputs[2], *x, *w))) return false;
   const std::optional<Requantized> q = match_quantize(g, conv.outputs[0]);
   if (!q) return false;
-  std::vector<Value*> inputs = {x->data, x->scale, x->zero_point, w->data, w->scale, weight_zero_point(g, *w),
+  const auto [weight, weight_zp] = int8_weight(g, *w);
+  std::vector<Value*> inputs = {x->data, x->scale, x->zero_point, weight, w->scale, weight_zp,
                                 q->quantize->inputs[1], q->quantize->inputs[2]};
   if (bias) inputs.push_back(bias);
   removed.insert({q->quantize, q->relu});
@@ -161,9 +184,9 @@ bool lower_matmul(Graph& g, Node& matmul, std::set<const Node*>& removed) {
   const std::optional<Requantized> q = match_quantize(g, matmul.outputs[0]);
   if (!q) return false;
   removed.insert({q->quantize, q->relu});
+  const auto [weight, weight_zp] = is_activation(*b) ? std::pair{b->data, weight_zero_point(g, *b)} : int8_weight(g, *b);
   rewrite(matmul, "QLinearMatMul",
-          {a->data, a->scale, a->zero_point, b->data, b->scale, weight_zero_point(g, *b), q->quantize->inputs[1],
-           q->quantize->inputs[2]},
+          {a->data, a->scale, a->zero_point, weight, b->scale, weight_zp, q->quantize->inputs[1], q->quantize->inputs[2]},
           *q);
   return true;
 }
@@ -185,8 +208,9 @@ bool lower_gemm(Graph& g, Node& gemm, std::set<const Node*>& removed) {
   }
   const std::optional<Requantized> q = match_quantize(g, gemm.outputs[0]);
   if (!q) return false;
-  std::vector<Value*> inputs = {a->data, a->scale, a->zero_point, trans_b ? transposed_8bit(g, *b->data) : b->data,
-                                b->scale, weight_zero_point(g, *b), q->quantize->inputs[1], q->quantize->inputs[2]};
+  const auto [weight, weight_zp] = int8_weight(g, *b);
+  std::vector<Value*> inputs = {a->data, a->scale, a->zero_point, trans_b ? transposed_8bit(g, *weight) : weight,
+                                b->scale, weight_zp, q->quantize->inputs[1], q->quantize->inputs[2]};
   removed.insert({q->quantize, q->relu});
   if (!bias) {
     gemm.attrs.clear();
@@ -196,17 +220,6 @@ bool lower_gemm(Graph& g, Node& gemm, std::set<const Node*>& removed) {
   inputs.push_back(bias);
   rewrite_to_domain(gemm, "onnxc", "QLinearMatMulBias", std::move(inputs), *q);
   return true;
-}
-
-// A constant 8-bit tensor in the other 8-bit type: v + 128 for int8 to uint8, v - 128 back.
-// DQ reads the same values when both the data and its zero point are flipped: a constant operand
-// quantized as int8 (ONNX Runtime writes its weights so) meets activations made uint8 by
-// qdq_activations_to_uint8.
-Value* flipped_8bit(Graph& g, const Value& v) {
-  Tensor t = *v.constant;
-  t.dtype = v.dtype == DType::Int8 ? DType::Uint8 : DType::Int8;
-  for (uint8_t& byte : t.bytes) byte ^= 0x80;
-  return add_constant(g, v.name + "_flipped", std::move(t));
 }
 
 // Add or Mul of two activations: QLinearAdd or QLinearMul when both and the result have one
@@ -514,6 +527,35 @@ bool lower_average_pool(Graph& g, Node& pool, std::set<const Node*>& removed) {
   return true;
 }
 
+// DQ(x) -> Resize (linear or cubic) -> Q of x's 8-bit type: onnxc.QLinearResize, the blend in fixed
+// point, within a step of the float definition (compiler/ops/resize.cpp); where its kernel has no
+// form (integer_resize_refusal) the Resize stays float and --report says why.
+bool lower_resize(Graph& g, Node& resize, std::set<const Node*>& removed) {
+  if (!is_onnx_op(&resize, "Resize") || !resize.has_input(0) || resize.attr_string("mode", "nearest") == "nearest")
+    return false;
+  const std::optional<Dequantized> x = match_dequantize(resize.inputs[0]);
+  if (!x || !is_activation(*x)) return false;
+  const std::optional<Requantized> q = match_quantize(g, resize.outputs[0]);
+  if (!q || q->quantize->inputs[2]->dtype != x->zero_point->dtype) return false;
+  const double ratio = static_cast<double>(x->scale->constant->data<float>()[0]) /
+                       q->quantize->inputs[1]->constant->data<float>()[0];
+  if (!integer_resize_refusal(resize, ratio).empty()) return false;
+  std::vector<Value*> inputs = {x->data, nullptr, nullptr, nullptr, x->scale, x->zero_point, q->quantize->inputs[1],
+                                q->quantize->inputs[2]};
+  for (std::size_t i = 1; i < 4; ++i) inputs[i] = resize.has_input(i) ? resize.inputs[i] : nullptr;
+  removed.insert({q->quantize, q->relu});
+  const int64_t opset = resize.version;
+  resize.domain = "onnxc";
+  resize.op_type = "QLinearResize";
+  resize.version = 1;
+  resize.inputs = std::move(inputs);
+  resize.outputs = {q->quantize->outputs[0]};
+  resize.set_attr_int("opset", opset);
+  const OpDef* def = find_op(resize.domain, resize.op_type);
+  if (def) def->infer(resize);
+  return true;
+}
+
 }  // namespace
 
 // One pass over the 8-bit tensor instead of several, the same values.
@@ -543,7 +585,9 @@ int lower_qdq_pools(Graph& g) {
   std::set<const Node*> removed;
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {  // by index: a lowered ReduceMean inserts a Reshape
     Node* n = g.nodes[i].get();
-    if (!removed.count(n) && (lower_global_average(g, *n, removed) || lower_average_pool(g, *n, removed))) ++lowered;
+    if (!removed.count(n) && (lower_global_average(g, *n, removed) || lower_average_pool(g, *n, removed) ||
+                              lower_resize(g, *n, removed)))
+      ++lowered;
   }
   erase_nodes(g, removed);
   return lowered;

@@ -25,9 +25,12 @@ namespace onnxc {
 // when nothing else reads them.
 int lower_qdq(Graph& g);
 
-// After shape inference, which tells whether an AveragePool covers whole planes:
+// After shape inference, which tells whether an AveragePool covers whole planes and a Resize's
+// tap tables:
 //   DQ(x) -> GlobalAveragePool, or AveragePool over the whole plane [-> Relu] -> Q
 //                                                  into QLinearGlobalAveragePool
+//   DQ(x) -> Resize (linear or cubic, blending along the last two axes) -> Q
+//                                                  into onnxc.QLinearResize (fixed-point weights)
 // QLinearAdd and QLinearGlobalAveragePool are ONNX Runtime's (domain com.microsoft).
 int lower_qdq_pools(Graph& g);
 

@@ -12,6 +12,8 @@
 
 namespace onnxc {
 
+struct OpDef;
+
 // Checks every node (subgraphs included) against its operator version's signature: input and
 // output counts, required attributes, undeclared attributes, attribute types. Reports all at once.
 void validate_nodes(const Model& m);
@@ -37,6 +39,10 @@ CompileError with_pinning_advice(const Graph& g, const CompileError& e);
 // constant (so shape subgraphs become constants before Reshape & co. need them). Starts at node
 // first_node (the nodes before it were inferred already).
 void infer_and_fold(Graph& g, bool fold, std::size_t first_node = 0);
+// n's outputs become the constants its operator's fold computes (n inferred, every input constant).
+void fold_node(Node& n, const OpDef& def);
+// Whether every input n has is a constant.
+bool inputs_all_constant(const Node& n);
 // Folds inference BatchNormalization into a preceding Conv/Gemm with constant weights.
 // Returns how many were folded.
 int fold_batchnorm(Graph& g);

@@ -1,6 +1,8 @@
 // The float steps a quantized model keeps between its integer steps (see qdq_patterns.h).
+#include <optional>
 #include <set>
 
+#include "ops/resize.h"
 #include "passes/qdq_patterns.h"
 
 namespace onnxc {
@@ -15,11 +17,11 @@ bool has_integer_form(const Node& n) {
       "Flatten",   "Squeeze", "Unsqueeze", "Transpose",   "Slice",     "Pad",         "MaxPool", "Concat",
       "GlobalAveragePool", "AveragePool", "Abs", "Celu", "Cos", "Elu", "Erf", "Exp", "Gelu", "HardSigmoid",
       "HardSwish", "LeakyRelu", "Log", "Mish", "Neg", "Reciprocal", "Selu", "Sigmoid", "Sin", "Softplus", "Softsign",
-      "Sqrt", "Tanh", "ThresholdedRelu", "Softmax"};
+      "Sqrt", "Tanh", "ThresholdedRelu", "Softmax", "Resize"};
   return n.domain.empty() && ops.count(n.op_type);
 }
 
-std::string why_float(const Node& n) {
+std::string why_float(const Graph& g, const Node& n) {
   if (is_onnx_op(&n, "DequantizeLinear")) return "dequantizes for the float step after it";
   if (is_onnx_op(&n, "QuantizeLinear")) return "quantizes a float result";
   // Operators with no integer form in onnxc, and why (docs/quantization.md lists them).
@@ -30,9 +32,15 @@ std::string why_float(const Node& n) {
       is_onnx_op(&n, "GroupNormalization"))
     return "onnxc has no integer form of " + n.op_type +
            " (it divides by a standard deviation computed at run time over the normalised axes)";
-  if (is_onnx_op(&n, "Resize") || is_onnx_op(&n, "Upsample"))
-    return "a nearest Resize runs on the 8-bit tensor; onnxc has no integer kernel for linear or cubic "
-           "interpolation (blending 8-bit values, rounding once) yet";
+  if (is_onnx_op(&n, "Resize") || is_onnx_op(&n, "Upsample")) {
+    const Node* dq = n.has_input(0) ? per_tensor_dequantize(n.inputs[0]) : nullptr;
+    const Node* q = n.has_output(0) ? single_reader(g, n.outputs[0]) : nullptr;
+    std::optional<QuantParams> in = dq ? per_tensor_params(*dq) : std::nullopt;
+    std::optional<QuantParams> out = is_onnx_op(q, "QuantizeLinear") ? per_tensor_params(*q) : std::nullopt;
+    const std::string refusal =
+        in && out ? integer_resize_refusal(n, static_cast<double>(in->scale) / out->scale) : std::string();
+    if (!refusal.empty()) return refusal;
+  }
   if (is_onnx_op(&n, "AveragePool"))
     return "AveragePool's integer form is a depthwise QLinearConv, which needs every window to divide by its whole "
            "size: padding counted (count_include_pad=1) or none, no partial window of ceil_mode, no dilation";
@@ -68,7 +76,7 @@ std::vector<FloatStep> float_steps_between_integers(const Graph& g) {
     bool in = is_onnx_op(n.get(), "DequantizeLinear"), out = is_onnx_op(n.get(), "QuantizeLinear");
     for (const Value* v : n->inputs) in = in || from_dq.count(v);
     for (const Value* o : n->outputs) out = out || to_q.count(o);
-    if (in && out) steps.push_back({n.get(), why_float(*n)});
+    if (in && out) steps.push_back({n.get(), why_float(g, *n)});
   }
   return steps;
 }

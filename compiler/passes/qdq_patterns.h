@@ -79,6 +79,9 @@ Tensor table_of(DType type, F f) {
 // implements (QLinearAdd, QLinearMul, QLinearGlobalAveragePool) accepted as they are. Before
 // the operators are resolved.
 int qdq_accept_qoperator(Model& m);
+// Constant, ConstantOfShape and Cast of constants (the parameters PyTorch 1.13 computes in the
+// graph) folded into constants; a Cast of a QuantizeLinear's output to its own type removed.
+int qdq_fold_parameters(Graph& g);
 // int8 activations (Q -> DQs of equal per-tensor parameters) become uint8 with zero point
 // z + 128: the same values, the kernels' fastest type.
 int qdq_activations_to_uint8(Graph& g);

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "onnxc/quant.h"
+#include "onnxc/quant_resize.h"
 #include "onnxc/quant_softmax.h"
 #include "ops/conv_algorithm.h"
 #include "passes/pipeline.h"
@@ -754,4 +755,192 @@ TEST_CASE("QOperator and TFLite-converted int8 activations become uint8 (zero po
     }
     CHECK(convs > 0);
   }
+}
+
+// ---- rt::qresize_interpolate (onnxc.QLinearResize) against its definition in float64 ----
+
+namespace {
+
+// Per-axis tables of a Resize of `in` to `out` (rank 1 to 4), built here by hand: half_pixel
+// linear taps (two per coordinate, edges clamped) along the axes in `blended`, the same
+// coordinate elsewhere. Weights in fixed point of `bits` per blended axis (the dyadic ones of
+// scale-2 upsampling are exact at any bits >= 2; others rounded, then the largest fixed so each
+// coordinate's integers sum to 2^bits).
+struct QResizeCase {
+  std::vector<rt::index_t> out, taps, start, src;
+  std::vector<int32_t> weight;
+  int shift = 0;
+};
+
+QResizeCase qresize_tables(const std::vector<rt::index_t>& in, const std::vector<rt::index_t>& out,
+                           const std::vector<bool>& blended, int bits) {
+  QResizeCase c;
+  c.out = out;
+  std::vector<rt::index_t> stride(in.size(), 1);
+  for (std::size_t d = in.size() - 1; d > 0; --d) stride[d - 1] = stride[d] * in[d];
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    c.start.push_back(static_cast<rt::index_t>(c.src.size()));
+    const rt::index_t k = blended[d] ? 2 : 1;
+    c.taps.push_back(k);
+    c.shift += blended[d] ? bits : 0;
+    for (rt::index_t o = 0; o < out[d]; ++o) {
+      if (!blended[d]) {
+        c.src.push_back(o * in[d] / out[d] * stride[d]);
+        c.weight.push_back(1);
+        continue;
+      }
+      const double coord = (static_cast<double>(o) + 0.5) * static_cast<double>(in[d]) / static_cast<double>(out[d]) - 0.5;
+      const double lo = std::floor(coord), frac = coord - lo;
+      const rt::index_t i0 = std::clamp<rt::index_t>(static_cast<rt::index_t>(lo), 0, in[d] - 1);
+      const rt::index_t i1 = std::clamp<rt::index_t>(static_cast<rt::index_t>(lo) + 1, 0, in[d] - 1);
+      int32_t w1 = static_cast<int32_t>(std::nearbyint(frac * std::ldexp(1.0, bits)));
+      c.src.push_back(i0 * stride[d]);
+      c.src.push_back(i1 * stride[d]);
+      c.weight.push_back((int32_t{1} << bits) - w1);
+      c.weight.push_back(w1);
+    }
+  }
+  return c;
+}
+
+// The definition: saturate(round_half_even(ratio * sum of W (x - zx) / 2^shift) + zy), in float64
+// (exact for the integer weights: every product and sum is a dyadic rational of few bits).
+template <class Q>
+std::vector<Q> qresize_reference(const std::vector<Q>& x, const QResizeCase& c, int32_t zx, double ratio, int32_t zy,
+                                 Q extrapolation) {
+  const std::size_t rank = c.out.size();
+  rt::index_t total = 1;
+  for (rt::index_t n : c.out) total *= n;
+  std::vector<Q> y(static_cast<std::size_t>(total));
+  std::vector<rt::index_t> idx(rank, 0);
+  for (rt::index_t e = 0; e < total; ++e) {
+    // Every combination of the axes' taps.
+    double sum = 0;
+    bool inside = true;
+    std::vector<rt::index_t> tap(rank, 0);
+    for (;;) {
+      rt::index_t offset = 0;
+      double w = 1;
+      for (std::size_t d = 0; d < rank; ++d) {
+        const std::size_t at = static_cast<std::size_t>(c.start[d] + idx[d] * c.taps[d] + tap[d]);
+        inside = inside && c.src[at] >= 0;
+        offset += c.src[at];
+        w *= c.weight[at];
+      }
+      if (inside) sum += w * (static_cast<double>(x[static_cast<std::size_t>(offset)]) - zx);
+      std::size_t d = rank;
+      while (d > 0 && ++tap[d - 1] == c.taps[d - 1]) tap[--d] = 0;
+      if (d == 0) break;
+    }
+    const double v = std::nearbyint(ratio * std::ldexp(sum, -c.shift)) + zy;
+    const double lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
+    y[static_cast<std::size_t>(e)] = inside ? static_cast<Q>(std::clamp(v, lo, hi)) : extrapolation;
+    for (std::size_t d = rank; d > 0; --d) {
+      if (++idx[d - 1] < c.out[d - 1]) break;
+      idx[d - 1] = 0;
+    }
+  }
+  return y;
+}
+
+template <class Q>
+std::vector<Q> qresize_run(const std::vector<Q>& x, const QResizeCase& c, int32_t zx, float multiplier, int32_t zy,
+                           Q extrapolation) {
+  rt::index_t total = 1;
+  for (rt::index_t n : c.out) total *= n;
+  std::vector<Q> y(static_cast<std::size_t>(total));
+  const rt::index_t rank = static_cast<rt::index_t>(c.out.size());
+  const rt::index_t taps_h = rank >= 2 ? c.taps[static_cast<std::size_t>(rank - 2)] : 1;
+  std::vector<rt::index_t> scratch(static_cast<std::size_t>(rt::qresize_scratch_bytes(taps_h, c.out.back())) / sizeof(rt::index_t) + 1);
+  rt::qresize_interpolate(x.data(), y.data(), static_cast<int>(rank), c.out.data(), c.taps.data(), c.start.data(),
+                          c.src.data(), c.weight.data(), c.shift, zx, multiplier, zy, extrapolation, scratch.data());
+  return y;
+}
+
+template <class Q>
+std::vector<Q> random_bytes(std::size_t n, std::mt19937& rng) {
+  std::uniform_int_distribution<int> d(std::numeric_limits<Q>::lowest(), std::numeric_limits<Q>::max());
+  std::vector<Q> v(n);
+  for (Q& b : v) b = static_cast<Q>(d(rng));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("qresize_interpolate rounds the fixed-point blend exactly when the scales are equal") {
+  std::mt19937 rng(29);
+  struct Shape { std::vector<rt::index_t> in, out; std::vector<bool> blended; int bits; };
+  const std::vector<Shape> shapes = {
+      {{1, 3, 5, 7}, {1, 3, 10, 14}, {false, false, true, true}, 11},  // bilinear x2: dyadic weights
+      {{2, 1, 7}, {2, 1, 15}, {false, false, true}, 22},                 // one blended axis, odd output
+      {{13}, {27}, {true}, 22},                                          // rank 1
+      {{1, 2, 6, 1}, {1, 2, 11, 3}, {false, false, true, true}, 11},     // a column of width 1 widened
+      {{1, 4, 9, 9}, {1, 4, 4, 5}, {false, false, true, true}, 9},       // shrinking, rounded weights
+      {{3, 5, 4}, {3, 8, 4}, {false, true, false}, 11},                  // the last axis copied
+  };
+  for (const Shape& sh : shapes) {
+    INFO("output of " << sh.out.size() << " axes, last " << sh.out.back());
+    const QResizeCase c = qresize_tables(sh.in, sh.out, sh.blended, sh.bits);
+    rt::index_t n = 1;
+    for (rt::index_t d : sh.in) n *= d;
+    for (int32_t zx : {0, 7, 128, 255}) {
+      const std::vector<uint8_t> x = random_bytes<uint8_t>(static_cast<std::size_t>(n), rng);
+      const int32_t zy = (zx * 3) % 256;
+      CHECK(qresize_run(x, c, zx, 0.0f, zy, uint8_t{0}) == qresize_reference(x, c, zx, 1.0, zy, uint8_t{0}));
+    }
+    const std::vector<int8_t> x = random_bytes<int8_t>(static_cast<std::size_t>(n), rng);
+    CHECK(qresize_run(x, c, -5, 0.0f, 3, int8_t{0}) == qresize_reference(x, c, -5, 1.0, 3, int8_t{0}));
+  }
+}
+
+TEST_CASE("qresize_interpolate requantizes to other parameters within float rounding, and extrapolates") {
+  std::mt19937 rng(30);
+  QResizeCase c = qresize_tables({1, 2, 6, 5}, {1, 2, 9, 8}, {false, false, true, true}, 11);
+  // tf_crop_and_resize's outside coordinates: a row and a column outside the input.
+  c.src[static_cast<std::size_t>(c.start[2] + 2 * 8)] = -1;
+  c.src[static_cast<std::size_t>(c.start[3] + 2 * 3)] = -1;
+  const std::vector<uint8_t> x = random_bytes<uint8_t>(60, rng);
+  for (double ratio : {0.37, 1.0 / 0.9, 1.9}) {
+    const float multiplier = static_cast<float>(ratio * std::ldexp(1.0, -c.shift));
+    const std::vector<uint8_t> got = qresize_run(x, c, 100, multiplier, 20, uint8_t{77});
+    const std::vector<uint8_t> want = qresize_reference(x, c, 100, ratio, 20, uint8_t{77});
+    int off = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      CHECK(std::abs(int(got[i]) - int(want[i])) <= 1);  // a float product near a tie
+      off += got[i] != want[i];
+    }
+    CHECK(off <= 2);
+    CHECK(got[8 * 8 + 3] == 77);  // in the row outside
+    CHECK(got[3] == 77);          // in the column outside
+  }
+}
+
+TEST_CASE("qresize_interpolate sums many vertical taps one row at a time, and clamps overshoots") {
+  std::mt19937 rng(31);
+  // A box filter of 80 rows (past kQuantResizeKeptRows) onto 2 rows, the weights 2^11 / 80 rounded
+  // with the remainder on the first; then cubic-like negative weights that overshoot the range.
+  QResizeCase c;
+  c.out = {2, 3};
+  c.taps = {80, 2};
+  c.shift = 22;
+  c.start = {0, 160};
+  for (rt::index_t o = 0; o < 2; ++o)
+    for (rt::index_t t = 0; t < 80; ++t) {
+      c.src.push_back(((o * 40 + t) % 100) * 4);
+      c.weight.push_back(t == 0 ? 2048 - 79 * 26 : 26);
+    }
+  for (rt::index_t o = 0; o < 3; ++o) {
+    c.src.push_back(o);
+    c.src.push_back(o + 1);
+    c.weight.push_back(o == 1 ? 2048 + 700 : 1024);
+    c.weight.push_back(o == 1 ? -700 : 1024);
+  }
+  std::vector<uint8_t> x = random_bytes<uint8_t>(400, rng);
+  for (std::size_t i = 0; i < x.size(); i += 4) {
+    x[i + 1] = 250;  // column 1 bright, column 2 dark: the negative tap pushes past 255
+    x[i + 2] = 3;
+  }
+  REQUIRE(rt::kQuantResizeKeptRows < 80);
+  CHECK(qresize_run(x, c, 9, 0.0f, 9, uint8_t{0}) == qresize_reference(x, c, 9, 1.0, 9, uint8_t{0}));
+  CHECK(qresize_run(x, c, 9, 0.0f, 9, uint8_t{0})[1] == 255);
 }

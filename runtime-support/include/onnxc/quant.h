@@ -1538,12 +1538,18 @@ inline void qconv_im2col_row_segments(const ConvParams& p, const std::uint8_t* x
   index_t id = od * p.stride_d - p.pad_d + kd * p.dilation_d, ih = oh * p.stride_h + ih_first;
   // The padding first, the whole row in one fill (per segment, a few bytes each side of the
   // run, the fills were calls of memset: most of a narrow strided layer's im2col), then the runs;
-  // no fill where the tap falls inside the input at every output position (the runs then cover
-  // the row: VWW's first Conv, padded at the end only, has 4 such taps of 9).
-  const index_t id_first = kd * p.dilation_d - p.pad_d;
-  const bool inside = valid_lo == 0 && valid_hi == out_w && ih_first >= 0 &&
-                      (p.out_h - 1) * p.stride_h + ih_first < in_h && id_first >= 0 &&
-                      (p.out_d - 1) * p.stride_d + id_first < p.in_d;
+  // no fill where the tap falls inside the input at every output position of these columns (the
+  // runs then cover the row: VWW's first Conv, padded at the end only, has 4 such taps of 9; a
+  // block of resnet8's 3 x 3 Convs away from the first and last output rows, all 9).
+  const index_t oh_last = oh + (ow0 + cols - 1) / out_w;  // the last output row of the columns
+  bool inside = valid_lo == 0 && valid_hi == out_w && ih >= 0 && id >= 0 && id < p.in_d;
+  if (oh_last < p.out_h) {  // within one output plane
+    inside = inside && oh_last * p.stride_h + ih_first < in_h;
+  } else {
+    const index_t id_first = kd * p.dilation_d - p.pad_d;
+    inside = inside && ih_first >= 0 && (p.out_h - 1) * p.stride_h + ih_first < in_h && id_first >= 0 &&
+             (p.out_d - 1) * p.stride_d + id_first < p.in_d;
+  }
   if (!inside) fill_bytes(row, zx, cols);
   for (index_t j = 0; j < cols; ow0 = 0) {
     const index_t end = out_w - ow0 < cols - j ? out_w : ow0 + cols - j;  // the segment [ow0, end)

@@ -131,7 +131,57 @@ def qdq_activations():
                                                           ("p_dq", np.zeros((1, 4, 3, 3), np.float32))], data_set=i)
 
 
-MODELS = {"qdq_cnn": qdq_cnn, "qdq_mlp": qdq_mlp, "qdq_activations": qdq_activations}
+def qdq_resize():
+    """Linear and cubic Resizes of one uint8 activation [1, 3, 6, 7], each between DQ and Q (opset 13):
+    r1 bilinear half_pixel x2 and r4 shrinking (pytorch_half_pixel) with the input's
+    parameters, as ONNX Runtime's quantizer and PyTorch write Resize; r2 align_corners to 9 x 11,
+    r3 bicubic asymmetric x1.5 (exclude_outside) and r6 tf_crop_and_resize (extrapolation 0.5) to parameters of
+    their own; r5 blends the channels too (axis 1), which onnxc's integer kernel does not, so it
+    stays float. Expected outputs: ONNX Runtime with graph optimisations off (ort_run_definition.mjs),
+    the float definition, which the integer form matches within a step: the dequantized outputs
+    are compared with an absolute tolerance of r3's scale, the largest (ctest model.quant.qdq_resize),
+    one step of each output."""
+    inputs = [rng.standard_normal((1, 3, 6, 7)).astype(np.float32) * 2 for _ in range(2)]
+    xf = np.concatenate(inputs)
+    g = QdqGraph()
+    x, _ = g.qdq("x", xf)
+    empty = g.const("no_roi", np.zeros(0, np.float32))
+    no_scales = g.const("no_scales", np.zeros(0, np.float32))
+
+    def resize(name, params, scales=None, sizes=None, roi=None, **attrs):
+        ins = [x, g.const(name + "_roi", np.array(roi, np.float32)) if roi else empty,
+               g.const(name + "_scales", np.array(scales, np.float32)) if scales else no_scales]
+        if sizes:
+            ins.append(g.const(name + "_sizes", np.array(sizes, np.int64)))
+        g.nodes.append(helper.make_node("Resize", ins, [name], **attrs))
+        if params is None:
+            g.nodes.append(helper.make_node("QuantizeLinear", [name, "x_scale", "x_zp"], [name + "_q"]))
+            g.nodes.append(helper.make_node("DequantizeLinear", [name + "_q", "x_scale", "x_zp"], [name + "_dq"]))
+        else:
+            print(name, "scale", g.qdq(name, params)[1])
+
+    resize("r1", None, scales=[1, 1, 2, 2], mode="linear")
+    resize("r2", xf * 0.9, sizes=[1, 3, 9, 11], mode="linear", coordinate_transformation_mode="align_corners")
+    resize("r3", xf * 1.1, scales=[1, 1, 1.5, 1.5], mode="cubic", coordinate_transformation_mode="asymmetric",
+           exclude_outside=1)
+    resize("r4", None, sizes=[1, 3, 3, 4], mode="linear", coordinate_transformation_mode="pytorch_half_pixel")
+    resize("r5", xf, scales=[1, 2, 1, 1], mode="linear")
+    resize("r6", xf, roi=[0, 0, 0.2, -0.1, 1, 1, 0.9, 1.2], sizes=[1, 3, 4, 5], mode="linear",
+           coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=0.5)
+    shapes = {"r1": [1, 3, 12, 14], "r2": [1, 3, 9, 11], "r3": [1, 3, 9, 10], "r4": [1, 3, 3, 4], "r5": [1, 6, 6, 7],
+              "r6": [1, 3, 4, 5]}
+    graph = helper.make_graph(
+        g.nodes, "qdq_resize", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 7])],
+        [helper.make_tensor_value_info(name + "_dq", TensorProto.FLOAT, shape) for name, shape in shapes.items()],
+        g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    for i, x_value in enumerate(inputs):
+        save("qdq_resize", model, [("x", x_value)],
+             [(name + "_dq", np.zeros(shape, np.float32)) for name, shape in shapes.items()], data_set=i)
+
+
+MODELS = {"qdq_cnn": qdq_cnn, "qdq_mlp": qdq_mlp, "qdq_activations": qdq_activations, "qdq_resize": qdq_resize}
 
 if __name__ == "__main__":
     # Every model draws from one random stream, in this order: a model not named on the command

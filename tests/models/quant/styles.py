@@ -36,6 +36,8 @@ Styles (the names say activation type, weight granularity, and placement):
   tflite            a TFLite int8 model as tf2onnx converts it: the QOperator ops on int8 asymmetric
                     activations, per-channel weights with int8 zero points, the input NHWC,
                     quantized by a QuantizeLinear naming its axis, then transposed on the 8-bit tensor
+  qdq_u8_pc_u8w     qdq_u8_pc with uint8 weights, symmetric (zero point 128, scale max|w| / 127.5), as
+                    ONNX Runtime's quantizer writes weight_type=QUInt8 with symmetric weights
 FX also gives Sigmoid, HardSigmoid, Softmax (and Tanh) PyTorch's fixed output parameters.
 Graph outputs are delivered dequantized (float), except after a final Softmax, which stays
 float in every style (it reads the dequantized logits)."""
@@ -57,7 +59,7 @@ from quantize import attrs, fold_batchnorm  # noqa: E402
 from qdq import quantize_weight, weight_qparams  # noqa: E402
 
 ORT_RUN = os.environ.get("ORT_RUN", "/work/ort/ort-run.mjs")
-STYLES = ["qdq_u8_pt_fused", "qdq_s8_pc_fused", "qdq_u8_pc", "qdq_s8_pt", "fx", "qop", "tflite"]
+STYLES = ["qdq_u8_pt_fused", "qdq_s8_pc_fused", "qdq_u8_pc", "qdq_s8_pt", "fx", "qop", "tflite", "qdq_u8_pc_u8w"]
 ACTIVATIONS = ("Relu", "Clip")
 SHARED = ("Clip", "MaxPool", "Flatten", "Reshape", "Pad", "Transpose", "Squeeze", "Unsqueeze", "Slice", "Gather",
           "Resize")  # FX: output observer shared with the input
@@ -140,6 +142,7 @@ class Quantizer:
         self.symmetric = s == "qdq_s8_pc_fused"  # qdq_s8a_pc_fused (the TFLite base): asymmetric
         self.per_channel = "_pc" in s or s == "fx"
         self.fused = s.endswith("_fused") or s == "qop"
+        self.uint8_weights = s.endswith("_u8w")
         self.nodes, self.new_inits, self.params = [], [], {}
 
     def const(self, name, value):
@@ -190,7 +193,18 @@ class Quantizer:
         w = self.inits[name]
         scale = weight_qparams(w, axis if self.per_channel else None)
         q = quantize_weight(w, scale, axis if self.per_channel else None)
+        if self.uint8_weights:  # ONNX Runtime's uint8 symmetric: zero point 128, scale max|w| / 127.5
+            scale = (scale * np.float32(127.0 / 127.5)).astype(np.float32)
+            shape = [1] * w.ndim
+            if self.per_channel:
+                shape[axis] = -1
+            q = np.clip(np.rint(w / np.reshape(scale, shape)) + 128, 0, 255).astype(np.uint8)
         return q, scale
+
+    def weight_zero_point(self, scale):
+        if self.uint8_weights:
+            return np.full_like(scale, 128, dtype=np.uint8)
+        return np.zeros_like(scale, dtype=np.int8)
 
     def dq_const(self, name, q, scale, zp, axis):
         ins = [self.const(f"{name}/q", q), self.const(f"{name}/scale", scale)]
@@ -205,7 +219,7 @@ class Quantizer:
         if node.op_type == "Gemm" and attrs(node).get("transB", 0) != 1:
             sys.exit(f"{node.name}: only Gemm with transB=1 is supported")
         q, scale = self.weight(node.input[1], 0)
-        ins = [x_dq, self.dq_const(node.input[1], q, scale, np.zeros_like(scale, dtype=np.int8), 0)]
+        ins = [x_dq, self.dq_const(node.input[1], q, scale, self.weight_zero_point(scale), 0)]
         if len(node.input) > 2:
             b = self.inits[node.input[2]]
             if self.style == "fx":
@@ -227,7 +241,7 @@ class Quantizer:
             return name
         if node.op_type == "MatMul" and k == 1 and w.ndim == 2:
             q, scale = self.weight(name, 1)
-            return self.dq_const(name, q, scale, np.zeros_like(scale, dtype=np.int8), 1)
+            return self.dq_const(name, q, scale, self.weight_zero_point(scale), 1)
         if node.op_type in ("Add", "Sub", "Mul", "Div") and w.size > 1:
             scale, zp = act_qparams(w, self.dtype, self.symmetric)
             info = np.iinfo(self.dtype)
@@ -596,7 +610,7 @@ def generate(src, d, style):
 # larger ones; `--all-styles` writes every style of each, as docs/quantization.md measures).
 MODELS = {"kws_dscnn": "kws-dscnn", "resnet8": "resnet8-cifar", "ad_autoencoder": "ad-autoencoder", "vww": "vww",
           "mobile": "mobile", "pools": "pools", "tokens": "tokens"}
-COMMITTED = {"kws_dscnn": STYLES, "resnet8": STYLES, "ad_autoencoder": ["qdq_u8_pc"], "vww": ["qdq_u8_pc", "qop", "tflite"],
+COMMITTED = {"kws_dscnn": STYLES, "resnet8": STYLES[:-1], "ad_autoencoder": ["qdq_u8_pc"], "vww": ["qdq_u8_pc", "qop", "tflite"],
              "mobile": ["qdq_u8_pc", "qdq_s8_pc_fused", "fx"], "pools": ["qdq_u8_pc", "qdq_s8_pt"],
              "tokens": ["qdq_u8_pc", "qdq_s8_pt"]}
 # Styles a model cannot take: the QOperator forms have no operator for HardSwish, Sigmoid, Resize...
