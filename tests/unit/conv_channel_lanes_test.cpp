@@ -77,6 +77,10 @@ TEST_CASE("conv_channel_lanes computes small-plane convolutions as the reference
     check(conv2d(16, 21, 1, 9, 1, 2, 0, 1), block, kNoActivation);   // 1 x 1 stride 2
     check(conv2d(8, 17, 1, 6, 3, 1, 2, 2), block, relu);      // dilation 2
   }
+  // Deep products whose input spans more than kChannelLaneBlockFloats (128 K floats): blocks of
+  // positions of equal whole tiles (81 positions: 48 + 33), each streaming all the weights.
+  check(conv2d(2048, 20, 1, 9, 1, 1, 0, 1), 96, relu);
+  check(conv2d(300, 18, 1, 9, 3, 1, 1, 1), 81, kNoActivation);
   // Groups: whole vectors per group, partial panels per group, 1 x 1 and 3 x 3.
   check(conv2d(64, 64, 4, 7, 1, 1, 0, 1), 96, kNoActivation);
   check(conv2d(30, 42, 3, 5, 3, 1, 1, 1), 96, relu);

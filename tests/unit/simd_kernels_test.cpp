@@ -201,6 +201,9 @@ TEST_CASE("conv_shifted (no scratch) matches the reference convolution, shallow 
   // Deep products take passes of channels (kTallPassDepth channels x taps): 29 x 3 x 3 two
   // (15 + 14 channels), 61 x 3 x 3 on 7 x 7 three (21 + 21 + 19, partial sums in y, the border
   // tiles' masked first and last channels in the first and last pass), 23 x 5 x 5 three (8 + 8 + 7).
+  // Planes whose last vector has one live column (7 x 7 = 3 x 16 + 1, 9 x 9 = 5 x 16 + 1) take it
+  // through tall_columns: 61 -> 33 on 7 x 7 over its three passes, 23 -> 32 5 x 5 on 9 x 9 (taps in
+  // the padding skipped; channel counts of a pass not multiples of 4).
   ConvParams row_1d = conv2d(3, 5, 1, 1, 3, 1, 1, 1);
   row_1d.in_w = row_1d.out_w = 37, row_1d.in_h = row_1d.out_h = 1, row_1d.k_h = 1, row_1d.pad_h = 0;
   ConvParams batch2 = conv2d(4, 9, 1, 9, 3, 1, 1, 1);

@@ -704,6 +704,15 @@ inline index_t tall_pass_channels(index_t in_channels, index_t taps) {
   return (in_channels + passes - 1) / passes;
 }
 
+// Weights a tall tile fetches for the pass after its own while it computes: `lines` cache lines
+// from `at` and as many from `at + kPanelRows * k` (the next pass's two panels), a share per tap.
+// (In a model the weights come from L3 or memory: resnet18's 512-channel 3 x 3 layers hold 9.4 MB
+// each, and without it each pass's first column tile waited for them.)
+struct TallPrefetch {
+  const float* at;
+  index_t lines;
+};
+
 // The input channels [first, last) of a pass (of in_channels) into 16 rows of y (two whole panels
 // of packed weights from a) x the vector at column j of the block, cols of its lanes real: the
 // first pass starts from the bias, later ones from y's partial sums; the last stores activated.
@@ -715,7 +724,7 @@ inline index_t tall_pass_channels(index_t in_channels, index_t taps) {
 template <bool Border>
 inline void tall_tile_at(index_t in_channels, index_t first, index_t last, const float* a, index_t k,
                          const ShiftedInput& b, index_t j, index_t cols, float* y, index_t ldy, const float* bias,
-                         const Epilogue& e) {
+                         const Epilogue& e, TallPrefetch pf) {
   vfloat acc[kTallRows];
   if (first > 0) {
     ONNXC_UNROLL for (int r = 0; r < kTallRows; ++r)
@@ -725,7 +734,12 @@ inline void tall_tile_at(index_t in_channels, index_t first, index_t last, const
   }
   const float* a1 = a + kPanelRows * k;
   const index_t a_channel_step = b.taps * kPanelRows;
+  const index_t per_tap = (pf.lines + b.taps - 1) / b.taps;
   for (index_t t = 0; t < b.taps; ++t) {
+    for (index_t l = t * per_tap; l < pf.lines && l < (t + 1) * per_tap; ++l) {
+      __builtin_prefetch(pf.at + l * 16);
+      __builtin_prefetch(pf.at + kPanelRows * k + l * 16);
+    }
     const __mmask16 mask = b.mask[j / 16][t];
     const float* xt = b.x + j + b.offset[t];
     const float* w0 = a + t * kPanelRows;
@@ -749,13 +763,71 @@ inline void tall_tile_at(index_t in_channels, index_t first, index_t last, const
   store_tall(acc, j, cols, y, ldy, last == in_channels ? e : kNoActivation);
 }
 
+// Live columns of a block's last vector that tall_columns computes one at a time (at 1 the tall
+// tile's vector is 1/16 live; 4 live columns on 6 x 6 and 10 x 10 planes were no faster).
+constexpr index_t kTallColumnsMax = 1;
+
+// The tall tile's 16 rows for the output columns [j, j + count) of the block, one column at a
+// time with the output channels in the lanes (two halves of 8, a packed panel's row each): the
+// columns of a plane's last vector when few are live (49 = 3 x 16 + 1), where the tall tile pays
+// 16 multiply-adds per channel and tap for the vector, this 2 per column. Taps in the padding
+// are skipped.
+inline void tall_columns(index_t in_channels, index_t first, index_t last, const float* a, index_t k,
+                         const ShiftedInput& b, index_t j, index_t count, float* y, index_t ldy, const float* bias,
+                         const Epilogue& e, TallPrefetch pf) {
+  for (index_t l = 0; l < pf.lines; ++l) {
+    __builtin_prefetch(pf.at + l * 16);
+    __builtin_prefetch(pf.at + kPanelRows * k + l * 16);
+  }
+  const float* a1 = a + kPanelRows * k;
+  const index_t step = b.taps * kPanelRows;
+  for (index_t col = j; col < j + count; ++col) {
+    alignas(64) float sums[kTallRows];
+    if (first > 0) {
+      for (index_t r = 0; r < kTallRows; ++r) sums[r] = y[r * ldy + col];
+    } else {
+      for (index_t r = 0; r < kTallRows; ++r) sums[r] = bias ? bias[r] : 0.0f;
+    }
+    // Four chains per half (channels ic + u for u < 4) hide the multiply-adds' latency.
+    __m256 lo[4], hi[4];
+    lo[0] = _mm256_load_ps(sums);
+    hi[0] = _mm256_load_ps(sums + kPanelRows);
+    for (int u = 1; u < 4; ++u) lo[u] = hi[u] = _mm256_setzero_ps();
+    for (index_t t = 0; t < b.taps; ++t) {
+      if (((b.mask[col / 16][t] >> (col % 16)) & 1) == 0) continue;  // in the padding
+      const float* x = b.x + col + b.offset[t];
+      const float* w0 = a + t * kPanelRows;
+      const float* w1 = a1 + t * kPanelRows;
+      index_t ic = first;
+      for (; ic + 4 <= last; ic += 4) {
+        ONNXC_UNROLL for (int u = 0; u < 4; ++u) {
+          const __m256 xv = _mm256_broadcast_ss(x + (ic + u) * b.plane);
+          lo[u] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(w0 + (ic + u) * step), lo[u]);
+          hi[u] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(w1 + (ic + u) * step), hi[u]);
+        }
+      }
+      for (; ic < last; ++ic) {
+        const __m256 xv = _mm256_broadcast_ss(x + ic * b.plane);
+        lo[0] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(w0 + ic * step), lo[0]);
+        hi[0] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(w1 + ic * step), hi[0]);
+      }
+    }
+    const __m256 lo_sum = _mm256_add_ps(_mm256_add_ps(lo[0], lo[1]), _mm256_add_ps(lo[2], lo[3]));
+    const __m256 hi_sum = _mm256_add_ps(_mm256_add_ps(hi[0], hi[1]), _mm256_add_ps(hi[2], hi[3]));
+    vfloat out = _mm512_insertf32x8(_mm512_castps256_ps512(lo_sum), hi_sum, 1);
+    if (last == in_channels) out = activate(e, out);
+    out.store_aligned(sums);
+    for (index_t r = 0; r < kTallRows; ++r) y[r * ldy + col] = sums[r];
+  }
+}
+
 inline void tall_tile(index_t in_channels, index_t first, index_t last, const float* a, index_t k,
                       const ShiftedInput& b, index_t j, index_t cols, float* y, index_t ldy, const float* bias,
-                      const Epilogue& e) {
+                      const Epilogue& e, TallPrefetch pf) {
   if (b.first_col + j >= b.before && b.first_col + j + 16 + b.after <= b.plane)
-    tall_tile_at<false>(in_channels, first, last, a, k, b, j, cols, y, ldy, bias, e);
+    tall_tile_at<false>(in_channels, first, last, a, k, b, j, cols, y, ldy, bias, e, pf);
   else
-    tall_tile_at<true>(in_channels, first, last, a, k, b, j, cols, y, ldy, bias, e);
+    tall_tile_at<true>(in_channels, first, last, a, k, b, j, cols, y, ldy, bias, e, pf);
 }
 
 // The product over runs of `x` (channel planes `plane` floats apart, tap t at offset[t] from a
@@ -776,11 +848,26 @@ inline void shifted_product(const ConvParams& p, const float* x, index_t plane, 
     const ShiftedInput b{x + j, j, plane, shifts.taps, before, after, offset, mask};
     if (group < talls) {
       const index_t first = group * kTallRows, step = tall_pass_channels(p.in_channels, shifts.taps);
+      const float* a = w_packed + first * k;
+      const index_t tiles = (cols + 15) / 16, pass_floats = kPanelRows * shifts.taps;
       for (index_t c0 = 0; c0 < p.in_channels; c0 += step) {
         const index_t c1 = p.in_channels - c0 < step ? p.in_channels : c0 + step;
-        for (index_t c = 0; c < cols; c += 16)
-          tall_tile(p.in_channels, c0, c1, w_packed + first * k, k, b, c, cols - c, y + first * n + j, n,
-                    bias ? bias + first : nullptr, e);
+        // The next pass's weights (this group's next channels, else the next group's first pass),
+        // a slice per column tile.
+        const bool last_pass = c1 == p.in_channels;
+        const float* next = !last_pass ? a + c1 * pass_floats : group + 1 < talls ? a + kTallRows * k : nullptr;
+        const index_t next_channels = !last_pass ? (p.in_channels - c1 < step ? p.in_channels - c1 : step) : step;
+        const index_t lines = next ? (next_channels * pass_floats + 15) / 16 : 0;
+        for (index_t c = 0, tile = 0; c < cols; c += 16, ++tile) {
+          const index_t lo = lines * tile / tiles, hi = lines * (tile + 1) / tiles;
+          const TallPrefetch pf{next ? next + lo * 16 : nullptr, hi - lo};
+          if (cols - c <= kTallColumnsMax)
+            tall_columns(p.in_channels, c0, c1, a, k, b, c, cols - c, y + first * n + j, n, bias ? bias + first : nullptr,
+                         e, pf);
+          else
+            tall_tile(p.in_channels, c0, c1, a, k, b, c, cols - c, y + first * n + j, n, bias ? bias + first : nullptr,
+                      e, pf);
+        }
       }
       return;
     }

@@ -124,8 +124,10 @@ inline void channel_column(index_t n, index_t k, const Positions& a, const Packe
 // so a product of 3 or 5 pairs (96 or 160 channels) still gives the threads equal work (as pairs
 // alone, 3 tasks on 2 threads take 2/3 of the one-thread time, not 1/2).
 constexpr index_t kChannelLaneTasks = 16;
-// Floats of input a block of positions may span (K x positions: L2).
-constexpr index_t kChannelLaneBlockFloats = 64 * 1024;
+// Floats of input a block of positions may span (K x positions: a quarter of L2, the weight
+// panels passing over it the rest). Each block streams all the weights: at 64 K floats resnet18's
+// 256 -> 512 stride-2 layer onto 7 x 7 (K = 2304) took 3 blocks of its 49 positions, 4.7 MB each.
+constexpr index_t kChannelLaneBlockFloats = 128 * 1024;
 
 // How a parallel product is cut: ranges of pairs times ranges of positions.
 struct ChannelLaneTasks {
@@ -152,7 +154,8 @@ inline void channel_lanes_product(index_t m, index_t n, index_t k, const channel
   // channels passes over it: the weights stream once per block, sequentially (in a model they
   // come from memory: regnet_x_400mf's 400 x 400 layers hold 640 KB each).
   const index_t fit = kChannelLaneBlockFloats / (k > 0 ? k : 1);
-  const index_t block = fit > kLaneRows ? fit / kLaneRows * kLaneRows : kLaneRows;
+  const index_t most = fit > kLaneRows ? fit : kLaneRows, blocks = n > most ? (n + most - 1) / most : 1;
+  const index_t block = ((n + blocks - 1) / blocks + kLaneRows - 1) / kLaneRows * kLaneRows;
   const index_t tiles = (n + kLaneRows - 1) / kLaneRows;
   parallel_for(parallel, cut.pair_parts * cut.position_parts, [&](index_t task) {
     const Range q = part_of(pairs, cut.pair_parts, task / cut.position_parts);
