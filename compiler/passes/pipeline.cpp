@@ -18,7 +18,7 @@
 namespace onnxc {
 
 const std::set<std::string>& optional_passes() {
-  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fold-affine", "fuse-activation", "fuse-attention", "fuse-elementwise", "fuse-block", "fuse-output-table", "fit-scratch", "mark-weights-from-memory", "in-place", "concat-in-place", "reorder",
+  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fold-affine", "fuse-activation", "fuse-attention", "fuse-elementwise", "fuse-block", "fuse-output-table", "fit-scratch", "mark-weights-from-memory", "in-place", "concat-in-place", "overlap", "reorder",
                                                      "lower-qdq", "simplify"};
   return names;
 }
@@ -195,6 +195,7 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   plan.in_place = enabled(o, "in-place");
   plan.concat_in_place = enabled(o, "concat-in-place");
   plan.reorder = enabled(o, "reorder");
+  plan.overlap = enabled(o, "overlap");
   // Before the scratch is fitted: these kernels need none. The layout their kernel reads, as below.
   if (scratch.int8_dual_mac) pack_dual_mac_weights(g, scratch.int8_helium);
   // The M4's and M7's store_row looks the table up in registers (Helium's and the hosts' vector
