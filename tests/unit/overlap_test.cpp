@@ -115,3 +115,27 @@ TEST_CASE("a MaxPool's output overlaps its dying input by all but one output pla
   CHECK(apart.program.tensors.at(apart.model.graph.find("p")).overlap_bytes == 0);
   CHECK(apart.program.arena_bytes == 768 * 2);
 }
+
+TEST_CASE("--memory-budget turns overlap back on to fit, and otherwise names the smallest arena it reaches") {
+  ModelBuilder b(12);
+  b.input("x", {1, 3, 8, 8}).output("y");
+  b.node("Relu", {"x"}, {"r"});
+  auto& pool = b.node("MaxPool", {"r"}, {"p"});
+  ModelBuilder::attr_ints(pool, "kernel_shape", {3, 3});
+  ModelBuilder::attr_ints(pool, "pads", {1, 1, 1, 1});
+  b.node("Relu", {"p"}, {"q"});
+  b.node("Add", {"q", "x"}, {"y"});
+  const std::string path = b.write("overlap_budget");
+  onnxc::CompileOptions o;
+  o.disabled_passes = {"fuse-elementwise", "overlap"};
+  o.memory_budget = 1024;  // 1,536 B apart, 1,024 overlapped (the MaxPool case above)
+  CHECK(onnxc::compile_model(path, o).program.arena_bytes == 1024);
+  o.memory_budget = 1000;
+  try {
+    onnxc::compile_model(path, o);
+    FAIL("a budget below the smallest arena compiled");
+  } catch (const onnxc::CompileError& e) {
+    CHECK(e.unsupported());
+    CHECK_THAT(e.what(), Catch::Contains("smallest arena onnxc reaches for this model is 1024 B"));
+  }
+}
