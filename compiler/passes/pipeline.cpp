@@ -128,11 +128,18 @@ CompileOptions options_within_budget(const std::string& path, const CompileOptio
   }
   std::size_t arena = c.program.arena_bytes;
   std::string peak = peak_step(c);
-  if (!turned_on.empty()) {
+  for (int stage = 0; stage < 2; ++stage) {
+    if (stage == 1) {  // then the kernels' scratch fitted around the overlapped buffers (slower kernels)
+      if (least.overlap_before_scratch) break;
+      least.overlap_before_scratch = true;
+      turned_on.push_back("scratch fitted after overlap");
+    } else if (turned_on.empty()) {
+      continue;
+    }
     const Compilation smaller = compile_loaded_model(load_model(path, load_options(least)), least);
     if (smaller.program.arena_bytes <= o.memory_budget) {
       fmt::print(stderr, "note: --memory-budget {}: arena {} B with {} (without: {} B)\n", o.memory_budget,
-                 smaller.program.arena_bytes, fmt::join(turned_on, ", "), arena);
+                 smaller.program.arena_bytes, fmt::join(turned_on, ", "), c.program.arena_bytes);
       return least;
     }
     arena = smaller.program.arena_bytes;
@@ -265,7 +272,11 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   // Before anything asks splits_into_tasks (fit-scratch's slots, the emitted parallel-for).
   if (enabled(o, "mark-weights-from-memory")) mark_weights_from_memory(g);
   // Off: every kernel its default scratch (the fastest im2col block, one depthwise slot).
-  if (enabled(o, "fit-scratch")) fit_scratch(g, o.alignment, plan, scratch);
+  if (enabled(o, "fit-scratch")) {
+    PlanOptions fit = plan;
+    fit.overlap = plan.overlap && o.overlap_before_scratch;
+    fit_scratch(g, o.alignment, fit, scratch);
+  }
   // int8_products: rt::qgemm_packed has SIMD forms for x86 (VNNI, AVX2) and AArch64 (SDOT, SMULL).
   pack_weights(g, target && target->int8_dot_product, target && target->simd,
                target && target->simd && (target->arch.empty() || target->arch == "aarch64"),
