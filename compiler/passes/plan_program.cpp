@@ -326,6 +326,21 @@ class Planner {
     fitted.strategy = tensors_first.strategy + ", scratch in the gaps";
     MemoryPlan together = plan_memory(requests, prog_.alignment, allowed);
     b.plan = together.arena_bytes < fitted.arena_bytes ? std::move(together) : std::move(fitted);
+    if (!allowed.empty() && !options_.size_scratch) {
+      // Greedy packing is not monotone in what it may overlap: keep the plan without overlaps
+      // unless they make the arena smaller (the same plan, so the same code, where they do not).
+      const MemoryPlan apart_first = plan_memory(fixed, prog_.alignment);
+      MemoryPlan apart = place_into_gaps(fixed, apart_first, late, prog_.alignment);
+      apart.strategy = apart_first.strategy + ", scratch in the gaps";
+      MemoryPlan apart_together = plan_memory(requests, prog_.alignment);
+      if (apart_together.arena_bytes < apart.arena_bytes) apart = std::move(apart_together);
+      if (apart.arena_bytes <= b.plan.arena_bytes) {
+        b.plan = std::move(apart);
+        allowed.clear();
+        for (std::size_t i = 0; i < b.steps.size(); ++i)
+          b.steps[i].room_bytes = largest_gap_at(fixed, apart_first, static_cast<int>(i), prog_.alignment);
+      }
+    }
     // One step past the last: where a block's results are read by its parent.
     b.live_bytes = live_bytes_per_step(requests, prog_.alignment, static_cast<int>(b.steps.size()) + 1);
     b.peak_live_bytes = *std::max_element(b.live_bytes.begin(), b.live_bytes.end());
