@@ -192,6 +192,7 @@ struct Common {
   std::string name = "model";
   std::string target = "generic";  // --target (backend/target.h)
   std::string scratch;              // --scratch; empty: the target's default
+  std::size_t memory_budget = 0;    // --memory-budget
   bool strict = false;              // --strict
   bool time_passes = false;         // --time-passes
   std::vector<std::string> dump_after;  // --dump-after PASS
@@ -227,6 +228,11 @@ void add_common(CLI::App* app, Common& c) {
                               "(StringNormalizer's case changes), NUL included; a string that does not fit is a "
                               "null pointer in the output. Default {}.",
                               CompileOptions{}.string_bytes))
+      ->type_name("BYTES");
+  app->add_option("--memory-budget", c.memory_budget,
+                  "The most arena bytes the plan may take. Over it, onnxc turns on the passes that lower the arena "
+                  "that --disable-pass or --scratch speed turned off, and fails with the smallest arena it reaches "
+                  "when that is still over. Default: no budget.")
       ->type_name("BYTES");
   app->add_option("--disable-pass", c.disabled,
                   fmt::format("Turn off an optional pass: {}. Repeatable.", fmt::join(optional_passes(), ", ")))
@@ -287,6 +293,7 @@ CompileOptions to_options(const Common& c, const Terminal& term, const std::stri
                        "use 'fit' (scratch only where the tensors leave room) or 'speed' (the fastest kernels)");
   if (c.scratch == "fit") o.scratch_policy = ScratchPolicy::Fit;
   if (c.scratch == "speed") o.scratch_policy = ScratchPolicy::Speed;
+  o.memory_budget = c.memory_budget;
   for (const std::string& s : c.shapes) {
     auto eq = s.rfind('=');
     Shape shape;

@@ -154,6 +154,7 @@ std::string report_text(const Compilation& c) {
       const TensorPlace& tp = p.tensors.at(out0);
       if (tp.storage == Storage::Alias)
         notes = tp.in_place ? "  (in place)" : tp.concat_slab ? "  (into a Concat's output)" : "  (view, no code)";
+      if (tp.overlap_bytes) notes = fmt::format("  (over {} B of its input)", tp.overlap_bytes);
     }
     if (f.step->elided) notes = "  (inputs written in place, no code)";
     if (const std::vector<std::string> fused = fused_ops(n); !fused.empty())

@@ -67,6 +67,13 @@ struct OpDef {
   std::function<std::optional<ElementwiseForm>(const Node&)> elementwise_form;
   // Optional: multiply-accumulates the node performs (for --report); 0 when not given.
   std::function<int64_t(const Node&)> macs;
+  // Optional, overlapped buffers (passes/memory_plan.h, OverlapAllowance): the largest number of
+  // bytes output 0 may start after input 0 (negative: before it) when input 0 dies at this step,
+  // so that the kernel the node emits has read every input byte before it writes an output byte
+  // over it. Proven from that kernel's order of reads and writes (ops/overlap.h), never from the
+  // shapes of known models; nullopt (also the default): output 0 never overlaps input 0, as for a
+  // kernel that writes before it has read what it needs, or a step split into concurrent tasks.
+  std::function<std::optional<int64_t>(const Node&)> overlap_delta;
   // Output 0 is input 0 reinterpreted (same bytes, new shape): Reshape, Flatten, Identity, ...
   bool is_view = false;
   // Output 0 may be computed into input 0's buffer when input 0 dies here (elementwise ops).

@@ -2,6 +2,7 @@
 // GlobalLpPool); kernels in runtime-support/onnxc/pool.h.
 #include "onnxc/pool.h"
 #include "ops/emitter.h"
+#include "ops/overlap.h"
 #include "ops/spatial.h"
 
 namespace onnxc {
@@ -68,6 +69,18 @@ float lp_norm(const Node& n) {
   return norm;
 }
 
+// Every pool kernel (pool.h: the general loops, the row kernels, whole planes, global means and
+// maxima) walks the (N * C) planes in order, one at a time, and reads only the input plane of the
+// output plane it writes (within a plane in any order).
+int64_t pool_overlap_delta(const Node& n) {
+  const Value& x = *n.inputs[0];
+  const Value& y = *n.outputs[0];
+  const int64_t planes = x.shape[0] * x.shape[1];
+  if (planes == 0) return 0;
+  return plane_walk_overlap_delta(planes, static_cast<int64_t>(x.byte_size()) / planes,
+                                  static_cast<int64_t>(y.byte_size()) / planes, 1);
+}
+
 OpDef pool_op(const char* name, std::vector<int> versions, std::function<void(const Node&, Emitter&)> call) {
   OpDef d;
   d.op_type = name;
@@ -83,6 +96,11 @@ OpDef pool_op(const char* name, std::vector<int> versions, std::function<void(co
   };
   // One comparison (or addition) per output element and kernel tap.
   d.macs = [](const Node& n) { return n.outputs[0]->numel() * shape_numel(pool_window(n).kernel); };
+  d.overlap_delta = [](const Node& n) -> std::optional<int64_t> {
+    if (n.has_output(1) || splits_into_tasks(n, n.outputs[0]->numel() * shape_numel(n.attr_ints("kernel_shape"))))
+      return std::nullopt;  // MaxPool's indices; a split MaxPool's tasks run at once
+    return pool_overlap_delta(n);
+  };
   return d;
 }
 
@@ -132,6 +150,11 @@ OpDef global_pool(const char* name, std::vector<int> versions, const char* kerne
     e.close_ranges();
   };
   d.macs = [](const Node& n) { return n.inputs[0]->numel(); };
+  d.overlap_delta = [](const Node& n) -> std::optional<int64_t> {
+    const Shape& s = n.inputs[0]->shape;
+    if (range_tasks(n, shape_numel(s), s[0] * s[1]) > 1) return std::nullopt;  // the emit's ranges
+    return pool_overlap_delta(n);
+  };
   return d;
 }
 

@@ -14,6 +14,16 @@ struct BufferRequest {
   int last = 0;          // last step it is live (read); first <= last
 };
 
+// Overlapped buffers: where the lifetimes of buffers `input` and `output` meet (the step that
+// reads input for the last time writes output), output may start at most `max_delta` bytes after
+// input (max_delta <= 0: that many bytes before it), overlapping it, because the kernel has read
+// every input byte the output bytes it writes land on (OpDef::overlap_delta). Otherwise the two
+// are apart, as any two buffers live at the same time.
+struct OverlapAllowance {
+  std::size_t input = 0, output = 0;  // indices into the requests
+  std::ptrdiff_t max_delta = 0;
+};
+
 struct MemoryPlan {
   std::vector<std::size_t> offsets;  // one per request
   std::size_t arena_bytes = 0;
@@ -27,13 +37,15 @@ std::vector<std::size_t> live_bytes_per_step(const std::vector<BufferRequest>& b
 std::size_t peak_live_bytes(const std::vector<BufferRequest>& buffers, std::size_t alignment);
 
 // Tries several packings (largest first, longest-lived first, earliest first) and keeps the smallest.
-MemoryPlan plan_memory(const std::vector<BufferRequest>& buffers, std::size_t alignment);
+MemoryPlan plan_memory(const std::vector<BufferRequest>& buffers, std::size_t alignment,
+                       const std::vector<OverlapAllowance>& overlaps = {});
 
 // Kernel scratch after the tensors: `plan` places `placed`; each buffer of `late` goes to the
 // lowest aligned offset free over its lifetime, so it takes memory the tensors leave free and
 // grows the arena only when no gap holds it. Offsets: `placed`'s, then `late`'s.
 MemoryPlan place_into_gaps(const std::vector<BufferRequest>& placed, const MemoryPlan& plan,
-                           const std::vector<BufferRequest>& late, std::size_t alignment);
+                           const std::vector<BufferRequest>& late, std::size_t alignment,
+                           const std::vector<OverlapAllowance>& overlaps = {});
 // The largest contiguous bytes below plan.arena_bytes no buffer of `placed` live at `step`
 // occupies: the most scratch that step can have without growing the arena.
 std::size_t largest_gap_at(const std::vector<BufferRequest>& placed, const MemoryPlan& plan, int step,

@@ -73,6 +73,7 @@ struct PlanOptions {
   bool in_place = true;         // elementwise ops overwrite an input that dies at their step
   bool concat_in_place = true;  // Concat inputs are written into their slabs of its output
   bool reorder = true;          // the main graph runs in an order that lowers peak memory
+  bool overlap = true;          // an output may overlap the input its step reads last (OpDef::overlap_delta)
   // Called with each step's node and its room (Step::room_bytes) once the tensors of its block
   // are placed, before its scratch is: the op's scratch_bytes is read again after it. Nested
   // blocks are planned (and so sized) before the step that runs them, so every room is measured

@@ -1,11 +1,13 @@
 #include "passes/pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "backend/target.h"
 #include "frontend/load.h"
@@ -77,6 +79,7 @@ struct PassEnv {
     static const std::vector<PlanSwitch> switches = {
         {"in-place", &PlanOptions::in_place},
         {"concat-in-place", &PlanOptions::concat_in_place},
+        {"overlap", &PlanOptions::overlap},
         {"reorder", &PlanOptions::reorder},
     };
     return switches;
@@ -193,7 +196,9 @@ const std::vector<Pass>& middle_passes() {
       {"mark-weights-from-memory", "mark-weights-from-memory", true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { return mark_weights_from_memory(m.graph); }},
       // Off: every kernel its default scratch (the fastest im2col block, one depthwise slot).
       {"fit-scratch", "fit-scratch", true, Counts::Nothing, [](Model& m, const PassEnv& env) -> std::int64_t {
-         return fit_scratch(m.graph, env.options.alignment, env.plan, env.scratch);
+         PlanOptions fit = env.plan;  // overlapped buffers only where --memory-budget asks (pipeline.h)
+         fit.overlap = env.plan.overlap && env.options.overlap_before_scratch;
+         return fit_scratch(m.graph, env.options.alignment, fit, env.scratch);
        }},
       // Always: the layout the kernels read, not an optimisation to compare against.
       // int8_products: rt::qgemm_packed has SIMD forms for x86 (VNNI, AVX2) and AArch64 (SDOT, SMULL).
@@ -270,8 +275,70 @@ Model check_model(const std::string& path, const CompileOptions& o) {
   return m;
 }
 
+namespace {
+
+// The passes that lower the arena, for --memory-budget.
+const char* const kMemoryPasses[] = {"overlap", "in-place", "concat-in-place", "reorder", "fit-scratch", "fuse-block"};
+
+// The step of the main block where the most bytes are live, and what is live there.
+std::string peak_step(const Compilation& c) {
+  const Block& b = c.program.main;
+  if (b.live_bytes.empty() || b.steps.empty()) return "no step";
+  const std::size_t at = static_cast<std::size_t>(
+      std::max_element(b.live_bytes.begin(), b.live_bytes.end()) - b.live_bytes.begin());
+  if (at >= b.steps.size()) return "the graph's results";
+  return fmt::format("step {} ({}): {} B", at, b.steps[at].node->describe(), b.live_bytes[at]);
+}
+
+// The options to compile with under --memory-budget: `o` when its plan fits, else `o` with the
+// memory passes it turned off turned on when that plan fits; else fails with the smallest arena.
+// (Each candidate is compiled here and again by the caller: a Compilation's blocks point into
+// its own model, so it does not move.)
+CompileOptions options_within_budget(const std::string& path, const CompileOptions& o) {
+  const Compilation c = compile_loaded_model(load_model(path, load_options(o)), o);
+  if (c.program.arena_bytes <= o.memory_budget) return o;
+  CompileOptions least = o;
+  std::vector<std::string> turned_on;
+  for (const char* pass : kMemoryPasses)
+    if (least.disabled_passes.erase(pass)) turned_on.push_back(pass);
+  if (least.scratch_policy == ScratchPolicy::Speed) {
+    least.scratch_policy = ScratchPolicy::Fit;
+    turned_on.push_back("--scratch fit");
+  }
+  std::size_t arena = c.program.arena_bytes;
+  std::string peak = peak_step(c);
+  for (int stage = 0; stage < 2; ++stage) {
+    if (stage == 1) {  // then the kernels' scratch fitted around the overlapped buffers (slower kernels)
+      if (least.overlap_before_scratch) break;
+      least.overlap_before_scratch = true;
+      turned_on.push_back("scratch fitted after overlap");
+    } else if (turned_on.empty()) {
+      continue;
+    }
+    const Compilation smaller = compile_loaded_model(load_model(path, load_options(least)), least);
+    if (smaller.program.arena_bytes <= o.memory_budget) {
+      fmt::print(stderr, "note: --memory-budget {}: arena {} B with {} (without: {} B)\n", o.memory_budget,
+                 smaller.program.arena_bytes, fmt::join(turned_on, ", "), c.program.arena_bytes);
+      return least;
+    }
+    arena = smaller.program.arena_bytes;
+    peak = peak_step(smaller);
+  }
+  throw CompileError(
+      ErrorKind::Unsupported, fmt::format("--memory-budget {}", o.memory_budget),
+      fmt::format("the smallest arena onnxc reaches for this model is {} B, {} B over the budget (the largest sum of "
+                  "tensors and scratch live at one step: {}, less where an output overlaps its input)",
+                  arena, arena - o.memory_budget, peak),
+      fmt::format("give at least --memory-budget {}; onnxc does not yet compute layers in tiles (issue #26, item 2), "
+                  "which would go lower",
+                  arena));
+}
+
+}  // namespace
+
 Compilation compile_model(const std::string& path, const CompileOptions& o) {
-  return compile_loaded_model(load_model(path, load_options(o)), o);
+  const CompileOptions chosen = o.memory_budget ? options_within_budget(path, o) : o;
+  return compile_loaded_model(load_model(path, load_options(chosen)), chosen);
 }
 
 namespace {

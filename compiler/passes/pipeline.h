@@ -34,6 +34,16 @@ struct CompileOptions {
   std::size_t string_bytes = 64;
   // --scratch fit|speed; none: Fit (every target).
   std::optional<ScratchPolicy> scratch_policy;
+  // --memory-budget BYTES (0: none): the most arena the plan may take. Over it, compile_model
+  // turns on what this build turned off of the passes that lower the arena (overlap, in-place,
+  // concat-in-place, reorder, fit-scratch with --scratch fit, fuse-block), then
+  // overlap_before_scratch, and fails with the smallest arena it reaches if that is still over.
+  std::size_t memory_budget = 0;
+  // Overlapped buffers also in the plan fit-scratch sizes the kernels' scratch on: less room at the
+  // steps beside an overlap, so narrower (slower) kernels for a smaller arena. Off: the scratch is
+  // sized as without overlap, which then lowers the arena only where that costs no time.
+  // --memory-budget turns it on when the arena is over the budget without it.
+  bool overlap_before_scratch = false;
   bool strict = false;                            // --strict (LoadOptions::strict)
   std::function<void(const Problem&)> warn;       // the loader's warnings (LoadOptions::warn)
   // `onnxc bench --layers`: the generated code calls the bench harness's step clock around each

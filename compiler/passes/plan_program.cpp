@@ -60,6 +60,7 @@ class Planner {
     const std::map<const Value*, int> last_read = last_reads(g, order);
     const ConcatsInPlace concats =
         options_.concat_in_place ? concats_in_place(g, prog_.alignment) : ConcatsInPlace{};
+    std::vector<Overlap> overlaps;
     for (const Node* np : order) {
       const Node& n = *np;
       int idx = static_cast<int>(b.steps.size());
@@ -108,6 +109,7 @@ class Planner {
           tp.in_place = true;
         } else {
           tp.storage = Storage::Arena;
+          if (i == 0) consider_overlap(b, n, *step.op, v, idx, last_read, overlaps);
         }
         tp.cname = ids_.make("t_", v->name);
       }
@@ -117,7 +119,7 @@ class Planner {
       if (v->constant) use_weight(v);
       else if (v->outer) read_outer(b, outer_root(v), end, outer_reads);
     }
-    plan_arena(b);
+    plan_arena(b, overlaps);
     return outer_reads;
   }
 
@@ -157,6 +159,40 @@ class Planner {
       if (lr != last_read.end() && lr->second > idx) return false;
     }
     return true;
+  }
+
+  // Output 0 of a step may overlap the input buffer the step reads last (OpDef::overlap_delta).
+  struct Overlap {
+    const Value* input;  // the buffer's owner (an Arena tensor of the block)
+    const Value* output;
+    int64_t max_delta;
+  };
+
+  // Records that `out` (output 0 of `n`, an Arena tensor) may overlap input 0's buffer: when the
+  // op proves a distance for its kernel, input 0 is the whole of an Arena buffer of this block
+  // that no later step reads and no other input of the step shares.
+  void consider_overlap(const Block& b, const Node& n, const OpDef& op, const Value* out, int idx,
+                        const std::map<const Value*, int>& last_read, std::vector<Overlap>& overlaps) {
+    if (!options_.overlap || !op.overlap_delta || !n.has_input(0)) return;
+    const Value* src = n.inputs[0];
+    if (src->constant || src->outer || !T.count(src)) return;
+    const TensorPlace& sp = T.at(src);
+    if (sp.storage == Storage::Alias && sp.alias_offset != 0) return;
+    const Value* root = root_of(src);
+    const auto it = T.find(root);
+    if (it == T.end() || it->second.storage != Storage::Arena || it->second.block != &b ||
+        root->byte_size() != src->byte_size())
+      return;
+    for (std::size_t k = 1; k < n.inputs.size(); ++k)
+      if (n.inputs[k] && T.count(n.inputs[k]) && root_of(n.inputs[k]) == root) return;
+    for (auto& [v, tp] : T) {  // no later reader of the buffer, under any of its names
+      if (v != root && !(tp.storage == Storage::Alias && tp.alias_of == root)) continue;
+      auto lr = last_read.find(v);
+      if (lr != last_read.end() && lr->second > idx) return;
+    }
+    const std::optional<int64_t> delta = op.overlap_delta(n);
+    if (!delta) return;
+    overlaps.push_back(Overlap{root, out, *delta});
   }
 
   // `tp` shares the memory of `src` (which may itself share another tensor's).
@@ -241,15 +277,21 @@ class Planner {
   // kernel's scratch into the gaps they leave at its step: scratch sized to fit those gaps
   // (fit_scratch, through PlanOptions::size_scratch) costs no arena. Kept unless packing
   // everything together does better.
-  void plan_arena(Block& b) {
+  void plan_arena(Block& b, const std::vector<Overlap>& overlaps) {
     std::vector<BufferRequest> fixed;
     std::vector<const Value*> owners;
+    std::map<const Value*, std::size_t> request_of;
     for (const Step& s : b.steps)
       for (const Value* v : s.node->outputs) {
         if (!v || T[v].storage != Storage::Arena || T[v].block != &b) continue;
+        request_of[v] = fixed.size();
         fixed.push_back(BufferRequest{v->byte_size(), T[v].first, T[v].last});
         owners.push_back(v);
       }
+    std::vector<OverlapAllowance> allowed;
+    for (const Overlap& o : overlaps)
+      allowed.push_back(OverlapAllowance{request_of.at(o.input), request_of.at(o.output),
+                                         static_cast<std::ptrdiff_t>(o.max_delta)});
     std::vector<std::size_t> fixed_scratch;  // steps holding nested arenas, in request order
     for (std::size_t i = 0; i < b.steps.size(); ++i) {
       if (!holds_nested_arenas(b.steps[i]) || !b.steps[i].scratch_bytes) continue;
@@ -257,7 +299,7 @@ class Planner {
       fixed.push_back(BufferRequest{b.steps[i].scratch_bytes, s, s});
       fixed_scratch.push_back(i);
     }
-    const MemoryPlan tensors_first = plan_memory(fixed, prog_.alignment);
+    const MemoryPlan tensors_first = plan_memory(fixed, prog_.alignment, allowed);
     for (std::size_t i = 0; i < b.steps.size(); ++i)
       b.steps[i].room_bytes = largest_gap_at(fixed, tensors_first, static_cast<int>(i), prog_.alignment);
     if (options_.size_scratch) size_scratch(b);
@@ -271,15 +313,37 @@ class Planner {
     }
     std::vector<BufferRequest> requests = fixed;
     requests.insert(requests.end(), late.begin(), late.end());
-    MemoryPlan fitted = place_into_gaps(fixed, tensors_first, late, prog_.alignment);
+    MemoryPlan fitted = place_into_gaps(fixed, tensors_first, late, prog_.alignment, allowed);
     fitted.strategy = tensors_first.strategy + ", scratch in the gaps";
-    MemoryPlan together = plan_memory(requests, prog_.alignment);
+    MemoryPlan together = plan_memory(requests, prog_.alignment, allowed);
     b.plan = together.arena_bytes < fitted.arena_bytes ? std::move(together) : std::move(fitted);
+    if (!allowed.empty() && !options_.size_scratch) {
+      // Greedy packing is not monotone in what it may overlap: keep the plan without overlaps
+      // unless they make the arena smaller (the same plan, so the same code, where they do not).
+      const MemoryPlan apart_first = plan_memory(fixed, prog_.alignment);
+      MemoryPlan apart = place_into_gaps(fixed, apart_first, late, prog_.alignment);
+      apart.strategy = apart_first.strategy + ", scratch in the gaps";
+      MemoryPlan apart_together = plan_memory(requests, prog_.alignment);
+      if (apart_together.arena_bytes < apart.arena_bytes) apart = std::move(apart_together);
+      if (apart.arena_bytes <= b.plan.arena_bytes) {
+        b.plan = std::move(apart);
+        allowed.clear();
+        for (std::size_t i = 0; i < b.steps.size(); ++i)
+          b.steps[i].room_bytes = largest_gap_at(fixed, apart_first, static_cast<int>(i), prog_.alignment);
+      }
+    }
     // One step past the last: where a block's results are read by its parent.
     b.live_bytes = live_bytes_per_step(requests, prog_.alignment, static_cast<int>(b.steps.size()) + 1);
     b.peak_live_bytes = *std::max_element(b.live_bytes.begin(), b.live_bytes.end());
     b.arena_bytes = b.plan.arena_bytes;
     for (std::size_t i = 0; i < owners.size(); ++i) T[owners[i]].offset = b.plan.offsets[i];
+    for (const OverlapAllowance& a : allowed) {  // for --report: the bytes the two share
+      const std::size_t in_lo = b.plan.offsets[a.input], out_lo = b.plan.offsets[a.output];
+      const std::size_t in_hi = in_lo + align_up(fixed[a.input].size, prog_.alignment);
+      const std::size_t out_hi = out_lo + align_up(fixed[a.output].size, prog_.alignment);
+      const std::size_t lo = std::max(in_lo, out_lo), hi = std::min(in_hi, out_hi);
+      if (hi > lo) T[owners[a.output]].overlap_bytes = hi - lo;
+    }
     std::vector<std::size_t> scratch_steps = fixed_scratch;
     scratch_steps.insert(scratch_steps.end(), late_scratch.begin(), late_scratch.end());
     for (std::size_t i = 0; i < scratch_steps.size(); ++i)

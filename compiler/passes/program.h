@@ -37,6 +37,7 @@ struct TensorPlace {
   const Block* block = nullptr;     // the block that defines it
   bool in_place = false;            // Alias: computed over its input's dead buffer
   bool concat_slab = false;         // Alias: computed into its slab of a Concat's output
+  std::size_t overlap_bytes = 0;    // Arena: bytes of its step's input's buffer it is written over
 };
 
 struct Step {

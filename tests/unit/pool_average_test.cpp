@@ -7,6 +7,7 @@
 // SIMD targets) against a scalar max that skips NaNs.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -155,6 +156,39 @@ TEST_CASE("float global_max_pool gives each plane's max, NaN only when the plane
           if (!std::isnan(p[i]) && p[i] > best) best = p[i];
         REQUIRE(y[static_cast<std::size_t>(c)] == static_cast<float>(best));
       }
+    }
+  }
+}
+
+TEST_CASE("float max_pool and average_pool read each plane before an output starting one output plane before the input overwrites it", "[pool]") {
+  // Overlapped buffers (OpDef::overlap_delta, ops/pool.cpp): the kernels walk the planes in order
+  // and read only plane c for output plane c, so the output may start one output plane before the
+  // input in the same memory. Each row kernel of the two tests above, on 3 planes.
+  const index_t cases[][9] = {{111, 111, 55, 55, 3, 2, 0, 0, 1}, {9, 40, 9, 40, 3, 1, 1, 1, 1},
+                              {20, 70, 11, 36, 3, 2, 1, 1, 1},   {7, 7, 7, 7, 3, 1, 1, 1, 1},
+                              {8, 20, 8, 20, 3, 1, 2, 2, 2},     {31, 77, 16, 39, 5, 2, 2, 2, 1},
+                              {7, 7, 1, 1, 7, 1, 0, 0, 1},       {3, 600, 3, 600, 3, 1, 1, 1, 1}};
+  for (const auto& c : cases) {
+    const rt::PoolParams p{3, 1, c[0], c[1], 1, c[2], c[3], 1, c[4], c[4], 1, c[5], c[5], 1, c[8], c[8],
+                           0, c[6], c[6], 0, c[7], c[7], false};
+    const index_t in_plane = c[0] * c[1], out_plane = c[2] * c[3];
+    std::vector<float> x(static_cast<std::size_t>(3 * in_plane));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 2654435761u >> 8) % 1000) - 500.0f;
+    for (int average = 0; average < 2; ++average) {
+      std::vector<float> memory(static_cast<std::size_t>(out_plane + 3 * in_plane));
+      std::copy(x.begin(), x.end(), memory.begin() + out_plane);
+      if (average) rt::average_pool(p, memory.data() + out_plane, memory.data());
+      else rt::max_pool(p, memory.data() + out_plane, memory.data(), static_cast<std::int64_t*>(nullptr), 0);
+      for (index_t plane = 0; plane < 3; ++plane)
+        for (index_t oh = 0; oh < c[2]; ++oh)
+          for (index_t ow = 0; ow < c[3]; ++ow) {
+            INFO("plane " << c[0] << "x" << c[1] << ", kernel " << c[4] << ", stride " << c[5]
+                          << (average ? ", average" : ", max") << ", output " << plane << "," << oh << "," << ow);
+            const float got = memory[static_cast<std::size_t>((plane * c[2] + oh) * c[3] + ow)];
+            const float* xp = x.data() + plane * in_plane;
+            if (average) REQUIRE(std::fabs(got - reference_mean(p, xp, oh, ow)) <= 1e-3);
+            else REQUIRE(got == reference_max(p, xp, oh, ow));
+          }
     }
   }
 }
