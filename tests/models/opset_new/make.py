@@ -370,6 +370,48 @@ def int4_weights(ort_run):
         assert err < 1e-5, f"int4_weights output {i}: ONNX Runtime differs from the definition by {err}"
 
 
+def opset26(ort_run):
+    """The two operators of opset 26 in one model: CumProd-26 along a constant axis (plain, and
+    exclusive + reverse on int32) and along an axis given at run time; BitCast-26 float <-> int32
+    and uint8 -> int8. Checked against numpy (cumprod, view) when made."""
+    rng = np.random.default_rng(26)
+    x = (rng.random((2, 5, 3)) + 0.5).astype(np.float32) * np.where(rng.random((2, 5, 3)) < 0.3, -1, 1).astype(np.float32)
+    xi = rng.integers(-3, 4, (4, 3)).astype(np.int32)
+    bits = rng.integers(0, 256, (7,)).astype(np.uint8)
+    axis = np.array(-1, dtype=np.int64)
+    I32, I64, U8, I8 = TensorProto.INT32, TensorProto.INT64, TensorProto.UINT8, TensorProto.INT8
+    const_axis = numpy_helper.from_array(np.array(1, dtype=np.int64), "axis1")
+    nodes = [helper.make_node("CumProd", ["x", "axis1"], ["prod"], name="cumprod"),
+             helper.make_node("CumProd", ["xi", "axis1"], ["prod_ex_rev"], name="cumprod_ex_rev", exclusive=1,
+                              reverse=1),
+             helper.make_node("CumProd", ["x", "axis"], ["prod_runtime_axis"], name="cumprod_axis_input"),
+             helper.make_node("BitCast", ["x"], ["x_bits"], name="float_bits", to=I32),
+             helper.make_node("BitCast", ["xi"], ["xi_float"], name="bits_float", to=F),
+             helper.make_node("BitCast", ["bits"], ["bits_signed"], name="u8_i8", to=I8)]
+    inputs = [("x", x), ("xi", xi), ("bits", bits), ("axis", axis)]
+    kinds = {np.float32: F, np.int32: I32, np.uint8: U8, np.int64: I64}
+    rev_ex = np.flip(np.cumprod(np.flip(xi, 1), 1), 1)
+    rev_ex = np.concatenate([rev_ex[:, 1:], np.ones((4, 1), np.int32)], 1).astype(np.int32)
+    expected = [np.cumprod(x.astype(np.float64), 1), rev_ex, np.cumprod(x.astype(np.float64), -1),
+                x.view(np.int32), xi.view(np.float32), bits.view(np.int8)]
+    outputs = ["prod", "prod_ex_rev", "prod_runtime_axis", "x_bits", "xi_float", "bits_signed"]
+    out_kinds = [F, I32, F, I32, F, I8]
+    graph = helper.make_graph(
+        nodes, "opset26", [helper.make_tensor_value_info(k, kinds[a.dtype.type], list(a.shape)) for k, a in inputs],
+        [helper.make_tensor_value_info(o, t, list(e.shape)) for o, t, e in zip(outputs, out_kinds, expected)],
+        [const_axis])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 26)])
+    model.ir_version = 13
+    save("opset26", model, inputs, [], check=False)
+    subprocess.run(["node", ort_run, "opset26"], check=True)
+    for i, e in enumerate(expected):
+        got = numpy_helper.to_array(onnx.load_tensor(f"opset26/test_data_set_0/output_{i}.pb"))
+        if e.dtype.kind == "f" and got.dtype == np.float32 and e.dtype == np.float64:
+            assert np.abs(got - e).max() < 1e-5, f"opset26 output {i}: ONNX Runtime differs from numpy"
+        else:
+            assert np.array_equal(got.view(np.uint8), e.view(np.uint8)), f"opset26 output {i}: ONNX Runtime differs"
+
+
 if __name__ == "__main__":
     swish(sys.argv[1])
     attention(sys.argv[1])
@@ -380,3 +422,4 @@ if __name__ == "__main__":
     lp_normalization(sys.argv[1])
     tensor_scatter(sys.argv[1])
     int4_weights(sys.argv[1])
+    opset26(sys.argv[1])
