@@ -1,8 +1,9 @@
-// QuantizeLinear, DequantizeLinear (versions 10 to 21: per tensor, per axis, blocked) and
+// QuantizeLinear, DequantizeLinear (versions 10 to 25: per tensor, per axis, blocked) and
 // DynamicQuantizeLinear (kernels in runtime-support/onnxc/quant.h).
 //
 // Quantized types: int8 and uint8; int16 and uint16 from version 21; int32 as DequantizeLinear's
-// input. float8 (19) and int4/uint4 (21) are refused: generated code cannot hold them yet.
+// input. float8 (19), int4/uint4 (21), float4 (23), float8e8m0 (24) and int2/uint2 (25) are
+// refused: generated code cannot hold them yet (4-bit weights are unpacked when loaded).
 #include <algorithm>
 
 #include "ops/elementwise.h"
@@ -99,8 +100,24 @@ DType quantize_output_type(const Node& n) {
   return wanted == DType::Undefined ? DType::Uint8 : wanted;
 }
 
+// Versions 23 to 25 name the type the division or multiplication is done in (QuantizeLinear's
+// `precision`) or the output type (DequantizeLinear's `output_dtype`); both default to the
+// scale's type, the only one onnxc computes in.
+void require_scale_type_attr(const Node& n, const char* attr) {
+  const int64_t code = n.attr_int(attr, 0);
+  if (code == 0 || n.version < 23) return;
+  DType t;
+  if (!dtype_from_int(static_cast<int32_t>(code), &t) || t == DType::Undefined)
+    fail_invalid(n, fmt::format("{} {} is not an ONNX element type", attr, code));
+  if (t != n.inputs[1]->dtype)
+    fail_unsupported(n, fmt::format("{} {} differs from the scale's type {}: onnxc computes in the scale's type",
+                                    attr, dtype_name(t), dtype_name(n.inputs[1]->dtype)),
+                     fmt::format("drop {} or give the scale that type", attr));
+}
+
 void infer_quantize(Node& n) {
   check_arity(n, 2, 3, 1, 1);
+  require_scale_type_attr(n, "precision");
   std::vector<DType> x_types = {DType::Float, DType::Int32};
   if (n.version >= 19) x_types = dtypes_of(QuantizeInputTypes{});
   require_dtype(n, 0, x_types);
@@ -139,7 +156,7 @@ void fold_quantize(const Node& n, std::vector<Tensor>& outs) {
 const OpRegistrar quantize_op([] {
   OpDef d;
   d.op_type = "QuantizeLinear";
-  d.versions = {10, 13, 19, 21};
+  d.versions = {10, 13, 19, 21, 23, 24, 25};
   d.infer = infer_quantize;
   d.emit = emit_quantize;
   d.fold = fold_quantize;
@@ -150,6 +167,7 @@ const OpRegistrar quantize_op([] {
 
 void infer_dequantize(Node& n) {
   check_arity(n, 2, 3, 1, 1);
+  require_scale_type_attr(n, "output_dtype");
   const DType x = input(n, 0).dtype;
   if (x != DType::Int32) require_quantized_type(n, x, "element type of x");
   require_dtype(n, 1, scale_types(n));
@@ -181,7 +199,7 @@ void fold_dequantize(const Node& n, std::vector<Tensor>& outs) {
 const OpRegistrar dequantize_op([] {
   OpDef d;
   d.op_type = "DequantizeLinear";
-  d.versions = {10, 13, 19, 21};
+  d.versions = {10, 13, 19, 21, 23, 24, 25};
   d.infer = infer_dequantize;
   d.emit = emit_dequantize;
   d.fold = fold_dequantize;

@@ -412,6 +412,116 @@ def opset26(ort_run):
             assert np.array_equal(got.view(np.uint8), e.view(np.uint8)), f"opset26 output {i}: ONNX Runtime differs"
 
 
+def newest_versions(ort_run):
+    """One model importing opset 26, so that each node resolves to its operator's newest version:
+    the operators whose versions after 17 only widened their types (bfloat16 at 22, float8,
+    4-bit and 2-bit at 19-25) or changed attributes onnxc checks (Reduce* axes as an input at 18,
+    Split's num_outputs, QuantizeLinear's precision, DequantizeLinear's output_dtype), one node
+    each on float32 or int32 data. ONNX Runtime's outputs; tools/opset_table.py lists this test
+    against every version it uses."""
+    rng = np.random.default_rng(2026)
+    I32, I64, U8 = TensorProto.INT32, TensorProto.INT64, TensorProto.UINT8
+    x = (rng.random((2, 3, 4, 5)) * 1.6 - 0.8).astype(np.float32)
+    xi = rng.integers(-50, 50, (3, 4)).astype(np.int32)
+    yi = rng.integers(-50, 50, (3, 4)).astype(np.int32)
+    m = (rng.standard_normal((3, 3)) + 2 * np.eye(3)).astype(np.float32)
+    nodes, outputs, inits = [], [], []
+
+    def const(name, value):
+        inits.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def add(op, inputs, kind=F, outs=1, **attrs):
+        names = [f"{op.lower()}_{len(nodes)}_{k}" for k in range(outs)]
+        nodes.append(helper.make_node(op, inputs, names, name=f"{op}_{len(nodes)}", **attrs))
+        kinds = kind if isinstance(kind, list) else [kind] * outs
+        outputs.extend(helper.make_tensor_value_info(o, t, None) for o, t in zip(names, kinds))
+        return names[0]
+
+    # Unary float operators (versions 22; Mish 22, Gelu 20, IsInf/IsNaN 20, Round 22).
+    for op in ("Acos", "Asin", "Asinh", "Atan", "Atanh", "Cos", "Cosh", "Sin", "Sinh", "Tan", "Elu", "HardSigmoid",
+               "HardSwish", "Mish", "Round", "Selu", "Softplus", "Softsign", "Gelu"):
+        add(op, ["x"])
+    nodes.append(helper.make_node("Abs", ["x"], ["x_abs"], name="abs"))
+    nodes.append(helper.make_node("Add", ["x_abs", const("one", np.float32(1))], ["x_ge1"], name="add1"))
+    add("Acosh", ["x_ge1"])
+    add("ThresholdedRelu", ["x"], alpha=0.3)
+    add("Gelu", ["x"], approximate="tanh")
+    add("IsInf", ["x"], TensorProto.BOOL)
+    add("IsNaN", ["x"], TensorProto.BOOL)
+    # Bitwise (18) and Equal (19) on int32.
+    for op in ("BitwiseAnd", "BitwiseOr", "BitwiseXor"):
+        add(op, ["xi", "yi"], I32)
+    add("BitwiseNot", ["xi"], I32)
+    add("Equal", ["xi", "yi"], TensorProto.BOOL)
+    # Shapes and views (25), Cast/CastLike (25), Constant/ConstantOfShape (25), Pad (25).
+    add("Identity", ["x"])
+    add("Reshape", ["x", const("shape", np.array([6, -1], np.int64))])
+    add("Flatten", ["x"], axis=2)
+    add("Unsqueeze", ["x", const("ax0", np.array([0], np.int64))])
+    add("Squeeze", [add("Unsqueeze", ["x", const("ax3", np.array([3], np.int64))]), const("ax3b", np.array([3], np.int64))])
+    add("Transpose", ["x"], perm=[0, 2, 3, 1])
+    add("Shape", ["x"], I64, start=1)
+    add("Size", ["x"], I64)
+    add("Cast", ["x"], I32, to=I32)
+    add("CastLike", ["xi", "x"])
+    add("ConstantOfShape", [const("cs_shape", np.array([2, 3], np.int64))], I32,
+        value=numpy_helper.from_array(np.array([7], np.int32)))
+    add("Constant", [], F, value=numpy_helper.from_array(np.array([1.5, -2.5], np.float32)))
+    add("Pad", ["x", const("pads", np.array([0, 1, 0, 2, 0, 0, 1, 0], np.int64))], mode="reflect")
+    add("Pad", ["x", const("pads2", np.array([1, 2], np.int64)), const("pv", np.float32(0.5)),
+                const("pad_axes", np.array([-1], np.int64))])
+    # Reductions with axes as an input (18; ReduceMax and ReduceMin 20).
+    for op in ("ReduceL1", "ReduceL2", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd",
+               "ReduceSumSquare"):
+        add(op, ["x", const(f"axes_{op}", np.array([1, -1], np.int64))], keepdims=0)
+    add("ReduceLogSum", ["x_ge1", const("axes_ls", np.array([2], np.int64))])
+    add("ReduceMax", ["x"], noop_with_empty_axes=0)
+    # Split (18) with num_outputs, uneven; TopK (24); Det, EyeLike, Dropout (22).
+    add("Split", ["x"], F, outs=3, axis=3, num_outputs=3)
+    add("TopK", ["x", const("k", np.array([2], np.int64))], [F, I64], outs=2, axis=2, largest=0)
+    add("Det", ["m"])
+    add("EyeLike", ["m"], k=1)
+    add("Dropout", ["x"])
+    # Pools and normalisations (22; LpPool 22; GroupNormalization 21; RMSNormalization 23).
+    add("MaxPool", ["x"], kernel_shape=[2, 2], strides=[1, 2])
+    add("AveragePool", ["x"], kernel_shape=[3, 2], pads=[1, 0, 1, 1], count_include_pad=1)
+    add("LpPool", ["x"], kernel_shape=[2, 3], p=3)
+    add("GlobalAveragePool", ["x"])
+    add("GlobalMaxPool", ["x"])
+    add("InstanceNormalization", ["x", const("in_s", rng.random(3).astype(np.float32)),
+                                  const("in_b", rng.random(3).astype(np.float32))])
+    add("GroupNormalization", ["x", const("gn_s", rng.random(3).astype(np.float32)),
+                               const("gn_b", rng.random(3).astype(np.float32))], num_groups=3, epsilon=1e-3)
+    add("RMSNormalization", ["x", const("rms_s", rng.random(5).astype(np.float32))], axis=-1)
+    add("LpNormalization", ["x"], axis=2, p=1)
+    # Convolutions (22), GridSample (22), Resize (19), Scatter (18).
+    add("Conv", ["x", const("cw", rng.standard_normal((2, 3, 2, 2)).astype(np.float32))], dilations=[1, 2])
+    add("ConvTranspose", ["x", const("tw", rng.standard_normal((3, 2, 2, 2)).astype(np.float32))], strides=[2, 1])
+    grid = (rng.random((2, 3, 2, 2)) * 2.2 - 1.1).astype(np.float32)
+    add("GridSample", ["x", const("grid", grid)], mode="linear", padding_mode="border")
+    add("Resize", ["x", "", const("scales", np.array([1, 1, 1.5, 0.6], np.float32))], mode="linear",
+        antialias=0)
+    add("ScatterElements", ["xi", const("se_idx", np.array([[1, 0], [2, 3], [0, 0]], np.int64)),
+                            const("se_upd", np.array([[5, 6], [7, 8], [9, 10]], np.int32))], I32, axis=1,
+        reduction="add")
+    add("ScatterND", ["xi", const("snd_idx", np.array([[0, 1], [2, 3]], np.int64)),
+                      const("snd_upd", np.array([3, 4], np.int32))], I32, reduction="mul")
+    # QuantizeLinear / DequantizeLinear (25) with precision and output_dtype as the scale's type.
+    q = add("QuantizeLinear", ["x", const("qs", np.float32(0.01)), const("qz", np.int8(3))], TensorProto.INT8,
+            precision=F)
+    add("DequantizeLinear", [q, "qs", "qz"], output_dtype=F)
+    graph = helper.make_graph(
+        nodes, "newest_versions",
+        [helper.make_tensor_value_info("x", F, list(x.shape)), helper.make_tensor_value_info("xi", I32, [3, 4]),
+         helper.make_tensor_value_info("yi", I32, [3, 4]), helper.make_tensor_value_info("m", F, [3, 3])],
+        outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 26)])
+    model.ir_version = 13
+    save("newest_versions", model, [("x", x), ("xi", xi), ("yi", yi), ("m", m)], [], check=False)
+    subprocess.run(["node", ort_run, "newest_versions"], check=True)
+
+
 if __name__ == "__main__":
     swish(sys.argv[1])
     attention(sys.argv[1])
@@ -423,3 +533,4 @@ if __name__ == "__main__":
     tensor_scatter(sys.argv[1])
     int4_weights(sys.argv[1])
     opset26(sys.argv[1])
+    newest_versions(sys.argv[1])
