@@ -412,13 +412,16 @@ def opset26(ort_run):
             assert np.array_equal(got.view(np.uint8), e.view(np.uint8)), f"opset26 output {i}: ONNX Runtime differs"
 
 
-def newest_versions(ort_run):
+def newest_versions(ort_run, opset=26, name="newest_versions"):
     """One model importing opset 26, so that each node resolves to its operator's newest version:
     the operators whose versions after 17 only widened their types (bfloat16 at 22, float8,
     4-bit and 2-bit at 19-25) or changed attributes onnxc checks (Reduce* axes as an input at 18,
     Split's num_outputs, QuantizeLinear's precision, DequantizeLinear's output_dtype), one node
     each on float32 or int32 data. ONNX Runtime's outputs; tools/opset_table.py lists this test
-    against every version it uses."""
+    against every version it uses. The same nodes at opset 18 and 21 (versions_at_18, _21) test
+    the versions in force there, leaving out operators newer than the opset (Gelu 20,
+    RMSNormalization 23) and attributes newer than it (precision, output_dtype 23)."""
+    newer = {"Gelu": 20, "RMSNormalization": 23}
     rng = np.random.default_rng(2026)
     I32, I64, U8 = TensorProto.INT32, TensorProto.INT64, TensorProto.UINT8
     x = (rng.random((2, 3, 4, 5)) * 1.6 - 0.8).astype(np.float32)
@@ -432,6 +435,8 @@ def newest_versions(ort_run):
         return name
 
     def add(op, inputs, kind=F, outs=1, **attrs):
+        if newer.get(op, 0) > opset:
+            return None
         names = [f"{op.lower()}_{len(nodes)}_{k}" for k in range(outs)]
         nodes.append(helper.make_node(op, inputs, names, name=f"{op}_{len(nodes)}", **attrs))
         kinds = kind if isinstance(kind, list) else [kind] * outs
@@ -499,7 +504,7 @@ def newest_versions(ort_run):
     add("Conv", ["x", const("cw", rng.standard_normal((2, 3, 2, 2)).astype(np.float32))], dilations=[1, 2])
     add("ConvTranspose", ["x", const("tw", rng.standard_normal((3, 2, 2, 2)).astype(np.float32))], strides=[2, 1])
     grid = (rng.random((2, 3, 2, 2)) * 2.2 - 1.1).astype(np.float32)
-    add("GridSample", ["x", const("grid", grid)], mode="linear", padding_mode="border")
+    add("GridSample", ["x", const("grid", grid)], mode="linear" if opset >= 20 else "bilinear", padding_mode="border")
     add("Resize", ["x", "", const("scales", np.array([1, 1, 1.5, 0.6], np.float32))], mode="linear",
         antialias=0)
     add("ScatterElements", ["xi", const("se_idx", np.array([[1, 0], [2, 3], [0, 0]], np.int64)),
@@ -508,18 +513,18 @@ def newest_versions(ort_run):
     add("ScatterND", ["xi", const("snd_idx", np.array([[0, 1], [2, 3]], np.int64)),
                       const("snd_upd", np.array([3, 4], np.int32))], I32, reduction="mul")
     # QuantizeLinear / DequantizeLinear (25) with precision and output_dtype as the scale's type.
-    q = add("QuantizeLinear", ["x", const("qs", np.float32(0.01)), const("qz", np.int8(3))], TensorProto.INT8,
-            precision=F)
-    add("DequantizeLinear", [q, "qs", "qz"], output_dtype=F)
+    late = {"precision": F} if opset >= 23 else {}
+    q = add("QuantizeLinear", ["x", const("qs", np.float32(0.01)), const("qz", np.int8(3))], TensorProto.INT8, **late)
+    add("DequantizeLinear", [q, "qs", "qz"], **({"output_dtype": F} if opset >= 23 else {}))
     graph = helper.make_graph(
-        nodes, "newest_versions",
+        nodes, name,
         [helper.make_tensor_value_info("x", F, list(x.shape)), helper.make_tensor_value_info("xi", I32, [3, 4]),
          helper.make_tensor_value_info("yi", I32, [3, 4]), helper.make_tensor_value_info("m", F, [3, 3])],
         outputs, inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 26)])
-    model.ir_version = 13
-    save("newest_versions", model, [("x", x), ("xi", xi), ("yi", yi), ("m", m)], [], check=False)
-    subprocess.run(["node", ort_run, "newest_versions"], check=True)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 13 if opset > 21 else 8
+    save(name, model, [("x", x), ("xi", xi), ("yi", yi), ("m", m)], [], check=False)
+    subprocess.run(["node", ort_run, name], check=True)
 
 
 if __name__ == "__main__":
@@ -534,3 +539,5 @@ if __name__ == "__main__":
     int4_weights(sys.argv[1])
     opset26(sys.argv[1])
     newest_versions(sys.argv[1])
+    newest_versions(sys.argv[1], 18, "versions_at_18")
+    newest_versions(sys.argv[1], 21, "versions_at_21")
