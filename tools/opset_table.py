@@ -23,7 +23,7 @@ import onnx
 FIRST = 18
 NEWER_TYPES = "float8, 4-bit, 2-bit and float4 elements refused"
 NOTES = {
-    "Attention": "refused: softcap, qk_matmul_output, nonpad_kv_seqlen, is_causal with a past",
+    "Attention": "refused: nonpad_kv_seqlen; qk_matmul_output_mode 1 with softcap",
     "Cast": NEWER_TYPES + " (saturate and round_mode concern only those)",
     "CastLike": NEWER_TYPES,
     "Constant": NEWER_TYPES,

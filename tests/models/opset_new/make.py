@@ -527,9 +527,81 @@ def newest_versions(ort_run, opset=26, name="newest_versions"):
     subprocess.run(["node", ort_run, name], check=True)
 
 
+def attention_extras(ort_run):
+    """Attention-23's softcap, qk_matmul_output (modes 0 to 3) and is_causal with a past (the
+    triangle aligned to the last key), three nodes in one model; checked against numpy float64
+    when made. softcap comes before the mask, as in ONNX Runtime (the operator text lists it after,
+    which would unmask masked keys: tanh(-inf) = -1); the qk outputs compared have no masked
+    entries (ONNX Runtime writes the lowest float there, onnxc -inf)."""
+    rng = np.random.default_rng(2323)
+
+    def reference(q, k, v, mask=None, causal=False, softcap=0.0, past=None, mode=0):
+        q, k, v = (a.astype(np.float64) for a in (q, k, v))
+        if past is not None:
+            k, v = np.concatenate([past[0], k], 2), np.concatenate([past[1], v], 2)
+        s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
+        stages = [s]
+        if softcap:
+            s = softcap * np.tanh(s / softcap)
+        if mask is not None:
+            s = s + np.where(mask, 0, -np.inf)
+        if causal:
+            ql, kl = s.shape[-2:]
+            s = s + np.triu(np.full((ql, kl), -np.inf), 1 + kl - ql)
+        stages += [s, s]
+        p = np.exp(s - s.max(-1, keepdims=True))
+        p = p / p.sum(-1, keepdims=True)
+        stages.append(p)
+        return p @ v, stages[mode]
+
+    nodes, inputs, outputs, expected = [], [], [], []
+    # a: softcap 1.5 with a boolean mask, qk output of the scaled product (mode 0).
+    qa, ka, va = (rng.standard_normal((1, 2, 3, 4)).astype(np.float32) * 2 for _ in range(3))
+    mask = rng.random((3, 3)) > 0.3
+    mask[:, 0] = True
+    ya, qka = reference(qa, ka, va, mask=mask, softcap=1.5, mode=0)
+    # b: causal with a past of 3 (2 new queries), qk output after softmax (mode 3); c the same, raw
+    # scores (mode 0); d softcap 0.8 without a mask, its scores (mode 2).
+    qb, kb, vb = (rng.standard_normal((1, 2, 2, 4)).astype(np.float32) for _ in range(3))
+    pk, pv = (rng.standard_normal((1, 2, 3, 4)).astype(np.float32) for _ in range(2))
+    yb, qkb = reference(qb, kb, vb, causal=True, past=(pk, pv), mode=3)
+    _, qkc = reference(qb, kb, vb, causal=True, past=(pk, pv), mode=0)
+    yd, qkd = reference(qa, ka, va, softcap=0.8, mode=2)
+    nodes.append(helper.make_node("Attention", ["qa", "ka", "va", "mask"], ["ya", "", "", "qk_a"], name="softcap",
+                                  softcap=1.5))
+    nodes.append(helper.make_node("Attention", ["qb", "kb", "vb", "", "pk", "pv"], ["yb", "present_kb", "present_vb", "qk_b"],
+                                  name="causal_past", is_causal=1, qk_matmul_output_mode=3))
+    nodes.append(helper.make_node("Attention", ["qb", "kb", "vb", "", "pk", "pv"], ["yc", "present_kc", "present_vc", "qk_c"],
+                                  name="causal_past_scores", is_causal=1))
+    nodes.append(helper.make_node("Attention", ["qa", "ka", "va"], ["yd", "", "", "qk_d"], name="softcap_scores",
+                                  softcap=0.8, qk_matmul_output_mode=2))
+    inputs = [("qa", qa), ("ka", ka), ("va", va), ("mask", mask), ("qb", qb), ("kb", kb), ("vb", vb), ("pk", pk),
+              ("pv", pv)]
+    present = [np.concatenate([pk, kb], 2), np.concatenate([pv, vb], 2)]
+    expected = [("ya", ya), ("qk_a", qka), ("yb", yb), ("present_kb", present[0]), ("present_vb", present[1]),
+                ("qk_b", qkb), ("yc", yb), ("present_kc", present[0]), ("present_vc", present[1]), ("qk_c", qkc),
+                ("yd", yd), ("qk_d", qkd)]
+    kinds = {np.float32: F, np.bool_: TensorProto.BOOL}
+    graph = helper.make_graph(
+        nodes, "attention_extras",
+        [helper.make_tensor_value_info(k, kinds[a.dtype.type], list(a.shape)) for k, a in inputs],
+        [helper.make_tensor_value_info(k, F, list(e.shape)) for k, e in expected])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    model.ir_version = 10
+    save("attention_extras", model, inputs, [], check=False)
+    subprocess.run(["node", ort_run, "attention_extras"], check=True)
+    for i, (name, e) in enumerate(expected):
+        got = numpy_helper.to_array(onnx.load_tensor(f"attention_extras/test_data_set_0/output_{i}.pb"))
+        finite = np.isfinite(e)
+        assert np.array_equal(finite, np.isfinite(got)), f"attention_extras {name}: -inf at other places"
+        err = np.abs(got[finite] - e[finite]).max()
+        assert err < 1e-5, f"attention_extras {name}: ONNX Runtime differs from the definition by {err}"
+
+
 if __name__ == "__main__":
     swish(sys.argv[1])
     attention(sys.argv[1])
+    attention_extras(sys.argv[1])
     rotary(sys.argv[1])
     center_crop_pad(sys.argv[1])
     affine_grid(sys.argv[1])
