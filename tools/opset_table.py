@@ -41,7 +41,7 @@ NOTES = {
     "ImageDecoder": "needs an image codec in generated code",
     "RegexFullMatch": "string operator: needs a regex engine in generated code",
     "StringConcat": "string operator", "StringSplit": "string operator",
-    "DeformConv": "not built yet",
+    "DeformConv": "2-D only",
 }
 
 

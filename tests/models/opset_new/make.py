@@ -603,6 +603,87 @@ def attention_extras(ort_run):
         assert err < 1e-5, f"attention_extras {name}: ONNX Runtime differs from the definition by {err}"
 
 
+def deform_conv_reference(x, w, offset, bias=None, mask=None, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1),
+                          group=1, offset_group=1):
+    """numpy float64: every output position's taps sampled bilinearly (zero outside) at their
+    offsets, times the mask, then the grouped convolution's sums."""
+    n, c, h, wd = x.shape
+    m, cg, kh, kw = w.shape
+    oh = (h + pads[0] + pads[2] - dilations[0] * (kh - 1) - 1) // strides[0] + 1
+    ow = (wd + pads[1] + pads[3] - dilations[1] * (kw - 1) - 1) // strides[1] + 1
+    x = x.astype(np.float64)
+
+    def sample(plane, r, q):
+        if r <= -1 or r >= h or q <= -1 or q >= wd:
+            return 0.0
+        r0, q0 = int(np.floor(r)), int(np.floor(q))
+        total = 0.0
+        for rr, wr in ((r0, 1 - (r - r0)), (r0 + 1, r - r0)):
+            for qq, wq in ((q0, 1 - (q - q0)), (q0 + 1, q - q0)):
+                if 0 <= rr < h and 0 <= qq < wd:
+                    total += wr * wq * plane[rr, qq]
+        return total
+
+    cols = np.zeros((n, c, kh * kw, oh, ow))
+    per_group = c // offset_group
+    for b in range(n):
+        for ch in range(c):
+            g = ch // per_group
+            for t in range(kh * kw):
+                i, j = divmod(t, kw)
+                for y in range(oh):
+                    for z in range(ow):
+                        dy = offset[b, g * 2 * kh * kw + 2 * t, y, z]
+                        dz = offset[b, g * 2 * kh * kw + 2 * t + 1, y, z]
+                        v = sample(x[b, ch], y * strides[0] - pads[0] + i * dilations[0] + dy,
+                                   z * strides[1] - pads[1] + j * dilations[1] + dz)
+                        if mask is not None:
+                            v *= mask[b, g * kh * kw + t, y, z]
+                        cols[b, ch, t, y, z] = v
+    out = np.zeros((n, m, oh, ow))
+    mg = m // group
+    for k in range(group):
+        cg_cols = cols[:, k * cg:(k + 1) * cg].reshape(n, cg * kh * kw, oh * ow)
+        wk = w[k * mg:(k + 1) * mg].reshape(mg, cg * kh * kw).astype(np.float64)
+        out[:, k * mg:(k + 1) * mg] = np.einsum("mk,nkp->nmp", wk, cg_cols).reshape(n, mg, oh, ow)
+    if bias is not None:
+        out += bias.astype(np.float64)[None, :, None, None]
+    return out
+
+
+def deform_conv(ort_run):
+    """DeformConv-19, two nodes in one model: groups 2, offset groups 2, stride 2, pads, a mask
+    and a bias, offsets reaching outside the image; and a dilated 3 x 3 without a mask on a
+    constant weight. Checked against numpy float64 when made."""
+    rng = np.random.default_rng(1919)
+    x = rng.standard_normal((2, 4, 7, 6)).astype(np.float32)
+    wa = rng.standard_normal((6, 2, 3, 3)).astype(np.float32) * 0.3
+    ba = rng.standard_normal(6).astype(np.float32)
+    offa = (rng.standard_normal((2, 2 * 2 * 9, 4, 3)) * 1.5).astype(np.float32)
+    maska = rng.random((2, 2 * 9, 4, 3)).astype(np.float32)
+    ya = deform_conv_reference(x, wa, offa, ba, maska, strides=(2, 2), pads=(1, 1, 1, 0), group=2, offset_group=2)
+    wb = rng.standard_normal((3, 4, 3, 2)).astype(np.float32) * 0.3
+    offb = (rng.standard_normal((2, 2 * 6, 3, 4)) * 0.7).astype(np.float32)
+    yb = deform_conv_reference(x, wb, offb, dilations=(2, 2))
+    nodes = [helper.make_node("DeformConv", ["x", "wa", "offa", "ba", "maska"], ["ya"], name="grouped_masked",
+                              strides=[2, 2], pads=[1, 1, 1, 0], group=2, offset_group=2),
+             helper.make_node("DeformConv", ["x", "wb", "offb"], ["yb"], name="dilated", dilations=[2, 2],
+                              kernel_shape=[3, 2])]
+    inputs = [("x", x), ("wa", wa), ("offa", offa), ("maska", maska), ("offb", offb)]
+    graph = helper.make_graph(
+        nodes, "deform_conv", [helper.make_tensor_value_info(k, F, list(a.shape)) for k, a in inputs],
+        [helper.make_tensor_value_info("ya", F, list(ya.shape)), helper.make_tensor_value_info("yb", F, list(yb.shape))],
+        [numpy_helper.from_array(ba, "ba"), numpy_helper.from_array(wb, "wb")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    save("deform_conv", model, inputs, [], check=False)
+    subprocess.run(["node", ort_run, "deform_conv"], check=True)
+    for i, e in enumerate((ya, yb)):
+        got = numpy_helper.to_array(onnx.load_tensor(f"deform_conv/test_data_set_0/output_{i}.pb"))
+        err = np.abs(got - e).max()
+        assert err < 1e-4, f"deform_conv output {i}: ONNX Runtime differs from the definition by {err}"
+
+
 if __name__ == "__main__":
     swish(sys.argv[1])
     attention(sys.argv[1])
@@ -615,6 +696,7 @@ if __name__ == "__main__":
     tensor_scatter(sys.argv[1])
     int4_weights(sys.argv[1])
     opset26(sys.argv[1])
+    deform_conv(sys.argv[1])
     newest_versions(sys.argv[1])
     newest_versions(sys.argv[1], 18, "versions_at_18")
     newest_versions(sys.argv[1], 21, "versions_at_21")
