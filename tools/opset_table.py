@@ -21,15 +21,16 @@ import sys
 import onnx
 
 FIRST = 18
-NEWER_TYPES = "float8, 4-bit, 2-bit and float4 elements refused"
+NEWER_TYPES = "4-bit, 2-bit, float4 and float8e8m0 elements refused"
 NOTES = {
     "Attention": "refused: nonpad_kv_seqlen; qk_matmul_output_mode 1 with softcap",
-    "Cast": NEWER_TYPES + " (saturate and round_mode concern only those)",
-    "CastLike": NEWER_TYPES,
+    "Cast": "float8 types with saturate (float8_casts); " + NEWER_TYPES,
+    "CastLike": "float8 types (float8_casts); " + NEWER_TYPES,
     "Constant": NEWER_TYPES,
     "ConstantOfShape": NEWER_TYPES,
-    "DequantizeLinear": "int4/uint4 weights (unpacked when loaded), blocked too; float8 and 4-bit activations refused",
-    "QuantizeLinear": "int8/uint8/int16/uint16 outputs, blocked; float8 and 4-bit outputs refused",
+    "DequantizeLinear": "int8/uint8/int16/uint16/int32 and float8 inputs; int4/uint4 weights (unpacked when loaded), "
+                        "blocked too; 4-bit activations refused",
+    "QuantizeLinear": "int8/uint8/int16/uint16 and float8 (saturate) outputs, blocked; 4-bit outputs refused",
     "QLinearMatMul": "int8/uint8",
     "Flatten": NEWER_TYPES, "Identity": NEWER_TYPES, "Pad": NEWER_TYPES, "Reshape": NEWER_TYPES,
     "Shape": NEWER_TYPES, "Size": NEWER_TYPES, "Squeeze": NEWER_TYPES, "Transpose": NEWER_TYPES,
