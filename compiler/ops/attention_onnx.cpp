@@ -9,8 +9,8 @@
 // which fuse-attention then turns into one onnxc.Attention step (ops/attention.h), so the
 // operator runs on the same kernel as the attention exporters write out node by node.
 // softcap and the qk_matmul_output output add nodes fuse-attention does not take (the steps then
-// run one by one). Refused with a message: nonpad_kv_seqlen, a causal mask with more queries than
-// keys, masks narrower than the keys.
+// run one by one); so does nonpad_kv_seqlen, a padding bias from the lengths (Less, Where).
+// Refused with a message: a causal mask with more queries than keys, masks narrower than the keys.
 #include <cmath>
 #include <limits>
 
@@ -50,8 +50,7 @@ Nodes lower_attention(Node& n, Graph& g) {
   require_float(n, 0, "Q");
   require_float(n, 1, "K");
   require_float(n, 2, "V");
-  if (n.has_input(6))
-    fail_unsupported(n, "input nonpad_kv_seqlen is not supported", "pad the keys with a mask (attn_mask) instead");
+  if (n.has_input(6) && n.version < 24) fail_invalid(n, "input nonpad_kv_seqlen is an input of Attention-24 on");
   const float softcap = n.attr_float("softcap", 0.0f);
   const int64_t qk_mode = n.attr_int("qk_matmul_output_mode", 0);
   if (qk_mode < 0 || qk_mode > 3) fail_invalid(n, fmt::format("qk_matmul_output_mode {} is not 0 to 3", qk_mode));
@@ -165,6 +164,29 @@ Nodes lower_attention(Node& n, Graph& g) {
     } else {
       require_float(n, 3, "attn_mask");
       bias = mask;
+    }
+  }
+  // nonpad_kv_seqlen (version 24): batch b attends to its first nonpad_kv_seqlen[b] keys only.
+  if (n.has_input(6)) {
+    Value* lengths = n.inputs[6];
+    if (lengths->dtype != DType::Int64 || lengths->shape != Shape{batch})
+      fail_invalid(n, fmt::format("nonpad_kv_seqlen is {} {}; expected int64 [{}]", dtype_name(lengths->dtype),
+                                  shape_str(lengths->shape), batch));
+    std::vector<int64_t> positions(static_cast<std::size_t>(kv_len));
+    for (int64_t j = 0; j < kv_len; ++j) positions[static_cast<std::size_t>(j)] = j;
+    Value* limit = l.value("nonpad_limit");
+    l.add("Reshape", {lengths, l.int64_constant("nonpad_shape", {4}, {batch, 1, 1, 1})}, {limit});
+    Value* keep = l.value("nonpad_keep");
+    l.add("Less", {l.int64_constant("key_positions", {kv_len}, positions), limit}, {keep});
+    Value* padding = l.value("nonpad_bias");
+    l.add("Where", {keep, l.float_constant("nonpad_attend", {}, {0.0f}), l.float_constant("nonpad_masked", {}, {kMasked})},
+          {padding});
+    if (bias) {
+      Value* both = l.value("mask_and_padding");
+      l.add("Add", {bias, padding}, {both});
+      bias = both;
+    } else {
+      bias = padding;
     }
   }
   if (n.attr_int("is_causal", 0)) {

@@ -533,8 +533,8 @@ def newest_versions(ort_run, opset=26, name="newest_versions"):
 
 
 def attention_extras(ort_run):
-    """Attention-23's softcap, qk_matmul_output (modes 0 to 3) and is_causal with a past (the
-    triangle aligned to the last key), three nodes in one model; checked against numpy float64
+    """Attention-24's softcap, qk_matmul_output (modes 0 to 3), is_causal with a past (the
+    triangle aligned to the last key) and nonpad_kv_seqlen, five nodes in one model; checked against numpy float64
     when made. softcap comes before the mask, as in ONNX Runtime (the operator text lists it after,
     which would unmask masked keys: tanh(-inf) = -1); the qk outputs compared have no masked
     entries (ONNX Runtime writes the lowest float there, onnxc -inf)."""
@@ -580,18 +580,25 @@ def attention_extras(ort_run):
                                   name="causal_past_scores", is_causal=1))
     nodes.append(helper.make_node("Attention", ["qa", "ka", "va"], ["yd", "", "", "qk_d"], name="softcap_scores",
                                   softcap=0.8, qk_matmul_output_mode=2))
+    # e (Attention-24): nonpad_kv_seqlen, batch 0 attending to its first 3 of 5 keys, batch 1 to all.
+    qe = rng.standard_normal((2, 2, 3, 4)).astype(np.float32)
+    ke, ve = (rng.standard_normal((2, 2, 5, 4)).astype(np.float32) for _ in range(2))
+    lengths = np.array([3, 5], np.int64)
+    pad_mask = np.arange(5)[None, None, None, :] < lengths[:, None, None, None]
+    ye, _ = reference(qe, ke, ve, mask=pad_mask)
+    nodes.append(helper.make_node("Attention", ["qe", "ke", "ve", "", "", "", "lengths"], ["ye"], name="nonpad"))
     inputs = [("qa", qa), ("ka", ka), ("va", va), ("mask", mask), ("qb", qb), ("kb", kb), ("vb", vb), ("pk", pk),
-              ("pv", pv)]
+              ("pv", pv), ("qe", qe), ("ke", ke), ("ve", ve), ("lengths", lengths)]
     present = [np.concatenate([pk, kb], 2), np.concatenate([pv, vb], 2)]
     expected = [("ya", ya), ("qk_a", qka), ("yb", yb), ("present_kb", present[0]), ("present_vb", present[1]),
                 ("qk_b", qkb), ("yc", yb), ("present_kc", present[0]), ("present_vc", present[1]), ("qk_c", qkc),
-                ("yd", yd), ("qk_d", qkd)]
-    kinds = {np.float32: F, np.bool_: TensorProto.BOOL}
+                ("yd", yd), ("qk_d", qkd), ("ye", ye)]
+    kinds = {np.float32: F, np.bool_: TensorProto.BOOL, np.int64: TensorProto.INT64}
     graph = helper.make_graph(
         nodes, "attention_extras",
         [helper.make_tensor_value_info(k, kinds[a.dtype.type], list(a.shape)) for k, a in inputs],
         [helper.make_tensor_value_info(k, F, list(e.shape)) for k, e in expected])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)])
     model.ir_version = 10
     save("attention_extras", model, inputs, [], check=False)
     subprocess.run(["node", ort_run, "attention_extras"], check=True)
