@@ -60,6 +60,8 @@ Nodes lower_deform_conv(Node& n, Graph& g) {
                        "cast the inputs to float");
   Lowering l(n, g);
   Value *x = n.inputs[0], *w = n.inputs[1], *offset = n.inputs[2];
+  if (x->shape.size() != 4)
+    fail_unsupported(n, fmt::format("X is {}-D; onnxc implements 2-D DeformConv (4-D X) only", x->shape.size()));
   const Shape& ws = w->shape;
   if (ws.size() != 4) fail_invalid(n, fmt::format("W has shape {}; expected [M, C/group, kH, kW]", shape_str(ws)));
   const std::vector<int64_t> kernel = n.attr_ints("kernel_shape", {ws[2], ws[3]});
