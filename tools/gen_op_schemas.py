@@ -173,6 +173,9 @@ ONNX_NEWER_SIGNATURES = {
     ("Identity", 25): SAME, ("If", 25): SAME, ("Loop", 25): SAME, ("Pad", 25): SAME,
     ("Reshape", 25): SAME, ("Scan", 25): SAME, ("Shape", 25): SAME, ("Size", 25): SAME,
     ("Squeeze", 25): SAME, ("Transpose", 25): SAME, ("Unsqueeze", 25): SAME,
+    # opset 26
+    ("BitCast", 26): sig(["to:INT!"], ["input"], ["output"]),
+    ("CumProd", 26): sig(["exclusive:INT", "reverse:INT"], ["x", "axis"], ["y"]),
 }
 OPSETS_ONLY_WIDENING_TYPES = {22}
 

@@ -30,7 +30,7 @@ TRAINING = "ai.onnx.preview.training"
 DOMAINS = ("", "ai.onnx.ml", TRAINING)
 
 # Newest opset of each domain that this table covers. Keep in step with the tables below.
-MAX_OPSET = {"": 25, "ai.onnx.ml": 5, TRAINING: 1}
+MAX_OPSET = {"": 26, "ai.onnx.ml": 5, TRAINING: 1}
 
 # ---------------------------------------------------------------------------------------------
 # ai.onnx (domain ""): operators that got a new since_version in each opset after 17.
@@ -113,9 +113,12 @@ ONNX_NEWER = {
         "Identity", "If", "Loop", "Pad", "QuantizeLinear", "Reshape", "Scan", "Shape", "Size",
         "Squeeze", "Transpose", "Unsqueeze",
     ],
-    # Not covered yet: opset 26 (ONNX 1.21; adds at least BitCast-26 and CumProd-26) and
-    # opset 27 (ONNX 1.22). Their complete lists could not be verified; models importing them
-    # are refused by max_known_opset().
+    # Opset 26 (ONNX 1.21). Source: ONNX Runtime 1.30's schema registry, read by
+    # tools/ort_since_versions.py: at opsets 18 to 26 it resolves every operator of this table to
+    # the since_version listed here, and the only opset-26 schemas are two new operators.
+    # onnx.ai pages: BitCast, CumProd.
+    26: ["BitCast", "CumProd"],
+    # Opset 27 (ONNX 1.22) is not covered: ONNX Runtime 1.30 refuses models importing it.
 }
 
 # ---------------------------------------------------------------------------------------------

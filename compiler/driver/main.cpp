@@ -32,6 +32,7 @@
 #include "driver/commands.h"
 #include "driver/firmware.h"
 #include "driver/report.h"
+#include "ops/op.h"
 #include "passes/pipeline.h"
 #include "support/diagnostics.h"
 #include "support/version.h"
@@ -393,7 +394,23 @@ struct CompileCommand {
   bool report = false;
   std::string report_json_path;
   bool trace = false, profile = false;  // --trace, --profile
+  bool list_operators = false;
 };
+
+// --list-operators: every operator of the ONNX domains onnxc compiles, one a line, with the
+// versions (since_version) it implements: "DOMAIN OP V1,V2,..." (ai.onnx as "ai.onnx").
+int list_operators() {
+  std::vector<std::string> lines;
+  for (const OpDef* d : all_ops()) {
+    if (d->domain != "" && d->domain != "ai.onnx.ml" && d->domain != "ai.onnx.preview.training") continue;
+    std::string versions;
+    for (int v : d->versions) versions += (versions.empty() ? "" : ",") + std::to_string(v);
+    lines.push_back(fmt::format("{} {} {}", d->domain.empty() ? "ai.onnx" : d->domain, d->op_type, versions));
+  }
+  std::sort(lines.begin(), lines.end());
+  for (const std::string& l : lines) fmt::print("{}\n", l);
+  return 0;
+}
 
 // Where each generated file goes, and how the source refers to its neighbours.
 struct OutputFiles {
@@ -582,6 +599,10 @@ int main(int argc, char** argv) {
       ->type_name("NAME");
   app.add_option("--target", cmd.common.target, target_help(" Default: generic."))->type_name("ISA");
   app.add_flag("--check", cmd.check, "Only validate the model and infer every shape; generate nothing.");
+  app.add_flag("--list-operators", cmd.list_operators,
+               "Print every operator of the ONNX domains onnxc compiles with the versions it implements "
+               "(DOMAIN OP V1,V2,...), and exit. A listed version may still refuse some element types or attributes; "
+               "docs/conformance.md says which.");
   app.add_flag("--trace", cmd.trace,
                "After every step, run() calls onnxc_trace(const onnxc_trace_info*) once per value the step produced "
                "(step, node name, op, value name, element type, shape, pointer, bytes), which the program defines "
@@ -732,6 +753,7 @@ int main(int argc, char** argv) {
       return run_validate(vopt, to_options(vcommon, term, subject));
     }
     if (*bench) return run_bench(bopt, to_options(bcommon, term, subject));
+    if (cmd.list_operators) return list_operators();
     if (cmd.model.empty()) {
       fmt::print(stderr, "{}", app.help());
       return 2;

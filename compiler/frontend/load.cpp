@@ -863,7 +863,11 @@ class Loader {
         case DType::Uint16:
         case DType::Float16:
         case DType::BFloat16: out.data<uint16_t>()[i] = static_cast<uint16_t>(v); break;
-        case DType::Uint8: out.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
+        case DType::Uint8:
+        case DType::Float8E4M3FN:
+        case DType::Float8E4M3FNUZ:
+        case DType::Float8E5M2:
+        case DType::Float8E5M2FNUZ: out.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
         case DType::Bool: out.data<uint8_t>()[i] = v != 0; break;
         default: break;
       }

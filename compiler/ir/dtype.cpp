@@ -27,6 +27,10 @@ std::size_t dtype_size(DType t) {
     case DType::Uint32: return 4;
     case DType::Uint64: return 8;
     case DType::BFloat16: return 2;
+    case DType::Float8E4M3FN:
+    case DType::Float8E4M3FNUZ:
+    case DType::Float8E5M2:
+    case DType::Float8E5M2FNUZ: return 1;
     // A pointer (rt::cstring), given 8 bytes on every target so sizes do not depend on it.
     case DType::String: return 8;
     default: return 0;
@@ -81,6 +85,10 @@ std::string dtype_ctype(DType t) {
     case DType::Uint32: return "std::uint32_t";
     case DType::Uint64: return "std::uint64_t";
     case DType::BFloat16: return "onnxc::rt::bfloat16";
+    case DType::Float8E4M3FN: return "onnxc::rt::float8e4m3fn";
+    case DType::Float8E4M3FNUZ: return "onnxc::rt::float8e4m3fnuz";
+    case DType::Float8E5M2: return "onnxc::rt::float8e5m2";
+    case DType::Float8E5M2FNUZ: return "onnxc::rt::float8e5m2fnuz";
     case DType::String: return "onnxc::rt::cstring";
     default: return "void";
   }
@@ -88,6 +96,10 @@ std::string dtype_ctype(DType t) {
 
 bool dtype_is_float(DType t) {
   return t == DType::Float || t == DType::Double || t == DType::Float16 || t == DType::BFloat16;
+}
+
+bool dtype_is_float8(DType t) {
+  return t == DType::Float8E4M3FN || t == DType::Float8E4M3FNUZ || t == DType::Float8E5M2 || t == DType::Float8E5M2FNUZ;
 }
 
 bool dtype_is_integer(DType t) {

@@ -53,5 +53,6 @@ bool dtype_from_int(int32_t v, DType* out);
 bool dtype_is_float(DType t);    // float, double, float16, bfloat16
 bool dtype_is_integer(DType t);  // signed or unsigned integers (not bool)
 bool dtype_is_signed(DType t);
+bool dtype_is_float8(DType t);   // the four 8-bit floats of opset 19
 
 }  // namespace onnxc

@@ -51,6 +51,10 @@ double Tensor::float_at(int64_t i) const {
     case DType::Double: return data<double>()[i];
     case DType::Float16: return rt::half_to_float(data<uint16_t>()[i]);
     case DType::BFloat16: return rt::bfloat16_to_float(data<uint16_t>()[i]);
+    case DType::Float8E4M3FN: return rt::load(data<rt::float8e4m3fn>()[i]);
+    case DType::Float8E4M3FNUZ: return rt::load(data<rt::float8e4m3fnuz>()[i]);
+    case DType::Float8E5M2: return rt::load(data<rt::float8e5m2>()[i]);
+    case DType::Float8E5M2FNUZ: return rt::load(data<rt::float8e5m2fnuz>()[i]);
     default: return static_cast<double>(int_at(i));
   }
 }

@@ -8,8 +8,9 @@
 //
 // which fuse-attention then turns into one onnxc.Attention step (ops/attention.h), so the
 // operator runs on the same kernel as the attention exporters write out node by node.
-// Refused with a message: softcap, the qk_matmul_output output, nonpad_kv_seqlen, a causal mask
-// when the query and key lengths differ (its alignment with a past), masks narrower than the keys.
+// softcap and the qk_matmul_output output add nodes fuse-attention does not take (the steps then
+// run one by one); so does nonpad_kv_seqlen, a padding bias from the lengths (Less, Where).
+// Refused with a message: a causal mask with more queries than keys, masks narrower than the keys.
 #include <cmath>
 #include <limits>
 
@@ -49,12 +50,17 @@ Nodes lower_attention(Node& n, Graph& g) {
   require_float(n, 0, "Q");
   require_float(n, 1, "K");
   require_float(n, 2, "V");
-  if (n.has_input(6))
-    fail_unsupported(n, "input nonpad_kv_seqlen is not supported", "pad the keys with a mask (attn_mask) instead");
-  if (n.outputs.size() > 3 && n.has_output(3))
-    fail_unsupported(n, "output qk_matmul_output is not supported", "leave the fourth output unused");
-  if (n.attr_float("softcap", 0.0f) != 0.0f)
-    fail_unsupported(n, "attribute softcap is not supported", "leave softcap at 0");
+  if (n.has_input(6) && n.version < 24) fail_invalid(n, "input nonpad_kv_seqlen is an input of Attention-24 on");
+  const float softcap = n.attr_float("softcap", 0.0f);
+  const int64_t qk_mode = n.attr_int("qk_matmul_output_mode", 0);
+  if (qk_mode < 0 || qk_mode > 3) fail_invalid(n, fmt::format("qk_matmul_output_mode {} is not 0 to 3", qk_mode));
+  // The fourth output is the scores at the stage qk_matmul_output_mode names: 0 the scaled
+  // product, 1 with the mask added, 2 after softcap and the mask, 3 the softmax. Masked scores
+  // are -inf here and the lowest float in ONNX Runtime.
+  Value* qk_output = n.outputs.size() > 3 && n.has_output(3) ? n.outputs[3] : nullptr;
+  auto stage = [&](int64_t mode, Value* scores) {
+    if (qk_output && qk_mode == mode) l.add("Identity", {scores}, {qk_output});
+  };
   Value *q = n.inputs[0], *k = n.inputs[1], *v = n.inputs[2];
   const std::size_t rank = q->shape.size();
   if ((rank != 3 && rank != 4) || k->shape.size() != rank || v->shape.size() != rank)
@@ -126,6 +132,22 @@ Nodes lower_attention(Node& n, Graph& g) {
   const float scale = n.has_attr("scale") ? n.attr_float("scale", 1.0f) : 1.0f / std::sqrt(static_cast<float>(head));
   Value* scores = l.value("scores");
   l.add("Mul", {product, l.float_constant("scale", {}, {scale})}, {scores});
+  stage(0, scores);
+  // softcap * tanh(scores / softcap) bounds the scores to (-softcap, softcap). ONNX Runtime 1.30
+  // applies it before the mask (masked keys stay masked), and so does onnxc; the operator text
+  // lists the mask first (docs/conformance.md).
+  if (softcap != 0.0f) {
+    if (qk_output && qk_mode == 1)
+      fail_unsupported(n, "qk_matmul_output_mode 1 with softcap: the scores with the mask but before softcap are never formed",
+                       "ask for mode 2 (softcap and mask) or 0");
+    Value* shrunk = l.value("scores_over_cap");
+    l.add("Mul", {scores, l.float_constant("inverse_softcap", {}, {1.0f / softcap})}, {shrunk});
+    Value* bounded = l.value("scores_tanh");
+    l.add("Tanh", {shrunk}, {bounded});
+    Value* capped = l.value("scores_capped");
+    l.add("Mul", {bounded, l.float_constant("softcap", {}, {softcap})}, {capped});
+    scores = capped;
+  }
 
   // The bias: the mask (a float mask added, a boolean one where False is -inf) and the causal
   // triangle (key j > query i is -inf).
@@ -144,14 +166,39 @@ Nodes lower_attention(Node& n, Graph& g) {
       bias = mask;
     }
   }
+  // nonpad_kv_seqlen (version 24): batch b attends to its first nonpad_kv_seqlen[b] keys only.
+  if (n.has_input(6)) {
+    Value* lengths = n.inputs[6];
+    if (lengths->dtype != DType::Int64 || lengths->shape != Shape{batch})
+      fail_invalid(n, fmt::format("nonpad_kv_seqlen is {} {}; expected int64 [{}]", dtype_name(lengths->dtype),
+                                  shape_str(lengths->shape), batch));
+    std::vector<int64_t> positions(static_cast<std::size_t>(kv_len));
+    for (int64_t j = 0; j < kv_len; ++j) positions[static_cast<std::size_t>(j)] = j;
+    Value* limit = l.value("nonpad_limit");
+    l.add("Reshape", {lengths, l.int64_constant("nonpad_shape", {4}, {batch, 1, 1, 1})}, {limit});
+    Value* keep = l.value("nonpad_keep");
+    l.add("Less", {l.int64_constant("key_positions", {kv_len}, positions), limit}, {keep});
+    Value* padding = l.value("nonpad_bias");
+    l.add("Where", {keep, l.float_constant("nonpad_attend", {}, {0.0f}), l.float_constant("nonpad_masked", {}, {kMasked})},
+          {padding});
+    if (bias) {
+      Value* both = l.value("mask_and_padding");
+      l.add("Add", {bias, padding}, {both});
+      bias = both;
+    } else {
+      bias = padding;
+    }
+  }
   if (n.attr_int("is_causal", 0)) {
-    if (q_len != kv_len)
-      fail_unsupported(n, fmt::format("is_causal with {} queries and {} keys", q_len, kv_len),
-                       "give the causal mask as attn_mask (its alignment with a past is then explicit)");
+    // With a past the queries are the last q_len positions: query i sees keys up to
+    // i + kv_len - q_len (the triangle aligned to the bottom right, as ONNX Runtime does).
+    if (q_len > kv_len)
+      fail_unsupported(n, fmt::format("is_causal with {} queries and only {} keys", q_len, kv_len),
+                       "give the causal mask as attn_mask");
     require_tensor_fits(n, {q_len, kv_len}, DType::Float, "the causal bias");
     std::vector<float> triangle(static_cast<std::size_t>(q_len * kv_len), 0.0f);
     for (int64_t i = 0; i < q_len; ++i)
-      for (int64_t j = i + 1; j < kv_len; ++j) triangle[static_cast<std::size_t>(i * kv_len + j)] = kMasked;
+      for (int64_t j = i + 1 + kv_len - q_len; j < kv_len; ++j) triangle[static_cast<std::size_t>(i * kv_len + j)] = kMasked;
     Value* causal = l.float_constant("causal", {q_len, kv_len}, triangle);
     if (bias) {
       Value* both = l.value("bias");
@@ -166,8 +213,11 @@ Nodes lower_attention(Node& n, Graph& g) {
     l.add("Add", {scores, bias}, {masked});
     scores = masked;
   }
+  stage(1, scores);
+  stage(2, scores);
   Value* probs = l.value("probs");
   l.add("Softmax", {scores}, {probs}).set_attr_int("axis", -1);
+  stage(3, probs);
   if (rank == 4) {
     l.add("MatMul", {probs, v}, {n.outputs[0]});
     return l.take();

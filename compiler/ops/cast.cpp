@@ -1,6 +1,8 @@
 // Cast and CastLike: elementwise conversion between any two numeric or bool types, with the
 // rules of rt::convert (cast.h), and between numbers and strings (onnxc/strings.h): float and
-// the integers to text, text to float. The sub-byte and 8-bit float types are refused.
+// the integers to text, text to float. The 8-bit floats (version 19) convert to and from every
+// numeric type through float (rounded to nearest even; `saturate` chooses what is out of range:
+// the largest value, or infinity / NaN); the sub-byte types are refused.
 #include <cctype>
 
 #include "onnxc/strings.h"
@@ -56,6 +58,8 @@ void infer_cast(Node& n, DType to) {
   if (x.dtype == DType::String || to == DType::String) require_string_cast(n, x.dtype, to);
   require_castable(n, x.dtype, "from");
   require_castable(n, to, "to");
+  if ((dtype_is_float8(x.dtype) || dtype_is_float8(to)) && (x.dtype == DType::String || to == DType::String))
+    fail_unsupported(n, "casting between strings and 8-bit floats is not supported", "cast through float");
   set_output(n, 0, to, x.shape);
   // Numbers need text storage; strings whose text is in their own buffer (the arena reuses it)
   // are copied into as much.
@@ -101,6 +105,12 @@ void fold_string_cast(const Node& n, Tensor& y) {
 
 std::string cast_functor(const Node& n) { return fmt::format("rt::Cast<{}>{{}}", dtype_ctype(n.outputs[0]->dtype)); }
 
+// A cast into an 8-bit float with saturate = 0 (the attribute of versions 19 on): its own loop,
+// since storing into an 8-bit float saturates.
+bool unsaturated_float8(const Node& n) {
+  return dtype_is_float8(n.outputs[0]->dtype) && n.version >= 19 && n.attr_int("saturate", 1) == 0;
+}
+
 // Both ops convert input 0 to `target(n)`.
 OpDef cast_like_op(const char* op_type, std::vector<int> versions, int inputs, DType (*target)(const Node&)) {
   OpDef d;
@@ -111,23 +121,32 @@ OpDef cast_like_op(const char* op_type, std::vector<int> versions, int inputs, D
     infer_cast(n, target(n));
   };
   d.emit = [](const Node& n, Emitter& e) {
-    if (involves_strings(n)) emit_string_cast(n, e);
-    else emit_unary(n, e, cast_functor(n));
+    if (involves_strings(n)) {
+      emit_string_cast(n, e);
+    } else if (unsaturated_float8(n)) {
+      e.linef("rt::cast_to_float8_unsaturated({}, {}, {});", e.in(0), e.out(0), n.outputs[0]->numel());
+    } else {
+      emit_unary(n, e, cast_functor(n));
+    }
   };
   // CastLike's input 1 only names the type: it is no operand, but must not be computed at run
   // time for nothing.
   d.elementwise_form = [](const Node& n) -> std::optional<ElementwiseForm> {
-    if ((n.inputs.size() > 1 && !n.inputs[1]->constant) || involves_strings(n)) return std::nullopt;
+    if ((n.inputs.size() > 1 && !n.inputs[1]->constant) || involves_strings(n) || unsaturated_float8(n))
+      return std::nullopt;
     return ElementwiseForm{cast_functor(n), 1};
   };
   d.fold = [](const Node& n, std::vector<Tensor>& outs) {
     Tensor& y = fold_output(n, outs);
     if (involves_strings(n)) return fold_string_cast(n, y);
     const Tensor& x = *n.inputs[0]->constant;
-    dispatch_in(n, x.dtype, AllTypes{}, [&](auto from) {
-      dispatch_in(n, y.dtype, AllTypes{}, [&](auto to) {
+    dispatch_in(n, x.dtype, CastTypes{}, [&](auto from) {
+      dispatch_in(n, y.dtype, CastTypes{}, [&](auto to) {
         using From = typename decltype(from)::type;
         using To = typename decltype(to)::type;
+        if constexpr (std::is_same<rt::compute_t<To>, float>::value && sizeof(To) == 1) {
+          if (unsaturated_float8(n)) return rt::cast_to_float8_unsaturated(x.data<From>(), y.data<To>(), y.numel());
+        }
         rt::map(x.data<From>(), y.data<To>(), y.numel(), rt::Cast<To>{});
       });
     });
@@ -135,9 +154,9 @@ OpDef cast_like_op(const char* op_type, std::vector<int> versions, int inputs, D
   return d;
 }
 
-// Version 19 adds `saturate` and later versions `round_mode`: both only concern the float8
-// types, which are refused; the later versions add further 4/2-bit and float8 types (refused
-// too). So every version converts the supported types alike.
+// Version 19 adds the 8-bit floats and `saturate`; later versions add `round_mode` (for
+// float8e8m0) and the 4-bit, 2-bit, float4 and float8e8m0 types, which are refused. So every
+// version converts the supported types alike.
 const OpRegistrar cast(cast_like_op("Cast", {1, 6, 9, 13, 19, 21, 23, 24, 25}, 1, cast_target));
 const OpRegistrar cast_like(cast_like_op("CastLike", {15, 19, 21, 23, 24, 25}, 2,
                                          [](const Node& n) { return input(n, 1).dtype; }));

@@ -1,11 +1,11 @@
-// CumSum and ReverseSequence: operators that walk along one axis.
+// CumSum, CumProd and ReverseSequence: operators that walk along one axis.
 #include "onnxc/scan.h"
 #include "ops/emitter.h"
 
 namespace onnxc {
 namespace {
 
-// ---- CumSum ----
+// ---- CumSum, CumProd ----
 
 struct CumSumDims {
   int64_t outer = 1, len = 1, inner = 1;
@@ -34,38 +34,45 @@ void infer_cumsum(Node& n) {
 
 const char* flag(bool b) { return b ? "true" : "false"; }
 
-const OpRegistrar cumsum([] {
+// CumSum and CumProd: the same walk, `kernel` (rt::cumsum or rt::cumprod) names the combination.
+OpDef cumulative_op(const char* op_type, std::vector<int> versions, const char* kernel) {
   OpDef d;
-  d.op_type = "CumSum";
-  d.versions = {11, 14};
+  d.op_type = op_type;
+  d.versions = std::move(versions);
   d.infer = infer_cumsum;
   d.inplace = true;  // each element is read before its own position is written
-  d.emit = [](const Node& n, Emitter& e) {
+  d.emit = [kernel](const Node& n, Emitter& e) {
     e.include("onnxc/scan.h");
     const bool exclusive = n.attr_int("exclusive", 0) != 0, reverse = n.attr_int("reverse", 0) != 0;
     if (const Tensor* axis = const_input(n, 1)) {
       CumSumDims c = cumsum_dims(n, *axis);
-      e.linef("rt::cumsum({}, {}, {}, {}, {}, {}, {});", e.in(0), e.out(0), c.outer, c.len, c.inner, flag(exclusive),
-              flag(reverse));
+      e.linef("rt::{}({}, {}, {}, {}, {}, {}, {});", kernel, e.in(0), e.out(0), c.outer, c.len, c.inner,
+              flag(exclusive), flag(reverse));
       return;
     }
     const Shape& x = input(n, 0).shape;
     std::string dims = e.index_array("dims", x);
-    e.linef("rt::cumsum_along({}, {}, {}, {}, {}[0], {}, {});", e.in(0), e.out(0), dims, x.size(), e.in(1),
+    e.linef("rt::{}_along({}, {}, {}, {}, {}[0], {}, {});", kernel, e.in(0), e.out(0), dims, x.size(), e.in(1),
             flag(exclusive), flag(reverse));
   };
-  d.fold = [](const Node& n, std::vector<Tensor>& outs) {
+  const bool product = std::string(kernel) == "cumprod";
+  d.fold = [product](const Node& n, std::vector<Tensor>& outs) {
     const Value& y = *n.outputs[0];
     CumSumDims c = cumsum_dims(n, *n.inputs[1]->constant);
     outs.emplace_back(y.dtype, y.shape);
+    const bool exclusive = n.attr_int("exclusive", 0) != 0, reverse = n.attr_int("reverse", 0) != 0;
     dispatch_dtype(n, y.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      rt::cumsum(n.inputs[0]->constant->data<T>(), outs[0].data<T>(), c.outer, c.len, c.inner,
-                 n.attr_int("exclusive", 0) != 0, n.attr_int("reverse", 0) != 0);
+      const T* x = n.inputs[0]->constant->data<T>();
+      if (product) rt::cumprod(x, outs[0].data<T>(), c.outer, c.len, c.inner, exclusive, reverse);
+      else rt::cumsum(x, outs[0].data<T>(), c.outer, c.len, c.inner, exclusive, reverse);
     });
   };
   return d;
-}());
+}
+
+const OpRegistrar cumsum(cumulative_op("CumSum", {11, 14}, "cumsum"));
+const OpRegistrar cumprod(cumulative_op("CumProd", {26}, "cumprod"));
 
 // ---- ReverseSequence ----
 

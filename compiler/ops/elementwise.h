@@ -38,7 +38,10 @@ using IntTypes = ConcatTypes<SignedIntTypes, UnsignedIntTypes>::type;
 using SignedTypes = ConcatTypes<FloatTypes, SignedIntTypes>::type;  // floats and signed integers
 using NumericTypes = ConcatTypes<FloatTypes, IntTypes>::type;
 using BoolTypes = TypeList<bool>;
-using AllTypes = ConcatTypes<NumericTypes, BoolTypes>::type;  // every type generated code holds
+using AllTypes = ConcatTypes<NumericTypes, BoolTypes>::type;  // every type generated code computes on
+// The 8-bit floats, which generated code holds and converts (Cast, QuantizeLinear, DequantizeLinear) only.
+using Float8Types = TypeList<rt::float8e4m3fn, rt::float8e4m3fnuz, rt::float8e5m2, rt::float8e5m2fnuz>;
+using CastTypes = ConcatTypes<AllTypes, Float8Types>::type;
 
 template <class T> struct DTypeOf;
 template <> struct DTypeOf<float> { static constexpr DType value = DType::Float; };
@@ -54,6 +57,10 @@ template <> struct DTypeOf<uint16_t> { static constexpr DType value = DType::Uin
 template <> struct DTypeOf<uint32_t> { static constexpr DType value = DType::Uint32; };
 template <> struct DTypeOf<uint64_t> { static constexpr DType value = DType::Uint64; };
 template <> struct DTypeOf<bool> { static constexpr DType value = DType::Bool; };
+template <> struct DTypeOf<rt::float8e4m3fn> { static constexpr DType value = DType::Float8E4M3FN; };
+template <> struct DTypeOf<rt::float8e4m3fnuz> { static constexpr DType value = DType::Float8E4M3FNUZ; };
+template <> struct DTypeOf<rt::float8e5m2> { static constexpr DType value = DType::Float8E5M2; };
+template <> struct DTypeOf<rt::float8e5m2fnuz> { static constexpr DType value = DType::Float8E5M2FNUZ; };
 
 template <class... T> std::vector<DType> dtypes_of(TypeList<T...>) { return {DTypeOf<T>::value...}; }
 

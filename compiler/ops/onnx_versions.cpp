@@ -3,7 +3,7 @@
 // since_version history of every operator of the ai.onnx (""), ai.onnx.ml and
 // ai.onnx.preview.training (opset 1) domains.
 // Up to ai.onnx opset 17 and ai.onnx.ml opset 3: python-onnx 1.12.0's schema registry;
-// up to ai.onnx opset 25 and ai.onnx.ml opset 5: the tables in the script (sources cited there).
+// up to ai.onnx opset 26 and ai.onnx.ml opset 5: the tables in the script (sources cited there).
 #include "onnx_versions.h"
 
 #include <algorithm>
@@ -39,6 +39,7 @@ const std::vector<OpVersions>& table() {
       {"", "AveragePool", {1, 7, 10, 11, 19, 22}, 0},
       {"", "BatchNormalization", {1, 6, 7, 9, 14, 15}, 0},
       {"", "Bernoulli", {15, 22}, 0},
+      {"", "BitCast", {26}, 0},
       {"", "BitShift", {11}, 0},
       {"", "BitwiseAnd", {18}, 0},
       {"", "BitwiseNot", {18}, 0},
@@ -62,6 +63,7 @@ const std::vector<OpVersions>& table() {
       {"", "ConvTranspose", {1, 11, 22}, 0},
       {"", "Cos", {7, 22}, 0},
       {"", "Cosh", {9, 22}, 0},
+      {"", "CumProd", {26}, 0},
       {"", "CumSum", {11, 14}, 0},
       {"", "DFT", {17, 20}, 0},
       {"", "DeformConv", {19, 22}, 0},
@@ -270,7 +272,7 @@ const OpVersions* find(const std::string& domain, const std::string& op_type) {
 
 int max_known_opset(const std::string& domain) {
   const std::string& d = canonical(domain);
-  if (d.empty()) return 25;
+  if (d.empty()) return 26;
   if (d == "ai.onnx.ml") return 5;
   if (d == "ai.onnx.preview.training") return 1;
   return 0;

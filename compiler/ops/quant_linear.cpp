@@ -1,8 +1,10 @@
-// QuantizeLinear, DequantizeLinear (versions 10 to 21: per tensor, per axis, blocked) and
+// QuantizeLinear, DequantizeLinear (versions 10 to 25: per tensor, per axis, blocked) and
 // DynamicQuantizeLinear (kernels in runtime-support/onnxc/quant.h).
 //
 // Quantized types: int8 and uint8; int16 and uint16 from version 21; int32 as DequantizeLinear's
-// input. float8 (19) and int4/uint4 (21) are refused: generated code cannot hold them yet.
+// input; the 8-bit floats from version 19 (rt::quantize_linear_float8, with `saturate`).
+// int4/uint4 (21), float4 (23), float8e8m0 (24) and int2/uint2 (25) are refused: generated code
+// cannot hold them yet (4-bit weights are unpacked when loaded).
 #include <algorithm>
 
 #include "ops/elementwise.h"
@@ -17,9 +19,13 @@ using ScaleTypes = TypeList<float, rt::float16, rt::bfloat16>;
 using QuantizeInputTypes = TypeList<float, rt::float16, rt::bfloat16, int32_t>;
 using DequantizeInputTypes = ConcatTypes<QuantizedTypes, TypeList<int32_t>>::type;
 
-// The integer types a version quantizes to.
+// The types a version quantizes to: the 8-bit floats from 19, the 16-bit integers from 21.
 std::vector<DType> quantized_types(const Node& n) {
   std::vector<DType> t = {DType::Uint8, DType::Int8};
+  if (n.version >= 19) {
+    const std::vector<DType> f8 = dtypes_of(Float8Types{});
+    t.insert(t.end(), f8.begin(), f8.end());
+  }
   if (n.version >= 21) t.insert(t.end(), {DType::Uint16, DType::Int16});
   return t;
 }
@@ -99,8 +105,24 @@ DType quantize_output_type(const Node& n) {
   return wanted == DType::Undefined ? DType::Uint8 : wanted;
 }
 
+// Versions 23 to 25 name the type the division or multiplication is done in (QuantizeLinear's
+// `precision`) or the output type (DequantizeLinear's `output_dtype`); both default to the
+// scale's type, the only one onnxc computes in.
+void require_scale_type_attr(const Node& n, const char* attr) {
+  const int64_t code = n.attr_int(attr, 0);
+  if (code == 0 || n.version < 23) return;
+  DType t;
+  if (!dtype_from_int(static_cast<int32_t>(code), &t) || t == DType::Undefined)
+    fail_invalid(n, fmt::format("{} {} is not an ONNX element type", attr, code));
+  if (t != n.inputs[1]->dtype)
+    fail_unsupported(n, fmt::format("{} {} differs from the scale's type {}: onnxc computes in the scale's type",
+                                    attr, dtype_name(t), dtype_name(n.inputs[1]->dtype)),
+                     fmt::format("drop {} or give the scale that type", attr));
+}
+
 void infer_quantize(Node& n) {
   check_arity(n, 2, 3, 1, 1);
+  require_scale_type_attr(n, "precision");
   std::vector<DType> x_types = {DType::Float, DType::Int32};
   if (n.version >= 19) x_types = dtypes_of(QuantizeInputTypes{});
   require_dtype(n, 0, x_types);
@@ -115,15 +137,37 @@ void infer_quantize(Node& n) {
   set_output(n, 0, y, input(n, 0).shape);
 }
 
+// QuantizeLinear's saturate (version 19 on) concerns only the 8-bit floats.
+bool quantize_saturates(const Node& n) { return n.version < 19 || n.attr_int("saturate", 1) != 0; }
+
 void emit_quantize(const Node& n, Emitter& e) {
   e.include("onnxc/quant.h");
   e.linef("constexpr rt::QuantLayout q = {};", layout_code(quant_layout(n)));
+  if (dtype_is_float8(n.outputs[0]->dtype)) {
+    e.linef("rt::quantize_linear_float8(q, {}, {}, {}, {}, {});", e.in(0), e.in(1), e.in_or_null(2, n.outputs[0]->dtype),
+            e.out(0), quantize_saturates(n) ? "true" : "false");
+    return;
+  }
   e.linef("rt::quantize_linear(q, {}, {}, {}, {});", e.in(0), e.in(1), e.in_or_null(2, n.outputs[0]->dtype), e.out(0));
 }
 
 void fold_quantize(const Node& n, std::vector<Tensor>& outs) {
   Tensor& y = fold_output(n, outs);
   const rt::QuantLayout q = quant_layout(n);
+  if (dtype_is_float8(y.dtype)) {
+    dispatch_in(n, n.inputs[0]->dtype, QuantizeInputTypes{}, [&](auto x_tag) {
+      dispatch_in(n, n.inputs[1]->dtype, ScaleTypes{}, [&](auto s_tag) {
+        dispatch_in(n, y.dtype, Float8Types{}, [&](auto q_tag) {
+          using X = typename decltype(x_tag)::type;
+          using S = typename decltype(s_tag)::type;
+          using Q = typename decltype(q_tag)::type;
+          rt::quantize_linear_float8(q, fold_input<X>(n, 0), fold_input<S>(n, 1), fold_input<Q>(n, 2), y.data<Q>(),
+                                     quantize_saturates(n));
+        });
+      });
+    });
+    return;
+  }
   dispatch_in(n, n.inputs[0]->dtype, QuantizeInputTypes{}, [&](auto x_tag) {
     dispatch_in(n, n.inputs[1]->dtype, ScaleTypes{}, [&](auto s_tag) {
       dispatch_in(n, y.dtype, QuantizedTypes{}, [&](auto q_tag) {
@@ -139,7 +183,7 @@ void fold_quantize(const Node& n, std::vector<Tensor>& outs) {
 const OpRegistrar quantize_op([] {
   OpDef d;
   d.op_type = "QuantizeLinear";
-  d.versions = {10, 13, 19, 21};
+  d.versions = {10, 13, 19, 21, 23, 24, 25};
   d.infer = infer_quantize;
   d.emit = emit_quantize;
   d.fold = fold_quantize;
@@ -150,6 +194,7 @@ const OpRegistrar quantize_op([] {
 
 void infer_dequantize(Node& n) {
   check_arity(n, 2, 3, 1, 1);
+  require_scale_type_attr(n, "output_dtype");
   const DType x = input(n, 0).dtype;
   if (x != DType::Int32) require_quantized_type(n, x, "element type of x");
   require_dtype(n, 1, scale_types(n));
@@ -162,6 +207,11 @@ void infer_dequantize(Node& n) {
 void emit_dequantize(const Node& n, Emitter& e) {
   e.include("onnxc/quant.h");
   e.linef("constexpr rt::QuantLayout q = {};", layout_code(quant_layout(n)));
+  if (dtype_is_float8(n.inputs[0]->dtype)) {
+    e.linef("rt::dequantize_linear_float8(q, {}, {}, {}, {});", e.in(0), e.in(1), e.in_or_null(2, n.inputs[0]->dtype),
+            e.out(0));
+    return;
+  }
   e.linef("rt::dequantize_linear(q, {}, {}, {}, {});", e.in(0), e.in(1), e.in_or_null(2, n.inputs[0]->dtype),
           e.out(0));
 }
@@ -169,6 +219,16 @@ void emit_dequantize(const Node& n, Emitter& e) {
 void fold_dequantize(const Node& n, std::vector<Tensor>& outs) {
   Tensor& y = fold_output(n, outs);
   const rt::QuantLayout q = quant_layout(n);
+  if (dtype_is_float8(n.inputs[0]->dtype)) {
+    dispatch_in(n, n.inputs[0]->dtype, Float8Types{}, [&](auto q_tag) {
+      dispatch_in(n, y.dtype, ScaleTypes{}, [&](auto s_tag) {
+        using Q = typename decltype(q_tag)::type;
+        using S = typename decltype(s_tag)::type;
+        rt::dequantize_linear_float8(q, fold_input<Q>(n, 0), fold_input<S>(n, 1), fold_input<Q>(n, 2), y.data<S>());
+      });
+    });
+    return;
+  }
   dispatch_in(n, n.inputs[0]->dtype, DequantizeInputTypes{}, [&](auto q_tag) {
     dispatch_in(n, y.dtype, ScaleTypes{}, [&](auto s_tag) {
       using Q = typename decltype(q_tag)::type;
@@ -181,7 +241,7 @@ void fold_dequantize(const Node& n, std::vector<Tensor>& outs) {
 const OpRegistrar dequantize_op([] {
   OpDef d;
   d.op_type = "DequantizeLinear";
-  d.versions = {10, 13, 19, 21};
+  d.versions = {10, 13, 19, 21, 23, 24, 25};
   d.infer = infer_dequantize;
   d.emit = emit_dequantize;
   d.fold = fold_dequantize;

@@ -267,7 +267,7 @@ const OpRegistrar sequence_at_op(structure_op("SequenceAt", {11}, lower_sequence
 const OpRegistrar sequence_length_op(structure_op("SequenceLength", {11}, lower_sequence_length));
 const OpRegistrar concat_from_sequence_op(structure_op("ConcatFromSequence", {11}, lower_concat_from_sequence));
 const OpRegistrar sequence_map_op(structure_op("SequenceMap", {17}, lower_sequence_map));
-const OpRegistrar split_to_sequence_op(structure_op("SplitToSequence", {11}, lower_split_to_sequence));
+const OpRegistrar split_to_sequence_op(structure_op("SplitToSequence", {11, 24}, lower_split_to_sequence));
 
 }  // namespace
 

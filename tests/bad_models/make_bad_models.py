@@ -488,6 +488,26 @@ def tensor_rules():
     m = model([helper.make_node("DequantizeLinear", ["w", "s"], ["y"], name="dq")], inputs=[], outputs=[vi("y", (5,))],
               inits=[w, floats_init("s", [], [0.5])], opset=21, ir=10)
     save("int4_too_few_bytes.onnx", m, "holds 2 bytes of int4 values; shape [5] needs 3")
+    # Operators of opsets 18-26 with what onnxc refuses of them.
+    m = model([helper.make_node("BitCast", ["x"], ["y"], name="bits", to=TensorProto.INT16)],
+              outputs=[vi("y", (1, 4), TensorProto.INT16)], opset=26, ir=13)
+    save("bitcast_width.onnx", m, "float (32 bits) and int16 (16 bits) differ in width")
+    m = model([helper.make_node("BitCast", ["x"], ["y"], name="bits", to=TensorProto.BOOL)],
+              inputs=[vi("x", (1, 4), TensorProto.UINT8)], outputs=[vi("y", (1, 4), TensorProto.BOOL)], opset=26, ir=13)
+    save("bitcast_to_bool.onnx", m, "BitCast from uint8 to bool is not supported")
+    m = model([helper.make_node("DeformConv", ["x", "w", "offset"], ["y"], name="dcn")],
+              inputs=[vi("x", (1, 1, 4, 4, 4)), vi("offset", (1, 24, 3, 3, 3))], outputs=[vi("y", (1, 1, 3, 3, 3))],
+              inits=[floats_init("w", [1, 1, 2, 2, 2], [0.5] * 8)], opset=19, ir=9)
+    save("deform_conv_3d.onnx", m, "onnxc implements 2-D DeformConv (4-D X) only")
+    m = model([helper.make_node("QuantizeLinear", ["x", "s"], ["y"], name="q", precision=TensorProto.FLOAT16)],
+              outputs=[vi("y", (1, 4), TensorProto.UINT8)], inits=[floats_init("s", [], [0.5])], opset=23, ir=10)
+    save("quantize_precision.onnx", m, "precision float16 differs from the scale's type float")
+    m = model([helper.make_node("Attention", ["q", "k", "v"], ["y", "", "", "qk"], name="attention", softcap=2.0,
+                                qk_matmul_output_mode=1)],
+              inputs=[vi("q", (1, 1, 2, 4)), vi("k", (1, 1, 2, 4)), vi("v", (1, 1, 2, 4))],
+              outputs=[vi("y", (1, 1, 2, 4)), vi("qk", (1, 1, 2, 2))], opset=23, ir=10)
+    save("attention_qk_mode1_softcap.onnx", m, "qk_matmul_output_mode 1 with softcap")
+    save("opset_27.onnx", relu_model(opset=27, ir=13), "newer than onnxc knows (26)")
     save("raw_data_too_short.onnx", add_model(raw_floats("c", [4], 8)), "raw_data has 8 bytes; shape [4] of float needs 16")
     save("raw_data_too_long.onnx", add_model(raw_floats("c", [4], 20)), "raw_data has 20 bytes")
     save("float_data_count_mismatch.onnx", add_model(floats_init("c", [4], [1, 2, 3])),

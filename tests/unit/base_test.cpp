@@ -31,6 +31,54 @@ TEST_CASE("float16 round trip is exact for every finite half") {
   }
 }
 
+TEST_CASE("8-bit floats: the operator text's values at the ends of each format (hand-checked)") {
+  using E4M3FN = float8_format<float8e4m3fn>::type;
+  using E4M3FNUZ = float8_format<float8e4m3fnuz>::type;
+  using E5M2 = float8_format<float8e5m2>::type;
+  using E5M2FNUZ = float8_format<float8e5m2fnuz>::type;
+  const float inf = std::numeric_limits<float>::infinity();
+  // E4M3FN: 448 = S.1111.110 is the largest; 480 would be S.1111.111, which is NaN.
+  CHECK(float_to_float8<E4M3FN>(448.0f, false) == 0x7e);
+  CHECK(float_to_float8<E4M3FN>(464.0f, false) == 0x7e);   // tie: to the even 448
+  CHECK(float_to_float8<E4M3FN>(480.0f, false) == 0x7f);   // beyond: NaN (ONNX Runtime 1.30: 448)
+  CHECK(float_to_float8<E4M3FN>(480.0f, true) == 0x7e);
+  CHECK(float_to_float8<E4M3FN>(-inf, true) == 0xfe);
+  CHECK(float_to_float8<E4M3FN>(0x1p-9f, true) == 0x01);   // smallest subnormal
+  CHECK(float_to_float8<E4M3FN>(0x1p-10f, true) == 0x00);  // tie: to zero
+  CHECK(float_to_float8<E4M3FN>(-0.0f, true) == 0x80);
+  // E5M2: 57344 = S.11110.11 is the largest; 61440 ties between it and 65536 (infinity).
+  CHECK(float_to_float8<E5M2>(61440.0f, false) == 0x7c);   // infinity (ONNX Runtime 1.30: NaN)
+  CHECK(float_to_float8<E5M2>(61440.0f, true) == 0x7b);
+  CHECK(float_to_float8<E5M2>(inf, false) == 0x7c);
+  CHECK(float_to_float8<E5M2>(0x1p-16f, true) == 0x01);
+  // FNUZ: one NaN (0x80), no negative zero, bias 8 / 16.
+  CHECK(float_to_float8<E4M3FNUZ>(240.0f, false) == 0x7f);
+  CHECK(float_to_float8<E4M3FNUZ>(248.0f, false) == 0x80);
+  CHECK(float_to_float8<E4M3FNUZ>(-0.0f, true) == 0x00);
+  CHECK(float_to_float8<E5M2FNUZ>(0x1p-17f, true) == 0x01);
+  CHECK(float_to_float8<E5M2FNUZ>(-inf, true) == 0xff);
+  CHECK(std::isnan(float8_to_float<E4M3FN>(0xff)));
+  CHECK(std::isnan(float8_to_float<E4M3FNUZ>(0x80)));
+  CHECK(float8_to_float<E5M2>(0xfc) == -inf);
+  CHECK(float8_to_float<E5M2FNUZ>(0x7f) == 57344.0f);
+}
+
+TEST_CASE("8-bit floats: every value survives the round trip through float") {
+  auto round_trip = [](auto format, unsigned nan_code_a, unsigned nan_code_b) {
+    using Format = decltype(format);
+    for (unsigned b = 0; b < 0x100; ++b) {
+      if (b == nan_code_a || b == nan_code_b) continue;
+      const float f = float8_to_float<Format>(static_cast<std::uint8_t>(b));
+      if (std::isnan(f) || std::isinf(f)) continue;
+      CHECK(float_to_float8<Format>(f, false) == b);
+    }
+  };
+  round_trip(float8_format<float8e4m3fn>::type{}, 0x7f, 0xff);
+  round_trip(float8_format<float8e4m3fnuz>::type{}, 0x80, 0x80);
+  round_trip(float8_format<float8e5m2>::type{}, 0x100, 0x100);
+  round_trip(float8_format<float8e5m2fnuz>::type{}, 0x80, 0x80);
+}
+
 TEST_CASE("bfloat16 rounds to nearest even") {
   CHECK(float_to_bfloat16(1.0f) == 0x3f80);
   CHECK(float_to_bfloat16(bits_to_float(0x3f808000u)) == 0x3f80);  // tie, even stays

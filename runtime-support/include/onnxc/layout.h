@@ -27,6 +27,15 @@ inline void copy(const T* x, T* y, index_t n) {
   if (x != y && n > 0) std::memcpy(static_cast<void*>(y), static_cast<const void*>(x), sizeof(T) * static_cast<std::size_t>(n));
 }
 
+// BitCast: n elements of x, their bytes taken as elements of type U (of the same width).
+template <class T, class U>
+inline void copy_bits(const T* x, U* y, index_t n) {
+  static_assert(sizeof(T) == sizeof(U), "BitCast keeps the element width");
+  const void* from = x;
+  if (from != static_cast<const void*>(y) && n > 0)
+    std::memcpy(static_cast<void*>(y), from, sizeof(T) * static_cast<std::size_t>(n));
+}
+
 template <class T>
 inline void fill(T* y, index_t n, T value) {
   for (index_t i = 0; i < n; ++i) y[i] = value;

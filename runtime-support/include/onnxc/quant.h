@@ -173,6 +173,26 @@ inline void dequantize_linear(const QuantLayout& q, const Q* x, const S* scale, 
   });
 }
 
+// The 8-bit float quantized types (version 19): y = x / scale + zero_point rounded to nearest
+// even into Q, saturating or (saturate = 0) to infinity / NaN; and back, (x - zero_point) * scale.
+template <class X, class S, class Q>
+inline void quantize_linear_float8(const QuantLayout& q, const X* x, const S* scale, const Q* zero_point, Q* y,
+                                   bool saturate) {
+  using Format = typename float8_format<Q>::type;
+  for_each_quant_element(q, [&](index_t i, index_t s) {
+    const float zp = zero_point ? load(zero_point[s]) : 0.0f;
+    y[i] = Q{float_to_float8<Format>(static_cast<float>(load(x[i])) / static_cast<float>(load(scale[s])) + zp, saturate)};
+  });
+}
+
+template <class Q, class S>
+inline void dequantize_linear_float8(const QuantLayout& q, const Q* x, const S* scale, const Q* zero_point, S* y) {
+  for_each_quant_element(q, [&](index_t i, index_t s) {
+    const float zp = zero_point ? load(zero_point[s]) : 0.0f;
+    y[i] = store<S>((load(x[i]) - zp) * static_cast<float>(load(scale[s])));
+  });
+}
+
 }  // namespace rt
 }  // namespace onnxc
 

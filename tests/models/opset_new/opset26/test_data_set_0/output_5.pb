@@ -1,0 +1,1 @@
+Bbits_signedJ2\‹»:²-
