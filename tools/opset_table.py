@@ -23,7 +23,7 @@ import onnx
 FIRST = 18
 NEWER_TYPES = "4-bit, 2-bit, float4 and float8e8m0 elements refused"
 NOTES = {
-    "Attention": "refused: qk_matmul_output_mode 1 with softcap",
+    "Attention": "softcap after the mask, as the operator defines it (ONNX Runtime: before)",
     "Cast": "float8 types with saturate (float8_casts); " + NEWER_TYPES,
     "CastLike": "float8 types (float8_casts); " + NEWER_TYPES,
     "Constant": NEWER_TYPES,

@@ -133,22 +133,6 @@ Nodes lower_attention(Node& n, Graph& g) {
   Value* scores = l.value("scores");
   l.add("Mul", {product, l.float_constant("scale", {}, {scale})}, {scores});
   stage(0, scores);
-  // softcap * tanh(scores / softcap) bounds the scores to (-softcap, softcap). ONNX Runtime 1.30
-  // applies it before the mask (masked keys stay masked), and so does onnxc; the operator text
-  // lists the mask first (docs/conformance.md).
-  if (softcap != 0.0f) {
-    if (qk_output && qk_mode == 1)
-      fail_unsupported(n, "qk_matmul_output_mode 1 with softcap: the scores with the mask but before softcap are never formed",
-                       "ask for mode 2 (softcap and mask) or 0");
-    Value* shrunk = l.value("scores_over_cap");
-    l.add("Mul", {scores, l.float_constant("inverse_softcap", {}, {1.0f / softcap})}, {shrunk});
-    Value* bounded = l.value("scores_tanh");
-    l.add("Tanh", {shrunk}, {bounded});
-    Value* capped = l.value("scores_capped");
-    l.add("Mul", {bounded, l.float_constant("softcap", {}, {softcap})}, {capped});
-    scores = capped;
-  }
-
   // The bias: the mask (a float mask added, a boolean one where False is -inf) and the causal
   // triangle (key j > query i is -inf).
   constexpr float kMasked = -std::numeric_limits<float>::infinity();
@@ -214,6 +198,19 @@ Nodes lower_attention(Node& n, Graph& g) {
     scores = masked;
   }
   stage(1, scores);
+  // softcap * tanh(scores / softcap) bounds the scores to (-softcap, softcap), after the mask as
+  // the operator defines it (qk_matmul_output_mode 1 is the scores with the mask, 2 after softcap):
+  // a masked score (-inf) becomes -softcap, so masked keys keep a small weight. ONNX Runtime 1.30
+  // applies softcap before the mask instead (docs/conformance.md); onnxc follows the operator.
+  if (softcap != 0.0f) {
+    Value* shrunk = l.value("scores_over_cap");
+    l.add("Mul", {scores, l.float_constant("inverse_softcap", {}, {1.0f / softcap})}, {shrunk});
+    Value* bounded = l.value("scores_tanh");
+    l.add("Tanh", {shrunk}, {bounded});
+    Value* capped = l.value("scores_capped");
+    l.add("Mul", {bounded, l.float_constant("softcap", {}, {softcap})}, {capped});
+    scores = capped;
+  }
   stage(2, scores);
   Value* probs = l.value("probs");
   l.add("Softmax", {scores}, {probs}).set_attr_int("axis", -1);

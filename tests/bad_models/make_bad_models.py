@@ -502,11 +502,6 @@ def tensor_rules():
     m = model([helper.make_node("QuantizeLinear", ["x", "s"], ["y"], name="q", precision=TensorProto.FLOAT16)],
               outputs=[vi("y", (1, 4), TensorProto.UINT8)], inits=[floats_init("s", [], [0.5])], opset=23, ir=10)
     save("quantize_precision.onnx", m, "precision float16 differs from the scale's type float")
-    m = model([helper.make_node("Attention", ["q", "k", "v"], ["y", "", "", "qk"], name="attention", softcap=2.0,
-                                qk_matmul_output_mode=1)],
-              inputs=[vi("q", (1, 1, 2, 4)), vi("k", (1, 1, 2, 4)), vi("v", (1, 1, 2, 4))],
-              outputs=[vi("y", (1, 1, 2, 4)), vi("qk", (1, 1, 2, 2))], opset=23, ir=10)
-    save("attention_qk_mode1_softcap.onnx", m, "qk_matmul_output_mode 1 with softcap")
     save("opset_27.onnx", relu_model(opset=27, ir=13), "newer than onnxc knows (26)")
     save("raw_data_too_short.onnx", add_model(raw_floats("c", [4], 8)), "raw_data has 8 bytes; shape [4] of float needs 16")
     save("raw_data_too_long.onnx", add_model(raw_floats("c", [4], 20)), "raw_data has 20 bytes")

@@ -535,9 +535,12 @@ def newest_versions(ort_run, opset=26, name="newest_versions"):
 def attention_extras(ort_run):
     """Attention-24's softcap, qk_matmul_output (modes 0 to 3), is_causal with a past (the
     triangle aligned to the last key) and nonpad_kv_seqlen, five nodes in one model; checked against numpy float64
-    when made. softcap comes before the mask, as in ONNX Runtime (the operator text lists it after,
-    which would unmask masked keys: tanh(-inf) = -1); the qk outputs compared have no masked
-    entries (ONNX Runtime writes the lowest float there, onnxc -inf)."""
+    when made. softcap comes after the mask, as the operator defines it (qk_matmul_output_mode 1 is
+    the scores with the mask, 2 after softcap): a masked score becomes -softcap. ONNX Runtime 1.30
+    applies softcap first, so for the node with both (ya) the expected output is numpy's of the
+    operator's order, and ONNX Runtime's distance from it is printed; every other output is ONNX
+    Runtime's, checked against numpy. The qk outputs compared have no masked entries (ONNX Runtime
+    writes the lowest float there, onnxc -inf)."""
     rng = np.random.default_rng(2323)
 
     def reference(q, k, v, mask=None, causal=False, softcap=0.0, past=None, mode=0):
@@ -546,14 +549,15 @@ def attention_extras(ort_run):
             k, v = np.concatenate([past[0], k], 2), np.concatenate([past[1], v], 2)
         s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
         stages = [s]
-        if softcap:
-            s = softcap * np.tanh(s / softcap)
         if mask is not None:
             s = s + np.where(mask, 0, -np.inf)
         if causal:
             ql, kl = s.shape[-2:]
             s = s + np.triu(np.full((ql, kl), -np.inf), 1 + kl - ql)
-        stages += [s, s]
+        stages.append(s)
+        if softcap:
+            s = softcap * np.tanh(s / softcap)
+        stages.append(s)
         p = np.exp(s - s.max(-1, keepdims=True))
         p = p / p.sum(-1, keepdims=True)
         stages.append(p)
@@ -603,7 +607,14 @@ def attention_extras(ort_run):
     save("attention_extras", model, inputs, [], check=False)
     subprocess.run(["node", ort_run, "attention_extras"], check=True)
     for i, (name, e) in enumerate(expected):
-        got = numpy_helper.to_array(onnx.load_tensor(f"attention_extras/test_data_set_0/output_{i}.pb"))
+        path = f"attention_extras/test_data_set_0/output_{i}.pb"
+        got = numpy_helper.to_array(onnx.load_tensor(path))
+        if name == "ya":  # softcap with a mask: ONNX Runtime's order is not the operator's
+            print(f"attention_extras ya: ONNX Runtime (softcap before the mask) differs from the operator by "
+                  f"{np.abs(got - e).max():.3g}; expected output written from numpy float64")
+            with open(path, "wb") as f:
+                f.write(numpy_helper.from_array(e.astype(np.float32), name).SerializeToString())
+            continue
         finite = np.isfinite(e)
         assert np.array_equal(finite, np.isfinite(got)), f"attention_extras {name}: -inf at other places"
         err = np.abs(got[finite] - e[finite]).max()
