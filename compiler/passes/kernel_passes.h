@@ -23,6 +23,12 @@ int fuse_activation(Graph& g);
 // (ops/attention.h, rt::attention: no score matrix). Returns the nodes removed.
 int fuse_attention(Graph& g);
 
+// fold-transpose: a float MatMul or Gemm whose B is a Transpose of a runtime tensor swapping only
+// its last two axes reads that tensor in place instead (MatMul: kTransposedBAttr, rt::matmul_tiles
+// or rt::matmul_dots; Gemm: transB flipped). After fuse-attention, which reads K^T's Transpose itself. Returns the
+// nodes removed.
+int fold_transpose(Graph& g);
+
 // Calls f on every node of g and of the graphs nested in its nodes' attributes.
 template <class F> void for_each_nested_node(Graph& g, const F& f) {
   for (auto& node : g.nodes) {

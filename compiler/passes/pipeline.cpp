@@ -18,7 +18,7 @@
 namespace onnxc {
 
 const std::set<std::string>& optional_passes() {
-  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fold-affine", "fuse-activation", "fuse-attention", "fuse-elementwise", "fuse-block", "fuse-output-table", "fit-scratch", "mark-weights-from-memory", "in-place", "concat-in-place", "reorder",
+  static const std::set<std::string> names = {"fold-constants", "fold-batchnorm", "fold-affine", "fuse-activation", "fuse-attention", "fold-transpose", "fuse-elementwise", "fuse-block", "fuse-output-table", "fit-scratch", "mark-weights-from-memory", "in-place", "concat-in-place", "reorder",
                                                      "lower-qdq", "simplify"};
   return names;
 }
@@ -171,6 +171,8 @@ Compilation compile_loaded_model(Model model, const CompileOptions& o) {
   // Before fuse-elementwise, which would merge the scalings and the mask's Add.
   if (enabled(o, "fuse-attention")) c.fused_nodes += static_cast<std::size_t>(fuse_attention(g));
   after("fuse-attention");
+  if (enabled(o, "fold-transpose")) c.fused_nodes += static_cast<std::size_t>(fold_transpose(g));
+  after("fold-transpose");
   if (enabled(o, "fold-batchnorm")) c.fused_nodes += static_cast<std::size_t>(fold_batchnorm(g));
   after("fold-batchnorm");
   if (enabled(o, "fold-affine")) c.fused_nodes += static_cast<std::size_t>(fold_affine(g));
