@@ -184,8 +184,9 @@ void emit_matmul(const Node& n, Emitter& e) {
     e.include(kernel == "matmul_dots" ? "onnxc/gemm_dots.h" : "onnxc/gemm_packed_b.h");
     e.index_array("a_offsets", s.a_offsets);
     e.index_array("b_offsets", s.b_offsets);
-    e.linef("rt::{}({}, a_offsets, b_offsets, {}, {}, {}, {}, {}, {}, {});", kernel, s.batches, s.m, s.n, s.k,
-            e.in(0), e.in(1), e.out(0), e.parallel(s.batches * s.m * s.n * s.k));
+    e.linef("rt::{}({}, a_offsets, b_offsets, {}, {}, {}, {}, {}, {}, {}, {});", kernel, s.batches, s.m, s.n, s.k,
+            e.in(0), e.in(1), n.attr_int(kTransposedBAttr, 0) ? "true" : "false", e.out(0),
+            e.parallel(s.batches * s.m * s.n * s.k));
     return;
   }
   if (s.batches == 1) {
@@ -207,8 +208,18 @@ void fold_matmul(const Node& n, std::vector<Tensor>& outs) {
       b_offsets(s.b_offsets.begin(), s.b_offsets.end());
   dispatch_dtype(n, y.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    rt::matmul(s.batches, a_offsets.data(), b_offsets.data(), s.m, s.n, s.k, n.inputs[0]->constant->data<T>(),
-               n.inputs[1]->constant->data<T>(), outs[0].data<T>());
+    const T* b = n.inputs[1]->constant->data<T>();
+    Tensor b_plain(n.inputs[1]->dtype, {});  // B^T given (fold-transpose): each [K, N] matrix laid out again
+    if (n.attr_int(kTransposedBAttr, 0)) {
+      b_plain = Tensor(n.inputs[1]->dtype, n.inputs[1]->shape);
+      T* plain = b_plain.data<T>();
+      for (int64_t at = 0; at < n.inputs[1]->numel(); at += s.k * s.n)
+        for (int64_t l = 0; l < s.k; ++l)
+          for (int64_t j = 0; j < s.n; ++j) plain[at + l * s.n + j] = b[at + j * s.k + l];
+      b = plain;
+    }
+    rt::matmul(s.batches, a_offsets.data(), b_offsets.data(), s.m, s.n, s.k, n.inputs[0]->constant->data<T>(), b,
+               outs[0].data<T>());
   });
 }
 

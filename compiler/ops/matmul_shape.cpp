@@ -1,5 +1,7 @@
 #include "ops/matmul_shape.h"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "ops/elementwise.h"
@@ -12,6 +14,7 @@ ProductShape product_shape(const Node& node, std::size_t a_index, std::size_t b_
   const bool a_vector = a.size() == 1, b_vector = b.size() == 1;
   if (a_vector) a.insert(a.begin(), 1);
   if (b_vector) b.push_back(1);
+  if (node.attr_int(kTransposedBAttr, 0)) std::swap(b[b.size() - 2], b[b.size() - 1]);
   ProductShape r;
   r.m = a[a.size() - 2];
   r.k = a.back();

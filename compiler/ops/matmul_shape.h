@@ -9,6 +9,10 @@
 
 namespace onnxc {
 
+// Internal attribute (never in a model file), int 1: the MatMul's input 1 holds B transposed
+// ([..., N, K]), the Transpose before it folded away (fold-transpose); product_shape reads B so.
+constexpr const char* kTransposedBAttr = "onnxc.transposed_b";
+
 // The product's geometry: 1-D operands are promoted (a: prepend 1, b: append 1) and the added
 // dim dropped from the output; batch dims broadcast, each batch reading a at a_offsets[b] and
 // b at b_offsets[b].

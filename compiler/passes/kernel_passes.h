@@ -23,6 +23,12 @@ int fuse_activation(Graph& g);
 // (ops/attention.h, rt::attention: no score matrix). Returns the nodes removed.
 int fuse_attention(Graph& g);
 
+// fold-transpose: a float MatMul or Gemm whose B is a Transpose of a runtime tensor swapping only
+// its last two axes reads that tensor in place instead (MatMul: kTransposedBAttr, rt::matmul_tiles
+// or rt::matmul_dots; Gemm: transB flipped). After fuse-attention, which reads K^T's Transpose itself. Returns the
+// nodes removed.
+int fold_transpose(Graph& g);
+
 // mark-weights-from-memory: where the graph's constants (every distinct constant a node reads,
 // nested graphs included) exceed kCoreCacheBytes, marks each node that reads a constant with
 // kWeightsFromMemoryAttr, so splits_into_tasks counts its weights as streamed from memory.

@@ -173,6 +173,7 @@ const std::vector<Pass>& middle_passes() {
       {"simplify", "simplify", true, Counts::Folded, [](Model& m, const PassEnv&) -> std::int64_t { return simplify(m.graph); }},
       // Before fuse-elementwise, which would merge the scalings and the mask's Add.
       {"fuse-attention", "fuse-attention", true, Counts::Fused, [](Model& m, const PassEnv&) -> std::int64_t { return fuse_attention(m.graph); }},
+      {"fold-transpose", "fold-transpose", true, Counts::Fused, [](Model& m, const PassEnv&) -> std::int64_t { return fold_transpose(m.graph); }},
       {"fold-batchnorm", "fold-batchnorm", true, Counts::Fused, [](Model& m, const PassEnv&) -> std::int64_t { return fold_batchnorm(m.graph); }},
       {"fold-affine", "fold-affine", true, Counts::Fused, [](Model& m, const PassEnv&) -> std::int64_t { return fold_affine(m.graph); }},
       {"fuse-activation", "fuse-activation", true, Counts::Fused, [](Model& m, const PassEnv&) -> std::int64_t { return fuse_activation(m.graph); }},

@@ -143,41 +143,47 @@ TEST_CASE("gemm_dots matches a double-precision product over few and many column
                 (n + k) % 3 == 0, false, true);
 }
 
-TEST_CASE("matmul_dots multiplies batches of few columns, B broadcast over them by its offsets") {
-  const index_t m = 7, n = 3, k = 300;
+// A batched product of 4 batches, A [4, m, k] by two distinct B (broadcast over the batches by
+// their offsets), B row-major [k, n] or transposed [n, k] (B^T read in place), against double.
+template <class Product>
+void check_batched_product(index_t m, index_t n, index_t k, bool transposed, const Product& product) {
   const std::vector<float> a = kernel_test_values(4 * m * k, 6), b = kernel_test_values(2 * k * n, 7);
   const std::vector<index_t> a_off = {0, m * k, 2 * m * k, 3 * m * k}, b_off = {0, k * n, 0, k * n};
   std::vector<float> y(static_cast<std::size_t>(4 * m * n));
-  onnxc::rt::matmul_dots(4, a_off.data(), b_off.data(), m, n, k, a.data(), b.data(), y.data());
+  product(a_off.data(), b_off.data(), a.data(), b.data(), y.data());
   for (index_t t = 0; t < 4; ++t)
     for (index_t i = 0; i < m; ++i)
       for (index_t j = 0; j < n; ++j) {
         double s = 0;
         for (index_t l = 0; l < k; ++l)
           s += double(a[static_cast<std::size_t>(a_off[t] + i * k + l)]) *
-               double(b[static_cast<std::size_t>(b_off[t] + l * n + j)]);
+               double(b[static_cast<std::size_t>(b_off[t] + (transposed ? j * k + l : l * n + j))]);
         REQUIRE(std::abs(y[static_cast<std::size_t>((t * m + i) * n + j)] - s) <= 1e-4 * (1.0 + std::abs(s)) * k);
       }
 }
 
-TEST_CASE("matmul_tiles multiplies batches, B broadcast over them by its offsets") {
-  // A [2, 3, m, k] times B [3, k, n] (broadcast over the first dim): 6 batches.
-  const index_t m = 5, n = 37, k = 19;
-  const std::vector<float> a = kernel_test_values(6 * m * k, 4), b = kernel_test_values(3 * k * n, 5);
-  std::vector<index_t> a_off, b_off;
-  for (index_t i = 0; i < 6; ++i) {
-    a_off.push_back(i * m * k);
-    b_off.push_back((i % 3) * k * n);
-  }
-  std::vector<float> y(static_cast<std::size_t>(6 * m * n));
-  onnxc::rt::matmul_tiles(6, a_off.data(), b_off.data(), m, n, k, a.data(), b.data(), y.data());
-  for (index_t t = 0; t < 6; ++t)
-    for (index_t i = 0; i < m; ++i)
-      for (index_t j = 0; j < n; ++j) {
-        double s = 0;
-        for (index_t l = 0; l < k; ++l)
-          s += double(a[static_cast<std::size_t>(a_off[t] + i * k + l)]) *
-               double(b[static_cast<std::size_t>(b_off[t] + l * n + j)]);
-        REQUIRE(std::abs(y[static_cast<std::size_t>((t * m + i) * n + j)] - s) <= 1e-4 * (1.0 + std::abs(s)));
-      }
+TEST_CASE("matmul_dots multiplies batches, B broadcast over them by its offsets, plain or transposed") {
+  // n = 3 (few columns) and wider products with column tails (n = 37: nine tiles of four and one
+  // of one); K with a vector tail (19) and over one depth range (300).
+  for (const bool transposed : {false, true})
+    for (const index_t n : {index_t{3}, index_t{37}})
+      for (const index_t k : {index_t{19}, index_t{300}})
+        check_batched_product(7, n, k, transposed, [&](const index_t* ao, const index_t* bo, const float* a,
+                                                       const float* b, float* y) {
+          onnxc::rt::matmul_dots(4, ao, bo, 7, n, k, a, b, transposed, y);
+        });
+}
+
+TEST_CASE("matmul_tiles multiplies batches, B broadcast over them by its offsets, plain or transposed") {
+  // B^T is packed a block of 32 columns at a time: n = 37 (a second block of 5 columns, its second
+  // panel all zeros), 64 (whole blocks) and 16 (one panel); K with 8 x 8 transposes and an edge
+  // (19), two depth ranges (300); m = 5 (one row group) and 29 (three).
+  for (const bool transposed : {false, true})
+    for (const index_t n : {index_t{16}, index_t{37}, index_t{64}})
+      for (const index_t k : {index_t{19}, index_t{300}})
+        for (const index_t m : {index_t{5}, index_t{29}})
+          check_batched_product(m, n, k, transposed, [&](const index_t* ao, const index_t* bo, const float* a,
+                                                         const float* b, float* y) {
+            onnxc::rt::matmul_tiles(4, ao, bo, m, n, k, a, b, transposed, y);
+          });
 }

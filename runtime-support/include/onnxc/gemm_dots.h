@@ -76,12 +76,15 @@ inline void gemm_dots(index_t m, index_t n, index_t k, const float* a, index_t l
 #endif
 }
 
-// Batched MatMul of two tensors with few columns: batch i multiplies a + a_offsets[i] ([m, k])
-// by b + b_offsets[i] ([k, n], row-major) into y + i * m * n.
+// Batched MatMul of two tensors with few columns, or by B given transposed: batch i multiplies
+// a + a_offsets[i] ([m, k]) by b + b_offsets[i] ([k, n] row-major; b_transposed: [n, k], B^T
+// read in place, the Transpose a model spells before MatMul folded away) into y + i * m * n.
 inline void matmul_dots(index_t batches, const index_t* a_offsets, const index_t* b_offsets, index_t m, index_t n,
-                        index_t k, const float* a, const float* b, float* y, Parallel parallel = nullptr) {
+                        index_t k, const float* a, const float* b, bool b_transposed, float* y,
+                        Parallel parallel = nullptr) {
+  const index_t row = b_transposed ? 1 : n, col = b_transposed ? k : 1;
   for (index_t i = 0; i < batches; ++i)
-    gemm_dots(m, n, k, a + a_offsets[i], k, DotColumns{b + b_offsets[i], n, 1}, nullptr, y + i * m * n, n,
+    gemm_dots(m, n, k, a + a_offsets[i], k, DotColumns{b + b_offsets[i], row, col}, nullptr, y + i * m * n, n,
               kNoActivation, parallel);
 }
 

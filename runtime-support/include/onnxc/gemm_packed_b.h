@@ -14,6 +14,7 @@
 
 #include "onnxc/activation.h"
 #include "onnxc/base.h"
+#include "onnxc/gemm_dots.h"
 #include "onnxc/parallel.h"
 
 namespace onnxc {
@@ -148,13 +149,34 @@ inline void gemm_packed_b(index_t m, index_t n, index_t k, const StridedRows& a,
   gemm_tiles(m, n, k, a, PackedColumns{b_packed, k}, bias, y, ldy, e, parallel);
 }
 
+// y = act(A * B + bias) for A's rows contiguous (lda apart) and B given transposed (bt: [n, k]
+// row-major, ldb apart), read in place: on SIMD targets the tiles, a block of B^T packed at a
+// time on the stack; without SIMD the dot-product kernel, which reads B^T's rows as they lie.
+inline void gemm_transposed_b(index_t m, index_t n, index_t k, const float* a, index_t lda, const float* bt,
+                              index_t ldb, const float* bias, float* y, index_t ldy, const Epilogue& e,
+                              Parallel parallel = nullptr) {
+#if defined(ONNXC_SIMD)
+  gemm_transposed_b_simd(m, n, k, StridedRows{a, lda, 1}, bt, ldb, bias, y, ldy, e, parallel);
+#else
+  (void)parallel;
+  gemm_dots_scalar(m, n, k, a, lda, DotColumns{bt, 1, ldb}, bias, y, ldy, e);
+#endif
+}
+
 // Batched MatMul of two tensors (neither packed): batch i multiplies a + a_offsets[i] by
-// b + b_offsets[i] (row-major, read in place) into y + i * m * n.
+// b + b_offsets[i] (row-major [k, n], read in place; b_transposed: B^T [n, k], the Transpose a
+// model spells before MatMul folded away) into y + i * m * n.
 inline void matmul_tiles(index_t batches, const index_t* a_offsets, const index_t* b_offsets, index_t m, index_t n,
-                         index_t k, const float* a, const float* b, float* y, Parallel parallel = nullptr) {
-  for (index_t i = 0; i < batches; ++i)
-    gemm_tiles(m, n, k, StridedRows{a + a_offsets[i], k, 1}, PlainRows{b + b_offsets[i], n}, nullptr, y + i * m * n,
-               n, kNoActivation, parallel);
+                         index_t k, const float* a, const float* b, bool b_transposed, float* y,
+                         Parallel parallel = nullptr) {
+  for (index_t i = 0; i < batches; ++i) {
+    if (b_transposed)
+      gemm_transposed_b(m, n, k, a + a_offsets[i], k, b + b_offsets[i], k, nullptr, y + i * m * n, n, kNoActivation,
+                        parallel);
+    else
+      gemm_tiles(m, n, k, StridedRows{a + a_offsets[i], k, 1}, PlainRows{b + b_offsets[i], n}, nullptr,
+                 y + i * m * n, n, kNoActivation, parallel);
+  }
 }
 
 }  // namespace rt

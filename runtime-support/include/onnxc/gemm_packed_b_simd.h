@@ -14,6 +14,9 @@
 
 #include "onnxc/packed_gemm.h"
 #include "onnxc/simd.h"
+#if defined(__AVX2__)
+#include "onnxc/transpose_avx2.h"
+#endif
 
 namespace onnxc {
 namespace rt {
@@ -114,6 +117,46 @@ inline void simd_rows_of(index_t rows, index_t i0, index_t j0, index_t j1, const
   simd_rows<Rows>(i0, j0, j1, d, a, b, y, ldy, bias, e);
 }
 
+// ---- B given transposed (B^T [N, K] row-major, read in place) ----
+// A block of kTransposedBlockCols columns by a depth range is packed into panels on the stack
+// (32 columns x 256 steps: 32 KB, in L1 beside a tile's rows of A) and every row group sweeps it,
+// so B^T is read once, from where it lies, and no transposed copy of it goes through memory.
+constexpr index_t kTransposedBlockCols = 2 * kPackedBCols;
+
+// The packed block as simd_tile reads it: columns from j0, depth from 0.
+struct PackedBlock {
+  static constexpr bool kPadded = true;
+  const float* packed;
+  index_t j0, depth;
+  const float* column(index_t j) const {
+    return packed + ((j - j0) / kPackedBCols) * depth * kPackedBCols + (j - j0) % kPackedBCols;
+  }
+  index_t step() const { return kPackedBCols; }
+};
+
+// block[p][l][c] = B^T[j0 + 16p + c][l0 + l] for the panels holding the block's cols columns
+// (a panel's columns past them zero: its vectors are computed whole) and len steps. 8 x 8
+// transposes in registers where AVX2 is there, elements one by one at the edges.
+inline void pack_transposed_block(const float* bt, index_t ldb, index_t j0, index_t cols, index_t l0, index_t len,
+                                  float* block) {
+  for (index_t c0 = 0; c0 < cols; c0 += kPackedBCols) {
+    float* panel = block + c0 / kPackedBCols * len * kPackedBCols;
+    const float* src = bt + (j0 + c0) * ldb + l0;
+    const index_t width = cols - c0 < kPackedBCols ? cols - c0 : kPackedBCols;
+    index_t fast_cols = 0, fast_len = 0;
+#if defined(__AVX2__)
+    fast_cols = width / 8 * 8;
+    fast_len = len / 8 * 8;
+    for (index_t l = 0; l < fast_len; l += 8)
+      for (index_t c = 0; c < fast_cols; c += 8)
+        transpose_avx2::block8x8(src + c * ldb + l, ldb, panel + l * kPackedBCols + c, kPackedBCols);
+#endif
+    for (index_t l = 0; l < len; ++l)
+      for (index_t c = l < fast_len ? fast_cols : 0; c < kPackedBCols; ++c)
+        panel[l * kPackedBCols + c] = c < width ? src[c * ldb + l] : 0.0f;
+  }
+}
+
 }  // namespace packed_b_detail
 
 // Column tasks of whole panels, at most this many.
@@ -153,6 +196,37 @@ inline void gemm_tiles_simd(index_t m, index_t n, index_t k, const StridedRows& 
         for (index_t g = 0, i0 = 0; g < groups; ++g) {
           const index_t rows = m / groups + (g < m % groups ? 1 : 0);
           packed_b_detail::simd_rows_of(rows, i0, jc, jend, d, a, b, y, ldy, bias, e);
+          i0 += rows;
+        }
+      }
+    }
+  });
+}
+
+// y = act(A * B + bias) for B given transposed (bt: [n, k], rows ldb apart), packed a block at a
+// time (pack_transposed_block); tasks are ranges of blocks of columns.
+inline void gemm_transposed_b_simd(index_t m, index_t n, index_t k, const StridedRows& a, const float* bt, index_t ldb,
+                                   const float* bias, float* y, index_t ldy, const Epilogue& e,
+                                   Parallel parallel = nullptr) {
+  using namespace packed_b_detail;
+  if (k == 0) return gemm_tiles_simd(m, n, k, a, PlainRows{bt, n}, bias, y, ldy, e);  // the bias alone
+  const index_t blocks = (n + kTransposedBlockCols - 1) / kTransposedBlockCols;
+  const index_t tasks = parallel ? (blocks < kPackedBTasks ? blocks : kPackedBTasks) : 1;
+  const index_t groups = (m + kPackedBRows - 1) / kPackedBRows;
+  const index_t depths = (k + kPackedBDepth - 1) / kPackedBDepth, depth = (k + depths - 1) / depths;
+  parallel_for(parallel, tasks, [&](index_t t) {
+    const Range q = part_of(blocks, tasks, t);
+    alignas(64) float block[kTransposedBlockCols * kPackedBDepth];
+    for (index_t b = q.begin; b < q.end; ++b) {
+      const index_t j0 = b * kTransposedBlockCols, j1 = n - j0 < kTransposedBlockCols ? n : j0 + kTransposedBlockCols;
+      for (index_t l0 = 0; l0 < k; l0 += depth) {
+        const index_t len = k - l0 < depth ? k - l0 : depth;
+        pack_transposed_block(bt, ldb, j0, j1 - j0, l0, len, block);
+        const DepthRange d{0, len, l0 == 0, l0 + len == k};
+        const StridedRows al{a.a + l0 * a.col, a.row, a.col};
+        for (index_t g = 0, i0 = 0; g < groups; ++g) {
+          const index_t rows = m / groups + (g < m % groups ? 1 : 0);
+          simd_rows_of(rows, i0, j0, j1, d, al, PackedBlock{block, j0, len}, y, ldy, bias, e);
           i0 += rows;
         }
       }

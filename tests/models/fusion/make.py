@@ -198,26 +198,33 @@ def matrix_products():
     [M, N] (rt::gemm) and a batched 4-d MatMul broadcasting B (rt::matmul_tiles); then the
     dot-product kernel (rt::gemm_dots): a Gemm by a transposed input B, a batched MatMul to 3
     columns broadcasting B (rt::matmul_dots), a Gemm by constant [K, 2] weights with a bias
-    (strided columns) and one by transposed constant [1, K] weights with a bias [1]."""
+    (strided columns) and one by transposed constant [1, K] weights with a bias [1]; then
+    products by a Transpose of a runtime input that fold-transpose removes: a batched MatMul
+    broadcasting B^T [1, 3, 13, 19] (rt::matmul_tiles packing it a block at a time) and a Gemm whose
+    transB it flips (rt::gemm_dots)."""
     x, a3, ad, at = f32(37, 70), f32(37, 1, 19), f32(4, 300), f32(23, 6)
     a2, b2, a4, b4 = f32(6, 11), f32(11, 17), f32(2, 3, 7, 9), f32(1, 3, 9, 5)
     wt, bias = f32(33, 70), f32(33)
     w3, wd, wa, cm = f32(19, 41), f32(300, 20), f32(23, 18), f32(6, 17)
     bt, a5, b5, w2, bias2, w1 = f32(13, 11), f32(2, 3, 7, 300), f32(1, 3, 300, 3), f32(70, 2), f32(2), f32(1, 70)
     bias1 = f32(1)
+    local = np.random.default_rng(1121)  # the global generator's draws stay those of the models after this one
+    a6, b6t, b7t = [local.standard_normal(s).astype(np.float32) for s in [(2, 3, 7, 19), (1, 3, 13, 19), (17, 11)]]
     n = helper.make_node
     inputs = [("x", x), ("a3", a3), ("ad", ad), ("at", at), ("a2", a2), ("b2", b2), ("a4", a4), ("b4", b4),
-              ("bt", bt), ("a5", a5), ("b5", b5)]
+              ("bt", bt), ("a5", a5), ("b5", b5), ("a6", a6), ("b6t", b6t), ("b7t", b7t)]
     outputs = [("y", [37, 33]), ("y3", [37, 1, 41]), ("yd", [4, 20]), ("yt", [6, 18]), ("y2", [6, 17]),
                ("yc", [6, 17]), ("y4", [2, 3, 7, 5]), ("ytb", [6, 13]), ("y5", [2, 3, 7, 3]), ("yw2", [37, 2]),
-               ("yw1", [37, 1])]
+               ("yw1", [37, 1]), ("y6", [2, 3, 7, 13]), ("y7", [6, 17])]
     graph = helper.make_graph(
         [n("Gemm", ["x", "wt", "bias"], ["g"], transB=1), n("Relu", ["g"], ["y"]),
          n("MatMul", ["a3", "w3"], ["y3"]), n("MatMul", ["ad", "wd"], ["yd"]),
          n("Gemm", ["at", "wa"], ["yt"], transA=1), n("Gemm", ["a2", "b2"], ["y2"]),
          n("Gemm", ["a2", "b2", "cm"], ["yc"], alpha=0.5, beta=2.0), n("MatMul", ["a4", "b4"], ["y4"]),
          n("Gemm", ["a2", "bt"], ["ytb"], transB=1), n("MatMul", ["a5", "b5"], ["y5"]),
-         n("Gemm", ["x", "w2", "bias2"], ["yw2"]), n("Gemm", ["x", "w1", "bias1"], ["yw1"], transB=1)],
+         n("Gemm", ["x", "w2", "bias2"], ["yw2"]), n("Gemm", ["x", "w1", "bias1"], ["yw1"], transB=1),
+         n("Transpose", ["b6t"], ["b6"], perm=[0, 1, 3, 2]), n("MatMul", ["a6", "b6"], ["y6"]),
+         n("Transpose", ["b7t"], ["b7"], perm=[1, 0]), n("Gemm", ["a2", "b7"], ["y7"])],
         "matrix_products", [helper.make_tensor_value_info(name, TensorProto.FLOAT, v.shape) for name, v in inputs],
         [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape) for name, shape in outputs],
         [numpy_helper.from_array(v, name) for name, v in
@@ -227,7 +234,8 @@ def matrix_products():
     d = lambda v: v.astype(np.float64)
     expected = [np.maximum(d(x) @ d(wt).T + d(bias), 0), d(a3) @ d(w3), d(ad) @ d(wd), d(at).T @ d(wa),
                 d(a2) @ d(b2), 0.5 * (d(a2) @ d(b2)) + 2.0 * d(cm), d(a4) @ d(b4), d(a2) @ d(bt).T, d(a5) @ d(b5),
-                d(x) @ d(w2) + d(bias2), d(x) @ d(w1).T + d(bias1)]
+                d(x) @ d(w2) + d(bias2), d(x) @ d(w1).T + d(bias1), d(a6) @ np.swapaxes(d(b6t), 2, 3),
+                d(a2) @ d(b7t).T]
     save("matrix_products", model, inputs,
          [(name, v.astype(np.float32)) for (name, _), v in zip(outputs, expected)])
 
