@@ -70,13 +70,7 @@ std::vector<std::unique_ptr<Node>> lower_affine_grid(Node& n, Graph& g) {
   return l.take();
 }
 
-const OpRegistrar affine_grid_op([] {
-  OpDef d;
-  d.op_type = "AffineGrid";
-  d.versions = {20};
-  d.lower = lower_affine_grid;
-  return d;
-}());
+const OpRegistrar affine_grid_op(lowered_op("", "AffineGrid", {20}, lower_affine_grid));
 
 }  // namespace
 }  // namespace onnxc

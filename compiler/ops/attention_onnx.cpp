@@ -227,13 +227,7 @@ Nodes lower_attention(Node& n, Graph& g) {
   return l.take();
 }
 
-const OpRegistrar attention_op([] {
-  OpDef d;
-  d.op_type = "Attention";
-  d.versions = {23, 24};
-  d.lower = lower_attention;
-  return d;
-}());
+const OpRegistrar attention_op(lowered_op("", "Attention", {23, 24}, lower_attention));
 
 }  // namespace
 }  // namespace onnxc

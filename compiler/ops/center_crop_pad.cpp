@@ -56,13 +56,7 @@ std::vector<std::unique_ptr<Node>> lower_center_crop_pad(Node& n, Graph& g) {
   return l.take();
 }
 
-const OpRegistrar center_crop_pad_op([] {
-  OpDef d;
-  d.op_type = "CenterCropPad";
-  d.versions = {18};
-  d.lower = lower_center_crop_pad;
-  return d;
-}());
+const OpRegistrar center_crop_pad_op(lowered_op("", "CenterCropPad", {18}, lower_center_crop_pad));
 
 }  // namespace
 }  // namespace onnxc

@@ -94,13 +94,7 @@ std::vector<std::unique_ptr<Node>> lower_col2im(Node& n, Graph& g) {
   return l.take();
 }
 
-const OpRegistrar col2im_op([] {
-  OpDef d;
-  d.op_type = "Col2Im";
-  d.versions = {18};
-  d.lower = lower_col2im;
-  return d;
-}());
+const OpRegistrar col2im_op(lowered_op("", "Col2Im", {18}, lower_col2im));
 
 }  // namespace
 }  // namespace onnxc

@@ -102,13 +102,7 @@ Nodes lower_deform_conv(Node& n, Graph& g) {
   return l.take();
 }
 
-const OpRegistrar deform_conv([] {
-  OpDef d;
-  d.op_type = "DeformConv";
-  d.versions = {19, 22};
-  d.lower = lower_deform_conv;
-  return d;
-}());
+const OpRegistrar deform_conv(lowered_op("", "DeformConv", {19, 22}, lower_deform_conv));
 
 // ---- onnxc.DeformIm2Col ----
 

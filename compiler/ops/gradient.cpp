@@ -181,14 +181,7 @@ Nodes lower_gradient(Node& n, Graph& g) {
   return rm.lowering().take();
 }
 
-const OpRegistrar gradient_op([] {
-  OpDef d;
-  d.domain = "ai.onnx.preview.training";
-  d.op_type = "Gradient";
-  d.versions = {1};
-  d.lower = lower_gradient;
-  return d;
-}());
+const OpRegistrar gradient_op(lowered_op("ai.onnx.preview.training", "Gradient", {1}, lower_gradient));
 
 }  // namespace
 }  // namespace onnxc

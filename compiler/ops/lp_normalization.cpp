@@ -34,13 +34,7 @@ std::vector<std::unique_ptr<Node>> lower_lp_normalization(Node& n, Graph& g) {
   return l.take();
 }
 
-const OpRegistrar lp_normalization_op([] {
-  OpDef d;
-  d.op_type = "LpNormalization";
-  d.versions = {1, 22};
-  d.lower = lower_lp_normalization;
-  return d;
-}());
+const OpRegistrar lp_normalization_op(lowered_op("", "LpNormalization", {1, 22}, lower_lp_normalization));
 
 }  // namespace
 }  // namespace onnxc

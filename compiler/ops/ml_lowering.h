@@ -167,12 +167,7 @@ inline void label_of_best(Lowering& l, const Node& n, Value* scores, const Class
 
 // An ai.onnx.ml operator defined by its lowering.
 inline OpDef ml_op(const char* name, std::vector<int> versions, std::function<Nodes(Node&, Graph&)> lower) {
-  OpDef d;
-  d.domain = kMl;
-  d.op_type = name;
-  d.versions = std::move(versions);
-  d.lower = std::move(lower);
-  return d;
+  return lowered_op(kMl, name, std::move(versions), std::move(lower));
 }
 
 }  // namespace ml

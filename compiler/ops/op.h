@@ -131,6 +131,18 @@ struct OpRegistrar {
   explicit OpRegistrar(OpDef def);
 };
 
+// An operator defined only by its lowering (OpDef::lower): the nodes it is rewritten into carry
+// its shapes, folding and code.
+inline OpDef lowered_op(std::string domain, std::string op_type, std::vector<int> versions,
+                        std::function<std::vector<std::unique_ptr<Node>>(Node&, Graph&)> lower) {
+  OpDef d;
+  d.domain = std::move(domain);
+  d.op_type = std::move(op_type);
+  d.versions = std::move(versions);
+  d.lower = std::move(lower);
+  return d;
+}
+
 // ---- helpers for operator implementations ----
 
 [[noreturn]] void fail_invalid(const Node& n, const std::string& what, const std::string& fix = {});

@@ -422,6 +422,18 @@ void fold_resize(const Node& n, std::vector<Tensor>& outs) {
   });
 }
 
+// Per output element one read (nearest) or one multiply-add per tap: 2 (linear) or 4 (cubic)
+// per resized dim. Resize, Upsample and onnxc.QLinearResize.
+int64_t resize_macs(const Node& n) {
+  const Value& x = *n.inputs[0];
+  const Value& y = *n.outputs[0];
+  const Interp mode = parse_mode(n);
+  int64_t taps = 1;
+  for (std::size_t i = 0; i < y.shape.size() && i < x.shape.size() && mode != Interp::Nearest; ++i)
+    if (x.shape[i] != y.shape[i]) taps *= mode == Interp::Linear ? 2 : 4;
+  return y.numel() * taps;
+}
+
 OpDef resize_op(const char* name, std::vector<int> versions) {
   OpDef d;
   d.op_type = name;
@@ -430,17 +442,7 @@ OpDef resize_op(const char* name, std::vector<int> versions) {
   d.emit = emit_resize;
   d.fold = fold_resize;
   d.scratch_bytes = resize_scratch_bytes;
-  // Per output element one read (nearest) or one multiply-add per tap: 2 (linear) or 4 (cubic)
-  // per resized dim.
-  d.macs = [](const Node& n) {
-    const Value& x = *n.inputs[0];
-    const Value& y = *n.outputs[0];
-    const Interp mode = parse_mode(n);
-    int64_t taps = 1;
-    for (std::size_t i = 0; i < y.shape.size() && i < x.shape.size() && mode != Interp::Nearest; ++i)
-      if (x.shape[i] != y.shape[i]) taps *= mode == Interp::Linear ? 2 : 4;
-    return y.numel() * taps;
-  };
+  d.macs = resize_macs;
   return d;
 }
 
@@ -614,14 +616,7 @@ OpDef qlinear_resize() {
   d.infer = infer_qlinear_resize;
   d.emit = emit_qlinear_resize;
   d.scratch_bytes = qlinear_resize_scratch_bytes;
-  d.macs = [](const Node& n) {
-    const Value& x = *n.inputs[0];
-    const Value& y = *n.outputs[0];
-    int64_t taps = 1;
-    for (std::size_t i = 0; i < y.shape.size() && i < x.shape.size(); ++i)
-      if (x.shape[i] != y.shape[i]) taps *= parse_mode(n) == Interp::Linear ? 2 : 4;
-    return y.numel() * taps;
-  };
+  d.macs = resize_macs;
   return d;
 }
 const OpRegistrar qlinear_resize_op(qlinear_resize());

@@ -104,13 +104,7 @@ Nodes lower_rotary_embedding(Node& n, Graph& g) {
   return l.take();
 }
 
-const OpRegistrar rotary_embedding_op([] {
-  OpDef d;
-  d.op_type = "RotaryEmbedding";
-  d.versions = {23};
-  d.lower = lower_rotary_embedding;
-  return d;
-}());
+const OpRegistrar rotary_embedding_op(lowered_op("", "RotaryEmbedding", {23}, lower_rotary_embedding));
 
 }  // namespace
 }  // namespace onnxc

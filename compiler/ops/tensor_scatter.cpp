@@ -58,13 +58,7 @@ std::vector<std::unique_ptr<Node>> lower_tensor_scatter(Node& n, Graph& g) {
   return l.take();
 }
 
-const OpRegistrar tensor_scatter_op([] {
-  OpDef d;
-  d.op_type = "TensorScatter";
-  d.versions = {24};
-  d.lower = lower_tensor_scatter;
-  return d;
-}());
+const OpRegistrar tensor_scatter_op(lowered_op("", "TensorScatter", {24}, lower_tensor_scatter));
 
 }  // namespace
 }  // namespace onnxc
