@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "backend/target.h"
+#include "support/align.h"
 #include "support/diagnostics.h"
 
 namespace onnxc {
@@ -35,8 +36,6 @@ constexpr const char* kIncbinPreamble = R"(// The weights are the bytes of {file
           ".popsection\n")
 
 )";
-
-std::size_t align_up(std::size_t n, std::size_t alignment) { return (n + alignment - 1) / alignment * alignment; }
 
 // A weight's bytes as the target reads them: the IR's bytes (host order, little-endian on the
 // hosts onnxc runs on; the preamble refuses big-endian targets), bool as 0/1 like a C++ bool.

@@ -227,4 +227,10 @@ std::vector<Node*> Graph::consumers(const Value* v) const {
   return out;
 }
 
+Node* Graph::only_reader(const Value* v) const {
+  if (!v || v->is_graph_output) return nullptr;
+  std::vector<Node*> readers = consumers(v);
+  return readers.size() == 1 ? readers[0] : nullptr;
+}
+
 }  // namespace onnxc

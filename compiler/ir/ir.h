@@ -167,7 +167,12 @@ struct Graph {
   // Rebuild producers and keep nodes' pointers consistent; call after rewriting.
   void relink();
   std::vector<Node*> consumers(const Value* v) const;
+  // The one node that reads v, or nullptr when v is null, a graph output, or read by none or several.
+  Node* only_reader(const Value* v) const;
 };
+
+// n is the default-domain (ai.onnx) operator op_type; false for a null n.
+inline bool is_op(const Node* n, const char* op_type) { return n && n->domain.empty() && n->op_type == op_type; }
 
 // Calls f on every node of g and of the graphs nested in its nodes, depth first: each node before
 // the nodes of its subgraphs.

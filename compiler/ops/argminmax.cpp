@@ -12,7 +12,7 @@ struct ArgGeometry {
   int64_t outer, n, inner;
 };
 
-ArgGeometry geometry(const Node& n) {
+ArgGeometry arg_geometry(const Node& n) {
   const Shape& s = n.inputs[0]->shape;
   auto axis = static_cast<std::size_t>(normalize_axis(n, n.attr_int("axis", 0), static_cast<int64_t>(s.size())));
   ArgGeometry g{axis, 1, s[axis], 1};
@@ -31,7 +31,7 @@ void infer_arg(Node& n) {
   if (x.shape.empty()) fail_invalid(n, "the input is a scalar; it needs an axis to search along");
   if (n.version < 12 && n.has_attr("select_last_index"))
     fail_invalid(n, fmt::format("{}-{} has no select_last_index (added in version 12)", n.op_type, n.version));
-  ArgGeometry g = geometry(n);
+  ArgGeometry g = arg_geometry(n);
   if (g.n == 0 && g.outer * g.inner > 0) fail_invalid(n, "the axis has extent 0: there is no element to choose");
   Shape out = x.shape;
   if (n.attr_int("keepdims", 1) != 0) out[g.axis] = 1;
@@ -48,7 +48,7 @@ OpDef arg_def(const char* name) {
   d.emit = [](const Node& n, Emitter& e) {
     if (n.outputs[0]->numel() == 0) return;
     e.include("onnxc/reduce.h");
-    ArgGeometry g = geometry(n);
+    ArgGeometry g = arg_geometry(n);
     e.linef("rt::{}({}, {}, {}, {}, {}, {});", kMax ? "arg_max" : "arg_min", e.in(0), e.out(0), g.outer, g.n, g.inner,
             n.attr_int("select_last_index", 0) ? "true" : "false");
   };
@@ -56,7 +56,7 @@ OpDef arg_def(const char* name) {
     const Value& y = *n.outputs[0];
     outs.emplace_back(y.dtype, y.shape);
     if (y.numel() == 0) return;
-    ArgGeometry g = geometry(n);
+    ArgGeometry g = arg_geometry(n);
     bool last = n.attr_int("select_last_index", 0) != 0;
     dispatch_dtype(n, n.inputs[0]->dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;

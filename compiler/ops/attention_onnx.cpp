@@ -227,7 +227,7 @@ Nodes lower_attention(Node& n, Graph& g) {
   return l.take();
 }
 
-const OpRegistrar attention_op(lowered_op("", "Attention", {23, 24}, lower_attention));
+const OpRegistrar attention_onnx(lowered_op("", "Attention", {23, 24}, lower_attention));
 
 }  // namespace
 }  // namespace onnxc

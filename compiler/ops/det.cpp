@@ -10,7 +10,7 @@ struct DetGeometry {
   int64_t batches, m;
 };
 
-DetGeometry geometry(const Node& n) {
+DetGeometry det_geometry(const Node& n) {
   const Shape& s = n.inputs[0]->shape;
   return {shape_numel(Shape(s.begin(), s.end() - 2)), s.back()};
 }
@@ -29,7 +29,7 @@ void infer_det(Node& n) {
 
 // Scratch: the LU factors of one matrix, in double.
 std::size_t det_scratch(const Node& n) {
-  int64_t m = geometry(n).m;
+  int64_t m = det_geometry(n).m;
   return static_cast<std::size_t>(m * m) * sizeof(double);
 }
 
@@ -40,7 +40,7 @@ const OpRegistrar det_op([] {
   d.infer = infer_det;
   d.scratch_bytes = det_scratch;
   d.emit = [](const Node& n, Emitter& e) {
-    DetGeometry g = geometry(n);
+    DetGeometry g = det_geometry(n);
     if (g.batches == 0) return;
     e.include("onnxc/linalg.h");
     e.linef("rt::det({}, {}, {}, {}, reinterpret_cast<double*>({}));", e.in(0), e.out(0), g.batches, g.m, e.scratch());
@@ -48,7 +48,7 @@ const OpRegistrar det_op([] {
   d.fold = [](const Node& n, std::vector<Tensor>& outs) {
     const Value& y = *n.outputs[0];
     outs.emplace_back(y.dtype, y.shape);
-    DetGeometry g = geometry(n);
+    DetGeometry g = det_geometry(n);
     std::vector<double> lu(static_cast<std::size_t>(g.m * g.m));
     dispatch_dtype(n, y.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;

@@ -246,6 +246,11 @@ void fold_ternary(const Tensor& c, const Tensor& a, const Tensor& b, Tensor& y, 
 // The single output tensor a fold hook fills, shaped as inferred.
 Tensor& fold_output(const Node& n, std::vector<Tensor>& outs);
 
+// An optional constant input's data for a fold hook, or nullptr when the input is absent.
+template <class T> const T* const_data_or_null(const Node& n, std::size_t i) {
+  return n.has_input(i) ? n.inputs[i]->constant->data<T>() : nullptr;
+}
+
 // ---- operator builders ----
 
 // Output element type rules: the input's type, or bool (predicates, comparisons).

@@ -99,10 +99,6 @@ template <class F> void dispatch_loss_types(const Node& n, F&& f) {
   });
 }
 
-template <class T> const T* const_data_or_null(const Node& n, std::size_t i) {
-  return n.has_input(i) ? n.inputs[i]->constant->data<T>() : nullptr;
-}
-
 void fold_nll_loss(const Node& n, std::vector<Tensor>& outs) {
   Tensor& loss = fold_output(n, outs);
   dispatch_loss_types(n, [&](auto t, auto i) {

@@ -24,7 +24,7 @@ struct Kernel {
   float gamma = 0.0f, coef0 = 0.0f, degree = 0.0f;
 };
 
-Kernel kernel_of(const Node& n) {
+Kernel svm_kernel_of(const Node& n) {
   Kernel k;
   k.type = n.attr_string("kernel_type", "LINEAR");
   if (k.type != "LINEAR" && k.type != "POLY" && k.type != "RBF" && k.type != "SIGMOID")
@@ -49,7 +49,7 @@ Value* rows_of(Lowering& l, Node& n, int64_t& c) {
 
 // The kernel of every row of x ([N, C]) with each of the `count` support vectors `sv`: [N, count].
 Value* kernel_values(Lowering& l, const Node& n, Value* x, const std::vector<float>& sv, int64_t count, int64_t c) {
-  const Kernel k = kernel_of(n);
+  const Kernel k = svm_kernel_of(n);
   // The support vectors transposed, [C, count], times `scale`.
   auto transposed = [&](float scale) {
     std::vector<float> t(sv.size());
@@ -108,7 +108,7 @@ Nodes lower_svm_regressor(Node& n, Graph& g) {
     Value* k = kernel_values(l, n, x, sv, supports, c);
     product = binary(l, "MatMul", k, l.float_constant("coefficients", {supports, 1}, coef), "product");
   } else {
-    if (kernel_of(n).type != "LINEAR")
+    if (svm_kernel_of(n).type != "LINEAR")
       fail_unsupported(n, "a linear-mode SVMRegressor (n_supports 0) with a kernel other than LINEAR",
                        "use kernel_type LINEAR or give the support vectors");
     if (static_cast<int64_t>(coef.size()) != c)

@@ -73,7 +73,7 @@ enum Kind : uint8_t { kKindLeq = 0, kKindLt = 1, kKindEq = 2 };
 // A branch as one of three comparisons: GTE, GT and NEQ are the negations of LT, LEQ and EQ for
 // any number, so they become those with the children (and the missing-value branch) swapped.
 // A NaN threshold compares false in every mode but NEQ: LEQ against NaN is false for any value.
-std::pair<Kind, bool> canonical(uint8_t mode, float threshold) {
+std::pair<Kind, bool> canonical_rule(uint8_t mode, float threshold) {
   if (threshold != threshold) return {kKindLeq, mode == kNeq};
   switch (mode) {
     case kLt: return {kKindLt, false};
@@ -125,7 +125,7 @@ Layout lay_out(const Node& n, const std::vector<TreeNode>& nodes, const std::vec
         }
         continue;
       }
-      const auto [kind, swap] = canonical(t.mode, t.threshold);
+      const auto [kind, swap] = canonical_rule(t.mode, t.threshold);
       out.feature.push_back(t.feature);
       out.value.push_back(t.threshold);
       out.kind.push_back(kind);

@@ -73,10 +73,6 @@ void emit_nms(const Node& n, Emitter& e) {
                  {0});
 }
 
-template <class T> const T* const_data_or_null(const Node& n, std::size_t i) {
-  return n.has_input(i) ? n.inputs[i]->constant->data<T>() : nullptr;
-}
-
 void fold_nms(const Node& n, std::vector<Tensor>& outs) {
   Tensor& y = fold_output(n, outs);
   std::vector<rt::index_t> scratch(2 * static_cast<std::size_t>(n.inputs[kBoxes]->shape[1]));

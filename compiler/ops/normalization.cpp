@@ -21,7 +21,7 @@ std::vector<DType> float_types(bool with_bfloat16) {
   return t;
 }
 
-void require_shape(const Node& n, std::size_t i, const Shape& expected, const char* what) {
+void require_input_shape(const Node& n, std::size_t i, const Shape& expected, const char* what) {
   const Shape& s = input(n, i).shape;
   if (s != expected)
     fail_invalid(n, fmt::format("input {} ({}) has shape {}; expected {}", i, what, shape_str(s), shape_str(expected)));
@@ -72,7 +72,7 @@ void infer_batch_norm(Node& n) {
   Shape param_shape = bn_per_activation(n) ? Shape(x.shape.begin() + 1, x.shape.end()) : Shape{x.shape[1]};
   const char* names[] = {"", "scale", "B", "mean", "var"};
   for (std::size_t i = 1; i < 5; ++i) {
-    require_shape(n, i, param_shape, names[i]);
+    require_input_shape(n, i, param_shape, names[i]);
     require_dtype(n, i, float_types(n.version >= 14));
   }
   // Version 14 lets mean/var differ from x, version 15 also scale/B; before, all match.
@@ -156,8 +156,8 @@ void infer_instance_norm(Node& n) {
   check_arity(n, 3, 3, 1, 1);
   infer_channel_norm_input(n, n.version >= 22);
   int64_t c = n.inputs[0]->shape[1];
-  require_shape(n, 1, {c}, "scale");
-  require_shape(n, 2, {c}, "B");
+  require_input_shape(n, 1, {c}, "scale");
+  require_input_shape(n, 2, {c}, "B");
 }
 
 const OpRegistrar instance_norm([] {
@@ -186,8 +186,8 @@ void infer_group_norm(Node& n) {
   if (groups <= 0 || c % groups != 0)
     fail_invalid(n, fmt::format("num_groups {} does not divide the {} channels", groups, c));
   Shape affine = {n.version < 21 ? groups : c};
-  require_shape(n, 1, affine, "scale");
-  require_shape(n, 2, affine, "bias");
+  require_input_shape(n, 1, affine, "scale");
+  require_input_shape(n, 2, affine, "bias");
   stash_ctype(n, n.version >= 21);
 }
 

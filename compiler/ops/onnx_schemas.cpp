@@ -17,7 +17,7 @@ using A = AttrType;
 using P = ParamOption;
 
 // Sorted by (domain, op_type, since_version), byte-wise.
-const std::vector<OpSchema>& table() {
+const std::vector<OpSchema>& schema_table() {
   static const std::vector<OpSchema> kTable = {
       {"", "Abs", 1, {{"consumed_inputs", A::Ints, false}}, {{"X", P::Single}}, {{"Y", P::Single}}, 1, 1, 1, 1, false, true},
       {"", "Abs", 6, {}, {{"X", P::Single}}, {{"Y", P::Single}}, 1, 1, 1, 1, false, true},
@@ -662,7 +662,7 @@ const std::vector<OpSchema>& table() {
 
 const OpSchema* find_op_schema(const std::string& domain, const std::string& op_type, int since_version) {
   const std::string& d = domain == "ai.onnx" ? std::string() : domain;
-  const auto& t = table();
+  const auto& t = schema_table();
   auto key = [](const OpSchema& s) { return std::make_tuple(std::string(s.domain), std::string(s.op_type), s.since_version); };
   auto wanted = std::make_tuple(d, op_type, since_version);
   auto it = std::lower_bound(t.begin(), t.end(), wanted,

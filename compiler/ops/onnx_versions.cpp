@@ -21,7 +21,7 @@ struct OpVersions {
 };
 
 // Sorted by (domain, op_type), byte-wise.
-const std::vector<OpVersions>& table() {
+const std::vector<OpVersions>& versions_table() {
   static const std::vector<OpVersions> kTable = {
       {"", "Abs", {1, 6, 13}, 0},
       {"", "Acos", {7, 22}, 0},
@@ -258,7 +258,7 @@ const std::string& canonical(const std::string& domain) {
 
 const OpVersions* find(const std::string& domain, const std::string& op_type) {
   const std::string& d = canonical(domain);
-  const auto& t = table();
+  const auto& t = versions_table();
   auto it = std::lower_bound(t.begin(), t.end(), std::make_pair(&d, &op_type),
                              [](const OpVersions& e, const std::pair<const std::string*, const std::string*>& k) {
                                if (e.domain != *k.first) return e.domain < *k.first;

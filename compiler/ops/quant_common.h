@@ -37,6 +37,8 @@ std::string quant_operand_code(const Node& n, Emitter& e, std::size_t data, std:
 struct RequantInputs {
   std::size_t a_scale, b_scale, y_scale;
 };
+// QLinearConv's and QLinearMatMul's: x_scale, w_scale (b_scale), y_scale.
+inline constexpr RequantInputs kQLinearRequantInputs = {1, 4, 6};
 // When every scale is constant: the multipliers, computed by the runtime's own make_requants.
 // Otherwise empty: the generated code computes them (into scratch memory).
 std::vector<rt::Requant> constant_requants(const Node& n, RequantInputs in, int64_t channels);

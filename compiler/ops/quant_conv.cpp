@@ -23,7 +23,7 @@ struct ConvInputs {
 constexpr ConvInputs kConvIntegerInputs = {0, 2, 1, 3};
 constexpr ConvInputs kQLinearConvInputs = {0, 2, 3, 5};
 
-Window conv_window(const Node& n, ConvInputs in) {
+Window qconv_window(const Node& n, ConvInputs in) {
   const Value& x = input(n, in.x);
   std::vector<int64_t> spatial(x.shape.begin() + 2, x.shape.end());
   return resolve_window(n, spatial, weight_kernel(n, input(n, in.w)), false);
@@ -42,7 +42,7 @@ Shape conv_output_shape(const Node& n, ConvInputs in) {
   if (w[1] * group != c)
     fail_invalid(n, fmt::format("weight has {} input channels per group; input has {} channels in {} groups", w[1], c,
                                 group));
-  const Window win = conv_window(n, in);
+  const Window win = qconv_window(n, in);
   Shape out = {x[0], m};
   out.insert(out.end(), win.out.begin(), win.out.end());
   return out;
@@ -52,7 +52,7 @@ int64_t out_channels(const Node& n, ConvInputs in) { return input(n, in.w).shape
 
 rt::ConvParams integer_conv_params(const Node& n, ConvInputs in) {
   const Shape& x = n.inputs[in.x]->shape;
-  return conv_params(conv_window(n, in), x[0], x[1], out_channels(n, in), n.attr_int("group", 1));
+  return conv_params(qconv_window(n, in), x[0], x[1], out_channels(n, in), n.attr_int("group", 1));
 }
 
 int64_t conv_macs(const Node& n, ConvInputs in) {
@@ -155,7 +155,6 @@ void fold_conv_integer(const Node& n, std::vector<Tensor>& outs) {
 
 // ---- QLinearConv ----
 
-const RequantInputs kRequantInputs = {1, 4, 6};
 constexpr std::size_t kBias = 8;
 
 // Whether QLinearConv can run as a matrix product (rt::qconv_gemm): one group, uint8 x, constant
@@ -271,7 +270,7 @@ void infer_qlinear_conv(Node& n) {
 void fold_qlinear_conv(const Node& n, std::vector<Tensor>& outs) {
   Tensor& y = fold_output(n, outs);
   const ConvInputs in = kQLinearConvInputs;
-  const std::vector<rt::Requant> requant = constant_requants(n, kRequantInputs, out_channels(n, in));
+  const std::vector<rt::Requant> requant = constant_requants(n, kQLinearRequantInputs, out_channels(n, in));
   const auto y_zero_point = static_cast<int32_t>(n.inputs[7]->constant->int_at(0));
   const int32_t* bias = n.has_input(kBias) ? n.inputs[kBias]->constant->data<int32_t>() : nullptr;
   const rt::index_t stride = requant.size() == 1 ? 0 : 1;
@@ -301,7 +300,7 @@ const OpRegistrar qlinear_conv_op([] {
     // are computed at run time.
     const std::string requant_scratch = fmt::format("({} + {})", e.scratch(), qlinear_conv_kernel_scratch(n));
     const std::string output =
-        emit_requantize_output(n, e, kRequantInputs, m, 7, kBias, requant_scratch, kOutputTableInput);
+        emit_requantize_output(n, e, kQLinearRequantInputs, m, 7, kBias, requant_scratch, kOutputTableInput);
     const int64_t cols = qconv_gemm_cols(n);
     const bool dual_mac = takes_dual_mac_kernel(n);
     const bool vnni = n.has_input(kVnniWeightsInput);
@@ -372,7 +371,7 @@ const OpRegistrar qlinear_conv_op([] {
   };
   d.fold = fold_qlinear_conv;
   d.scratch_bytes = [](const Node& n) {
-    return qlinear_conv_kernel_scratch(n) + requant_scratch_bytes(n, kRequantInputs, out_channels(n, kQLinearConvInputs));
+    return qlinear_conv_kernel_scratch(n) + requant_scratch_bytes(n, kQLinearRequantInputs, out_channels(n, kQLinearConvInputs));
   };
   d.macs = [](const Node& n) { return conv_macs(n, kQLinearConvInputs); };
   return d;

@@ -108,7 +108,6 @@ const OpRegistrar matmul_integer_op([] {
 // the accumulators before requantization (scale a_scale * b_scale, zero point 0, as QLinearConv's
 // B). lower-qdq makes it from DQ -> Gemm -> Q; models cannot name it.
 
-const RequantInputs kRequantInputs = {1, 4, 6};
 constexpr std::size_t kMatMulBias = 8;
 
 // The bias input of the op, kNoBias for QLinearMatMul.
@@ -134,7 +133,7 @@ void emit_qlinear_matmul(const Node& n, Emitter& e) {
   if (n.outputs[0]->numel() == 0) return;
   e.include("onnxc/quant.h");
   const ProductShape s = product_shape(n, 0, 3);
-  const std::string output = emit_requantize_output(n, e, kRequantInputs, s.n, 7, bias_input(n), e.scratch());
+  const std::string output = emit_requantize_output(n, e, kQLinearRequantInputs, s.n, 7, bias_input(n), e.scratch());
   emit_product(n, e, 0, 3, output);
 }
 
@@ -142,7 +141,7 @@ void fold_qlinear_matmul(const Node& n, std::vector<Tensor>& outs) {
   Tensor& y = fold_output(n, outs);
   const ProductShape s = product_shape(n, 0, 3);
   const auto a_offsets = index_vector(s.a_offsets), b_offsets = index_vector(s.b_offsets);
-  const std::vector<rt::Requant> requant = constant_requants(n, kRequantInputs, s.n);
+  const std::vector<rt::Requant> requant = constant_requants(n, kQLinearRequantInputs, s.n);
   const auto y_zero_point = static_cast<int32_t>(n.inputs[7]->constant->int_at(0));
   const rt::index_t stride = requant.size() == 1 ? 0 : 1;
   const int32_t* bias = bias_input(n) != kNoBias ? n.inputs[kMatMulBias]->constant->data<int32_t>() : nullptr;
@@ -167,7 +166,7 @@ OpDef qlinear_matmul_def(const char* domain, const char* op_type, std::vector<in
   d.emit = emit_qlinear_matmul;
   d.fold = fold_qlinear_matmul;
   d.scratch_bytes = [](const Node& n) {
-    return requant_scratch_bytes(n, kRequantInputs, product_shape(n, 0, 3).n);
+    return requant_scratch_bytes(n, kQLinearRequantInputs, product_shape(n, 0, 3).n);
   };
   d.macs = [](const Node& n) { return n.outputs[0]->numel() * product_shape(n, 0, 3).k; };
   return d;

@@ -59,7 +59,7 @@ bool batch_major(const Node& n) {
   return layout == 1;
 }
 
-void require_shape(const Node& n, std::size_t i, const char* what, const Shape& want) {
+void require_optional_shape(const Node& n, std::size_t i, const char* what, const Shape& want) {
   if (!n.has_input(i)) return;
   if (n.inputs[i]->shape != want)
     fail_invalid(n, fmt::format("{} (input {}) has shape {}; expected {}", what, i, shape_str(n.inputs[i]->shape),
@@ -86,14 +86,14 @@ Dims recurrent_dims(const Node& n, const RecurrentOp& op) {
   if (n.has_attr("hidden_size") && n.attr_int("hidden_size", 0) != d.hidden)
     fail_invalid(n, fmt::format("hidden_size {} differs from R's last dim {}", n.attr_int("hidden_size", 0), d.hidden));
   const int64_t rows = op.gates * d.hidden;
-  require_shape(n, kW, "W", {d.directions, rows, d.input});
-  require_shape(n, kR, "R", {d.directions, rows, d.hidden});
-  require_shape(n, kB, "B", {d.directions, 2 * rows});
-  require_shape(n, kSeqLens, "sequence_lens", {d.batch});
-  require_shape(n, kInitialH, "initial_h", state_shape(d));
+  require_optional_shape(n, kW, "W", {d.directions, rows, d.input});
+  require_optional_shape(n, kR, "R", {d.directions, rows, d.hidden});
+  require_optional_shape(n, kB, "B", {d.directions, 2 * rows});
+  require_optional_shape(n, kSeqLens, "sequence_lens", {d.batch});
+  require_optional_shape(n, kInitialH, "initial_h", state_shape(d));
   if (op.gates == 4) {
-    require_shape(n, kInitialC, "initial_c", state_shape(d));
-    require_shape(n, kPeepholes, "P", {d.directions, 3 * d.hidden});
+    require_optional_shape(n, kInitialC, "initial_c", state_shape(d));
+    require_optional_shape(n, kPeepholes, "P", {d.directions, 3 * d.hidden});
   }
   return d;
 }

@@ -23,7 +23,7 @@ SoftmaxGeometry softmax_geometry(const Node& n, const Shape& s, int64_t axis, bo
 
 namespace {
 
-SoftmaxGeometry geometry(const Node& n) {
+SoftmaxGeometry softmax_geometry(const Node& n) {
   return softmax_geometry(n, n.inputs[0]->shape, n.attr_int("axis", n.version < 13 ? 1 : -1), n.version < 13);
 }
 
@@ -33,7 +33,7 @@ void infer_softmax(Node& n) {
   if (n.version >= 13) require_float(n, 0);
   else require_dtype(n, 0, {DType::Float, DType::Double, DType::Float16});
   if (x.shape.empty()) fail_invalid(n, fmt::format("{} needs an input of rank >= 1", n.op_type));
-  geometry(n);  // validates the axis
+  softmax_geometry(n);  // validates the axis
   set_output(n, 0, x.dtype, x.shape);
 }
 
@@ -47,7 +47,7 @@ OpDef softmax_like(const char* name, const char* kernel, FoldKernel fold_kernel)
   d.inplace = true;
   d.emit = [kernel](const Node& n, Emitter& e) {
     e.include("onnxc/normalization.h");
-    SoftmaxGeometry g = geometry(n);
+    SoftmaxGeometry g = softmax_geometry(n);
     // Splits into ranges of the outer rows (each row's values do not depend on the cut).
     const int64_t tasks = e.tasks(4 * n.outputs[0]->numel(), g.outer);
     if (tasks < 2) return e.linef("rt::{}({}, {}, {}, {}, {});", kernel, e.in(0), e.out(0), g.outer, g.n, g.inner);
@@ -59,7 +59,7 @@ OpDef softmax_like(const char* name, const char* kernel, FoldKernel fold_kernel)
   d.fold = [fold_kernel](const Node& n, std::vector<Tensor>& outs) {
     const Value& y = *n.outputs[0];
     outs.emplace_back(y.dtype, y.shape);
-    SoftmaxGeometry g = geometry(n);
+    SoftmaxGeometry g = softmax_geometry(n);
     dispatch_dtype(n, y.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_floating_point<rt::compute_t<T>>::value)

@@ -23,7 +23,7 @@ int64_t requested_k(const Node& n) {
   return require_const_input(n, 1, "number of elements K").int_at(0);
 }
 
-TopKGeometry geometry(const Node& n) {
+TopKGeometry topk_geometry(const Node& n) {
   const Shape& s = n.inputs[0]->shape;
   auto axis = static_cast<std::size_t>(normalize_axis(n, n.attr_int("axis", -1), static_cast<int64_t>(s.size())));
   TopKGeometry g{axis, 1, s[axis], 1, requested_k(n)};
@@ -45,7 +45,7 @@ void infer_topk(Node& n) {
   if (!n.has_output(0) || !n.has_output(1)) fail_invalid(n, "both outputs, Values and Indices, are required");
   if (n.version < 11 && (n.has_attr("largest") || n.has_attr("sorted")))
     fail_invalid(n, fmt::format("TopK-{} has no 'largest' or 'sorted' (added in version 11)", n.version));
-  TopKGeometry g = geometry(n);
+  TopKGeometry g = topk_geometry(n);
   if (g.k < 0 || g.k > g.n) fail_invalid(n, fmt::format("k = {} is outside [0, {}] (the axis extent)", g.k, g.n));
   Shape out = x.shape;
   out[g.axis] = g.k;
@@ -56,10 +56,10 @@ void infer_topk(Node& n) {
 bool largest(const Node& n) { return n.attr_int("largest", 1) != 0; }
 
 // Scratch: one int64 position per element of a lane.
-std::size_t topk_scratch(const Node& n) { return static_cast<std::size_t>(geometry(n).n) * sizeof(int64_t); }
+std::size_t topk_scratch(const Node& n) { return static_cast<std::size_t>(topk_geometry(n).n) * sizeof(int64_t); }
 
 void emit_topk(const Node& n, Emitter& e) {
-  TopKGeometry g = geometry(n);
+  TopKGeometry g = topk_geometry(n);
   if (g.k == 0 || g.outer * g.inner == 0) return;
   e.include("onnxc/topk.h");
   e.linef("rt::top_k({}, {}, {}, {}, {}, {}, {}, {}, reinterpret_cast<std::int64_t*>({}));", e.in(0), e.out(0), e.out(1),
@@ -67,7 +67,7 @@ void emit_topk(const Node& n, Emitter& e) {
 }
 
 void fold_topk(const Node& n, std::vector<Tensor>& outs) {
-  TopKGeometry g = geometry(n);
+  TopKGeometry g = topk_geometry(n);
   outs.emplace_back(n.outputs[0]->dtype, n.outputs[0]->shape);
   outs.emplace_back(DType::Int64, n.outputs[0]->shape);
   if (g.k == 0 || g.outer * g.inner == 0) return;

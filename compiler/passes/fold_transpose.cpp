@@ -17,7 +17,6 @@
 namespace onnxc {
 namespace {
 
-bool is_op(const Node* n, const char* op) { return n && n->op_type == op && n->domain.empty(); }
 
 // Whether the Transpose swaps its input's last two axes and keeps the others in place.
 bool swaps_last_two_axes(const Node& transpose) {

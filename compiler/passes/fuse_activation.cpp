@@ -61,13 +61,6 @@ bool is_scalar(const Value* v, double want) {
          std::abs(v->constant->float_at(0) - want) <= 1e-6 * std::abs(want);
 }
 
-// The one node that reads v, or nullptr.
-Node* only_reader(const Graph& g, const Value* v) {
-  if (v->is_graph_output) return nullptr;
-  std::vector<Node*> readers = g.consumers(v);
-  return readers.size() == 1 ? readers[0] : nullptr;
-}
-
 // Exact GELU written out, as exporters do for opsets before Gelu-20 (PyTorch):
 //   Div(x, sqrt 2) or Mul(x, 1 / sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5
 // with x read by exactly the first and the fourth node and every value inside read once.
@@ -81,13 +74,13 @@ Node* written_out_gelu(const Graph& g, const Value* x, std::vector<Node*>& inner
     const bool divides = is_node(scale, "Div") && scale->inputs[0] == x && is_scalar(scale->inputs[1], std::sqrt(2.0));
     const bool multiplies = is_node(scale, "Mul") && is_scalar(other_operand(*scale, x), 1.0 / std::sqrt(2.0));
     if (!divides && !multiplies) continue;
-    Node* erf = only_reader(g, scale->outputs[0]);
+    Node* erf = g.only_reader(scale->outputs[0]);
     if (!erf || erf->op_type != "Erf" || !erf->domain.empty()) continue;
-    Node* plus_one = only_reader(g, erf->outputs[0]);
+    Node* plus_one = g.only_reader(erf->outputs[0]);
     if (!is_node(plus_one, "Add") || !is_scalar(other_operand(*plus_one, erf->outputs[0]), 1.0)) continue;
     if (!is_node(times_x, "Mul") || other_operand(*times_x, x) != plus_one->outputs[0]) continue;
-    if (only_reader(g, plus_one->outputs[0]) != times_x) continue;
-    Node* half = only_reader(g, times_x->outputs[0]);
+    if (g.only_reader(plus_one->outputs[0]) != times_x) continue;
+    Node* half = g.only_reader(times_x->outputs[0]);
     if (!is_node(half, "Mul") || !is_scalar(other_operand(*half, times_x->outputs[0]), 0.5)) continue;
     inner = {scale, erf, plus_one, times_x};
     return half;
@@ -106,7 +99,7 @@ Node* written_out_silu(const Graph& g, const Value* x, std::vector<Node*>& inner
     Node* times_x = readers[static_cast<std::size_t>(1 - first)];
     if (sigmoid->op_type != "Sigmoid" || !sigmoid->domain.empty() || sigmoid->outputs.size() != 1) continue;
     if (!is_node(times_x, "Mul") || other_operand(*times_x, x) != sigmoid->outputs[0]) continue;
-    if (only_reader(g, sigmoid->outputs[0]) != times_x) continue;
+    if (g.only_reader(sigmoid->outputs[0]) != times_x) continue;
     inner = {sigmoid};
     return times_x;
   }

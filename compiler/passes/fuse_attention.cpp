@@ -23,19 +23,10 @@
 namespace onnxc {
 namespace {
 
-bool is_op(const Node* n, const char* op) { return n && n->op_type == op && n->domain.empty(); }
-
-// The one node that reads v (not a graph output), or nullptr.
-Node* only_reader(const Graph& g, const Value* v) {
-  if (!v || v->is_graph_output) return nullptr;
-  std::vector<Node*> readers = g.consumers(v);
-  return readers.size() == 1 ? readers[0] : nullptr;
-}
-
 bool is_float(const Value* v) { return v && v->dtype == DType::Float; }
 
 // A float constant of one element.
-std::optional<float> scalar_constant(const Value* v) {
+std::optional<float> scalar_float_constant(const Value* v) {
   if (!is_float(v) || !v->constant || v->constant->numel() != 1) return std::nullopt;
   return static_cast<float>(v->constant->float_at(0));
 }
@@ -49,10 +40,10 @@ std::optional<Scaling> as_scaling(const Node* n) {
   if (!n || n->inputs.size() != 2 || !n->has_input(0) || !n->has_input(1) || n->outputs.size() != 1) return std::nullopt;
   if (is_op(n, "Mul")) {
     for (int k = 0; k < 2; ++k)
-      if (auto c = scalar_constant(n->inputs[static_cast<std::size_t>(1 - k)]))
+      if (auto c = scalar_float_constant(n->inputs[static_cast<std::size_t>(1 - k)]))
         return Scaling{n->inputs[static_cast<std::size_t>(k)], *c};
   } else if (is_op(n, "Div")) {
-    if (auto c = scalar_constant(n->inputs[1]); c && *c != 0.0f) return Scaling{n->inputs[0], 1.0f / *c};
+    if (auto c = scalar_float_constant(n->inputs[1]); c && *c != 0.0f) return Scaling{n->inputs[0], 1.0f / *c};
   }
   return std::nullopt;
 }
@@ -108,7 +99,7 @@ class AttentionFuser {
     if (!is_float(scores) || sm.outputs.size() != 1 || scores->shape.size() < 2) return 0;
     const int64_t rank = static_cast<int64_t>(scores->shape.size());
     if (normalize_axis(sm, sm.attr_int("axis", sm.version < 13 ? 1 : -1), rank) != rank - 1) return 0;
-    Node* pv = only_reader(g_, sm.outputs[0]);
+    Node* pv = g_.only_reader(sm.outputs[0]);
     if (!is_op(pv, "MatMul") || pv->inputs[0] != sm.outputs[0] || pv->inputs[1] == sm.outputs[0]) return 0;
     std::vector<Node*> chain = {&sm, pv};
     float scale = 1.0f;
@@ -118,13 +109,13 @@ class AttentionFuser {
     Node* reader = &sm;
     Value* mask = nullptr;
     Node* p = x->producer;
-    if (only_reader(g_, x) != reader) return 0;
+    if (g_.only_reader(x) != reader) return 0;
     if (is_op(p, "Add") && p->inputs.size() == 2) {
       for (std::size_t k = 0; k < 2 && !mask; ++k) {
         Value* s = p->inputs[k];
         Value* m = p->inputs[1 - k];
         if (s && m && s != m && s->shape == x->shape && is_float(m) && m->shape.size() <= x->shape.size() &&
-            (is_op(s->producer, "MatMul") || as_scaling(s->producer)) && only_reader(g_, s) == p) {
+            (is_op(s->producer, "MatMul") || as_scaling(s->producer)) && g_.only_reader(s) == p) {
           mask = m;
           chain.push_back(p);
           reader = p;
@@ -135,14 +126,14 @@ class AttentionFuser {
       p = x->producer;
     }
     while (auto sc = as_scaling(p)) {
-      if (only_reader(g_, x) != reader || sc->x->shape != x->shape) return 0;
+      if (g_.only_reader(x) != reader || sc->x->shape != x->shape) return 0;
       scale *= sc->factor;
       chain.push_back(p);
       reader = p;
       x = sc->x;
       p = x->producer;
     }
-    if (!is_op(p, "MatMul") || p->inputs.size() != 2 || only_reader(g_, x) != reader) return 0;
+    if (!is_op(p, "MatMul") || p->inputs.size() != 2 || g_.only_reader(x) != reader) return 0;
     Node* qk = p;
     chain.push_back(qk);
 
@@ -181,7 +172,7 @@ class AttentionFuser {
     }
     Value* result = out;
     geo.out = operand_strides(os, contiguous_strides(os));
-    if (Node* t = only_reader(g_, out); is_op(t, "Transpose") && t->outputs.size() == 1) {
+    if (Node* t = g_.only_reader(out); is_op(t, "Transpose") && t->outputs.size() == 1) {
       const std::vector<int64_t> perm = transpose_perm_of(*t);
       if (keeps_last_dim(perm)) {
         // Y = transpose(O): O's dim perm[k] moves by Y's stride along k.
@@ -219,7 +210,7 @@ class AttentionFuser {
   // reads (its factor multiplied into scale).
   Value* absorb_scaling(Value* operand, const Node& reader, float& scale, std::vector<Node*>& chain) {
     std::optional<Scaling> sc = operand ? as_scaling(operand->producer) : std::nullopt;
-    if (!sc || only_reader(g_, operand) != &reader || sc->x->shape != operand->shape) return operand;
+    if (!sc || g_.only_reader(operand) != &reader || sc->x->shape != operand->shape) return operand;
     scale *= sc->factor;
     chain.push_back(operand->producer);
     return sc->x;
@@ -229,7 +220,7 @@ class AttentionFuser {
   // producing it that keeps the last dim and that only the chain reads, or the operand itself.
   Value* view_source(Value* operand, const std::vector<Node*>& chain, std::vector<Node*>& views, AttentionStrides& s) {
     Node* t = operand->producer;
-    Node* reader = only_reader(g_, operand);
+    Node* reader = g_.only_reader(operand);
     const bool chain_reads = reader && std::find(chain.begin(), chain.end(), reader) != chain.end();
     if (is_op(t, "Transpose") && chain_reads && t->has_input(0) && !gone_.count(t)) {
       const std::vector<int64_t> perm = transpose_perm_of(*t);

@@ -10,12 +10,6 @@
 namespace onnxc {
 namespace {
 
-Node* only_reader(const Graph& g, const Value* v) {
-  if (v->is_graph_output) return nullptr;
-  std::vector<Node*> readers = g.consumers(v);
-  return readers.size() == 1 ? readers[0] : nullptr;
-}
-
 bool is_float_conv_2d(const Node* n) {
   return n && n->op_type == "Conv" && n->domain.empty() && n->inputs[0]->dtype == DType::Float &&
          n->inputs[0]->shape.size() == 4 && n->has_input(1) && n->inputs[1]->constant &&
@@ -43,7 +37,7 @@ bool is_depthwise(const Node* n) {
 
 // An Add of `projected` and another float tensor of its shape (the residual), or nullptr.
 Node* residual_add(const Graph& g, const Value* projected, const Value*& residual) {
-  Node* add = only_reader(g, projected);
+  Node* add = g.only_reader(projected);
   if (!add || add->op_type != "Add" || !add->domain.empty() || add->inputs.size() != 2 || add->outputs.size() != 1)
     return nullptr;
   const Value* other = add->inputs[0] == projected ? add->inputs[1] : add->inputs[0];
@@ -119,10 +113,10 @@ int fuse_block(Graph& g, int64_t tasks) {
     c.expand = node.get();
     if (taken.count(c.expand) || !is_pointwise(c.expand)) continue;
     const Value* expanded = c.expand->outputs[0];
-    c.depthwise = only_reader(g, expanded);
+    c.depthwise = g.only_reader(expanded);
     if (!is_depthwise(c.depthwise) || c.depthwise->inputs[0] != expanded || taken.count(c.depthwise)) continue;
     if (expanded->byte_size() < kFusedBlockMinExpandedBytes) continue;
-    Node* project = only_reader(g, c.depthwise->outputs[0]);
+    Node* project = g.only_reader(c.depthwise->outputs[0]);
     if (is_pointwise(project) && project->inputs[0] == c.depthwise->outputs[0] && !taken.count(project)) {
       c.project = project;
       c.add = residual_add(g, project->outputs[0], c.residual);

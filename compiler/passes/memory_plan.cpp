@@ -6,10 +6,10 @@
 #include <numeric>
 #include <set>
 
+#include "support/align.h"
+
 namespace onnxc {
 namespace {
-
-std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
 // The least number of bytes an allowance lets its output start before its input: -max_delta
 // rounded up to the alignment, at least 0 (an output starting after its input gains nothing

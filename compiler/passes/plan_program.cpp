@@ -4,13 +4,12 @@
 #include "passes/concat_in_place.h"
 #include "passes/execution_order.h"
 #include "passes/passes.h"
+#include "support/align.h"
 #include "support/names.h"
 
 namespace onnxc {
 
 namespace {
-
-std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
 // Whether a node has outputs other than its first.
 bool writes_more_outputs(const Node& n) {

@@ -16,8 +16,6 @@
 namespace onnxc {
 namespace {
 
-bool is_op(const Node* n, const char* op_type) { return n && n->domain.empty() && n->op_type == op_type; }
-
 bool has_readers(const Graph& g, const Value* v) { return v->is_graph_output || !g.consumers(v).empty(); }
 
 // Makes every node that reads `from` read `to` instead. A graph output keeps its producer (the
