@@ -1,8 +1,12 @@
 // qdq_move_dequantize (part of lower-qdq, see qdq_patterns.h): a DequantizeLinear moves below
 // the operators that commute with it, so the data movement runs on the 8-bit tensor and the DQ
-// meets the next QuantizeLinear (qdq_fold_pairs) or the integer operator that reads it.
+// meets the next QuantizeLinear (qdq_fold_pairs) or the integer operator that reads it. First a
+// QuantizeLinear moves above the same operators when it is their float output's one reader
+// (TensorRT-style placement quantizes only the inputs of the operators it runs in int8, so a
+// GlobalAveragePool -> Flatten -> Q left the pooling float): the operator then runs on 8 bits.
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -95,6 +99,43 @@ void move_below(Graph& g, Node& n, const Node& dq) {
                               {quantized, dq.inputs[1], dq.inputs[2]}, {out}));
 }
 
+// f -> Q, Q f's output's one reader, f commuting with Q (as with DQ above, Q being
+// non-decreasing, Q(0) the zero point): Q moves above f, f runs on the quantized data. Relu is
+// not moved (qdq_activation_to_clamp makes it a clamp after Q). Nodes are visited last first, so
+// a Q climbs a chain of such operators in one pass.
+int move_quantizes(Graph& g) {
+  int moved = 0;
+  std::set<const Node*> removed;
+  for (std::size_t i = g.nodes.size(); i-- > 0;) {
+    Node& n = *g.nodes[i];
+    if (removed.count(&n) || !commutes(n) || is_onnx_op(&n, "Relu") || !n.has_input(0) || n.outputs.size() != 1)
+      continue;
+    if (per_tensor_dequantize(n.inputs[0]) || n.inputs[0]->constant) continue;  // the DQ moves down instead
+    Node* q = single_reader(g, n.outputs[0]);
+    if (!is_onnx_op(q, "QuantizeLinear") || q->inputs[0] != n.outputs[0]) continue;
+    const std::optional<QuantParams> p = per_tensor_params(*q);
+    if (!p) continue;
+    Value* quantized = g.add_unique_value(n.inputs[0]->name + "_quantized_for_" + n.name);
+    std::vector<Value*> q_inputs = q->inputs;
+    q_inputs[0] = n.inputs[0];
+    insert_node_after(g, i ? g.nodes[i - 1].get() : nullptr,
+                      make_node(*q, "_before_" + n.name, "", "QuantizeLinear", q->version, q_inputs, {quantized}));
+    Node& f = *g.nodes[i + 1];  // n, after the insertion
+    f.inputs[0] = quantized;
+    if (is_onnx_op(&f, "Pad")) {
+      f.inputs.resize(3, nullptr);
+      f.inputs[2] = scalar_constant(g, f.name + "_zero_point", p->type, p->zero_point);
+    }
+    f.outputs[0] = q->outputs[0];
+    q->outputs[0]->producer = &f;
+    q->outputs.clear();
+    removed.insert(q);
+    ++moved;
+  }
+  if (moved) erase_nodes(g, removed);
+  return moved;
+}
+
 int move_dequantizes(Graph& g) {
   int moved = 0;
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
@@ -115,7 +156,7 @@ int move_dequantizes(Graph& g) {
 // The moves, then each Concat of unequal parameters requantized (its inputs may have become DQs
 // by the moves), then the moves again (the Concat itself and what follows it).
 int qdq_move_dequantize(Graph& g) {
-  int moved = move_dequantizes(g);
+  int moved = move_quantizes(g) + move_dequantizes(g);
   std::vector<Node*> concats;
   for (const auto& n : g.nodes)
     if (is_onnx_op(n.get(), "Concat")) concats.push_back(n.get());

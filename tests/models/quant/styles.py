@@ -38,6 +38,11 @@ Styles (the names say activation type, weight granularity, and placement):
                     quantized by a QuantizeLinear naming its axis, then transposed on the 8-bit tensor
   qdq_u8_pc_u8w     qdq_u8_pc with uint8 weights, symmetric (zero point 128, scale max|w| / 127.5), as
                     ONNX Runtime's quantizer writes weight_type=QUInt8 with symmetric weights
+  trt               TensorRT's explicit quantization as NVIDIA's pytorch-quantization exports it: int8
+                    symmetric activations, Q/DQ only on the inputs of the operators run in int8 (Conv,
+                    Gemm, MatMul, pooling; a residual Add's shortcut input), their outputs float (so a
+                    Conv -> Relu -> MaxPool -> Q, a pooled Flatten -> Q); weights fake-quantized in the
+                    graph (QuantizeLinear of the float weight per channel, then DequantizeLinear), float bias
 FX also gives Sigmoid, HardSigmoid, Softmax (and Tanh) PyTorch's fixed output parameters.
 Graph outputs are delivered dequantized (float), except after a final Softmax, which stays
 float in every style (it reads the dequantized logits)."""
@@ -59,12 +64,17 @@ from quantize import attrs, fold_batchnorm  # noqa: E402
 from qdq import quantize_weight, weight_qparams  # noqa: E402
 
 ORT_RUN = os.environ.get("ORT_RUN", "/work/ort/ort-run.mjs")
-STYLES = ["qdq_u8_pt_fused", "qdq_s8_pc_fused", "qdq_u8_pc", "qdq_s8_pt", "fx", "qop", "tflite", "qdq_u8_pc_u8w"]
+STYLES = ["qdq_u8_pt_fused", "qdq_s8_pc_fused", "qdq_u8_pc", "qdq_s8_pt", "fx", "qop", "tflite", "qdq_u8_pc_u8w",
+          "trt"]
 ACTIVATIONS = ("Relu", "Clip")
 SHARED = ("Clip", "MaxPool", "Flatten", "Reshape", "Pad", "Transpose", "Squeeze", "Unsqueeze", "Slice", "Gather",
           "Resize")  # FX: output observer shared with the input
 # FX: operators with fixed output parameters (PyTorch's fixed-qparams observers, uint8): their
 # outputs lie in [0, 1] (Tanh in [-1, 1]) whatever the data.
+# TensorRT's placement: Q/DQ on the inputs of the operators it runs in int8 (pytorch-quantization's
+# quantized modules), the outputs float; a residual Add quantizes its identity input (the shortcut,
+# a downsampling Conv's output included), not the main branch's Conv output.
+TRT_QUANTIZED = ("Conv", "Gemm", "MatMul", "AveragePool", "GlobalAveragePool", "MaxPool", "Add")
 FIXED = {"Sigmoid": (1.0 / 256, 0), "HardSigmoid": (1.0 / 256, 0), "Softmax": (1.0 / 256, 0), "Tanh": (2.0 / 256, 128)}
 
 
@@ -139,8 +149,11 @@ class Quantizer:
                 self.producer[o] = n
         s = style
         self.dtype = np.int8 if "_s8" in s else np.uint8
-        self.symmetric = s == "qdq_s8_pc_fused"  # qdq_s8a_pc_fused (the TFLite base): asymmetric
-        self.per_channel = "_pc" in s or s == "fx"
+        self.trt = s == "trt"
+        if self.trt:
+            self.dtype = np.int8
+        self.symmetric = s in ("qdq_s8_pc_fused", "trt")  # qdq_s8a_pc_fused (the TFLite base): asymmetric
+        self.per_channel = "_pc" in s or s in ("fx", "trt")
         self.fused = s.endswith("_fused") or s == "qop"
         self.uint8_weights = s.endswith("_u8w")
         self.nodes, self.new_inits, self.params = [], [], {}
@@ -159,10 +172,21 @@ class Quantizer:
             return n.op_type == "Conv" and r[0].op_type == "Relu"
         return self.fused and n.op_type in ("Conv", "Gemm", "Add")
 
+    def trt_reads_quantized(self, node, name):
+        """TensorRT's placement: whether `node` reads activation `name` through Q -> DQ."""
+        if node.op_type not in TRT_QUANTIZED:
+            return False
+        if node.op_type == "Add":  # the first input a Conv/Gemm wrote is the main branch, float
+            main = [i for i in node.input if self.producer.get(i) is not None and self.producer[i].op_type in ("Conv", "Gemm")]
+            return not main or name != main[0]
+        return name == node.input[0]
+
     def quantized(self, name):
         """Whether activation `name` gets Q -> DQ (is integer in the style)."""
         if name in self.inits or (name in self.values and self.values[name].dtype != np.float32):
             return False  # weights, and the integer shape computations
+        if self.trt:
+            return any(self.trt_reads_quantized(r, name) for r in self.readers.get(name, []))
         r = self.readers.get(name, [])
         if r and all(x.op_type == "Softmax" for x in r) and name not in [o.name for o in self.g.output]:
             return True  # Softmax reads dequantized logits
@@ -207,10 +231,18 @@ class Quantizer:
         return np.zeros_like(scale, dtype=np.int8)
 
     def dq_const(self, name, q, scale, zp, axis):
-        ins = [self.const(f"{name}/q", q), self.const(f"{name}/scale", scale)]
+        kw = {"axis": axis} if np.ndim(scale) else {}
+        ins = [f"{name}/q", self.const(f"{name}/scale", scale)]
         if zp is not None:
             ins.append(self.const(f"{name}/zero_point", zp))
-        kw = {"axis": axis} if np.ndim(scale) else {}
+        if self.trt and zp is not None:  # fake quantization: Q(float weight) -> DQ, as TensorRT's exports
+            shape = [1] * q.ndim
+            if np.ndim(scale):
+                shape[axis] = -1
+            w = self.const(f"{name}/float", (q.astype(np.float32) * np.reshape(scale, shape)).astype(np.float32))
+            self.nodes.append(helper.make_node("QuantizeLinear", [w] + ins[1:], [f"{name}/q"], **kw))
+        else:
+            self.const(f"{name}/q", q)
         self.nodes.append(helper.make_node("DequantizeLinear", ins, [f"{name}/dq"], **kw))
         return f"{name}/dq"
 
@@ -222,7 +254,7 @@ class Quantizer:
         ins = [x_dq, self.dq_const(node.input[1], q, scale, self.weight_zero_point(scale), 0)]
         if len(node.input) > 2:
             b = self.inits[node.input[2]]
-            if self.style == "fx":
+            if self.style in ("fx", "trt"):
                 ins.append(self.const(f"{node.input[2]}/float", b))
             else:
                 b_scale = (np.float32(self.qparams(node.input[0])[0]) * scale).astype(np.float32)
@@ -264,6 +296,8 @@ class Quantizer:
                 new.input.extend(self.weighted(node, dq[node.input[0]]))
             else:
                 for k, name in enumerate(node.input):
+                    if self.trt and name not in self.inits and not self.trt_reads_quantized(node, name):
+                        continue
                     new.input[k] = dq.get(name, name) if name not in self.inits else self.constant_operand(node, k)
             self.nodes.append(new)
             for o in node.output:
