@@ -181,13 +181,28 @@ bool lower_matmul(Graph& g, Node& matmul, std::set<const Node*>& removed) {
   // products of two run-time tensors).
   if (!a || !b || !is_activation(*a)) return false;
   if (!is_activation(*b) && (!is_weight(*b, 1) || b->data->shape.size() != 2)) return false;
-  const std::optional<Requantized> q = match_quantize(g, matmul.outputs[0]);
+  // A constant B's Linear bias added after the product (MatMul -> Add(DQ(int32 bias [N])) -> Q,
+  // TFLite's FullyConnected and PyTorch 2's Linear as exported): QLinearMatMulBias.
+  Node* add = is_activation(*b) ? nullptr : single_reader(g, matmul.outputs[0]);
+  Value* bias = nullptr;
+  if (is_onnx_op(add, "Add") && add->inputs.size() == 2) {
+    const Value* other = add->inputs[0] == matmul.outputs[0] ? add->inputs[1] : add->inputs[0];
+    bias = match_bias(other, *a, *b);
+    if (!bias || bias->shape != Shape{b->data->shape[1]}) bias = nullptr;
+  }
+  const std::optional<Requantized> q = match_quantize(g, bias ? add->outputs[0] : matmul.outputs[0]);
   if (!q) return false;
   removed.insert({q->quantize, q->relu});
   const auto [weight, weight_zp] = is_activation(*b) ? std::pair{b->data, weight_zero_point(g, *b)} : int8_weight(g, *b);
-  rewrite(matmul, "QLinearMatMul",
-          {a->data, a->scale, a->zero_point, weight, b->scale, weight_zp, q->quantize->inputs[1], q->quantize->inputs[2]},
-          *q);
+  std::vector<Value*> inputs = {a->data, a->scale, a->zero_point, weight, b->scale, weight_zp,
+                                q->quantize->inputs[1], q->quantize->inputs[2]};
+  if (!bias) {
+    rewrite(matmul, "QLinearMatMul", std::move(inputs), *q);
+    return true;
+  }
+  removed.insert(add);
+  inputs.push_back(bias);
+  rewrite_to_domain(matmul, "onnxc", "QLinearMatMulBias", std::move(inputs), *q);
   return true;
 }
 

@@ -4,12 +4,14 @@
 // QuantizeLinear moves above the same operators when it is their float output's one reader
 // (TensorRT-style placement quantizes only the inputs of the operators it runs in int8, so a
 // GlobalAveragePool -> Flatten -> Q left the pooling float): the operator then runs on 8 bits.
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "ops/op.h"
 #include "passes/passes.h"
 #include "passes/qdq_patterns.h"
 
@@ -136,11 +138,59 @@ int move_quantizes(Graph& g) {
   return moved;
 }
 
+// DQ(constant 8-bit w [, axis a]) -> Transpose: DQ of the transposed constant (folded here, so
+// the patterns see a constant weight), its axis where the permutation takes a. PyTorch's Linear
+// (DQ(weight [out, in]) -> Transpose -> MatMul) and TFLite's weights in NHWC order export so.
+bool transpose_dequantized_constant(Graph& g, Node& t) {
+  if (!is_onnx_op(&t, "Transpose") || !t.has_input(0) || !t.has_output(0)) return false;
+  const Node* dq = t.inputs[0]->producer;
+  if (!is_onnx_op(dq, "DequantizeLinear") || !dq->inputs[0]->constant || !is_8bit(dq->inputs[0]->dtype) ||
+      dq->attr_int("block_size", 0) != 0)
+    return false;
+  for (std::size_t k = 1; k < dq->inputs.size(); ++k)
+    if (dq->has_input(k) && !dq->inputs[k]->constant) return false;
+  const auto rank = static_cast<int64_t>(dq->inputs[0]->shape.size());
+  std::vector<int64_t> perm = t.attr_ints("perm");
+  if (perm.empty())
+    for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
+  if (static_cast<int64_t>(perm.size()) != rank) return false;
+  const bool per_axis = dq->inputs[1]->constant->numel() != 1 || dq->inputs[1]->shape.size() == 1;
+  int64_t axis = dq->attr_int("axis", 1);
+  axis = axis < 0 ? axis + rank : axis;
+  const auto moved = std::find(perm.begin(), perm.end(), axis);
+  if (per_axis && moved == perm.end()) return false;
+  const OpDef* def = find_op(t.domain, t.op_type);
+  if (!def || !def->fold) return false;
+  Value* dequantized = t.outputs[0];
+  Value* transposed = g.add_unique_value(dq->inputs[0]->name + "_transposed");
+  std::vector<Value*> dq_inputs = dq->inputs;
+  t.inputs[0] = dq->inputs[0];
+  t.outputs[0] = transposed;
+  transposed->producer = &t;
+  def->infer(t);
+  fold_node(t, *def);
+  if (!transposed->constant) {  // undo: leave the float Transpose
+    t.inputs[0] = dq->outputs[0];
+    t.outputs[0] = dequantized;
+    return false;
+  }
+  dq_inputs[0] = transposed;
+  Node* moved_dq = insert_node_after(g, &t, make_node(*dq, "_transposed", "", "DequantizeLinear", dq->version,
+                                                      dq_inputs, {dequantized}));
+  moved_dq->attrs = dq->attrs;
+  if (per_axis) moved_dq->set_attr_int("axis", moved - perm.begin());
+  return true;
+}
+
 int move_dequantizes(Graph& g) {
   int moved = 0;
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = *g.nodes[i];
     if (!n.has_input(0) || !n.has_output(0) || n.outputs.size() != 1) continue;
+    if (transpose_dequantized_constant(g, n)) {
+      ++moved;
+      continue;
+    }
     const Node* dq = equal_dequantized_concat(n);
     if (!dq && commutes(n)) dq = per_tensor_dequantize(n.inputs[0]);
     if (!dq) continue;

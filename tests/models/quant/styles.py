@@ -38,6 +38,13 @@ Styles (the names say activation type, weight granularity, and placement):
                     quantized by a QuantizeLinear naming its axis, then transposed on the 8-bit tensor
   qdq_u8_pc_u8w     qdq_u8_pc with uint8 weights, symmetric (zero point 128, scale max|w| / 127.5), as
                     ONNX Runtime's quantizer writes weight_type=QUInt8 with symmetric weights
+  pt2e              PyTorch 2's export quantization (XNNPACKQuantizer layout, written here without torch 2):
+                    the FX placement on int8 asymmetric activations, per-channel weights, float bias,
+                    each Linear as DQ(weight [out, in], axis 0) -> Transpose -> MatMul -> Add(bias)
+  tflite_qdq        a TFLite int8 model as tf2onnx converts it to QDQ: int8 asymmetric activations, fused
+                    activations, weights in TFLite's order (OHWI; depthwise 1HWO along axis 3) behind a
+                    per-axis DequantizeLinear then a Transpose to ONNX's, FullyConnected as MatMul by the
+                    transposed weight then Add of DQ(int32 bias), the input NHWC
   trt               TensorRT's explicit quantization as NVIDIA's pytorch-quantization exports it: int8
                     symmetric activations, Q/DQ only on the inputs of the operators run in int8 (Conv,
                     Gemm, MatMul, pooling; a residual Add's shortcut input), their outputs float (so a
@@ -65,7 +72,7 @@ from qdq import quantize_weight, weight_qparams  # noqa: E402
 
 ORT_RUN = os.environ.get("ORT_RUN", "/work/ort/ort-run.mjs")
 STYLES = ["qdq_u8_pt_fused", "qdq_s8_pc_fused", "qdq_u8_pc", "qdq_s8_pt", "fx", "qop", "tflite", "qdq_u8_pc_u8w",
-          "trt"]
+          "trt", "pt2e", "tflite_qdq"]
 ACTIVATIONS = ("Relu", "Clip")
 SHARED = ("Clip", "MaxPool", "Flatten", "Reshape", "Pad", "Transpose", "Squeeze", "Unsqueeze", "Slice", "Gather",
           "Resize")  # FX: output observer shared with the input
@@ -150,11 +157,16 @@ class Quantizer:
         s = style
         self.dtype = np.int8 if "_s8" in s else np.uint8
         self.trt = s == "trt"
-        if self.trt:
+        self.pt2e = s == "pt2e"
+        self.fx_like = s in ("fx", "pt2e")  # Q/DQ around every op, Conv+Relu fused, shared and fixed parameters
+        if self.trt or self.pt2e:
             self.dtype = np.int8
         self.symmetric = s in ("qdq_s8_pc_fused", "trt")  # qdq_s8a_pc_fused (the TFLite base): asymmetric
-        self.per_channel = "_pc" in s or s in ("fx", "trt")
-        self.fused = s.endswith("_fused") or s == "qop"
+        self.per_channel = "_pc" in s or s in ("fx", "trt", "pt2e", "tflite_qdq")
+        self.fused = s.endswith("_fused") or s in ("qop", "tflite_qdq")
+        self.tflite_qdq = s == "tflite_qdq"
+        if self.tflite_qdq:
+            self.dtype = np.int8
         self.uint8_weights = s.endswith("_u8w")
         self.nodes, self.new_inits, self.params = [], [], {}
 
@@ -168,7 +180,7 @@ class Quantizer:
         r = self.readers.get(name, [])
         if n is None or len(r) != 1 or r[0].op_type not in ACTIVATIONS:
             return False
-        if self.style == "fx":
+        if self.fx_like:
             return n.op_type == "Conv" and r[0].op_type == "Relu"
         return self.fused and n.op_type in ("Conv", "Gemm", "Add")
 
@@ -198,11 +210,11 @@ class Quantizer:
     def qparams(self, name):
         if name not in self.params:
             n = self.producer.get(name)
-            if self.style in ("fx", "qop") and n is not None and n.op_type in SHARED and n.input[0] in self.params:
+            if (self.fx_like or self.style == "qop") and n is not None and n.op_type in SHARED and n.input[0] in self.params:
                 self.params[name] = self.params[n.input[0]]
-            elif self.style == "fx" and n is not None and n.op_type in FIXED:
+            elif self.fx_like and n is not None and n.op_type in FIXED:
                 scale, zp = FIXED[n.op_type]
-                self.params[name] = (np.float32(scale), self.dtype(zp))
+                self.params[name] = (np.float32(scale), self.dtype(zp - 128 if self.dtype == np.int8 else zp))
             else:
                 self.params[name] = act_qparams(self.values[name], self.dtype, self.symmetric)
         return self.params[name]
@@ -254,11 +266,26 @@ class Quantizer:
         ins = [x_dq, self.dq_const(node.input[1], q, scale, self.weight_zero_point(scale), 0)]
         if len(node.input) > 2:
             b = self.inits[node.input[2]]
-            if self.style in ("fx", "trt"):
+            if self.style in ("fx", "trt", "pt2e"):
                 ins.append(self.const(f"{node.input[2]}/float", b))
             else:
                 b_scale = (np.float32(self.qparams(node.input[0])[0]) * scale).astype(np.float32)
                 ins.append(self.dq_const(node.input[2], np.rint(b / b_scale).astype(np.int32), b_scale, None, 0))
+        return ins
+
+    def tflite_conv_inputs(self, node, x_dq):
+        """tf2onnx's Conv of a TFLite model: the int8 weight in TFLite's order (OHWI, a depthwise
+        one 1HWO quantized along its last axis) behind DequantizeLinear, then a Transpose to ONNX's."""
+        ins = self.weighted(node, x_dq)
+        self.nodes = [n for n in self.nodes if ins[1] not in n.output]  # the ONNX-order weight's DQ: not this style's
+        w = self.inits[node.input[1]]
+        q, scale = self.weight(node.input[1], 0)
+        depthwise = attrs(node).get("group", 1) == w.shape[0] and w.shape[1] == 1 and w.shape[0] > 1
+        order, back, axis = ((1, 2, 3, 0), [3, 0, 1, 2], 3) if depthwise else ((0, 2, 3, 1), [0, 3, 1, 2], 0)
+        name = node.input[1] + "/tflite"
+        dq = self.dq_const(name, np.ascontiguousarray(q.transpose(order)), scale, self.weight_zero_point(scale), axis)
+        self.nodes.append(helper.make_node("Transpose", [dq], [f"{dq}/onnx"], perm=back))
+        ins[1] = f"{dq}/onnx"
         return ins
 
     def constant_operand(self, node, k):
@@ -291,7 +318,17 @@ class Quantizer:
         for node in g.node:
             new = onnx.NodeProto()
             new.CopyFrom(node)
-            if node.op_type in ("Conv", "Gemm"):
+            if node.op_type == "Conv" and self.tflite_qdq:
+                new.input[:] = self.tflite_conv_inputs(node, dq[node.input[0]])
+            elif node.op_type == "Gemm" and (self.pt2e or self.tflite_qdq):  # DQ(w) -> Transpose -> MatMul -> Add(bias)
+                ins = self.weighted(node, dq[node.input[0]])
+                self.nodes.append(helper.make_node("Transpose", [ins[1]], [f"{ins[1]}/t"], perm=[1, 0]))
+                product = node.output[0] + "/product" if len(ins) > 2 else node.output[0]
+                self.nodes.append(helper.make_node("MatMul", [ins[0], f"{ins[1]}/t"], [product]))
+                if len(ins) > 2:
+                    self.nodes.append(helper.make_node("Add", [product, ins[2]], [node.output[0]]))
+                new = None
+            elif node.op_type in ("Conv", "Gemm"):
                 del new.input[:]
                 new.input.extend(self.weighted(node, dq[node.input[0]]))
             else:
@@ -299,7 +336,8 @@ class Quantizer:
                     if self.trt and name not in self.inits and not self.trt_reads_quantized(node, name):
                         continue
                     new.input[k] = dq.get(name, name) if name not in self.inits else self.constant_operand(node, k)
-            self.nodes.append(new)
+            if new is not None:
+                self.nodes.append(new)
             for o in node.output:
                 if self.quantized(o):
                     self.qdq(o)
@@ -323,7 +361,8 @@ class Quantizer:
         used = {i for n in self.nodes for i in n.input}
         kept = [t for t in g.initializer if t.name in used]
         out_infos = list(g.output)
-        graph = helper.make_graph(self.nodes, f"{g.name}_{self.style}", list(g.input), out_infos, kept + self.new_inits)
+        fresh = [t for t in self.new_inits if t.name in used]
+        graph = helper.make_graph(self.nodes, f"{g.name}_{self.style}", list(g.input), out_infos, kept + fresh)
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", max(13, opset(self.model)))])
         m.ir_version = 7 if opset(self.model) <= 13 else 9
         return m
@@ -629,7 +668,7 @@ def generate(src, d, style):
     q = Quantizer(model, values, base).run()
     if style in ("qop", "tflite"):
         q = to_qoperator(q)
-    if style == "tflite":
+    if style in ("tflite", "tflite_qdq"):
         q, inputs = to_nhwc_input(q, inputs)
     if opset(q) <= onnx.defs.onnx_opset_version() and q.ir_version <= onnx.IR_VERSION:  # what this checker knows
         onnx.checker.check_model(q)
