@@ -191,6 +191,8 @@ class Quantizer:
         if node.op_type == "Add":  # the first input a Conv/Gemm wrote is the main branch, float
             main = [i for i in node.input if self.producer.get(i) is not None and self.producer[i].op_type in ("Conv", "Gemm")]
             return not main or name != main[0]
+        if node.op_type == "MatMul":  # both operands of a product of two activations
+            return name not in self.inits
         return name == node.input[0]
 
     def quantized(self, name):
