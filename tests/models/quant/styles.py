@@ -685,9 +685,9 @@ def generate(src, d, style):
 # larger ones; `--all-styles` writes every style of each, as docs/quantization.md measures).
 MODELS = {"kws_dscnn": "kws-dscnn", "resnet8": "resnet8-cifar", "ad_autoencoder": "ad-autoencoder", "vww": "vww",
           "mobile": "mobile", "pools": "pools", "tokens": "tokens"}
-COMMITTED = {"kws_dscnn": STYLES, "resnet8": STYLES[:-1], "ad_autoencoder": ["qdq_u8_pc"], "vww": ["qdq_u8_pc", "qop", "tflite"],
+COMMITTED = {"kws_dscnn": [s for s in STYLES if s != "pt2e"], "resnet8": STYLES[:7], "ad_autoencoder": ["qdq_u8_pc"], "vww": ["qdq_u8_pc", "qop", "tflite"],
              "mobile": ["qdq_u8_pc", "qdq_s8_pc_fused", "fx"], "pools": ["qdq_u8_pc", "qdq_s8_pt"],
-             "tokens": ["qdq_u8_pc", "qdq_s8_pt"]}
+             "tokens": ["qdq_u8_pc", "qdq_s8_pt", "pt2e"]}
 # Styles a model cannot take: the QOperator forms have no operator for HardSwish, Sigmoid, Resize...
 NO_QOPERATOR = {"mobile", "pools", "tokens"}
 
