@@ -181,13 +181,28 @@ bool lower_matmul(Graph& g, Node& matmul, std::set<const Node*>& removed) {
   // products of two run-time tensors).
   if (!a || !b || !is_activation(*a)) return false;
   if (!is_activation(*b) && (!is_weight(*b, 1) || b->data->shape.size() != 2)) return false;
-  const std::optional<Requantized> q = match_quantize(g, matmul.outputs[0]);
+  // A constant B's Linear bias added after the product (MatMul -> Add(DQ(int32 bias [N])) -> Q,
+  // TFLite's FullyConnected and PyTorch 2's Linear as exported): QLinearMatMulBias.
+  Node* add = is_activation(*b) ? nullptr : single_reader(g, matmul.outputs[0]);
+  Value* bias = nullptr;
+  if (is_onnx_op(add, "Add") && add->inputs.size() == 2) {
+    const Value* other = add->inputs[0] == matmul.outputs[0] ? add->inputs[1] : add->inputs[0];
+    bias = match_bias(other, *a, *b);
+    if (!bias || bias->shape != Shape{b->data->shape[1]}) bias = nullptr;
+  }
+  const std::optional<Requantized> q = match_quantize(g, bias ? add->outputs[0] : matmul.outputs[0]);
   if (!q) return false;
   removed.insert({q->quantize, q->relu});
   const auto [weight, weight_zp] = is_activation(*b) ? std::pair{b->data, weight_zero_point(g, *b)} : int8_weight(g, *b);
-  rewrite(matmul, "QLinearMatMul",
-          {a->data, a->scale, a->zero_point, weight, b->scale, weight_zp, q->quantize->inputs[1], q->quantize->inputs[2]},
-          *q);
+  std::vector<Value*> inputs = {a->data, a->scale, a->zero_point, weight, b->scale, weight_zp,
+                                q->quantize->inputs[1], q->quantize->inputs[2]};
+  if (!bias) {
+    rewrite(matmul, "QLinearMatMul", std::move(inputs), *q);
+    return true;
+  }
+  removed.insert(add);
+  inputs.push_back(bias);
+  rewrite_to_domain(matmul, "onnxc", "QLinearMatMulBias", std::move(inputs), *q);
   return true;
 }
 
@@ -286,21 +301,22 @@ Tensor all_values(DType type) {
   return t;
 }
 
-// table[v] = Q(f(DQ(v))) for the 256 values v of x's type: DQ and Q as ONNX defines them, f by the
-// operator's own fold on a scratch graph, x its input `x_index`, a binary operator's other operand
-// the scalar `other` when given. Empty when f cannot be folded.
-std::optional<Tensor> tabulate(const Node& op, const Dequantized& x, const Node& quantize, std::size_t x_index,
-                               std::optional<float> other) {
-  const OpDef* def = find_op(op.domain, op.op_type);
-  if (!def || !def->fold) return std::nullopt;
-  const DType type = x.zero_point->dtype;
+// The 256 values of x's type dequantized as ONNX defines DQ.
+Tensor dequantized_values(const Dequantized& x) {
   const float x_scale = x.scale->constant->data<float>()[0];
   const int64_t x_zero = x.zero_point->constant->int_at(0);
-  const Tensor values = all_values(type);
+  const Tensor values = all_values(x.zero_point->dtype);
   Tensor dequantized(DType::Float, {256});
   for (int64_t i = 0; i < 256; ++i)
     dequantized.data<float>()[i] = static_cast<float>(values.int_at(i) - x_zero) * x_scale;
+  return dequantized;
+}
 
+// op folded on a scratch graph, the inputs given in `replaced` (by index) taking the place of
+// op's own; the float result, or empty when op cannot be folded or gives no 256 floats.
+std::optional<Tensor> fold_replaced(const Node& op, std::vector<std::pair<std::size_t, Tensor>> replaced) {
+  const OpDef* def = find_op(op.domain, op.op_type);
+  if (!def || !def->fold) return std::nullopt;
   Graph scratch;
   Node f;
   f.name = op.name;
@@ -310,26 +326,43 @@ std::optional<Tensor> tabulate(const Node& op, const Dequantized& x, const Node&
   f.version = op.version;
   f.attrs = op.attrs;
   f.inputs = op.inputs;
-  f.inputs[x_index] = add_constant(scratch, "x", std::move(dequantized));
-  if (other) {
-    Tensor c(DType::Float, {});
-    c.data<float>()[0] = *other;
-    f.inputs[1 - x_index] = add_constant(scratch, "c", std::move(c));
-  }
+  for (auto& [index, value] : replaced)
+    f.inputs[index] = add_constant(scratch, "in" + std::to_string(index), std::move(value));
   f.outputs = {scratch.add_unique_value("y")};
   def->infer(f);
   std::vector<Tensor> results;
   def->fold(f, results);
   if (results.empty() || results[0].dtype != DType::Float || results[0].numel() != 256) return std::nullopt;
+  return std::move(results[0]);
+}
 
+// The table of the 256 float results f (one per value of `type`, lowest first) quantized by Q.
+Tensor quantized_table(DType type, const Tensor& f, const Node& quantize) {
   const float y_scale = quantize.inputs[1]->constant->data<float>()[0];
   const float y_zero = static_cast<float>(quantize.inputs[2]->constant->int_at(0));
   Tensor table(type, {256});
   for (std::size_t i = 0; i < 256; ++i) {
-    const float q = rt::round_half_even(results[0].data<float>()[i] / y_scale) + y_zero;
+    const float q = rt::round_half_even(f.data<float>()[i] / y_scale) + y_zero;
     table.bytes[i] = type == DType::Int8 ? static_cast<uint8_t>(rt::saturate_to<int8_t>(q)) : rt::saturate_to<uint8_t>(q);
   }
   return table;
+}
+
+// table[v] = Q(f(DQ(v))) for the 256 values v of x's type: DQ and Q as ONNX defines them, f by the
+// operator's own fold on a scratch graph, x its input `x_index`, a binary operator's other operand
+// the scalar `other` when given. Empty when f cannot be folded.
+std::optional<Tensor> tabulate(const Node& op, const Dequantized& x, const Node& quantize, std::size_t x_index,
+                               std::optional<float> other) {
+  std::vector<std::pair<std::size_t, Tensor>> replaced;
+  replaced.emplace_back(x_index, dequantized_values(x));
+  if (other) {
+    Tensor c(DType::Float, {});
+    c.data<float>()[0] = *other;
+    replaced.emplace_back(1 - x_index, std::move(c));
+  }
+  const std::optional<Tensor> f = fold_replaced(op, std::move(replaced));
+  if (!f) return std::nullopt;
+  return quantized_table(x.zero_point->dtype, *f, quantize);
 }
 
 bool lower_lookup(Graph& g, Node& op, std::set<const Node*>& removed) {
@@ -345,6 +378,67 @@ bool lower_lookup(Graph& g, Node& op, std::set<const Node*>& removed) {
   if (!table) return false;
   removed.insert({q->quantize, q->relu});
   Value* table_value = add_constant(g, op.name + "_table", std::move(*table));
+  rewrite_to_domain(op, "onnxc", "QLinearLookup", {x->data, table_value}, *q);
+  return true;
+}
+
+// The DequantizeLinear output (an 8-bit activation's) that v is an elementwise function of, through
+// at most `depth` unary or scalar nodes: HardSwish exported at opset 13 as x * HardSigmoid(x),
+// SiLU as x * Sigmoid(x).
+const Value* function_source(const Value* v, int depth) {
+  if (const std::optional<Dequantized> d = match_dequantize(v); d && is_activation(*d)) return v;
+  const Node* n = v ? v->producer : nullptr;
+  if (!n || depth == 0) return nullptr;
+  if (const auto binary = scalar_binary(*n)) return function_source(n->inputs[binary->first], depth - 1);
+  return is_tabulable(*n) && n->has_input(0) ? function_source(n->inputs[0], depth - 1) : nullptr;
+}
+
+// v's float value for each of the 256 values of `source`'s 8-bit activation (`dequantized`), v
+// being `source` or a unary or scalar node of such a value; empty otherwise.
+std::optional<Tensor> values_over(const Value* v, const Value* source, const Tensor& dequantized, int depth) {
+  if (v == source) return dequantized;
+  const Node* n = v->producer;
+  if (!n || depth == 0) return std::nullopt;
+  const auto binary = scalar_binary(*n);
+  if (!binary && !is_tabulable(*n)) return std::nullopt;
+  const std::size_t x_index = binary ? binary->first : 0;
+  std::optional<Tensor> x = values_over(n->inputs[x_index], source, dequantized, depth - 1);
+  if (!x) return std::nullopt;
+  std::vector<std::pair<std::size_t, Tensor>> replaced;
+  replaced.emplace_back(x_index, std::move(*x));
+  if (binary) {
+    Tensor c(DType::Float, {});
+    c.data<float>()[0] = binary->second;
+    replaced.emplace_back(1 - x_index, std::move(c));
+  }
+  return fold_replaced(*n, std::move(replaced));
+}
+
+// Add, Sub, Mul or Div of two elementwise functions of the same 8-bit activation, quantized: a
+// function of that activation, so a table (x * HardSigmoid(x), x * Sigmoid(x) between DQ and Q).
+// The nodes inside die when nothing else reads them.
+bool lower_function_of_one(Graph& g, Node& op, std::set<const Node*>& removed) {
+  static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div"};
+  constexpr int kDepth = 3;
+  if (!op.domain.empty() || !ops.count(op.op_type) || op.inputs.size() != 2 || !op.has_input(0) || !op.has_input(1))
+    return false;
+  const Value* source = function_source(op.inputs[0], kDepth);
+  if (!source || function_source(op.inputs[1], kDepth) != source) return false;
+  if (op.inputs[0]->shape != source->shape || op.inputs[1]->shape != source->shape) return false;
+  const std::optional<Dequantized> x = match_dequantize(source);
+  const std::optional<Requantized> q = match_quantize(g, op.outputs[0]);
+  if (!q || q->quantize->inputs[2]->dtype != x->zero_point->dtype) return false;
+  const Tensor dequantized = dequantized_values(*x);
+  std::optional<Tensor> a = values_over(op.inputs[0], source, dequantized, kDepth);
+  std::optional<Tensor> b = a ? values_over(op.inputs[1], source, dequantized, kDepth) : std::nullopt;
+  if (!b) return false;
+  std::vector<std::pair<std::size_t, Tensor>> replaced;
+  replaced.emplace_back(0, std::move(*a));
+  replaced.emplace_back(1, std::move(*b));
+  const std::optional<Tensor> f = fold_replaced(op, std::move(replaced));
+  if (!f) return false;
+  removed.insert({q->quantize, q->relu});
+  Value* table_value = add_constant(g, op.name + "_table", quantized_table(x->zero_point->dtype, *f, *q->quantize));
   rewrite_to_domain(op, "onnxc", "QLinearLookup", {x->data, table_value}, *q);
   return true;
 }
@@ -603,7 +697,8 @@ int lower_qdq(Graph& g) {
         (is_onnx_op(n.get(), "Gemm") && lower_gemm(g, *n, removed)) ||
         (is_onnx_op(n.get(), "Add") && lower_binary(g, *n, "QLinearAdd", removed)) ||
         (is_onnx_op(n.get(), "Mul") && lower_binary(g, *n, "QLinearMul", removed)) ||
-        lower_softmax(g, *n, removed) || lower_lookup(g, *n, removed))
+        lower_softmax(g, *n, removed) || lower_lookup(g, *n, removed) ||
+        lower_function_of_one(g, *n, removed))
       ++lowered;
   }
   erase_nodes(g, removed);

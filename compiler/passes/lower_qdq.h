@@ -9,12 +9,16 @@ namespace onnxc {
 // Rewrites, before shape inference (while the weights are still quantized constants):
 //   DQ(x) , DQ(w const) [, DQ(bias int32 const)] -> Conv [-> Relu] -> Q   into QLinearConv
 //   DQ(a) , DQ(b const)                          -> MatMul [-> Relu] -> Q into QLinearMatMul
+//   DQ(a) , DQ(b const) -> MatMul -> Add(DQ(bias int32 const)) [-> Relu] -> Q
+//                                                  into onnxc.QLinearMatMulBias (a Linear's bias)
 //   DQ(a) , DQ(b const) [, DQ(bias int32 const)] -> Gemm [-> Relu] -> Q
 //        (alpha = beta = 1, A not transposed)      into QLinearMatMul or onnxc.QLinearMatMulBias
 //   DQ(a) , DQ(b)                                -> Add/Mul [-> Relu] -> Q into QLinearAdd/QLinearMul
 //   DQ(x) -> Sigmoid, Tanh, HardSwish, LeakyRelu, Clip, ... (unary elementwise) -> Q
 //                                                  into onnxc.QLinearLookup: a 256-entry table of
 //                                                  Q(f(DQ(v))) computed with the op's own fold
+//   DQ(x) -> f(x), g(x) -> Add/Sub/Mul/Div -> Q      the same, f and g unary functions of one x
+//                                                  (Hardswish at opset 13: x * HardSigmoid(x))
 // (Data movement between DQ and Q, Relu/Clip before Q and DQ -> Q pairs are brought to these
 // forms first by the passes of qdq_patterns.h.)
 // Activations must be quantized per tensor with constant scales and zero points; weights per

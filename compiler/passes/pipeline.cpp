@@ -140,8 +140,8 @@ const std::vector<Pass>& front_passes() {
       // Canonical forms first, whatever the quantizer wrote; then the integer operators.
       {"qdq-fold-parameters", "lower-qdq", true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { return qdq_fold_parameters(m.graph); }},
       {"qdq-activations-to-uint8", "lower-qdq", true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { return qdq_activations_to_uint8(m.graph); }},
-      {"qdq-quantize-float-bias", "lower-qdq", true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { return qdq_quantize_float_bias(m.graph); }},
       {"qdq-move-dequantize", "lower-qdq", true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { return qdq_move_dequantize(m.graph); }},
+      {"qdq-quantize-float-bias", "lower-qdq", true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { return qdq_quantize_float_bias(m.graph); }},
       {"qdq-activation-to-clamp", "lower-qdq", true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { return qdq_activation_to_clamp(m.graph); }},
       {"qdq-fold-pairs", "lower-qdq", true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { return qdq_fold_pairs(m.graph); }},
       {"lower-qdq", "lower-qdq", true, Counts::Nothing, [](Model& m, const PassEnv&) -> std::int64_t { return lower_qdq(m.graph); }},

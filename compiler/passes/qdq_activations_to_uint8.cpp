@@ -163,6 +163,7 @@ int qdq_activations_to_uint8(Graph& g) {
     Node& q = *np;
     const std::optional<QuantParams> p = per_tensor_params(q);
     if (!p || !is_onnx_op(&q, "QuantizeLinear") || p->type != DType::Int8 || q.outputs[0]->is_graph_output) continue;
+    if (q.outputs[0]->constant) continue;  // a weight quantized in the graph, folded already: it stays int8
     const std::vector<Node*> readers = g.consumers(q.outputs[0]);
     bool all_dequantize = !readers.empty();
     for (const Node* r : readers)

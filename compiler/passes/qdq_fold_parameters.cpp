@@ -3,7 +3,10 @@
 // of a QuantizeLinear's output to its own type goes. PyTorch 1.13's export of a quantized model
 // writes every scale and zero point as a Constant node, each bias's zero point as ConstantOfShape
 // then Cast to int32, and a Cast to uint8 between every QuantizeLinear and DequantizeLinear: with
-// none of it folded, lower-qdq matched nothing and every operator stayed float.
+// none of it folded, lower-qdq matched nothing and every operator stayed float. Its FX-mode export
+// reads an activation's scale and zero point through Identity of an initializer (the Conv, Gemm
+// after a Flatten, stayed float), and TensorRT-style exports quantize float weights in the graph
+// (QuantizeLinear of a float initializer, then DequantizeLinear): both fold to constants too.
 #include "ops/op.h"
 #include "passes/passes.h"
 #include "passes/qdq_patterns.h"
@@ -14,7 +17,9 @@ int qdq_fold_parameters(Graph& g) {
   int folded = 0;
   for (const auto& node : g.nodes) {  // in order: a Constant before the ConstantOfShape reading it
     Node& n = *node;
-    if (!is_onnx_op(&n, "Constant") && !is_onnx_op(&n, "ConstantOfShape") && !is_onnx_op(&n, "Cast")) continue;
+    if (!is_onnx_op(&n, "Constant") && !is_onnx_op(&n, "ConstantOfShape") && !is_onnx_op(&n, "Cast") &&
+        !is_onnx_op(&n, "Identity") && !is_onnx_op(&n, "QuantizeLinear"))
+      continue;
     if (!n.has_output(0) || n.outputs[0]->constant || !inputs_all_constant(n)) continue;
     const OpDef* def = find_op(n.domain, n.op_type);
     if (!def) continue;

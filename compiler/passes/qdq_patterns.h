@@ -85,12 +85,15 @@ int qdq_fold_parameters(Graph& g);
 // int8 activations (Q -> DQs of equal per-tensor parameters) become uint8 with zero point
 // z + 128: the same values, the kernels' fastest type.
 int qdq_activations_to_uint8(Graph& g);
-// Conv/Gemm reading DQ(x) and DQ(constant w) with a float constant bias: the bias quantized to
-// int32 with scale x_scale * w_scale (as QLinearConv takes it), behind a DequantizeLinear.
-int qdq_quantize_float_bias(Graph& g);
 // DQ -> data movement (Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Pad with 0,
-// MaxPool, Relu, Concat of equal parameters) becomes data movement on the quantized tensor -> DQ.
+// MaxPool, Relu, Concat of equal parameters) becomes data movement on the quantized tensor -> DQ;
+// data movement -> Q becomes Q -> the movement; DQ(constant) -> Transpose a DQ of the transposed
+// constant.
 int qdq_move_dequantize(Graph& g);
+// Conv/Gemm (or MatMul then Add) reading DQ(x) and DQ(constant w) with a float constant bias:
+// the bias quantized to int32 with scale x_scale * w_scale (as QLinearConv takes it), behind a
+// DequantizeLinear.
+int qdq_quantize_float_bias(Graph& g);
 // float x -> Relu/Clip (constant bounds) -> Q becomes x -> Q -> integer Clip (dropped when
 // it clamps nothing): Q(clip(x, lo, hi)) == clamp(Q(x), Q(lo), Q(hi)), Q being monotonic.
 int qdq_activation_to_clamp(Graph& g);

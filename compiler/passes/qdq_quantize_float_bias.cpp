@@ -1,11 +1,13 @@
 // qdq_quantize_float_bias (part of lower-qdq, see qdq_patterns.h): PyTorch's reference export
 // keeps a quantized Conv's or Linear's bias in float. QLinearConv adds it in int32 with scale
 // x_scale * w_scale[c], so it is quantized to that (round half to even): DQ(int32 bias) in its
-// place. The float model adds the float bias; the integer one is off by at most half a step of
+// place; so is a Linear's float bias added after its MatMul (MatMul -> Add(constant [N])). The
+// float model adds the float bias; the integer one is off by at most half a step of
 // the accumulator, which can move the requantized output by one step where it rounds.
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "onnxc/quant.h"
 #include "ops/quant_common.h"
@@ -33,6 +35,17 @@ std::vector<float> weight_scales(const Value* w, int64_t axis, int64_t channels)
 
 }  // namespace
 
+// The float bias a Linear adds after its MatMul (PyTorch 2's and TFLite's exports): the Add's
+// constant operand when it is 1-D and the MatMul's one reader is that Add; the operand's index.
+std::optional<std::size_t> matmul_bias(const Graph& g, const Node& matmul) {
+  if (!is_onnx_op(&matmul, "MatMul") || !matmul.has_output(0)) return std::nullopt;
+  const Node* add = single_reader(g, matmul.outputs[0]);
+  if (!is_onnx_op(add, "Add") || add->inputs.size() != 2) return std::nullopt;
+  const std::size_t k = add->inputs[0] == matmul.outputs[0] ? 1 : 0;
+  if (add->inputs[1 - k] != matmul.outputs[0]) return std::nullopt;
+  return k;
+}
+
 int qdq_quantize_float_bias(Graph& g) {
   int quantized = 0;
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
@@ -40,8 +53,12 @@ int qdq_quantize_float_bias(Graph& g) {
     const bool conv = is_onnx_op(&n, "Conv");
     const bool gemm = is_onnx_op(&n, "Gemm") && n.attr_float("alpha", 1.0f) == 1.0f && n.attr_float("beta", 1.0f) == 1.0f &&
                       !n.attr_int("transA", 0);
-    if ((!conv && !gemm) || !n.has_input(2) || !n.has_input(1)) continue;
-    const Value* b = n.inputs[2];
+    const std::optional<std::size_t> after_matmul = matmul_bias(g, n);
+    if ((!conv && !gemm && !after_matmul) || !n.has_input(1)) continue;
+    if (!after_matmul && !n.has_input(2)) continue;
+    Node* add = after_matmul ? single_reader(g, n.outputs[0]) : nullptr;
+    Value*& bias_input = add ? add->inputs[*after_matmul] : n.inputs[2];
+    const Value* b = bias_input;
     if (!b->constant || b->dtype != DType::Float || b->constant->shape.size() != 1) continue;
     const Node* x = per_tensor_dequantize(n.inputs[0]);
     if (!x) continue;
@@ -68,7 +85,7 @@ int qdq_quantize_float_bias(Graph& g) {
                                             add_constant(g, b->name + "_scale", std::move(scale))},
                                            {dequantized}));
     dq->set_attr_int("axis", 0);
-    n.inputs[2] = dequantized;
+    bias_input = dequantized;
     ++i;  // the DQ went in front of the list
     ++quantized;
   }

@@ -38,6 +38,18 @@ Styles (the names say activation type, weight granularity, and placement):
                     quantized by a QuantizeLinear naming its axis, then transposed on the 8-bit tensor
   qdq_u8_pc_u8w     qdq_u8_pc with uint8 weights, symmetric (zero point 128, scale max|w| / 127.5), as
                     ONNX Runtime's quantizer writes weight_type=QUInt8 with symmetric weights
+  pt2e              PyTorch 2's export quantization (XNNPACKQuantizer layout, written here without torch 2):
+                    the FX placement on int8 asymmetric activations, per-channel weights, float bias,
+                    each Linear as DQ(weight [out, in], axis 0) -> Transpose -> MatMul -> Add(bias)
+  tflite_qdq        a TFLite int8 model as tf2onnx converts it to QDQ: int8 asymmetric activations, fused
+                    activations, weights in TFLite's order (OHWI; depthwise 1HWO along axis 3) behind a
+                    per-axis DequantizeLinear then a Transpose to ONNX's, FullyConnected as MatMul by the
+                    transposed weight then Add of DQ(int32 bias), the input NHWC
+  trt               TensorRT's explicit quantization as NVIDIA's pytorch-quantization exports it: int8
+                    symmetric activations, Q/DQ only on the inputs of the operators run in int8 (Conv,
+                    Gemm, MatMul, pooling; a residual Add's shortcut input), their outputs float (so a
+                    Conv -> Relu -> MaxPool -> Q, a pooled Flatten -> Q); weights fake-quantized in the
+                    graph (QuantizeLinear of the float weight per channel, then DequantizeLinear), float bias
 FX also gives Sigmoid, HardSigmoid, Softmax (and Tanh) PyTorch's fixed output parameters.
 Graph outputs are delivered dequantized (float), except after a final Softmax, which stays
 float in every style (it reads the dequantized logits)."""
@@ -59,12 +71,17 @@ from quantize import attrs, fold_batchnorm  # noqa: E402
 from qdq import quantize_weight, weight_qparams  # noqa: E402
 
 ORT_RUN = os.environ.get("ORT_RUN", "/work/ort/ort-run.mjs")
-STYLES = ["qdq_u8_pt_fused", "qdq_s8_pc_fused", "qdq_u8_pc", "qdq_s8_pt", "fx", "qop", "tflite", "qdq_u8_pc_u8w"]
+STYLES = ["qdq_u8_pt_fused", "qdq_s8_pc_fused", "qdq_u8_pc", "qdq_s8_pt", "fx", "qop", "tflite", "qdq_u8_pc_u8w",
+          "trt", "pt2e", "tflite_qdq"]
 ACTIVATIONS = ("Relu", "Clip")
 SHARED = ("Clip", "MaxPool", "Flatten", "Reshape", "Pad", "Transpose", "Squeeze", "Unsqueeze", "Slice", "Gather",
           "Resize")  # FX: output observer shared with the input
 # FX: operators with fixed output parameters (PyTorch's fixed-qparams observers, uint8): their
 # outputs lie in [0, 1] (Tanh in [-1, 1]) whatever the data.
+# TensorRT's placement: Q/DQ on the inputs of the operators it runs in int8 (pytorch-quantization's
+# quantized modules), the outputs float; a residual Add quantizes its identity input (the shortcut,
+# a downsampling Conv's output included), not the main branch's Conv output.
+TRT_QUANTIZED = ("Conv", "Gemm", "MatMul", "AveragePool", "GlobalAveragePool", "MaxPool", "Add")
 FIXED = {"Sigmoid": (1.0 / 256, 0), "HardSigmoid": (1.0 / 256, 0), "Softmax": (1.0 / 256, 0), "Tanh": (2.0 / 256, 128)}
 
 
@@ -139,9 +156,17 @@ class Quantizer:
                 self.producer[o] = n
         s = style
         self.dtype = np.int8 if "_s8" in s else np.uint8
-        self.symmetric = s == "qdq_s8_pc_fused"  # qdq_s8a_pc_fused (the TFLite base): asymmetric
-        self.per_channel = "_pc" in s or s == "fx"
-        self.fused = s.endswith("_fused") or s == "qop"
+        self.trt = s == "trt"
+        self.pt2e = s == "pt2e"
+        self.fx_like = s in ("fx", "pt2e")  # Q/DQ around every op, Conv+Relu fused, shared and fixed parameters
+        if self.trt or self.pt2e:
+            self.dtype = np.int8
+        self.symmetric = s in ("qdq_s8_pc_fused", "trt")  # qdq_s8a_pc_fused (the TFLite base): asymmetric
+        self.per_channel = "_pc" in s or s in ("fx", "trt", "pt2e", "tflite_qdq")
+        self.fused = s.endswith("_fused") or s in ("qop", "tflite_qdq")
+        self.tflite_qdq = s == "tflite_qdq"
+        if self.tflite_qdq:
+            self.dtype = np.int8
         self.uint8_weights = s.endswith("_u8w")
         self.nodes, self.new_inits, self.params = [], [], {}
 
@@ -155,14 +180,27 @@ class Quantizer:
         r = self.readers.get(name, [])
         if n is None or len(r) != 1 or r[0].op_type not in ACTIVATIONS:
             return False
-        if self.style == "fx":
+        if self.fx_like:
             return n.op_type == "Conv" and r[0].op_type == "Relu"
         return self.fused and n.op_type in ("Conv", "Gemm", "Add")
+
+    def trt_reads_quantized(self, node, name):
+        """TensorRT's placement: whether `node` reads activation `name` through Q -> DQ."""
+        if node.op_type not in TRT_QUANTIZED:
+            return False
+        if node.op_type == "Add":  # the first input a Conv/Gemm wrote is the main branch, float
+            main = [i for i in node.input if self.producer.get(i) is not None and self.producer[i].op_type in ("Conv", "Gemm")]
+            return not main or name != main[0]
+        if node.op_type == "MatMul":  # both operands of a product of two activations
+            return name not in self.inits
+        return name == node.input[0]
 
     def quantized(self, name):
         """Whether activation `name` gets Q -> DQ (is integer in the style)."""
         if name in self.inits or (name in self.values and self.values[name].dtype != np.float32):
             return False  # weights, and the integer shape computations
+        if self.trt:
+            return any(self.trt_reads_quantized(r, name) for r in self.readers.get(name, []))
         r = self.readers.get(name, [])
         if r and all(x.op_type == "Softmax" for x in r) and name not in [o.name for o in self.g.output]:
             return True  # Softmax reads dequantized logits
@@ -174,11 +212,11 @@ class Quantizer:
     def qparams(self, name):
         if name not in self.params:
             n = self.producer.get(name)
-            if self.style in ("fx", "qop") and n is not None and n.op_type in SHARED and n.input[0] in self.params:
+            if (self.fx_like or self.style == "qop") and n is not None and n.op_type in SHARED and n.input[0] in self.params:
                 self.params[name] = self.params[n.input[0]]
-            elif self.style == "fx" and n is not None and n.op_type in FIXED:
+            elif self.fx_like and n is not None and n.op_type in FIXED:
                 scale, zp = FIXED[n.op_type]
-                self.params[name] = (np.float32(scale), self.dtype(zp))
+                self.params[name] = (np.float32(scale), self.dtype(zp - 128 if self.dtype == np.int8 else zp))
             else:
                 self.params[name] = act_qparams(self.values[name], self.dtype, self.symmetric)
         return self.params[name]
@@ -207,10 +245,18 @@ class Quantizer:
         return np.zeros_like(scale, dtype=np.int8)
 
     def dq_const(self, name, q, scale, zp, axis):
-        ins = [self.const(f"{name}/q", q), self.const(f"{name}/scale", scale)]
+        kw = {"axis": axis} if np.ndim(scale) else {}
+        ins = [f"{name}/q", self.const(f"{name}/scale", scale)]
         if zp is not None:
             ins.append(self.const(f"{name}/zero_point", zp))
-        kw = {"axis": axis} if np.ndim(scale) else {}
+        if self.trt and zp is not None:  # fake quantization: Q(float weight) -> DQ, as TensorRT's exports
+            shape = [1] * q.ndim
+            if np.ndim(scale):
+                shape[axis] = -1
+            w = self.const(f"{name}/float", (q.astype(np.float32) * np.reshape(scale, shape)).astype(np.float32))
+            self.nodes.append(helper.make_node("QuantizeLinear", [w] + ins[1:], [f"{name}/q"], **kw))
+        else:
+            self.const(f"{name}/q", q)
         self.nodes.append(helper.make_node("DequantizeLinear", ins, [f"{name}/dq"], **kw))
         return f"{name}/dq"
 
@@ -222,11 +268,26 @@ class Quantizer:
         ins = [x_dq, self.dq_const(node.input[1], q, scale, self.weight_zero_point(scale), 0)]
         if len(node.input) > 2:
             b = self.inits[node.input[2]]
-            if self.style == "fx":
+            if self.style in ("fx", "trt", "pt2e"):
                 ins.append(self.const(f"{node.input[2]}/float", b))
             else:
                 b_scale = (np.float32(self.qparams(node.input[0])[0]) * scale).astype(np.float32)
                 ins.append(self.dq_const(node.input[2], np.rint(b / b_scale).astype(np.int32), b_scale, None, 0))
+        return ins
+
+    def tflite_conv_inputs(self, node, x_dq):
+        """tf2onnx's Conv of a TFLite model: the int8 weight in TFLite's order (OHWI, a depthwise
+        one 1HWO quantized along its last axis) behind DequantizeLinear, then a Transpose to ONNX's."""
+        ins = self.weighted(node, x_dq)
+        self.nodes = [n for n in self.nodes if ins[1] not in n.output]  # the ONNX-order weight's DQ: not this style's
+        w = self.inits[node.input[1]]
+        q, scale = self.weight(node.input[1], 0)
+        depthwise = attrs(node).get("group", 1) == w.shape[0] and w.shape[1] == 1 and w.shape[0] > 1
+        order, back, axis = ((1, 2, 3, 0), [3, 0, 1, 2], 3) if depthwise else ((0, 2, 3, 1), [0, 3, 1, 2], 0)
+        name = node.input[1] + "/tflite"
+        dq = self.dq_const(name, np.ascontiguousarray(q.transpose(order)), scale, self.weight_zero_point(scale), axis)
+        self.nodes.append(helper.make_node("Transpose", [dq], [f"{dq}/onnx"], perm=back))
+        ins[1] = f"{dq}/onnx"
         return ins
 
     def constant_operand(self, node, k):
@@ -259,13 +320,26 @@ class Quantizer:
         for node in g.node:
             new = onnx.NodeProto()
             new.CopyFrom(node)
-            if node.op_type in ("Conv", "Gemm"):
+            if node.op_type == "Conv" and self.tflite_qdq:
+                new.input[:] = self.tflite_conv_inputs(node, dq[node.input[0]])
+            elif node.op_type == "Gemm" and (self.pt2e or self.tflite_qdq):  # DQ(w) -> Transpose -> MatMul -> Add(bias)
+                ins = self.weighted(node, dq[node.input[0]])
+                self.nodes.append(helper.make_node("Transpose", [ins[1]], [f"{ins[1]}/t"], perm=[1, 0]))
+                product = node.output[0] + "/product" if len(ins) > 2 else node.output[0]
+                self.nodes.append(helper.make_node("MatMul", [ins[0], f"{ins[1]}/t"], [product]))
+                if len(ins) > 2:
+                    self.nodes.append(helper.make_node("Add", [product, ins[2]], [node.output[0]]))
+                new = None
+            elif node.op_type in ("Conv", "Gemm"):
                 del new.input[:]
                 new.input.extend(self.weighted(node, dq[node.input[0]]))
             else:
                 for k, name in enumerate(node.input):
+                    if self.trt and name not in self.inits and not self.trt_reads_quantized(node, name):
+                        continue
                     new.input[k] = dq.get(name, name) if name not in self.inits else self.constant_operand(node, k)
-            self.nodes.append(new)
+            if new is not None:
+                self.nodes.append(new)
             for o in node.output:
                 if self.quantized(o):
                     self.qdq(o)
@@ -289,7 +363,8 @@ class Quantizer:
         used = {i for n in self.nodes for i in n.input}
         kept = [t for t in g.initializer if t.name in used]
         out_infos = list(g.output)
-        graph = helper.make_graph(self.nodes, f"{g.name}_{self.style}", list(g.input), out_infos, kept + self.new_inits)
+        fresh = [t for t in self.new_inits if t.name in used]
+        graph = helper.make_graph(self.nodes, f"{g.name}_{self.style}", list(g.input), out_infos, kept + fresh)
         m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", max(13, opset(self.model)))])
         m.ir_version = 7 if opset(self.model) <= 13 else 9
         return m
@@ -595,7 +670,7 @@ def generate(src, d, style):
     q = Quantizer(model, values, base).run()
     if style in ("qop", "tflite"):
         q = to_qoperator(q)
-    if style == "tflite":
+    if style in ("tflite", "tflite_qdq"):
         q, inputs = to_nhwc_input(q, inputs)
     if opset(q) <= onnx.defs.onnx_opset_version() and q.ir_version <= onnx.IR_VERSION:  # what this checker knows
         onnx.checker.check_model(q)
@@ -610,9 +685,9 @@ def generate(src, d, style):
 # larger ones; `--all-styles` writes every style of each, as docs/quantization.md measures).
 MODELS = {"kws_dscnn": "kws-dscnn", "resnet8": "resnet8-cifar", "ad_autoencoder": "ad-autoencoder", "vww": "vww",
           "mobile": "mobile", "pools": "pools", "tokens": "tokens"}
-COMMITTED = {"kws_dscnn": STYLES, "resnet8": STYLES[:-1], "ad_autoencoder": ["qdq_u8_pc"], "vww": ["qdq_u8_pc", "qop", "tflite"],
+COMMITTED = {"kws_dscnn": [s for s in STYLES if s != "pt2e"], "resnet8": STYLES[:7], "ad_autoencoder": ["qdq_u8_pc"], "vww": ["qdq_u8_pc", "qop", "tflite"],
              "mobile": ["qdq_u8_pc", "qdq_s8_pc_fused", "fx"], "pools": ["qdq_u8_pc", "qdq_s8_pt"],
-             "tokens": ["qdq_u8_pc", "qdq_s8_pt"]}
+             "tokens": ["qdq_u8_pc", "qdq_s8_pt", "pt2e"]}
 # Styles a model cannot take: the QOperator forms have no operator for HardSwish, Sigmoid, Resize...
 NO_QOPERATOR = {"mobile", "pools", "tokens"}
 
