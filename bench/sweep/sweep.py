@@ -20,6 +20,9 @@ part bench/bench.py keeps) with the command and commit.
   bench/sweep/sweep.py --onnxc build/onnxc --ort /work/ort [--filter REGEX] [--limit N] [--jobs J]
                        [--rounds 7] [--validate-only] [--work build/sweep] [--out docs/performance.md]
 
+Families run apart (each run's --work/results.json copied away) are reported together with
+`--report-only --merge A.json B.json ...` (a case in several files: the last file's).
+
 Models, reference outputs and compiled programs are cached under --work (default build/sweep):
 a re-run rebuilds a case's program only when the onnxc binary changed. Steps 1-3 run --jobs at a
 time; timing runs one case at a time. Needs /usr/bin/python3 with onnx and numpy, node, and the
@@ -332,10 +335,26 @@ def main():
     ap.add_argument("--list", action="store_true", help="print the selected cases and stop")
     ap.add_argument("--report-only", action="store_true",
                     help="rewrite the report from the last run's results (--work/results.json), timing nothing")
+    ap.add_argument("--merge", nargs="+", metavar="RESULTS_JSON",
+                    help="with --report-only: the report of these results.json files together (runs of different "
+                         "families; a case in several files is taken from the last), not --work's")
     a = ap.parse_args()
     a.onnxc, a.ort, a.work = os.path.abspath(a.onnxc), os.path.abspath(a.ort), os.path.abspath(a.work)
     if a.report_only:
-        results = json.load(open(os.path.join(a.work, "results.json")))
+        if a.merge:
+            by_name = {}
+            for path in a.merge:
+                for r in json.load(open(path)):
+                    by_name.pop(r["name"], None)  # the last file's, in its order
+                    by_name[r["name"]] = r
+            results = list(by_name.values())
+            runs = [json.load(open(path))[0].get("run", {}) for path in a.merge]
+            if results:
+                results[0]["run"] = dict(runs[0], command="; ".join(r.get("command", "?") for r in runs),
+                                         started=", ".join(r.get("started", "?") for r in runs),
+                                         elapsed=sum(r.get("elapsed", 0) for r in runs))
+        else:
+            results = json.load(open(os.path.join(a.work, "results.json")))
         for r in results:  # failure details as this version words them
             if r["state"] == "build failed":
                 r["detail"] = compiler_error(r.get("validate_log", ""))

@@ -219,6 +219,10 @@ std::size_t conv_transpose_row_bytes(const Node& conv_transpose);
 // weights): 2 rt::conv_transpose_phases_simd (with `simd`, one channel's band row on the stack),
 // 1 rt::conv_transpose_phases, 0 none.
 int conv_transpose_phases_kernel(const Node& conv_transpose, bool simd);
+// Whether rt::conv_transpose_gemm_stacked can take the ConvTranspose (conv_transpose_gemm_applies
+// and a block of columns on the stack) and the cost models put it under rt::conv_transpose_phases_simd
+// on a target of `float_lanes` floats per vector.
+bool conv_transpose_prefers_stacked(const Node& conv_transpose, int64_t float_lanes);
 
 // The rt::Epilogue literal of the activation fused into the node (None when there is none).
 std::string epilogue_code(const Node& node);
@@ -255,6 +259,10 @@ constexpr const char* kWinogradGroupRowsAttr = "onnxc.winograd_group_rows";
 // rt::conv_transpose_phases, 2 the register tiles of rt::conv_transpose_phases_simd. Pack-weights
 // then lays the weights out per phase (pack_conv_transpose_phase_weights).
 constexpr const char* kTransposePhasesAttr = "onnxc.conv_transpose_phases";
+// int 1: a ConvTranspose computed by rt::conv_transpose_gemm_stacked (the product plus col2im with
+// its columns on the stack, no scratch; weights packed as for rt::conv_transpose_gemm), set by
+// fit-scratch where the columns have no room and the cost model puts it under the phase kernel.
+constexpr const char* kTransposeStackedAttr = "onnxc.conv_transpose_stacked";
 // int 1: a Conv computed by rt::conv_band (no scratch; weights packed as for rt::conv_direct_packed).
 // Set by fit-scratch.
 constexpr const char* kBandAttr = "onnxc.conv_band";

@@ -64,7 +64,7 @@ int64_t block_rows(const Node& n) {
 }
 
 std::size_t conv_transpose_scratch_bytes(const Node& n) {
-  if (!conv_transpose_gemm_applies(n)) return 0;
+  if (!conv_transpose_gemm_applies(n) || n.attr_int(kTransposeStackedAttr, 0)) return 0;
   return conv_transpose_row_bytes(n) * static_cast<std::size_t>(block_rows(n));
 }
 
@@ -79,6 +79,12 @@ void emit_conv_transpose(const Node& n, Emitter& e) {
       e.linef("rt::conv_transpose_phases_simd({}, {});", args, e.parallel(n.outputs[0]->numel() * p.in_channels));
     else
       e.linef("rt::conv_transpose_phases({});", args);
+    return;
+  }
+  if (n.attr_int(kPackedWeightsAttr, 0) && n.attr_int(kTransposeStackedAttr, 0)) {
+    e.include("onnxc/conv_transpose_gemm.h");
+    e.linef("rt::conv_transpose_gemm_stacked(p, {}, {}, {}, {}, {}, {});", e.in(0), e.in(1),
+            e.in_or_null(2, DType::Float), e.out(0), epilogue_code(n), e.parallel(n.outputs[0]->numel() * p.in_channels));
     return;
   }
   if (n.attr_int(kPackedWeightsAttr, 0)) {
@@ -133,6 +139,16 @@ int conv_transpose_phases_kernel(const Node& n, bool simd) {
   const rt::ConvParams p = conv_transpose_params(n);
   if (!rt::conv_transpose_phases_apply(p)) return 0;
   return simd && rt::conv_transpose_phases_simd_apply(p) ? 2 : 1;
+}
+
+bool conv_transpose_prefers_stacked(const Node& n, int64_t float_lanes) {
+  if (!conv_transpose_gemm_applies(n) || conv_transpose_phases_kernel(n, true) != 2) return false;
+  const rt::ConvParams p = conv_transpose_params(n);
+  if (!rt::conv_transpose_stack_applies(p)) return false;
+  // AVX-512 and AArch64 have 32 vector registers, AVX2 16 (rt::kVectorRegisters).
+  const int64_t registers = float_lanes == 8 ? 16 : 32;
+  return rt::conv_transpose_stacked_cost(p, float_lanes, registers) <
+         rt::conv_transpose_phases_cost(p, float_lanes, registers);
 }
 
 int64_t conv_transpose_fastest_rows(const Node& n) { return fastest_rows(conv_transpose_params(n)); }

@@ -249,6 +249,17 @@ void fit_conv_transpose(Node& n, std::size_t room, const ScratchOptions& o) {
                                               : std::min<int64_t>(static_cast<int64_t>(room / row), wanted);
   const int phases = conv_transpose_phases_kernel(n, o.simd && !o.memory_first);
   n.set_attr_int(kTransposePhasesAttr, 0);
+  n.set_attr_int(kTransposeStackedAttr, 0);
+  if (rows < wanted && o.simd && !o.memory_first && conv_transpose_prefers_stacked(n, o.float_lanes)) {
+    // The product's columns a block at a time on the stack, where the cost models put it under
+    // the phase kernel (few output channels leave the phases' register tiles one row high).
+    n.set_attr_int(kColumnRowsAttr, wanted);
+    n.set_attr_int(kTransposeStackedAttr, 1);
+    n.set_attr_string(kScratchNoteAttr, fmt::format("product plus col2im, columns in blocks on the stack (no scratch): "
+                                                    "{} of {} input rows' columns fit, {} B free",
+                                                    rows, wanted, room));
+    return;
+  }
   if (rows < wanted && phases > 0) {
     n.set_attr_int(kColumnRowsAttr, 0);
     n.set_attr_int(kTransposePhasesAttr, phases);

@@ -47,25 +47,32 @@ struct Plan {
   index_t rows, vectors, channels;
 };
 
-// The cost model, in FMAs of whole tiles: every phase computes ceil(R * Wq / tile) tiles per band
-// over the group's output channels (band_detail::kTileOverhead per tap and tile), each tile
-// stored once per block of input channels (a lane at a time where stride_w > 1), each block's
-// fill about one FMA a float.
-constexpr Plan plan(const ConvParams& p) {
+// A plan and its estimated work for one image and group.
+struct PlanCost {
+  Plan plan;
+  index_t cost;
+};
+
+// The cost model, in FMAs of whole tiles, for vectors of `lanes` floats and `accumulators`
+// accumulator registers (band_detail::tile_rows' rule): every phase computes ceil(R * Wq / tile)
+// tiles per band over the group's output channels (band_detail::kTileOverhead per tap and tile),
+// each tile stored once per block of input channels (a lane at a time where stride_w > 1), each
+// block's fill about one FMA a float.
+constexpr PlanCost plan_for(const ConvParams& p, index_t lanes, index_t accumulators) {
   const index_t wq = row_cols(p), ph = extra_rows(p), qh = max_end_q(axis_h(p));
   const index_t cg = p.in_channels / p.group, mg = p.out_channels / p.group;
   const index_t phases = p.stride_h * p.stride_w, taps = p.k_h * p.k_w;
   Plan best{1, 1, 1};
   index_t best_cost = -1;
   for (index_t nv = 1; nv <= kMaxVectors; ++nv) {
-    const index_t tile = nv * kFloatLanes, mr = band_detail::tile_rows(nv);
+    const index_t tile = nv * lanes, mr = accumulators / nv < 8 ? accumulators / nv : 8;
     index_t per_tap = 0, stores = 0;  // over the group's output channels, for one column tile
     for (index_t first = 0; first < mg; first += kDirectPanelChannels) {
       const index_t panel = mg - first < kDirectPanelChannels ? mg - first : kDirectPanelChannels;
       for (index_t r0 = 0; r0 < panel; r0 += mr) {
         const index_t m = panel - r0 < mr ? panel - r0 : mr;
         per_tap += m * nv + band_detail::kTileOverhead;
-        stores += m * nv * (p.stride_w == 1 ? 2 : kFloatLanes);
+        stores += m * nv * (p.stride_w == 1 ? 2 : lanes);
       }
     }
     for (index_t r = 1; r <= qh; ++r) {
@@ -84,8 +91,12 @@ constexpr Plan plan(const ConvParams& p) {
       }
     }
   }
-  return best;
+  return PlanCost{best, best_cost};
 }
+
+#if defined(ONNXC_SIMD)
+constexpr Plan plan(const ConvParams& p) { return plan_for(p, kFloatLanes, band_detail::kAccumulators).plan; }
+#endif
 
 #if defined(ONNXC_SIMD)
 
@@ -293,6 +304,13 @@ inline void band(const ConvParams& p, const Plan& plan, const float* xg, const f
 #endif  // ONNXC_SIMD
 
 }  // namespace phases_simd_detail
+
+// conv_transpose_phases_simd's estimated work, in FMAs of whole tiles (the plan's cost model), on
+// vectors of `lanes` floats with `vector_registers` registers: comparable with
+// conv_transpose_stacked_cost (conv_transpose_gemm.h).
+constexpr index_t conv_transpose_phases_cost(const ConvParams& p, index_t lanes, index_t vector_registers) {
+  return phases_simd_detail::plan_for(p, lanes, vector_registers >= 32 ? 24 : 12).cost * p.batch * p.group;
+}
 
 // Whether conv_transpose_phases_simd takes the ConvTranspose: conv_transpose_phases_apply and
 // one channel's band row on the stack.

@@ -499,8 +499,8 @@ def conv_transpose():
     """ConvTransposes through the matrix product plus col2im (rt::conv_transpose_gemm, W^T packed
     per group): kernels 1-5, strides 1-4, dilation 2, symmetric and asymmetric pads,
     output_padding, groups, a 1x1 stride-1 one (the product alone), blocks of input rows (k3
-    stride 1: the columns exceed the output), a batch of 2, a 1-d one and a Relu after. Expected
-    outputs in float64 numpy."""
+    stride 1: the columns exceed the output), a batch of 2, a 1-d one, a Relu after, and a deep
+    input to 2 channels (the columns on the stack). Expected outputs in float64 numpy."""
     x = f32(2, 24, 9, 11)
     row = f32(1, 16, 29)
     wide = f32(1, 2, 26, 26)
@@ -524,7 +524,18 @@ def conv_transpose():
                                       dilations=[dilation] * spatial, output_padding=[output_padding] * spatial))
         y = conv_transpose_nd(xin, w, b, group, [stride] * 2, pads, [dilation] * 2, [output_padding] * 2)
         add_output(nodes, outputs, expected, name, conv_out, y, relu)
-    save_x_row_model("conv_transpose", nodes, inits, outputs, expected, x, row, [("wide", wide)])
+    # 96 input channels to 2 outputs: rt::conv_transpose_gemm_stacked on AVX-512 and AVX2 (the
+    # cost model puts the phase kernel's one-row register tiles above the product's), a Relu after.
+    local = np.random.default_rng(1229)  # the global generator's draws stay those of the models after this one
+    deep = local.standard_normal((1, 96, 6, 7)).astype(np.float32)
+    w = (local.standard_normal((96, 2, 3, 3)) * 0.25).astype(np.float32)
+    b = local.standard_normal(2).astype(np.float32)
+    inits += [numpy_helper.from_array(w, "w_deep_k3s2"), numpy_helper.from_array(b, "b_deep_k3s2")]
+    nodes.append(helper.make_node("ConvTranspose", ["deep", "w_deep_k3s2", "b_deep_k3s2"], ["deep_k3s2_convt"],
+                                  kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1]))
+    y = conv_transpose_nd(deep, w, b, 1, [2, 2], [1, 1, 1, 1], [1, 1], [1, 1])
+    add_output(nodes, outputs, expected, "deep_k3s2", "deep_k3s2_convt", y, True)
+    save_x_row_model("conv_transpose", nodes, inits, outputs, expected, x, row, [("wide", wide), ("deep", deep)])
 
 
 def resize_axis(n_in, n_out, scale, mode, roi=(0.0, 1.0)):
