@@ -162,10 +162,12 @@ const std::vector<Target>& targets() {
       bare_metal(target("cortex-m55", "Arm Cortex-M55: portable C++ kernels, Helium (MVE) for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kInt8Helium | kElfIncbin),
                  "arm-none-eabi-g++", "qemu-system-arm", kArmFirmwarePackages),
       bare_metal(target("riscv32", "32-bit RISC-V microcontroller without FPU (rv32imac: ESP32-C3, GD32VF103): portable C++ "
-                        "kernels, float in software, smallest arena", {}, "", kMemoryFirst | kElfIncbin),
+                        "kernels (int8 with the Cortex-M kernels' int16 weight pairs), float in software, smallest arena", {}, "",
+                        kMemoryFirst | kInt8DualMac | kElfIncbin),
                  "riscv64-unknown-elf-gcc", "qemu-system-riscv32", kRiscvFirmwarePackages),
       bare_metal(target("riscv32f", "32-bit RISC-V microcontroller with a single-precision FPU (rv32imafc): portable C++ "
-                        "kernels, smallest arena", {}, "", kMemoryFirst | kElfIncbin),
+                        "kernels (int8 with the Cortex-M kernels' int16 weight pairs), smallest arena", {}, "",
+                        kMemoryFirst | kInt8DualMac | kElfIncbin),
                  "riscv64-unknown-elf-gcc", "qemu-system-riscv32", kRiscvFirmwarePackages),
   };
   return all;

@@ -30,9 +30,12 @@ struct Target {
   // convolutions also carry their weights in rt::qconv_vnni's layout and take that kernel when the
   // compiler of the generated code enables VNNI (ONNXC_QCONV_VNNI), the im2col product otherwise.
   bool int8_dot_product = false;
-  // The core has the Arm DSP extension (SMLAD: two 16-bit multiply-adds per instruction): the
-  // integer matrix product's tiles beat the plane kernel, so memory-first plans give integer
-  // convolutions im2col blocks where the arena has room (rt::qconv_tile, ONNXC_QUANT_DUAL_MAC).
+  // The integer convolutions take the kernels of dual 16-bit multiply-accumulate: int16 weight
+  // pairs (rt::qconv_pointwise, rt::qconv_gemm_pairs), rt::depthwise_3x3, and im2col blocks for the
+  // integer matrix product's tiles where a memory-first arena has room, instead of the plane
+  // kernel. Cores with the Arm DSP extension compute them with SMLAD (ONNXC_QUANT_DUAL_MAC); the
+  // RISC-V 32 cores through the same kernels' portable paths (dual_mac in C++: two multiplies
+  // and two adds), whose register tiles still beat the plane kernel's accumulator plane in memory.
   bool int8_dual_mac = false;
   // The core has Helium (MVE, the Cortex-M55): the 1x1 integer convolutions that int8_dual_mac
   // gives rt::qconv_pointwise take rt::qconv_pointwise_s8 instead, their weights as int8 bytes

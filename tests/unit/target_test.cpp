@@ -26,13 +26,14 @@ TEST_CASE("microcontroller targets plan memory first and have the SMLAD dual mul
   }
 }
 
-TEST_CASE("RISC-V 32 microcontroller targets plan memory first with the portable kernels and name their toolchain") {
+TEST_CASE("RISC-V 32 microcontroller targets plan memory first, take the dual multiply-add kernels' plan and name their toolchain") {
   for (const char* name : {"riscv32", "riscv32f"}) {
     const Target* t = find_target(name);
     REQUIRE(t);
     CHECK(t->memory_first);
     CHECK_FALSE(t->simd);
-    CHECK_FALSE(t->int8_dual_mac);
+    CHECK(t->int8_dual_mac);  // (their portable paths: int16 weight pairs, register tiles)
+    CHECK_FALSE(t->int8_helium);
     CHECK(t->arch.empty());  // bare metal: never run as a host program
     CHECK_FALSE(runs_emulated(*t));
     CHECK(t->cross_compiler == "riscv64-unknown-elf-gcc");
