@@ -341,9 +341,12 @@ struct PaddedInputRows {
 namespace padded_detail {
 
 // Wide columns go through a buffer of kPanelRows x kWideChunk floats on the stack, a whole
-// number of register tiles on every ISA (the portable kernel's 4 columns included).
+// number of register tiles on every ISA (the portable kernel's 4 columns included; RVV's strips of
+// up to 16 floats per 128 bits of VLEN: whole strips up to VLEN 512).
 #if defined(ONNXC_SIMD)
 constexpr index_t kWideChunk = kBlockColsQuantum;
+#elif defined(__riscv_vector)
+constexpr index_t kWideChunk = 64;
 #else
 constexpr index_t kWideChunk = 16;
 #endif
