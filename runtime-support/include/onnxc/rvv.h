@@ -6,12 +6,14 @@
 #ifndef ONNXC_RVV_H
 #define ONNXC_RVV_H
 
+#if defined(__riscv_vector)  // (elsewhere empty: every runtime header compiles on any host)
 #include <riscv_vector.h>
 
 #if defined(__riscv_v_intrinsic) && __riscv_v_intrinsic >= 11000
 #define ONNXC_RVV(name) __riscv_##name
 #else
 #define ONNXC_RVV(name) name
+#endif
 #endif
 
 #endif  // ONNXC_RVV_H
