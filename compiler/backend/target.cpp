@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
 namespace onnxc {
@@ -24,6 +26,7 @@ enum Trait : unsigned {
   kInt8InPlaceOnHost = 1u << 10,  // Target::int8_vnni_sure / int8_byte_permute_sure if this machine has VNNI / VBMI
   kInt8Helium = 1u << 11,       // Target::int8_helium
   kInt8Pairs = 1u << 12,        // Target::int8_pairs_sure (built with AVX2)
+  kRvv = 1u << 13,              // Target::rvv
 };
 
 // Code for the host is built by the host's toolchain: ELF with a GNU-compatible assembler when
@@ -74,6 +77,7 @@ Target target(std::string name, std::string description, std::vector<std::string
   t.int8_dot_product = traits & kInt8DotProduct;
   t.int8_dual_mac = traits & kInt8DualMac;
   t.int8_helium = traits & kInt8Helium;
+  t.rvv = traits & kRvv;
   t.shifted_input_product = (traits & kShiftedInput) || ((traits & kShiftedInputOnHost) && host_has_avx512f());
   t.depthwise_stride2_in_place =
       (traits & kDepthwiseStride2) || ((traits & kDepthwiseStride2OnHost) && host_has_avx2_fma());
@@ -100,6 +104,33 @@ Target foreign(Target t, std::string arch, std::string compiler, std::string emu
 // under `emulator` (QEMU's system mode; the board is driver/firmware.cpp's).
 Target bare_metal(Target t, std::string compiler, std::string emulator, std::string packages) {
   return foreign(std::move(t), "", std::move(compiler), std::move(emulator), std::move(packages));
+}
+
+// clang++ building for riscv64 Linux with Debian's cross toolchain (g++-riscv64-linux-gnu): clang 14
+// picks the bare-metal riscv64-unknown-elf GCC when both are installed (its version directory sorts
+// higher), so the headers, GCC's directory and the linker are named here. The newest GCC version
+// installed is taken; none: the plain flags, and the build's error names the packages.
+std::vector<std::string> riscv64_linux_clang_flags() {
+  const std::string sysroot = "/usr/riscv64-linux-gnu", gcc_root = "/usr/lib/gcc-cross/riscv64-linux-gnu";
+  std::vector<std::string> flags = {"--target=riscv64-linux-gnu", "--sysroot=" + sysroot};
+  std::error_code ec;
+  std::string version;
+  for (const auto& e : std::filesystem::directory_iterator(gcc_root, ec)) {
+    const std::string v = e.path().filename().string();
+    if (std::filesystem::exists(sysroot + "/include/c++/" + v) && (version.empty() || v > version)) version = v;
+  }
+  if (version.empty()) return flags;
+  const std::string cxx = sysroot + "/include/c++/" + version, gcc = gcc_root + "/" + version;
+  flags.insert(flags.end(), {"-nostdinc++", "-isystem", cxx, "-isystem", cxx + "/riscv64-linux-gnu", "-B" + gcc,
+                             "-L" + gcc, "--ld-path=/usr/bin/riscv64-linux-gnu-ld",
+                             "-Wno-unused-command-line-argument"});  // (the link flags, when compiling only)
+  return flags;
+}
+
+Target with_emulator_cpu(Target t, std::vector<std::string> cross_flags, std::string cpu) {
+  t.cross_flags = std::move(cross_flags);
+  t.emulator_cpu = std::move(cpu);
+  return t;
 }
 
 constexpr const char* kArmFirmwarePackages =
@@ -155,6 +186,14 @@ const std::vector<Target>& targets() {
                      "with riscv64-linux-gnu-g++ and run under qemu-riscv64 on other machines",
                      {"-march=rv64gc"}, "defined(__riscv) && __riscv_xlen == 64", kElfIncbinOnHost),
               "riscv64", "riscv64-linux-gnu-g++", "qemu-riscv64", "g++-riscv64-linux-gnu qemu-user"),
+      with_emulator_cpu(
+          foreign(target("riscv64-rvv", "64-bit RISC-V Linux with the vector extension (rv64gcv, RVV 1.0): riscv64 plus "
+                         "vector-length-agnostic RVV kernels (*_rvv.h, clang's RVV intrinsics); validate and bench "
+                         "cross-build with clang++ and Debian's riscv64-linux-gnu libraries and run under qemu-riscv64",
+                         {"-march=rv64gcv"}, "defined(__riscv) && __riscv_xlen == 64 && defined(__riscv_vector)",
+                         kRvv | kElfIncbinOnHost),
+                  "riscv64", "clang++", "qemu-riscv64", "clang g++-riscv64-linux-gnu qemu-user"),
+          riscv64_linux_clang_flags(), "rv64,v=true,vext_spec=v1.0,vlen=128"),
       bare_metal(target("cortex-m4", "Arm Cortex-M4 with the DSP extension: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
                  "arm-none-eabi-g++", "qemu-system-arm", kArmFirmwarePackages),
       bare_metal(target("cortex-m7", "Arm Cortex-M7: portable C++ kernels, SMLAD for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kElfIncbin),
@@ -162,10 +201,12 @@ const std::vector<Target>& targets() {
       bare_metal(target("cortex-m55", "Arm Cortex-M55: portable C++ kernels, Helium (MVE) for int8, smallest arena", {}, "", kMemoryFirst | kInt8DualMac | kInt8Helium | kElfIncbin),
                  "arm-none-eabi-g++", "qemu-system-arm", kArmFirmwarePackages),
       bare_metal(target("riscv32", "32-bit RISC-V microcontroller without FPU (rv32imac: ESP32-C3, GD32VF103): portable C++ "
-                        "kernels, float in software, smallest arena", {}, "", kMemoryFirst | kElfIncbin),
+                        "kernels (int8 with the Cortex-M kernels' int16 weight pairs), float in software, smallest arena", {}, "",
+                        kMemoryFirst | kInt8DualMac | kElfIncbin),
                  "riscv64-unknown-elf-gcc", "qemu-system-riscv32", kRiscvFirmwarePackages),
       bare_metal(target("riscv32f", "32-bit RISC-V microcontroller with a single-precision FPU (rv32imafc): portable C++ "
-                        "kernels, smallest arena", {}, "", kMemoryFirst | kElfIncbin),
+                        "kernels (int8 with the Cortex-M kernels' int16 weight pairs), smallest arena", {}, "",
+                        kMemoryFirst | kInt8DualMac | kElfIncbin),
                  "riscv64-unknown-elf-gcc", "qemu-system-riscv32", kRiscvFirmwarePackages),
   };
   return all;
@@ -184,8 +225,11 @@ std::vector<std::string> target_names() {
 }
 
 std::string target_preamble(const Target& t) {
-  if (!t.simd) return "";
-  std::string s = fmt::format("// Target {}: the kernels use their SIMD paths.\n#define ONNXC_SIMD 1\n", t.name);
+  // RVV's kernels are the portable ones' variants, selected by the compiler's macros: the flags are checked
+  // all the same. Other portable code builds anywhere.
+  if (!t.simd && !t.rvv) return "";
+  std::string s = t.simd ? fmt::format("// Target {}: the kernels use their SIMD paths.\n#define ONNXC_SIMD 1\n", t.name)
+                         : fmt::format("// Target {}: the kernels use their RVV paths.\n", t.name);
   if (!t.required_macros.empty())
     s += fmt::format("#if !({})\n#error \"generated for target {}: compile with {}\"\n#endif\n", t.required_macros,
                      t.name, t.cxx_flags.empty() ? std::string("the matching -m flags") : fmt::format("{}", fmt::join(t.cxx_flags, " ")));

@@ -30,10 +30,17 @@ struct Target {
   // convolutions also carry their weights in rt::qconv_vnni's layout and take that kernel when the
   // compiler of the generated code enables VNNI (ONNXC_QCONV_VNNI), the im2col product otherwise.
   bool int8_dot_product = false;
-  // The core has the Arm DSP extension (SMLAD: two 16-bit multiply-adds per instruction): the
-  // integer matrix product's tiles beat the plane kernel, so memory-first plans give integer
-  // convolutions im2col blocks where the arena has room (rt::qconv_tile, ONNXC_QUANT_DUAL_MAC).
+  // The integer convolutions take the kernels of dual 16-bit multiply-accumulate: int16 weight
+  // pairs (rt::qconv_pointwise, rt::qconv_gemm_pairs), rt::depthwise_3x3, and im2col blocks for the
+  // integer matrix product's tiles where a memory-first arena has room, instead of the plane
+  // kernel. Cores with the Arm DSP extension compute them with SMLAD (ONNXC_QUANT_DUAL_MAC); the
+  // RISC-V 32 cores through the same kernels' portable paths (dual_mac in C++: two multiplies
+  // and two adds), whose register tiles still beat the plane kernel's accumulator plane in memory.
   bool int8_dual_mac = false;
+  // RISC-V's vector extension (RVV 1.0): no xsimd (Debian's has no RVV backend), the portable kernels
+  // with vector-length-agnostic variants (*_rvv.h, selected by the compiler's __riscv_vector) for the
+  // float products, depthwise convolutions and elementwise steps. The generated source checks the flag.
+  bool rvv = false;
   // The core has Helium (MVE, the Cortex-M55): the 1x1 integer convolutions that int8_dual_mac
   // gives rt::qconv_pointwise take rt::qconv_pointwise_s8 instead, their weights as int8 bytes
   // in its tiles (VMLADAVA.S8, sixteen products per instruction) rather than SMLAD's pairs.
@@ -82,6 +89,13 @@ struct Target {
   std::string arch;
   std::string cross_compiler;
   std::string emulator;
+  // Flags the cross compiler needs beyond cxx_flags to build and link for arch on another machine
+  // (riscv64-rvv: clang++'s target triple and Debian's riscv64-linux-gnu headers and GCC libraries).
+  std::vector<std::string> cross_flags;
+  // The CPU the emulator models (its -cpu), unless the environment's QEMU_CPU names another
+  // (riscv64-rvv: "rv64,v=true,vext_spec=v1.0,vlen=128"; QEMU_CPU=rv64,v=true,vext_spec=v1.0,vlen=256 runs the same program on
+  // 256-bit vectors). Empty: the emulator's default.
+  std::string emulator_cpu;
   std::string cross_packages;  // the Debian packages that provide both, for the error that names them
 };
 

@@ -205,12 +205,25 @@ static std::string cross_toolchain_hint(const std::string& target_name, const st
                      t->name, host_arch(), t->cross_compiler, t->emulator, t->cross_packages);
 }
 
+std::vector<std::string> emulator_command(const Target& t) {
+  std::vector<std::string> argv = {t.emulator};
+  const char* cpu = std::getenv("QEMU_CPU");  // QEMU's user mode reads it when no -cpu is given
+  if (!t.emulator_cpu.empty() && !(cpu && *cpu)) argv.insert(argv.end(), {"-cpu", t.emulator_cpu});
+  return argv;
+}
+
 HostBuild build_harness(const Compilation& c, const CompileOptions& co, const std::string& dir, const std::string& cxx,
                         const std::vector<std::string>& flags, const std::string& pch_cache_dir) {
   HostBuild b;
   b.dir = dir;
   fs::create_directories(dir);
-  std::string harness = cached_harness_object(cxx, flags, &b.log);
+  // Another architecture's program runs under its emulator, linked statically so that it needs none of
+  // that architecture's libraries at run time; its cross compiler may need flags of its own.
+  const Target* target = find_target(co.target);
+  const bool emulated = target && runs_emulated(*target) && cxx == target->cross_compiler;
+  std::vector<std::string> tool_flags = flags;
+  if (emulated) tool_flags.insert(tool_flags.begin(), target->cross_flags.begin(), target->cross_flags.end());
+  std::string harness = cached_harness_object(cxx, tool_flags, &b.log);
   if (harness.empty()) {
     b.log += cross_toolchain_hint(co.target, cxx);
     return b;
@@ -224,15 +237,12 @@ HostBuild build_harness(const Compilation& c, const CompileOptions& co, const st
   b.program = (fs::path(dir) / "harness").string();
   // -pthread: the harness's thread pool (onnxc/thread_pool.h); the model never needs it.
   std::vector<std::string> argv = {cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-pthread"};
-  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), tool_flags.begin(), tool_flags.end());
   // The generated code may need the target's ISA flags; the harness around it never does.
-  const Target* target = find_target(co.target);
   if (target) argv.insert(argv.end(), target->cxx_flags.begin(), target->cxx_flags.end());
-  // Another architecture's program runs under its emulator, linked statically so that it needs none of
-  // that architecture's libraries at run time.
   if (target && runs_emulated(*target)) {
     argv.push_back("-static");
-    b.run_prefix = {target->emulator};
+    b.run_prefix = emulator_command(*target);
   }
   argv.insert(argv.end(), {"-I", runtime_include_dir()});
   // Not for SIMD targets: their generated source defines ONNXC_SIMD before the runtime headers, which a header

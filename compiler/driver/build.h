@@ -22,6 +22,11 @@ struct HostBuild {
 // target's cross compiler when its code runs emulated here (backend/target.h), else $CXX or c++.
 std::string host_cxx(const std::string& target, const std::string& user_cxx);
 
+// The emulator and its arguments that run a program of target t here (t's emulator_cpu as -cpu unless
+// QEMU_CPU is set).
+struct Target;
+std::vector<std::string> emulator_command(const Target& t);
+
 // Writes the generated code and the harness into dir and compiles them into a program. With a pch_cache_dir,
 // the runtime headers the model includes are precompiled there once per compiler, flags and header set.
 HostBuild build_harness(const Compilation& c, const CompileOptions& co, const std::string& dir, const std::string& cxx,

@@ -47,6 +47,7 @@ TARGET_CPU_FLAGS = {
 TARGET_TOOLS = {
     "neon": (["aarch64-linux-gnu-g++", "qemu-aarch64"], "g++-aarch64-linux-gnu qemu-user"),
     "riscv64": (["riscv64-linux-gnu-g++", "qemu-riscv64"], "g++-riscv64-linux-gnu qemu-user"),
+    "riscv64-rvv": (["clang++", "riscv64-linux-gnu-g++", "qemu-riscv64"], "clang g++-riscv64-linux-gnu qemu-user"),
     "riscv32": (["riscv64-unknown-elf-gcc", "qemu-system-riscv32"],
                 "gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf libstdc++-arm-none-eabi-newlib qemu-system-misc"),
 }

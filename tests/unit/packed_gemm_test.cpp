@@ -40,6 +40,10 @@ void check_packed_gemm(index_t m, index_t n, index_t k, const onnxc::rt::Epilogu
 
 TEST_CASE("packed_gemm matches a double product at every column remainder of its register tiles") {
   for (index_t n = 1; n <= 100; ++n) check_packed_gemm(13, n, 7, onnxc::rt::kNoActivation, true);
+  // A clamp in registers and an activation over the stored rows, on a strip and a half.
+  const onnxc::rt::Epilogue relu{onnxc::rt::Activation::Relu, 0.0f, 0.0f};
+  const onnxc::rt::Epilogue leaky{onnxc::rt::Activation::LeakyRelu, 0.5f, 0.0f};
+  for (index_t n : {index_t{5}, index_t{51}}) check_packed_gemm(11, n, 9, n == 5 ? relu : leaky, true);
   for (index_t n : {index_t{196}, index_t{197}, index_t{211}})
     for (index_t m : {index_t{1}, index_t{7}, index_t{8}, index_t{37}})
       check_packed_gemm(m, n, 3, onnxc::rt::kNoActivation, m != 7);

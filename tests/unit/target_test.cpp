@@ -26,13 +26,14 @@ TEST_CASE("microcontroller targets plan memory first and have the SMLAD dual mul
   }
 }
 
-TEST_CASE("RISC-V 32 microcontroller targets plan memory first with the portable kernels and name their toolchain") {
+TEST_CASE("RISC-V 32 microcontroller targets plan memory first, take the dual multiply-add kernels' plan and name their toolchain") {
   for (const char* name : {"riscv32", "riscv32f"}) {
     const Target* t = find_target(name);
     REQUIRE(t);
     CHECK(t->memory_first);
     CHECK_FALSE(t->simd);
-    CHECK_FALSE(t->int8_dual_mac);
+    CHECK(t->int8_dual_mac);  // (their portable paths: int16 weight pairs, register tiles)
+    CHECK_FALSE(t->int8_helium);
     CHECK(t->arch.empty());  // bare metal: never run as a host program
     CHECK_FALSE(runs_emulated(*t));
     CHECK(t->cross_compiler == "riscv64-unknown-elf-gcc");
@@ -76,4 +77,24 @@ TEST_CASE("AArch64 targets: neon and neon-dotprod run under qemu-aarch64, neon-d
   CHECK(dot->cxx_flags == std::vector<std::string>{"-march=armv8.2-a+dotprod"});
   CHECK(target_preamble(*dot).find("defined(__ARM_FEATURE_DOTPROD)") != std::string::npos);
   CHECK(target_preamble(*find_target("neon")).find("__ARM_FEATURE_DOTPROD") == std::string::npos);
+}
+
+TEST_CASE("riscv64-rvv: clang++ for riscv64 Linux, RVV kernels without xsimd, the vector flag checked, QEMU at VLEN 128") {
+  const Target* t = find_target("riscv64-rvv");
+  REQUIRE(t);
+  CHECK_FALSE(t->simd);  // (no xsimd: the portable kernels' *_rvv.h variants)
+  CHECK(t->rvv);
+  CHECK_FALSE(t->memory_first);
+  CHECK(t->arch == "riscv64");
+  CHECK(t->cross_compiler == "clang++");
+  CHECK(t->emulator == "qemu-riscv64");
+  CHECK(t->emulator_cpu == "rv64,v=true,vext_spec=v1.0,vlen=128");
+  CHECK(t->cxx_flags == std::vector<std::string>{"-march=rv64gcv"});
+  REQUIRE_FALSE(t->cross_flags.empty());
+  CHECK(t->cross_flags.front() == "--target=riscv64-linux-gnu");
+  const std::string preamble = target_preamble(*t);
+  CHECK(preamble.find("ONNXC_SIMD") == std::string::npos);
+  CHECK(preamble.find("defined(__riscv_vector)") != std::string::npos);
+  CHECK(target_preamble(*find_target("riscv64")).empty());  // portable: builds anywhere
+  CHECK_FALSE(find_target("riscv64")->rvv);
 }

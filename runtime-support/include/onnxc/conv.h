@@ -341,9 +341,12 @@ struct PaddedInputRows {
 namespace padded_detail {
 
 // Wide columns go through a buffer of kPanelRows x kWideChunk floats on the stack, a whole
-// number of register tiles on every ISA (the portable kernel's 4 columns included).
+// number of register tiles on every ISA (the portable kernel's 4 columns included; RVV's strips of
+// up to 16 floats per 128 bits of VLEN: whole strips up to VLEN 512).
 #if defined(ONNXC_SIMD)
 constexpr index_t kWideChunk = kBlockColsQuantum;
+#elif defined(__riscv_vector)
+constexpr index_t kWideChunk = 64;
 #else
 constexpr index_t kWideChunk = 16;
 #endif
@@ -1149,6 +1152,16 @@ inline void output_block(const ConvParams& p, const float* xg, const float* wm, 
   }
 }
 
+}  // namespace direct_detail
+}  // namespace rt
+}  // namespace onnxc
+#if !defined(ONNXC_SIMD) && defined(__riscv_vector)
+#include "onnxc/conv_direct_rvv.h"  // interior_columns_rvv
+#endif
+namespace onnxc {
+namespace rt {
+namespace direct_detail {
+
 // MB output channels (wm: the first one's weights, ym: its output plane) over the whole plane.
 template <int MB>
 inline void channel_block(const ConvParams& p, const float* xg, const float* wm, const float* bias, index_t icg,
@@ -1160,6 +1173,10 @@ inline void channel_block(const ConvParams& p, const float* xg, const float* wm,
     const index_t kh_lo = kr.lo, kh_hi = kr.hi;
     index_t ow = 0;
     for (; ow < lo; ++ow) output_block<MB, 1, true>(p, xg, wm, bias, icg, oh, kh_lo, kh_hi, ow, ym);
+#if !defined(ONNXC_SIMD) && defined(__riscv_vector)
+    if (ow < hi) interior_columns_rvv<MB>(p, xg, wm, bias, icg, oh, kh_lo, kh_hi, ow, hi, ym);
+    ow = ow < hi ? hi : ow;
+#endif
     for (; ow + kDirectColumns <= hi; ow += kDirectColumns)
       output_block<MB, kDirectColumns, false>(p, xg, wm, bias, icg, oh, kh_lo, kh_hi, ow, ym);
     for (; ow < p.out_w; ++ow) output_block<MB, 1, true>(p, xg, wm, bias, icg, oh, kh_lo, kh_hi, ow, ym);
@@ -1576,6 +1593,16 @@ inline void output_rows(const ConvParams& p, const KernelRows* rows, const float
   if (!packed_gemm_detail::is_clamp(e)) activate_row(e, y, R * p.out_w);
 }
 
+#elif defined(__riscv_vector)
+
+}  // namespace depthwise_detail
+}  // namespace rt
+}  // namespace onnxc
+#include "onnxc/depthwise_rows_rvv.h"  // output_rows: vector-length-agnostic strips of a row
+namespace onnxc {
+namespace rt {
+namespace depthwise_detail {
+
 #else
 
 // Without SIMD: kDepthwiseColumns adjacent outputs accumulate in registers across every tap, so
@@ -1692,6 +1719,8 @@ inline void flat_taps(const ConvParams& p, const float* padded, const float* wc,
       }
     for (int v = 0; v < V; ++v) acc[v].store_unaligned(wide + i + v * kFloatLanes);
   }
+#elif defined(__riscv_vector)
+  flat_taps_rvv(p, width, padded, wc, bias, count, wide);
 #else
   constexpr int C = kDepthwiseColumns;  // as in output_row: outputs per register block
   for (index_t i = 0; i < count; i += C) {
@@ -1904,6 +1933,11 @@ inline void column_block(const ConvParams& p, const float* const* rows_r, Kernel
 template <int S, int K, int R>
 inline void vector_columns(const ConvParams& p, const KernelRows* rows, KernelRowRange kr, const float* wc, float bias,
                            index_t from, index_t to, float* y, const Epilogue&) {
+#if defined(__riscv_vector)
+  for (int r = 0; r < R; ++r)
+    depthwise_detail::in_place_columns_rvv<S, K>(p, rows[r], kr.lo, kr.hi, wc, bias, from, to, y + r * p.out_w);
+  return;
+#endif
   constexpr int C = kDepthwiseColumns;
   const index_t blocks_end = from + (to - from) / C * C;
   for (int r = 0; r < R; ++r) {

@@ -30,6 +30,9 @@
 #if defined(ONNXC_SIMD) && defined(__aarch64__)
 #include "onnxc/packed_gemm_neon.h"
 #endif
+#if !defined(ONNXC_SIMD) && defined(__riscv_vector)
+#include "onnxc/packed_gemm_rvv.h"  // packed_gemm_detail::panel
+#endif
 
 namespace onnxc {
 namespace rt {
@@ -408,7 +411,8 @@ inline void few_panels(index_t m, index_t n, index_t k, const float* a_packed, c
 #pragma GCC diagnostic pop
 #endif
 
-#else
+#elif !defined(__riscv_vector)  // (RVV: packed_gemm_rvv.h's panel)
+
 
 template <class B>
 inline void panel(index_t rows, index_t n, index_t k, const float* a, const B& b, float* y,

@@ -291,9 +291,10 @@ inline void make_requants(index_t n, const S* a_scale, const S* b_scale, index_t
 
 namespace detail {
 
-inline int bit_length(std::uint64_t v) {
+// The significant bits of v (0 for 0).
+inline int bit_length(std::uint32_t v) {
 #if defined(__GNUC__) || defined(__clang__)
-  return v == 0 ? 0 : 64 - __builtin_clzll(v);
+  return v == 0 ? 0 : 32 - __builtin_clz(v);
 #else
   int bits = 0;
   for (; v != 0; v >>= 1) ++bits;
@@ -301,42 +302,51 @@ inline int bit_length(std::uint64_t v) {
 #endif
 }
 
-// round_half_even(v / 2^shift) for shift >= 1.
-inline std::uint64_t shift_right_half_even(std::uint64_t v, int shift) {
-  if (shift >= 64) return 0;  // v < 2^63 here, below half of 2^64
-  const std::uint64_t q = v >> shift, rem = v & ((std::uint64_t(1) << shift) - 1);
-  const std::uint64_t half = std::uint64_t(1) << (shift - 1);
+// round_half_even(v / 2^shift) for 1 <= shift <= 31.
+inline std::uint32_t shift_right_half_even(std::uint32_t v, int shift) {
+  const std::uint32_t q = v >> shift, rem = v & ((1u << shift) - 1), half = 1u << (shift - 1);
   return (rem > half || (rem == half && (q & 1u))) ? q + 1 : q;
-}
-
-// Rounds v * 2^exponent to float's 24 significant bits (ties to even), adjusting exponent.
-inline std::uint64_t round_to_float_precision(std::uint64_t v, std::int32_t& exponent) {
-  const int excess = bit_length(v) - 24;
-  if (excess <= 0) return v;
-  exponent += excess;
-  return shift_right_half_even(v, excess);
 }
 
 }  // namespace detail
 
 // saturate(round_half_even(float(acc) * multiplier) + zero_point) into Q's range, in integers
 // only, bit-exact with the float computation (float(acc) and the product each rounded to the
-// nearest float).
+// nearest float). In 32-bit words but for the one 24 x 24-bit product, for 32-bit cores without an
+// FPU: float(acc) is normalised to [2^23, 2^24) (rounded where it has more than 24 bits; a shift
+// that loses nothing otherwise), so the product lies in [2^46, 2^48) and its rounding to 24 bits
+// is a shift by 23 or 24 that bit 47 decides, with no count of leading zeros of 64 bits (a libgcc
+// call on RV32) and no 64-bit shifts.
 template <class Q, class R>
 inline Q requantize_in_integers(std::int32_t acc, const R& r, std::int32_t zero_point) {
   const bool negative = acc < 0;
-  std::uint64_t mag = negative ? std::uint64_t(0) - static_cast<std::uint64_t>(static_cast<std::int64_t>(acc))
-                               : static_cast<std::uint64_t>(acc);
+  std::uint32_t mag = negative ? 0u - static_cast<std::uint32_t>(acc) : static_cast<std::uint32_t>(acc);
+  if (mag == 0 || r.mantissa == 0) return static_cast<Q>(saturate_to_range<Q>(zero_point));
   std::int32_t exponent = r.exponent;
-  mag = detail::round_to_float_precision(mag, exponent);  // float(acc)
-  mag = detail::round_to_float_precision(mag * static_cast<std::uint32_t>(r.mantissa), exponent);  // the product
-  std::int64_t rounded;
-  if (mag == 0) {
-    rounded = 0;
-  } else if (exponent >= 0) {
-    rounded = exponent > 30 ? (std::int64_t(1) << 40) : static_cast<std::int64_t>(mag << exponent);  // saturates
+  // float(acc), as m * 2^exponent with m in [2^23, 2^24).
+  const int bits = detail::bit_length(mag);
+  if (bits > 24) {
+    mag = static_cast<std::uint32_t>(detail::shift_right_half_even(mag, bits - 24));
+    exponent += bits - 24;
+    if (mag == (1u << 24)) mag >>= 1, ++exponent;  // rounded up to the next power of two
   } else {
-    rounded = static_cast<std::int64_t>(detail::shift_right_half_even(mag, -exponent));
+    mag <<= 24 - bits;
+    exponent -= 24 - bits;
+  }
+  // The product, rounded to 24 bits: q * 2^exponent with q in [2^23, 2^24].
+  const std::uint64_t product = static_cast<std::uint64_t>(mag) * static_cast<std::uint32_t>(r.mantissa);
+  const std::uint32_t high = static_cast<std::uint32_t>(product >> 32), low = static_cast<std::uint32_t>(product);
+  const int shift = high >> 15 ? 24 : 23;  // product >= 2^47
+  std::uint32_t q = (high << (32 - shift)) | (low >> shift);
+  const std::uint32_t rem = low & ((1u << shift) - 1), half = 1u << (shift - 1);
+  q += (rem > half || (rem == half && (q & 1u))) ? 1u : 0u;
+  exponent += shift;
+  std::int64_t rounded;
+  if (exponent >= 0) {
+    rounded = exponent > 30 ? (std::int64_t(1) << 40) : static_cast<std::int64_t>(std::uint64_t(q) << exponent);  // saturates
+  } else {
+    // q < 2^25 and ties to even: a shift past 25 bits rounds to 0.
+    rounded = -exponent > 25 ? 0 : static_cast<std::int64_t>(detail::shift_right_half_even(q, -exponent));
   }
   return static_cast<Q>(saturate_to_range<Q>((negative ? -rounded : rounded) + zero_point));
 }
