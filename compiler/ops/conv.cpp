@@ -274,9 +274,9 @@ std::size_t winograd_scratch_bytes(const Node& n, int64_t rows, int64_t slots, i
          sizeof(float);
 }
 
-bool depthwise_needs_no_scratch(const Node& n, bool simd, bool stride2_in_place, bool channel_lanes) {
+bool depthwise_needs_no_scratch(const Node& n, bool simd, bool stride2_in_place, int64_t channel_lanes) {
   const rt::ConvParams p = conv_params_of(n);
-  if (channel_lanes && rt::depthwise_channels_detail::prefers_lanes(p)) return false;
+  if (channel_lanes > 0 && rt::depthwise_channels_detail::prefers_lanes(p, channel_lanes)) return false;
   return (simd && rt::depthwise_in_place_detail::depthwise_shape_is_flat_plane(p)) ||
          (stride2_in_place && rt::depthwise_in_place_detail::depthwise_shape_is_3x3_stride2(p));
 }

@@ -217,8 +217,9 @@ int64_t conv_parallel_work(const Node& conv);
 // Whether the depthwise Conv's kernel reads its input in place on SIMD targets whatever scratch it
 // is given (flat 'same' stride-1 planes; 3x3 stride 2 too on AVX2 and AVX-512,
 // Target::depthwise_stride2_in_place): fit-scratch gives it none. Not the flat planes that
-// channel_lanes targets (Target::depthwise_channel_lanes) compute faster with scratch.
-bool depthwise_needs_no_scratch(const Node& conv, bool simd, bool stride2_in_place, bool channel_lanes);
+// targets with channel lanes (Target::depthwise_channel_lanes; `channel_lanes` floats a vector,
+// 0 without) compute faster with scratch.
+bool depthwise_needs_no_scratch(const Node& conv, bool simd, bool stride2_in_place, int64_t channel_lanes);
 // The scratch one task of a depthwise Conv needs (padded input rows, or a padded plane).
 std::size_t depthwise_slot_bytes(const Node& conv);
 

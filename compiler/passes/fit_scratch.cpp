@@ -200,7 +200,7 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
 // A depthwise Conv: one padded-row slot per task it splits into with a parallel-for (one when it
 // does not split, splits_into_tasks).
 void fit_depthwise(Node& n, std::size_t room, const ScratchOptions& o) {
-  if (depthwise_needs_no_scratch(n, o.simd, o.depthwise_stride2, o.depthwise_channel_lanes)) {
+  if (depthwise_needs_no_scratch(n, o.simd, o.depthwise_stride2, o.depthwise_channel_lanes ? o.float_lanes : 0)) {
     n.set_attr_int(kParallelSlotsAttr, 0);
     n.set_attr_string(kScratchNoteAttr, fmt::format("depthwise reading its input in place (this target's kernel "
                                                     "needs no scratch), {} B free",
