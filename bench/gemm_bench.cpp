@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "onnxc/conv_channel_lanes.h"
 #include "onnxc/packed_gemm.h"
 #include "onnxc/winograd.h"
 
@@ -118,6 +119,17 @@ void conv_layer(const ConvLayer& l) {
   report("matrix product (scratch of the fastest block)", [&] {
     rt::conv_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(), block, rt::kNoActivation);
   });
+  // The kernels the compiler weighs against the product on few output columns
+  // (kDirectPackedMaxColumns, conv_prefers_channel_lanes).
+  std::vector<float> direct(w.size());
+  rt::pack_direct_weights(w.data(), m, k, direct.data());
+  report("packed direct (conv_direct_packed, no scratch)",
+         [&] { rt::conv_direct_packed(p, x.data(), direct.data(), bias.data(), y.data()); });
+  std::vector<float> lanes(static_cast<std::size_t>(rt::channel_lanes_group_floats(p)));
+  rt::pack_channel_lane_weights(w.data(), m, 1, k, lanes.data());
+  report("channel lanes (conv_channel_lanes, scratch of the fastest block)", [&] {
+    rt::conv_channel_lanes(p, x.data(), lanes.data(), bias.data(), y.data(), scratch.data(), block, rt::kNoActivation);
+  });
   if (rt::kShiftedInputProduct && rt::conv_shape_reads_shifted_input(p))
     report("in place (conv_shifted, no scratch)",
            [&] { rt::conv_shifted(p, x.data(), packed.data(), bias.data(), y.data(), rt::kNoActivation); });
@@ -155,6 +167,19 @@ int main() {
                               {"mobilenet 960->160 1x1 14x14", 960, 160, 14, 1, 1},
                               {"mobilenet 576->96 1x1 14x14", 576, 96, 14, 1, 1},
                               {"regnet 400->400 1x1 7x7", 400, 400, 7, 1, 1},
-                              {"odd 200->300 1x1 19x19", 200, 300, 19, 1, 1}};
+                              {"odd 200->300 1x1 19x19", 200, 300, 19, 1, 1},
+                              // Few output columns (kDirectPackedMaxColumns: the packed direct kernel
+                              // against the product, per vector width).
+                              {"regnet 160->400 1x1/2 14x14", 160, 400, 14, 1, 2},
+                              {"narrow 256->256 3x3 4x4", 256, 256, 4, 3, 1},
+                              {"narrow 128->128 3x3/2 12x12", 128, 128, 12, 3, 2},
+                              {"narrow 64->128 1x1 5x5", 64, 128, 5, 1, 1},
+                              {"narrow 96->96 3x3 8x8", 96, 96, 8, 3, 1},
+                              {"narrow 128->64 1x1/2 8x8", 128, 64, 8, 1, 2},
+                              {"narrow 32->48 3x3 6x6", 32, 48, 6, 3, 1},
+                              {"narrow 48->48 3x3 5x5", 48, 48, 5, 3, 1},
+                              {"narrow 32->64 3x3 4x4", 32, 64, 4, 3, 1},
+                              {"narrow 256->128 1x1 3x3", 256, 128, 3, 1, 1},
+                              {"squeezenet 512->1000 1x1 13x13", 512, 1000, 13, 1, 1}};
   for (const ConvLayer& l : layers) conv_layer(l);
 }

@@ -81,7 +81,7 @@ Target target(std::string name, std::string description, std::vector<std::string
   t.shifted_input_product = (traits & kShiftedInput) || ((traits & kShiftedInputOnHost) && host_has_avx512f());
   t.depthwise_stride2_in_place =
       (traits & kDepthwiseStride2) || ((traits & kDepthwiseStride2OnHost) && host_has_avx2_fma());
-  t.depthwise_channel_lanes = t.shifted_input_product;
+  t.depthwise_channel_lanes = t.shifted_input_product || t.depthwise_stride2_in_place;
   t.float_lanes = !t.simd ? 1 : t.shifted_input_product ? 16 : t.depthwise_stride2_in_place ? 8 : 4;
   t.int8_vnni_sure = t.int8_dot_product && (!(traits & kInt8InPlaceOnHost) || host_has_avx512("vnni"));
   t.int8_byte_permute_sure = (traits & kInt8InPlaceOnHost) && host_has_avx512("vbmi");

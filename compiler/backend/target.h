@@ -66,8 +66,9 @@ struct Target {
   // AVX2 and AVX-512), so the compiler gives them no scratch: the x86-64-v3, avx2 and avx512
   // targets, and native when the machine running onnxc has AVX2 and FMA.
   bool depthwise_stride2_in_place = false;
-  // AVX-512 F (the targets of shifted_input_product): rt::conv_depthwise computes 'same' stride-1
-  // narrow planes of large kernels with the channels in the vector lanes, given scratch
+  // AVX-512 F and AVX2 (the targets of shifted_input_product and depthwise_stride2_in_place):
+  // rt::conv_depthwise computes 'same' stride-1 planes of large kernels no wider than a vector
+  // with the channels in the vector lanes, given scratch
   // (rt::depthwise_channels_detail::prefers_lanes), so the compiler gives them scratch.
   bool depthwise_channel_lanes = false;
   // Floats per vector of the float kernels' xsimd paths: 16 on the AVX-512 targets, 8 on the AVX2

@@ -172,6 +172,10 @@ bool conv_gemm_reads_padded_input(const Node& n, int64_t im2col_cols) {
 
 int64_t conv_depth(const Node& n) { return rt::conv_gemm_k(group_params_of(n)); }
 
+int64_t direct_packed_max_columns(int64_t float_lanes) {
+  return float_lanes >= 8 ? kDirectPackedMaxVectors * float_lanes : kDirectPackedMaxColumns;
+}
+
 bool conv_prefers_channel_lanes(const Node& n, int64_t lanes) {
   if (lanes < 4 || !conv_packs_weights(n) || conv_shifted_input(n) || conv_winograd(n) || n.inputs[0]->shape.size() > 5)
     return false;
@@ -181,7 +185,10 @@ bool conv_prefers_channel_lanes(const Node& n, int64_t lanes) {
     return static_cast<double>(count) / static_cast<double>((count + lanes - 1) / lanes * lanes);
   };
   double channel_cost = (1.0 + static_cast<double>(kChannelLanesStoreMacs) / static_cast<double>(k)) / filled(channels);
-  if (lanes < 16) channel_cost *= static_cast<double>(kChannelLanesSmallTilePercent) / 100.0;
+  if (lanes < 16) {
+    const bool avx2_in_place = lanes == 8 && rt::conv_reads_input_as_matrix(p);
+    channel_cost *= static_cast<double>(avx2_in_place ? kChannelLanesAvx2InPlacePercent : kChannelLanesSmallTilePercent) / 100.0;
+  }
   if (!rt::conv_reads_input_as_matrix(p)) {
     // conv_gemm's choice on the AVX-512 targets (rt::kShiftedInputProduct there; the compiler
     // itself is built without it): the input in place, or over its phase planes or a padded copy;
@@ -267,9 +274,9 @@ std::size_t winograd_scratch_bytes(const Node& n, int64_t rows, int64_t slots, i
          sizeof(float);
 }
 
-bool depthwise_needs_no_scratch(const Node& n, bool simd, bool stride2_in_place, bool channel_lanes) {
+bool depthwise_needs_no_scratch(const Node& n, bool simd, bool stride2_in_place, int64_t channel_lanes) {
   const rt::ConvParams p = conv_params_of(n);
-  if (channel_lanes && rt::depthwise_channels_detail::prefers_lanes(p)) return false;
+  if (channel_lanes > 0 && rt::depthwise_channels_detail::prefers_lanes(p, channel_lanes)) return false;
   return (simd && rt::depthwise_in_place_detail::depthwise_shape_is_flat_plane(p)) ||
          (stride2_in_place && rt::depthwise_in_place_detail::depthwise_shape_is_3x3_stride2(p));
 }

@@ -50,6 +50,13 @@ bool conv_direct_packs_weights(const Node& conv);
 // against 15-25, resnet8-cifar's 8 x 8 ones 31 against 34 us and 19 against 27 (stride 2);
 // its 32 x 32 one 43 against 31.
 constexpr int64_t kDirectPackedMaxColumns = 64;
+// The same bound on a target of `float_lanes` floats per vector: four vectors of columns where
+// vectors hold 8 floats or more (AVX-512: 64; AVX2: 32, one layer alone, bench/gemm_bench
+// -march=x86-64-v3: 3 x 3 onto 16 and 25 columns 8.9 against 15.3 us and 24.4 against 37.5, onto
+// 36 and 64 columns 19.7 against 15.7 and 190 against 169, 1 x 1 stride 2 160 -> 400 onto 7 x 7
+// 215 against 84); kDirectPackedMaxColumns on narrower ones (NEON, SSE: not measured).
+int64_t direct_packed_max_columns(int64_t float_lanes);
+constexpr int64_t kDirectPackedMaxVectors = 4;
 // Depth (input channels x kernel taps) from which the matrix product over im2col beats
 // DirectPacked whatever the columns, where the im2col block fits (one layer alone, --scratch
 // speed, AVX-512: a 16 x 16 stride-16 patch embedding 3 -> 192 channels on 96 x 96 (depth 768,
@@ -79,6 +86,15 @@ constexpr int64_t kChannelLanesStoreMacs = 20;
 // position tiles' rate per filled lane (AVX2, one layer alone: 400 -> 400 on 7 x 7 215 against
 // 198 us, 160 -> 960 198 against 170), so its cost counts 25 % more.
 constexpr int64_t kChannelLanesSmallTilePercent = 125;
+// ... except where the product reads the input as its matrix (1 x 1, stride 1, no padding) on
+// AVX2: there its register tiles over few positions end in tiles of 1 or 2 vectors, and the
+// channel tiles ran faster than the cost model with kChannelLanesSmallTilePercent said (one
+// layer alone, bench/gemm_bench -march=x86-64-v3, channel lanes against the product: 400 -> 400
+// on 7 x 7 157 against 210 us, 64 -> 128 on 5 x 5 4.4 against 5.5, 256 -> 128 on 3 x 3 5.7
+// against 9.9; on 14 x 14 even within 5 %: 160 -> 960 573 against 574, 960 -> 160 701 against
+// 664, 576 -> 96 235 against 228; 144 -> 24 on 56 x 56 356 against 287), so its cost counts 10 %
+// less. docs/performance-avx2.md, 'Eighth round'.
+constexpr int64_t kChannelLanesAvx2InPlacePercent = 90;
 // The narrowest im2col block fit-scratch gives it (a tile of output positions on AVX-512).
 constexpr int64_t kChannelLanesMinBlock = 12;
 // Whether rt::conv_band (output rows in bands copied to the stack, conv_band_simd.h) computes the
@@ -201,8 +217,9 @@ int64_t conv_parallel_work(const Node& conv);
 // Whether the depthwise Conv's kernel reads its input in place on SIMD targets whatever scratch it
 // is given (flat 'same' stride-1 planes; 3x3 stride 2 too on AVX2 and AVX-512,
 // Target::depthwise_stride2_in_place): fit-scratch gives it none. Not the flat planes that
-// channel_lanes targets (Target::depthwise_channel_lanes) compute faster with scratch.
-bool depthwise_needs_no_scratch(const Node& conv, bool simd, bool stride2_in_place, bool channel_lanes);
+// targets with channel lanes (Target::depthwise_channel_lanes; `channel_lanes` floats a vector,
+// 0 without) compute faster with scratch.
+bool depthwise_needs_no_scratch(const Node& conv, bool simd, bool stride2_in_place, int64_t channel_lanes);
 // The scratch one task of a depthwise Conv needs (padded input rows, or a padded plane).
 std::size_t depthwise_slot_bytes(const Node& conv);
 

@@ -163,7 +163,7 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
     // rt::conv_direct_packed, no scratch: faster than the product on narrow outputs of shallow
     // products, and than its blocks narrower than a row of tiles (fitting).
     const bool narrow_output =
-        !grouped && shape.columns <= kDirectPackedMaxColumns && conv_depth(n) < kDirectPackedMaxDepth;
+        !grouped && shape.columns <= direct_packed_max_columns(o.float_lanes) && conv_depth(n) < kDirectPackedMaxDepth;
     if (narrow_output || (!fastest(o) && choose_im2col_cols(shape, room) < smallest_fast)) {
       n.set_attr_int(kIm2colColsAttr, 0);
       if (!narrow_output && band && conv_band_without_scratch(n)) {
@@ -177,7 +177,7 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
                         narrow_output ? fmt::format("packed direct kernel: {} output column{} (faster than the "
                                                     "matrix product up to {})",
                                                     shape.columns, shape.columns == 1 ? "" : "s",
-                                                    kDirectPackedMaxColumns)
+                                                    direct_packed_max_columns(o.float_lanes))
                                       : fmt::format("packed direct kernel: a row of im2col tiles ({} B) exceeds the "
                                                     "{} B free",
                                                     smallest_fast * shape.bytes_per_column, room));
@@ -200,7 +200,7 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
 // A depthwise Conv: one padded-row slot per task it splits into with a parallel-for (one when it
 // does not split, splits_into_tasks).
 void fit_depthwise(Node& n, std::size_t room, const ScratchOptions& o) {
-  if (depthwise_needs_no_scratch(n, o.simd, o.depthwise_stride2, o.depthwise_channel_lanes)) {
+  if (depthwise_needs_no_scratch(n, o.simd, o.depthwise_stride2, o.depthwise_channel_lanes ? o.float_lanes : 0)) {
     n.set_attr_int(kParallelSlotsAttr, 0);
     n.set_attr_string(kScratchNoteAttr, fmt::format("depthwise reading its input in place (this target's kernel "
                                                     "needs no scratch), {} B free",

@@ -113,6 +113,10 @@ TEST_CASE("depthwise with no padding, padding past the kernel's reach, MobileNet
                          Shape{2, 113, 113, 7, 7, 4, 4, 1, 1, 3, 3, 3, 3}, Shape{2, 65, 66, 3, 3, 2, 2, 4, 4, 4, 4, 4, 4},
                          Shape{2, 33, 31, 3, 5, 2, 1, 1, 2, 1, 1, 4, 4}, Shape{3, 12, 150, 5, 3, 1, 2, 2, 1, 4, 4, 1, 1},
                          Shape{2, 9, 140, 3, 3, 3, 1, 1, 3, 1, 1, 3, 3}, Shape{5, 14, 14, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
-                         Shape{17, 7, 7, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3}, Shape{33, 16, 13, 5, 5, 1, 1, 2, 2, 4, 4, 4, 4}})
+                         Shape{17, 7, 7, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3}, Shape{33, 16, 13, 5, 5, 1, 1, 2, 2, 4, 4, 4, 4},
+                         // channel lanes on AVX2 too (rows of at most 8): a whole vector of rows,
+                         // rows narrower, fewer channels than lanes
+                         Shape{11, 8, 8, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2}, Shape{9, 6, 5, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
+                         Shape{3, 7, 7, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2}})
     for (const Epilogue& e : kEpilogues) check(params_of(s), e);
 }

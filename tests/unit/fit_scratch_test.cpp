@@ -185,16 +185,27 @@ std::string conv_3x3(const std::string& name, int64_t in_channels, int64_t out_c
 
 }  // namespace
 
-TEST_CASE("on SIMD targets a Conv with at most 64 output positions takes the packed direct kernel, room or not") {
+TEST_CASE("on SIMD targets a Conv with at most 4 vectors of output positions takes the packed direct kernel, room or not") {
   // x (8 x 8 x 8) -> 3x3 Conv "c" -> y: nothing else in the arena, so all of it is room, and
-  // 64 output columns.
+  // 64 output columns: 4 AVX-512 vectors, 8 AVX2 ones (the product with --scratch speed; one
+  // layer alone on AVX2: 1.5 against 4.3 us).
   const std::string path = conv_3x3("direct_packed_narrow", 8, 8, 8, 1);
   for (auto policy : {onnxc::ScratchPolicy::Fit, onnxc::ScratchPolicy::Speed}) {
-    for (const char* target : {"native", "avx2", "avx512"}) {  // 8 channels x 3 x 3 take the padded copy's room
+    for (const char* target : {"native", "avx512"}) {  // 8 channels x 3 x 3 take the padded copy's room
       auto simd = compile(path, target, policy);
       CHECK(onnxc::conv_algorithm(node_named(simd, "c")) == onnxc::ConvAlgorithm::DirectPacked);
       CHECK(simd.program.arena_bytes == 0);
     }
+    auto avx2 = compile(path, "avx2", policy);
+    CHECK(onnxc::conv_algorithm(node_named(avx2, "c")) ==
+          (policy == onnxc::ScratchPolicy::Speed ? onnxc::ConvAlgorithm::Gemm : onnxc::ConvAlgorithm::DirectPacked));
+  }
+  // 6 x 6 (36 columns) on AVX2: more than 4 vectors too; 5 x 5 (25) the packed direct kernel.
+  for (int64_t side : {6, 5}) {
+    auto avx2 = compile(conv_3x3("direct_packed_avx2_" + std::to_string(side), 8, 8, side, 1), "avx2",
+                        onnxc::ScratchPolicy::Speed);
+    CHECK(onnxc::conv_algorithm(node_named(avx2, "c")) ==
+          (side == 6 ? onnxc::ConvAlgorithm::Gemm : onnxc::ConvAlgorithm::DirectPacked));
   }
   auto generic = compile(path, "generic", onnxc::ScratchPolicy::Speed);  // no SIMD: the matrix product
   CHECK(onnxc::conv_algorithm(node_named(generic, "c")) == onnxc::ConvAlgorithm::Gemm);
@@ -202,7 +213,8 @@ TEST_CASE("on SIMD targets a Conv with at most 64 output positions takes the pac
 
 TEST_CASE("with AVX-512, 64 output positions and 16 output channels or more take the products of tall tiles") {
   // The same 8 x 8 'same' Conv with 16 output channels: AVX-512 reads the input in place
-  // (rt::conv_shifted, no scratch); AVX2 keeps the packed direct kernel. A stride-2 32 -> 64 Conv
+  // (rt::conv_shifted, no scratch); AVX2 keeps the packed direct kernel where it has no room, the
+  // product over im2col with --scratch speed (64 columns: 8 AVX2 vectors). A stride-2 32 -> 64 Conv
   // to 8 x 8 (resnet8-cifar's) takes its phase planes under --scratch speed.
   const std::string path = conv_3x3("tall_same", 8, 16, 8, 1);
   for (auto policy : {onnxc::ScratchPolicy::Fit, onnxc::ScratchPolicy::Speed}) {
@@ -210,7 +222,8 @@ TEST_CASE("with AVX-512, 64 output positions and 16 output channels or more take
     CHECK(onnxc::conv_algorithm(node_named(avx512, "c")) == onnxc::ConvAlgorithm::Shifted);
     CHECK(avx512.program.arena_bytes == 0);
     auto avx2 = compile(path, "avx2", policy);
-    CHECK(onnxc::conv_algorithm(node_named(avx2, "c")) == onnxc::ConvAlgorithm::DirectPacked);
+    CHECK(onnxc::conv_algorithm(node_named(avx2, "c")) ==
+          (policy == onnxc::ScratchPolicy::Speed ? onnxc::ConvAlgorithm::Gemm : onnxc::ConvAlgorithm::DirectPacked));
   }
   auto speed = compile(conv_3x3("tall_phase", 32, 64, 16, 2), "avx512", onnxc::ScratchPolicy::Speed);
   CHECK(onnxc::conv_algorithm(node_named(speed, "c")) == onnxc::ConvAlgorithm::Gemm);
@@ -539,9 +552,13 @@ TEST_CASE("small planes take the output channels in the lanes where the cost mod
   CHECK(onnxc::conv_algorithm(node_named(avx512, "c")) == onnxc::ConvAlgorithm::ChannelLanes);
   CHECK(im2col_cols(avx512, "c") >= 49);
   CHECK(node_named(avx512, "d").inputs[1]->shape == onnxc::Shape{16, 240, 1, 1});  // one panel, 6 zero rows
-  // AVX2's 6 x 2 channel tiles lose to its position tiles on 88 % filled vectors.
+  // AVX2's 6 x 2 channel tiles beat its position tiles on 88 % filled vectors where those read the
+  // input as their matrix (kChannelLanesAvx2InPlacePercent), not over im2col (the stride-2 one);
+  // 49 columns are more than four AVX2 vectors, so that one is no packed direct kernel's.
   const onnxc::Compilation avx2 = compile(path, "avx2", onnxc::ScratchPolicy::Speed);
-  CHECK(onnxc::conv_algorithm(node_named(avx2, "a")) == onnxc::ConvAlgorithm::Gemm);
+  CHECK(onnxc::conv_algorithm(node_named(avx2, "a")) == onnxc::ConvAlgorithm::ChannelLanes);
+  CHECK(onnxc::conv_algorithm(node_named(avx2, "c")) == onnxc::ConvAlgorithm::Gemm);
+  CHECK(im2col_cols(avx2, "c") >= 49);
   for (const onnxc::Compilation* c : {&avx512, &avx2}) {
     CHECK(onnxc::conv_algorithm(node_named(*c, "b")) == onnxc::ConvAlgorithm::Gemm);
     CHECK(onnxc::conv_algorithm(node_named(*c, "d")) == onnxc::ConvAlgorithm::ChannelLanes);

@@ -3,8 +3,8 @@
 // float64 mean over each window's taps written here: strides 1, 2 and 3, padding, dilation,
 // count_include_pad, ceil_mode's windows past the end, 1-d pools and rows with tails;
 // rt::max_pool's float rows (padded rows of column maxima, strided vectors, AVX-512's stride-2
-// permutes) against each window's max taken here; and rt::global_max_pool (vector maxima on
-// SIMD targets) against a scalar max that skips NaNs.
+// permutes, the 3 x 3 stride-2 rows of AVX-512 and AVX2) against each window's max taken here;
+// and rt::global_max_pool (vector maxima on SIMD targets) against a scalar max that skips NaNs.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -68,7 +68,13 @@ TEST_CASE("float max_pool's row kernels give each window's max", "[pool]") {
                               {7, 7, 7, 7, 3, 1, 1, 1, 1},     {7, 7, 2, 2, 5, 5, 0, 0, 1},
                               {9, 30, 3, 8, 4, 4, 2, 2, 1},    {8, 20, 8, 20, 3, 1, 2, 2, 2},
                               {5, 5, 5, 5, 3, 1, 2, 2, 2},     {3, 600, 3, 600, 3, 1, 1, 1, 1},
-                              {6, 13, 6, 13, 4, 1, 1, 2, 1},   {7, 31, 1, 25, 7, 1, 0, 0, 1}};
+                              {6, 13, 6, 13, 4, 1, 1, 2, 1},   {7, 31, 1, 25, 7, 1, 0, 0, 1},
+                              // 3 x 3 stride 2 (k3s2's rows) with tails of every length in 8 and 16
+                              // lanes, padding, ceil_mode's window past the end, odd row counts
+                              {15, 33, 7, 16, 3, 2, 0, 0, 1},  {16, 18, 8, 9, 3, 2, 1, 1, 1},
+                              {9, 9, 5, 5, 3, 2, 1, 1, 1},     {8, 17, 4, 8, 3, 2, 0, 1, 1},
+                              {11, 47, 6, 24, 3, 2, 1, 1, 1},  {5, 3, 2, 1, 3, 2, 0, 0, 1},
+                              {6, 62, 3, 31, 3, 2, 0, 1, 1},   {13, 29, 7, 15, 3, 2, 1, 1, 1}};
   for (const auto& c : cases) {
     const rt::PoolParams p{2, 1, c[0], c[1], 1, c[2], c[3], 1, c[4], c[4], 1, c[5], c[5], 1, c[8], c[8],
                            0, c[6], c[6], 0, c[7], c[7], false};

@@ -1777,7 +1777,7 @@ namespace rt {
 // Floats of scratch conv_depthwise needs: the padded plane and the wide output, or the ring of
 // padded rows and the zero row, or on SIMD targets the ring of rows split into stride phases.
 inline index_t conv_depthwise_scratch_floats(const ConvParams& p) {
-  if (depthwise_channels_detail::prefers_lanes(p)) {  // AVX-512 takes the channels in the lanes
+  if (depthwise_channels_detail::prefers_lanes(p)) {  // AVX-512 and AVX2 may take the channels in the lanes
     const index_t flat = depthwise_uses_flat_plane(p) ? depthwise_flat_floats(p) : 0;
     const index_t channels = depthwise_channels_detail::scratch_floats(p);
     return flat > channels ? flat : channels;
@@ -2557,8 +2557,8 @@ inline void conv_depthwise_in_place(const ConvParams& p, const float* x, const f
 // 428 -> 35 us).
 inline void conv_depthwise(const ConvParams& p, const float* x, const float* w, const float* bias, float* y,
                            float* scratch, const Epilogue& e, Parallel parallel = nullptr, index_t slots = 1) {
-#if defined(ONNXC_SIMD) && defined(__AVX512F__)
-  const bool lanes = depthwise_channels_detail::prefers_lanes(p);  // rather than the flat planes
+#if defined(ONNXC_SIMD) && (defined(__AVX512F__) || defined(__AVX2__))
+  const bool lanes = depthwise_channels_detail::prefers_lanes(p, kFloatLanes);  // rather than the flat planes
 #else
   const bool lanes = false;
 #endif

@@ -29,13 +29,16 @@ inline bool applies(const ConvParams& p) {
   return p.in_d == 1 && p.k_d == 1 && p.out_w <= kMaxOutputWidth && padded_plane(p) <= kMaxPaddedPlane;
 }
 // 'Same' stride-1 planes that conv_depthwise_in_place would compute as flat arrays, which the
-// AVX-512 kernel here computes faster when given its scratch (Target::depthwise_channel_lanes:
-// the compiler gives them scratch there): kernels of at least kLanesMinTaps taps. One layer
-// alone, Relu: 960 x 14 x 14 5x5 235 -> 144 us, 240 x 14 x 14 5x5 59 -> 37, 960 x 7 x 7 5x5
-// 99 -> 49; 3x3 about even (192 x 14 x 14 17 against 17, 480 x 14 x 14 dilation 2 44 against 43).
+// kernel here computes faster when given its scratch (Target::depthwise_channel_lanes: the
+// compiler gives them scratch there): kernels of at least kLanesMinTaps taps, output rows no
+// wider than `lanes` (the target's vector: 16, AVX-512; 8, AVX2). One layer alone, Relu, AVX-512:
+// 960 x 14 x 14 5x5 235 -> 144 us, 240 x 14 x 14 5x5 59 -> 37, 960 x 7 x 7 5x5 99 -> 49; 3x3
+// about even (192 x 14 x 14 17 against 17, 480 x 14 x 14 dilation 2 44 against 43). AVX2, no
+// activation: 1152 x 7 x 7 5x5 365 -> 108, 240 x 7 x 7 5x5 75 -> 22, 480 x 8 x 8 5x5 137 -> 52,
+// 256 x 6 x 6 7x7 146 -> 25 (docs/performance-avx2.md, 'Eighth round').
 constexpr index_t kLanesMinTaps = 25;
-inline bool prefers_lanes(const ConvParams& p) {
-  return applies(p) && p.out_w <= kMaxLanes && p.k_h * p.k_w >= kLanesMinTaps;
+inline bool prefers_lanes(const ConvParams& p, index_t lanes = kMaxLanes) {
+  return applies(p) && p.out_w <= lanes && p.k_h * p.k_w >= kLanesMinTaps;
 }
 // The interleaved padded plane, the interleaved output and the interleaved weights.
 inline index_t scratch_floats(const ConvParams& p) {

@@ -283,7 +283,7 @@ inline void max_pool_output_row(const PoolParams& p, const float* const* rows, i
   else max_pool_row<0>(p, rows, count, yrow);
 }
 
-#if defined(ONNXC_SIMD) && defined(__AVX512F__)
+#if defined(ONNXC_SIMD) && (defined(__AVX512F__) || defined(__AVX2__))
 // ---- 3 x 3 windows, stride 2 (squeezenet1_1's three MaxPools) ----
 //
 // The general stride-2 row above costs 34-41 cycles per vector of 16 outputs (squeezenet1_1's
@@ -300,6 +300,7 @@ inline void max_pool_output_row(const PoolParams& p, const float* const* rows, i
 // either way; prefetching the next input rows did not change that.)
 namespace k3s2 {
 
+#if defined(__AVX512F__)
 inline __m512 column_max(__m512 r0, __m512 r1, __m512 r2) {
   return max_skipping_nan(r2, max_skipping_nan(r1, r0));
 }
@@ -377,6 +378,10 @@ inline void rows(const PoolParams& p, const WindowColumns& w, const Tail& t, con
     }
   }
 }
+
+#else
+#include "onnxc/pool_max_k3s2_avx2.h"
+#endif
 
 // The scalar windows at a row's borders (padding), columns outside [w.lo, w.hi).
 inline void borders(const PoolParams& p, const WindowColumns& w, const float* const* r, float* y) {
@@ -491,7 +496,7 @@ inline void max_pool_planes(const PoolParams& p, const float* x, float* y, Range
 // cover. Same result as the general loop except when a window's first tap is NaN (that loop
 // returns the NaN, this one the max of the other taps).
 inline void max_pool_rows(const PoolParams& p, const float* x, float* y, Range planes) {
-#if defined(ONNXC_SIMD) && defined(__AVX512F__)
+#if defined(ONNXC_SIMD) && (defined(__AVX512F__) || defined(__AVX2__))
   if (k3s2::applies(p)) return k3s2::planes(p, x, y, planes);
 #endif
 #if defined(ONNXC_SIMD)
