@@ -51,7 +51,7 @@ using depthwise_detail::kDepthwiseVectors;
 // past even[n) and odd[n) (the rows' slack). The loads are masked to the input row's columns
 // (masked lanes read nothing, so no fault past either end), so the padded row is never stored
 // first: loading whole vectors of a row just written by narrower stores defeats store forwarding
-// (a stall per vector), which cost more than the taps (240 x 28 x 28 5x5 stride 2: 153 -> 60 us).
+// (a stall per vector), which cost more than the taps (240 x 28 x 28 5x5 stride 2: 153 -> 94 us).
 inline void split_pairs(const float* xrow, index_t pad, index_t in_w, index_t n, float* even, float* odd) {
   index_t j = 0;
 #if defined(__AVX512F__)
