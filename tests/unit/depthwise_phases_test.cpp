@@ -105,7 +105,7 @@ TEST_CASE("depthwise 1 x k, k x 1 and 1-d kernels match the reference") {
       }
 }
 
-TEST_CASE("depthwise with no padding, padding past the kernel's reach, MobileNetV3's 5x5 stride 2, rows of several chunks, 'same' planes of large kernels in blocks of channels") {
+TEST_CASE("depthwise with no padding, padding past the kernel's reach, MobileNetV3's 5x5 stride 2, rows of several chunks, 'same' planes of large kernels in blocks of channels, 7x7 'same' planes, channels in the lanes on planes of up to 2048 padded floats") {
   for (const Shape& s : {Shape{5, 28, 28, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2}, Shape{3, 56, 56, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2},
                          Shape{3, 14, 14, 5, 5, 2, 2, 1, 1, 1, 2, 1, 2}, Shape{2, 20, 21, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},
                          Shape{2, 20, 21, 5, 5, 2, 2, 1, 1, 0, 0, 0, 0}, Shape{2, 9, 10, 3, 3, 2, 2, 1, 1, 4, 4, 5, 5},
@@ -117,6 +117,8 @@ TEST_CASE("depthwise with no padding, padding past the kernel's reach, MobileNet
                          // channel lanes on AVX2 too (rows of at most 8): a whole vector of rows,
                          // rows narrower, fewer channels than lanes
                          Shape{11, 8, 8, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2}, Shape{9, 6, 5, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
-                         Shape{3, 7, 7, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2}})
+                         Shape{3, 7, 7, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
+                         Shape{3, 23, 19, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3}, Shape{2, 20, 17, 7, 7, 1, 1, 2, 2, 6, 6, 6, 6},
+                         Shape{19, 30, 30, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3}, Shape{3, 31, 37, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2}})
     for (const Epilogue& e : kEpilogues) check(params_of(s), e);
 }

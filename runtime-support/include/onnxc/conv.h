@@ -2191,6 +2191,7 @@ inline void flat_planes(const ConvParams& p, const float* x, const float* w, con
                         Range planes, const Epilogue& e) {
   if (p.k_h == 3 && p.k_w == 3) flat_planes<3>(p, x, w, bias, y, planes, e);
   else if (p.k_h == 5 && p.k_w == 5) flat_planes<5>(p, x, w, bias, y, planes, e);
+  else if (p.k_h == 7 && p.k_w == 7) flat_planes<7>(p, x, w, bias, y, planes, e);  // ConvNeXt's
   else flat_planes<0>(p, x, w, bias, y, planes, e);
 }
 

@@ -22,7 +22,11 @@ namespace depthwise_channels_detail {
 // SIMD): lanes are counted as AVX-512's 16, the most any target has.
 constexpr index_t kMaxLanes = 16;
 constexpr index_t kMaxOutputWidth = 16;     // wider rows fill the lanes of the row kernels
-constexpr index_t kMaxPaddedPlane = 512;    // interleaved plane of 32 KiB at most (in L1)
+// Interleaved planes of up to 128 KiB (in L2): against the stride phases, whose per-row and
+// per-plane work weighs on planes this small, one layer alone, AVX-512, Relu: 240 x 28 x 28 5x5
+// stride 2 (32 x 32 padded) 94 -> 64 us, 480 x 28 x 28 7x7 stride 2 (34 x 34) 300 -> 191, 64 x
+// 30 x 30 5x5 stride 2 30 -> 21, 'same' 240 x 16 x 16 9x9 206 -> 115 (docs/performance.md).
+constexpr index_t kMaxPaddedPlane = 2048;
 
 inline index_t padded_plane(const ConvParams& p) { return padded_input_h(p) * padded_input_w(p); }
 inline bool applies(const ConvParams& p) {

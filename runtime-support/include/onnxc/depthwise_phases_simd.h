@@ -46,53 +46,83 @@ inline bool applies(const ConvParams& p) {
 using depthwise_detail::KernelRows;
 using depthwise_detail::kDepthwiseVectors;
 
-// even[j] = src[2j], odd[j] = src[2j + 1] for j < n, whole vectors: reads up to 2L floats past
-// src[2n) and writes up to L floats past even[n) and odd[n) (the rows' slack).
-inline void deinterleave_pairs(const float* src, index_t n, float* even, float* odd) {
+// even[j] = padded column 2j, odd[j] = padded column 2j + 1 of input row xrow (padded column c is
+// input column c - pad, zero outside [0, in_w)) for j < n, whole vectors: writes up to L floats
+// past even[n) and odd[n) (the rows' slack). The loads are masked to the input row's columns
+// (masked lanes read nothing, so no fault past either end), so the padded row is never stored
+// first: loading whole vectors of a row just written by narrower stores defeats store forwarding
+// (a stall per vector), which cost more than the taps (240 x 28 x 28 5x5 stride 2: 153 -> 94 us).
+inline void split_pairs(const float* xrow, index_t pad, index_t in_w, index_t n, float* even, float* odd) {
   index_t j = 0;
 #if defined(__AVX512F__)
   const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odds = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  // Lanes [lo, hi) of the vector whose lane 0 is input column c: those inside the row.
+  auto lanes_in_row = [in_w](index_t c) -> __mmask16 {
+    const index_t lo = c < 0 ? -c : 0, hi = in_w - c < 16 ? in_w - c : 16;
+    if (hi <= lo) return 0;
+    return static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+  };
   for (; j < n; j += 16) {
-    const __m512 a = _mm512_loadu_ps(src + 2 * j), b = _mm512_loadu_ps(src + 2 * j + 16);
+    const index_t c = 2 * j - pad;
+    const __m512 a = _mm512_maskz_loadu_ps(lanes_in_row(c), xrow + c);
+    const __m512 b = _mm512_maskz_loadu_ps(lanes_in_row(c + 16), xrow + c + 16);
     _mm512_storeu_ps(even + j, _mm512_permutex2var_ps(a, evens, b));
     _mm512_storeu_ps(odd + j, _mm512_permutex2var_ps(a, odds, b));
   }
 #elif defined(__AVX2__)
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i before = _mm256_set1_epi32(-1), end = _mm256_set1_epi32(static_cast<int>(in_w));
+  // All ones in the lanes of the vector whose lane 0 is input column c that lie inside the row.
+  auto lanes_in_row = [&](index_t c) {
+    const __m256i col = _mm256_add_epi32(iota, _mm256_set1_epi32(static_cast<int>(c)));
+    return _mm256_and_si256(_mm256_cmpgt_epi32(col, before), _mm256_cmpgt_epi32(end, col));
+  };
   for (; j < n; j += 8) {  // [a0 a2 b0 b2 | a4 a6 b4 b6], then the 64-bit lanes reordered
-    const __m256 a = _mm256_loadu_ps(src + 2 * j), b = _mm256_loadu_ps(src + 2 * j + 8);
+    const index_t c = 2 * j - pad;
+    const __m256 a = _mm256_maskload_ps(xrow + c, lanes_in_row(c));
+    const __m256 b = _mm256_maskload_ps(xrow + c + 8, lanes_in_row(c + 8));
     const __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)), o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
     _mm256_storeu_ps(even + j, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0))));
     _mm256_storeu_ps(odd + j, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0))));
   }
 #endif
-  for (; j < n; ++j) even[j] = src[2 * j], odd[j] = src[2 * j + 1];
+  for (; j < n; ++j) {
+    const index_t c = 2 * j - pad;
+    even[j] = c >= 0 && c < in_w ? xrow[c] : 0.0f;
+    odd[j] = c + 1 >= 0 && c + 1 < in_w ? xrow[c + 1] : 0.0f;
+  }
 }
 
-// Splits input row xrow into its stride phases at row (phase q at row + q * phase_floats):
-// phase q's column j is padded column q + j * S. padded: a row of padded_row_floats(p) floats,
-// for the padded copy the split reads (stride 1: the padded copy is the row itself).
-inline void split_row(const ConvParams& p, const float* xrow, float* padded, float* row) {
+// Splits input row xrow into its stride phases at row (phase q at row + q * stride_floats, which
+// is phase_floats(p)): phase q's column j is padded column q + j * S. padded: a row of
+// padded_row_floats(p) floats, for the padded copy the split reads (stride 1: the padded copy is
+// the row itself; stride 2 reads the input row directly).
+inline void split_row(const ConvParams& p, index_t stride_floats, const float* xrow, float* padded, float* row) {
   const index_t s = p.stride_w;
   if (s == 1) return pad_input_row(p, xrow, row);
+  const index_t width = padded_input_w(p);
+  if (s == 2) return split_pairs(xrow, p.pad_w, p.in_w, (width + 1) / 2, row, row + stride_floats);
   pad_input_row(p, xrow, padded);
-  const index_t width = padded_input_w(p), stride_floats = phase_floats(p);
-  if (s == 2) return deinterleave_pairs(padded, (width + 1) / 2, row, row + stride_floats);
   for (index_t q = 0; q < s; ++q) {
     float* phase = row + q * stride_floats;
     for (index_t j = 0, c = q; c < width; ++j, c += s) phase[j] = padded[c];
   }
 }
 
-// Where tap column kw reads in a split row: its phase's offset plus its column in the phase.
+// Where tap column kw reads in a split row: its phase's offset plus its column in the phase; and
+// the ring's sizes. All computed once per layer (the divisions cost more than a small plane's
+// taps, computed per plane or per row).
 struct TapColumns {
   index_t offset[kMaxKernelColumns];
+  index_t phase_floats, row_floats, ring_rows;
 };
 inline TapColumns tap_columns(const ConvParams& p) {
   TapColumns t{};
+  t.phase_floats = phase_floats(p), t.row_floats = row_floats(p), t.ring_rows = ring_rows(p);
   for (index_t kw = 0; kw < p.k_w; ++kw) {
     const index_t c = kw * p.dilation_w;
-    t.offset[kw] = (c % p.stride_w) * phase_floats(p) + c / p.stride_w;
+    t.offset[kw] = (c % p.stride_w) * t.phase_floats + c / p.stride_w;
   }
   return t;
 }
@@ -145,7 +175,7 @@ inline void output_rows(const ConvParams& p, const TapColumns& taps, const Kerne
 template <int KW>
 inline void plane(const ConvParams& p, const TapColumns& taps, const float* xc, const float* wc, float bias, float* yc,
                   float* ring, const Epilogue& e) {
-  const index_t slots = ring_rows(p), floats = row_floats(p);
+  const index_t slots = taps.ring_rows, floats = taps.row_floats;
   const float* zero_row = ring + slots * floats;
   float* padded = ring + (slots + 1) * floats;
   // The ring holds input rows [next_row - slots, next_row), row r in slot r % slots.
@@ -158,7 +188,7 @@ inline void plane(const ConvParams& p, const TapColumns& taps, const float* xc, 
       next_slot = next_row % slots;
     }
     for (; next_row <= last; ++next_row) {
-      split_row(p, xc + next_row * p.in_w, padded, ring + next_slot * floats);
+      split_row(p, taps.phase_floats, xc + next_row * p.in_w, padded, ring + next_slot * floats);
       if (++next_slot == slots) next_slot = 0;
     }
     for (index_t kh = 0; kh < p.k_h; ++kh) {
