@@ -21,6 +21,7 @@
 #define ONNXC_PACKED_GEMM_H
 
 #include <limits>
+#include <type_traits>
 
 #include "onnxc/activation.h"
 #include "onnxc/base.h"
@@ -232,7 +233,18 @@ ONNXC_INLINE void tile(index_t k, const float* a, index_t a_step, const B& b, fl
   ONNXC_UNROLL for (int r = 0; r < Rows; ++r) {
     ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) acc[r][v] = vfloat(start[r]);
   }
-  for (index_t l = 0; l < k; ++l) {
+  index_t l = 0;
+#if defined(ONNXC_PACKED_GEMM_NEON_H)
+  // A whole 8 x 3 tile over a row-major B: the k loop in assembly (packed_gemm_neon.h), which
+  // leaves at most one k to the loop below.
+  if constexpr (Rows == 8 && Vecs == 3 && !Partial && std::is_same<B, MatrixRows>::value) {
+    alignas(16) float regs[24 * 4];
+    ONNXC_UNROLL for (int i = 0; i < 24; ++i) acc[i / 3][i % 3].store_aligned(regs + 4 * i);
+    l = fma_8x3_rows(k, a, b.b, b.ldb, regs);
+    ONNXC_UNROLL for (int i = 0; i < 24; ++i) acc[i / 3][i % 3] = vfloat::load_aligned(regs + 4 * i);
+  }
+#endif
+  for (; l < k; ++l) {
     vfloat bv[Vecs];
     ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) bv[v] = load(b.row(l) + v * kFloatLanes, v);
 #if defined(ONNXC_PACKED_GEMM_NEON_H)
