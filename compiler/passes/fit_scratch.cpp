@@ -185,14 +185,16 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
     }
   }
   int64_t cols = choose_im2col_cols(shape, room);
-  if (fastest(o) && cols < smallest_fast) cols = smallest_fast;  // the arena grows a little
+  // The arena grows a little (AArch64's integer tiles: by a row of tiles, kws_dscnn_int8 128 B).
+  const bool neon_tiles = o.int8_neon_tiles && n.op_type == "QLinearConv";
+  if ((fastest(o) || neon_tiles) && cols < smallest_fast) cols = smallest_fast;
   n.set_attr_int(kIm2colColsAttr, cols);
   const int64_t narrowest_bytes = shape.narrow_cols * shape.bytes_per_column;
   n.set_attr_string(kScratchNoteAttr,
                     cols ? fmt::format("im2col blocks of {} of the {} columns (fastest {}), {} B free{}",
                                        std::min(cols, shape.columns), shape.columns,
                                        std::min(shape.fastest_cols, shape.columns), room,
-                                       fastest(o) ? ", --scratch speed" : "")
+                                       fastest(o) ? ", --scratch speed" : neon_tiles ? ", AArch64 integer tiles" : "")
                          : fmt::format("direct kernel: the narrowest im2col block ({} B) exceeds the {} B free",
                                        narrowest_bytes, room));
 }
@@ -268,15 +270,20 @@ void fit_conv_transpose(Node& n, std::size_t room, const ScratchOptions& o) {
 // step takes rt::depthwise_3x3, whose padded rows are on the stack (no scratch), rather than grow
 // the arena (kws-dscnn and the VWW MobileNet on the portable target: their depthwise steps are at
 // the liveness peak). Targets whose kernel needs no scratch marked the node before (pack passes).
-bool fit_qlinear_depthwise(Node& n, std::size_t room) {
+// On AArch64 (int8_neon_tiles) it takes rt::depthwise_3x3 even where the plane fits: kws_dscnn_int8's
+// 3 x 3 depthwise steps under qemu-aarch64, 466 K instructions each against the plane kernel's 843 K.
+bool fit_qlinear_depthwise(Node& n, std::size_t room, const ScratchOptions& o) {
   if (n.has_attr(kDepthwise3x3Attr) || n.has_attr(kDepthwiseInPlaceAttr) || !qlinear_conv_depthwise_3x3_applies(n))
     return false;
   const std::size_t wanted = find_op(n.domain, n.op_type)->scratch_bytes(n);
-  if (wanted <= room) return false;
+  if (wanted <= room && !o.int8_neon_tiles) return false;
   n.set_attr_int(kDepthwise3x3Attr, 1);
-  n.set_attr_string(kScratchNoteAttr, fmt::format("3 x 3 depthwise, padded rows on the stack (no scratch): the plane "
-                                                  "kernel's {} B exceed the {} B free",
-                                                  wanted, room));
+  n.set_attr_string(kScratchNoteAttr,
+                    wanted <= room ? fmt::format("3 x 3 depthwise, padded rows on the stack (no scratch): fewer "
+                                                 "instructions than the plane kernel on AArch64")
+                                   : fmt::format("3 x 3 depthwise, padded rows on the stack (no scratch): the plane "
+                                                 "kernel's {} B exceed the {} B free",
+                                                 wanted, room));
   return true;
 }
 
@@ -366,7 +373,7 @@ int fit_scratch(Graph& g, std::size_t alignment, PlanOptions plan, const Scratch
       ++fitted;
       return;
     }
-    if (n.op_type == "QLinearConv" && fit_qlinear_depthwise(n, room)) {
+    if (n.op_type == "QLinearConv" && fit_qlinear_depthwise(n, room, o)) {
       ++fitted;
       return;
     }
