@@ -270,20 +270,15 @@ void fit_conv_transpose(Node& n, std::size_t room, const ScratchOptions& o) {
 // step takes rt::depthwise_3x3, whose padded rows are on the stack (no scratch), rather than grow
 // the arena (kws-dscnn and the VWW MobileNet on the portable target: their depthwise steps are at
 // the liveness peak). Targets whose kernel needs no scratch marked the node before (pack passes).
-// On AArch64 (int8_neon_tiles) it takes rt::depthwise_3x3 even where the plane fits: kws_dscnn_int8's
-// 3 x 3 depthwise steps under qemu-aarch64, 466 K instructions each against the plane kernel's 843 K.
-bool fit_qlinear_depthwise(Node& n, std::size_t room, const ScratchOptions& o) {
+bool fit_qlinear_depthwise(Node& n, std::size_t room) {
   if (n.has_attr(kDepthwise3x3Attr) || n.has_attr(kDepthwiseInPlaceAttr) || !qlinear_conv_depthwise_3x3_applies(n))
     return false;
   const std::size_t wanted = find_op(n.domain, n.op_type)->scratch_bytes(n);
-  if (wanted <= room && !o.int8_neon_tiles) return false;
+  if (wanted <= room) return false;
   n.set_attr_int(kDepthwise3x3Attr, 1);
-  n.set_attr_string(kScratchNoteAttr,
-                    wanted <= room ? fmt::format("3 x 3 depthwise, padded rows on the stack (no scratch): fewer "
-                                                 "instructions than the plane kernel on AArch64")
-                                   : fmt::format("3 x 3 depthwise, padded rows on the stack (no scratch): the plane "
-                                                 "kernel's {} B exceed the {} B free",
-                                                 wanted, room));
+  n.set_attr_string(kScratchNoteAttr, fmt::format("3 x 3 depthwise, padded rows on the stack (no scratch): the plane "
+                                                  "kernel's {} B exceed the {} B free",
+                                                  wanted, room));
   return true;
 }
 
@@ -373,7 +368,7 @@ int fit_scratch(Graph& g, std::size_t alignment, PlanOptions plan, const Scratch
       ++fitted;
       return;
     }
-    if (n.op_type == "QLinearConv" && fit_qlinear_depthwise(n, room, o)) {
+    if (n.op_type == "QLinearConv" && fit_qlinear_depthwise(n, room)) {
       ++fitted;
       return;
     }

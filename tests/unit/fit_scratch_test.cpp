@@ -552,8 +552,7 @@ TEST_CASE("small planes take the output channels in the lanes where the cost mod
   CHECK(onnxc::conv_algorithm(node_named(generic, "d")) == onnxc::ConvAlgorithm::Gemm);
 }
 
-TEST_CASE("on AArch64 a pointwise QLinearConv takes the integer im2col tiles, not the plane kernel, as for speed; "
-          "3 x 3 depthwise ones the stack kernel") {
+TEST_CASE("on AArch64 a pointwise QLinearConv takes the integer im2col tiles, not the plane kernel, as for speed") {
   // kws_dscnn_int8's four 1x1 QLinearConvs (64 -> 64 channels on 25 x 5): the plane kernel's
   // accumulator plane (500 B) holds less than a row of tiles, so fitting kept that kernel; on
   // neon (SDOT or SMULL tiles, quant_gemm_neon.h) they take a row of tiles like --scratch speed.
@@ -570,11 +569,4 @@ TEST_CASE("on AArch64 a pointwise QLinearConv takes the integer im2col tiles, no
     CHECK(im2col_cols(generic, conv) == 0);
   }
   CHECK(neon.program.arena_bytes == speed.program.arena_bytes);
-  // Its 3 x 3 depthwise QLinearConvs keep rt::depthwise_3x3 (no scratch) on AArch64 even where the
-  // plane kernel's scratch would fit.
-  for (const char* conv : {"/f/f.3/Conv", "/f/f.9/Conv", "/f/f.15/Conv", "/f/f.21/Conv"}) {
-    INFO(conv);
-    CHECK(node_named(neon, conv).attr_int(onnxc::kDepthwise3x3Attr, 0) == 1);
-    CHECK(node_named(speed, conv).attr_int(onnxc::kDepthwise3x3Attr, 0) == 1);
-  }
 }
