@@ -44,6 +44,12 @@ ONNXC_INLINE void fma_by_lane(const float* a, const vfloat* b, vfloat (*acc)[Vec
 // acc (an asm statement takes at most 30 operands, an in-out one counting twice: 12 LD1/ST1 of
 // four vectors per tile instead); v27-v31 hold the loads. Returns the k done (an even count; the
 // tile's C loop does the last one of an odd k).
+// The depth from which the tile takes it: its accumulators' trip through the stack block and
+// the loop's set-up cost more than GCC's loop saves on shallow products (qemu-aarch64 instructions,
+// bench/qemu/gemm_insns.cpp: M 64, K 16, N 1024 542 K with GCC's loop, 847 K with this one; K 144,
+// N 256 838 K and 808 K; 512^3 45.56 M and 40.11 M).
+constexpr index_t kAsmMinDepth = 128;
+
 #define ONNXC_NEON_FMLA_8X3_STEP \
   "ld1 {v29.4s, v30.4s, v31.4s}, [%[b]], %[ldb]\n" /* B's row k: 3 vectors, b += ldb */ \
   "ld1 {v27.4s, v28.4s}, [%[a]], #32\n"            /* the 8 weights of k, a += 8 */ \
