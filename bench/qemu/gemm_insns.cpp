@@ -1,6 +1,6 @@
 // rt::packed_gemm on an M x K x N product, `runs` times: built for a qemu-user target and counted by
-// insn_count.c, the difference between two run counts is the instructions of that many products
-// (docs/embedded.md, "AArch64 (NEON, SDOT)"). The output's sum is printed so no product is dropped.
+// templates/qemu_insn_count.c.tmpl, the difference between two run counts is the instructions of
+// that many products (docs/embedded.md, "AArch64 (NEON, SDOT)"). The output's sum is printed so no product is dropped.
 //   aarch64-linux-gnu-g++ -std=c++17 -O3 -static -DONNXC_SIMD -Iruntime-support/include
 //     bench/qemu/gemm_insns.cpp -o /tmp/gemm_insns
 //   qemu-aarch64 -plugin /tmp/insn_count.so /tmp/gemm_insns 512 512 512 1   (then ... 3)

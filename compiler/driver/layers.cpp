@@ -1,6 +1,7 @@
 #include "driver/layers.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -260,6 +261,46 @@ std::string layers_json(const std::vector<LayerRow>& rows, const Roofline& r, do
     s += fmt::format("}}{}\n", i + 1 < rows.size() ? "," : "");
   }
   s += "  ]\n}\n";
+  return s;
+}
+
+std::map<std::size_t, double> parse_step_instructions(const std::string& plugin_output) {
+  std::map<std::size_t, double> counts;
+  std::istringstream lines(plugin_output);
+  for (std::string line; std::getline(lines, line);) {
+    unsigned long long step = 0, sum = 0, times = 0;
+    if (std::sscanf(line.c_str(), "step_insns: %llu %llu %llu", &step, &sum, &times) == 3 && times > 0)
+      counts[static_cast<std::size_t>(step)] = static_cast<double>(sum) / static_cast<double>(times);
+  }
+  return counts;
+}
+
+std::string build_insn_count_plugin(const std::string& dir, std::string* log) {
+  const fs::path source = fs::path(dir) / "qemu_insn_count.c";
+  const fs::path plugin = fs::path(dir) / "qemu_insn_count.so";
+  std::ofstream(source, std::ios::binary) << template_text("qemu_insn_count.c.tmpl");
+  const std::vector<std::string> argv = {"cc", "-shared", "-fPIC", "-O2", "-o", plugin.string(), source.string()};
+  ProcessResult r = run_process(argv, 300);
+  if (r.exit_code == 0) return plugin.string();
+  *log = fmt::format("$ {}\n{}", fmt::join(argv, " "), r.output);
+  return "";
+}
+
+std::string layers_instructions_text(const std::vector<LayerRow>& rows, const std::string& target) {
+  double total = 0;
+  int64_t macs = 0;
+  for (const LayerRow& row : rows) total += row.us, macs += row.macs;
+  std::string s = fmt::format("instructions per step of run() on {}, counted under QEMU (deterministic; the emulator's "
+                              "times are not the core's)\n", target);
+  s += fmt::format("{:>4}  {:<28} {:<18} {:<18} {:>13} {:>12} {:>9} {:>6}\n", "step", "node", "op", "output",
+                   "instructions", "MACs", "MAC/insn", "%");
+  for (const LayerRow& row : rows)
+    s += fmt::format("{:>4}  {:<28} {:<18} {:<18} {:>13.0f} {:>12} {:>9.2f} {:>6.1f}\n", row.index,
+                     row.name.size() > 28 ? row.name.substr(0, 27) + "~" : row.name, row.op, row.output_shape, row.us,
+                     row.macs, row.us > 0 ? static_cast<double>(row.macs) / row.us : 0.0,
+                     total > 0 ? 100.0 * row.us / total : 0.0);
+  s += fmt::format("total: {} steps, {:.0f} instructions, {} MACs, {:.2f} MACs per instruction\n", rows.size(), total,
+                   macs, total > 0 ? static_cast<double>(macs) / total : 0.0);
   return s;
 }
 

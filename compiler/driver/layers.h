@@ -76,4 +76,15 @@ std::string layers_text(const std::vector<LayerRow>& rows, const Roofline& r, do
 // loops, tasks, predicted_us, busy_us (one per thread).
 std::string layers_json(const std::vector<LayerRow>& rows, const Roofline& r, double run_median_us);
 
+// bench --layers on a target run under QEMU's user mode: the instructions of each step, counted by
+// templates/qemu_insn_count.c.tmpl from the harness's step marks ("step_insns: STEP SUM TIMES"
+// lines), per run. Deterministic, unlike the emulator's times.
+std::map<std::size_t, double> parse_step_instructions(const std::string& plugin_output);
+// The QEMU plugin's source (templates/) built with the host's C compiler into dir: the .so's path,
+// or "" after writing the compiler's output to *log.
+std::string build_insn_count_plugin(const std::string& dir, std::string* log);
+// The table of rows whose `us` holds instructions (layer_rows over parse_step_instructions'
+// counts): instructions, MACs, MACs per instruction and share of the run, heaviest first.
+std::string layers_instructions_text(const std::vector<LayerRow>& rows, const std::string& target);
+
 }  // namespace onnxc

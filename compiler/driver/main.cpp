@@ -715,7 +715,9 @@ int main(int argc, char** argv) {
                   "the bound that applies (compute or memory, from the step's FLOPs per byte against this machine's "
                   "FMA peak and memory bandwidth) and the step's % of it; then the total. The peak and bandwidth are "
                   "measured once per target, CPU model and thread count and cached in $XDG_CACHE_HOME/onnxc (else "
-                  "~/.cache/onnxc) as roofline-TARGET-Nt-*.txt.");
+                  "~/.cache/onnxc) as roofline-TARGET-Nt-*.txt. On a target that runs under QEMU's user mode here (neon, "
+                  "neon-dotprod, riscv64, ...): each step's instructions instead, counted by QEMU with a plugin built "
+                  "from templates/qemu_insn_count.c.tmpl, with its MACs per instruction (no roofline, no JSON).");
   bench->add_option("--layers-json", bopt.layers_json,
                     "Write the --layers profile as JSON to FILE (implies --layers): peak_gflops, bandwidth_gbps, "
                     "steps: [{index, name, op, output_shape, us, macs, bytes, gflops, gbps, bound, "

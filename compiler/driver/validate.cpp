@@ -699,10 +699,12 @@ int run_bench(const BenchOptions& b, const CompileOptions& co_in) {
                co_in.target, target->emulator, b.model, co_in.target);
     return 1;
   }
-  if (emulated && layers) {
-    fmt::print(stderr, "error: bench --layers measures steps against this machine's roofline; target {} runs "
-               "under {} here, whose times are not an {} core's\n  fix: run bench --layers on an {} machine, "
-               "or drop --layers\n", co_in.target, target->emulator, target->arch, target->arch);
+  // Emulated, --layers counts each step's instructions instead (QEMU's times are not the core's);
+  // predicting threads from them would mean nothing.
+  if (emulated && (b.predict_threads > 0 || !b.layers_json.empty())) {
+    fmt::print(stderr, "error: bench --predict-threads and --layers-json time steps on this machine's cores; target {} runs under "
+               "{} here, whose times are not an {} core's\n  fix: run them on an {} machine, or use --layers alone "
+               "(instructions per step)\n", co_in.target, target->emulator, target->arch, target->arch);
     return 1;
   }
   std::string dir = b.keep_dir.empty() ? make_temp_dir() : b.keep_dir;
@@ -729,6 +731,16 @@ int run_bench(const BenchOptions& b, const CompileOptions& co_in) {
       status = 1;
     } else {
       std::vector<std::string> argv = harness_command(build, b.threads, layers ? "layers" : "bench");
+      // Emulated --layers: QEMU counts the instructions between the harness's step marks.
+      std::string plugin_log;
+      const std::string plugin = emulated && layers ? build_insn_count_plugin(dir, &plugin_log) : "";
+      if (emulated && layers && plugin.empty()) {
+        fmt::print(stderr, "error: cannot build the instruction-counting QEMU plugin\n{}\n  fix: install a C compiler "
+                   "(cc) for this machine\n", plugin_log);
+        if (b.keep_dir.empty()) fs::remove_all(dir);
+        return 1;
+      }
+      if (!plugin.empty()) argv.insert(argv.begin() + 1, {"-plugin", plugin, "-E", "ONNXC_STEP_MARKS=1"});
       if (b.predict_threads > 0)
         argv.insert(argv.end() - 1, {"--predict-threads", std::to_string(b.predict_threads)});
       argv.push_back(std::to_string(b.runs));
@@ -739,6 +751,13 @@ int run_bench(const BenchOptions& b, const CompileOptions& co_in) {
         if (r.exit_code != 0) {
           fmt::print("{}", r.output);
           status = 1;
+        } else if (emulated && layers) {
+          const std::vector<LayerRow> rows =
+              layer_rows(comp.program.main, parse_step_instructions(r.output), Roofline{1, 1, "", false});
+          fmt::print("{}", layers_instructions_text(rows, co.target));
+          std::istringstream lines(r.output);
+          for (std::string line; std::getline(lines, line);)
+            if (line.rfind("runs", 0) == 0 || line.find("_us") != std::string::npos) fmt::print("{}\n", line);
         } else if (layers) {
           status = print_layers(b, co, comp, cxx, flags, r.output);
           // The whole run's lines (runs, min_us, median_us) as bench prints them.

@@ -185,14 +185,16 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
     }
   }
   int64_t cols = choose_im2col_cols(shape, room);
-  if (fastest(o) && cols < smallest_fast) cols = smallest_fast;  // the arena grows a little
+  // The arena grows a little (AArch64's integer tiles: by a row of tiles, kws_dscnn_int8 128 B).
+  const bool neon_tiles = o.int8_neon_tiles && n.op_type == "QLinearConv";
+  if ((fastest(o) || neon_tiles) && cols < smallest_fast) cols = smallest_fast;
   n.set_attr_int(kIm2colColsAttr, cols);
   const int64_t narrowest_bytes = shape.narrow_cols * shape.bytes_per_column;
   n.set_attr_string(kScratchNoteAttr,
                     cols ? fmt::format("im2col blocks of {} of the {} columns (fastest {}), {} B free{}",
                                        std::min(cols, shape.columns), shape.columns,
                                        std::min(shape.fastest_cols, shape.columns), room,
-                                       fastest(o) ? ", --scratch speed" : "")
+                                       fastest(o) ? ", --scratch speed" : neon_tiles ? ", AArch64 integer tiles" : "")
                          : fmt::format("direct kernel: the narrowest im2col block ({} B) exceeds the {} B free",
                                        narrowest_bytes, room));
 }

@@ -54,6 +54,10 @@ struct ScratchOptions {
   bool depthwise_channel_lanes = false;  // Target::depthwise_channel_lanes: large-kernel flat planes want scratch
   bool winograd = false;       // rt::conv_winograd may be taken (SIMD targets whose RAM is not scarce)
   int64_t float_lanes = 1;     // Target::float_lanes: rt::conv_channel_lanes' cost model
+  // AArch64 SIMD (neon, neon-dotprod): the integer im2col product's SDOT / SMULL tiles
+  // (quant_gemm_neon.h) run about 3x fewer instructions than the plane kernel, so QLinearConv gets
+  // a row of whole tiles even where that grows the arena by those few bytes (as --scratch speed).
+  bool int8_neon_tiles = false;
 };
 
 // fit-scratch: sizes the scratch of every kernel whose scratch is the compiler's choice, per

@@ -60,6 +60,7 @@ struct PassEnv {
     scratch.depthwise_channel_lanes = t && t->depthwise_channel_lanes;
     scratch.winograd = t && t->simd && !t->memory_first;
     scratch.float_lanes = t ? t->float_lanes : 1;
+    scratch.int8_neon_tiles = t && t->simd && t->arch == "aarch64";
     scratch.policy = o.scratch_policy.value_or(ScratchPolicy::Fit);
     for (const PlanSwitch& s : plan_switches()) plan.*s.member = enabled(s.option);
   }

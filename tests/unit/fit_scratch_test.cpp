@@ -568,3 +568,22 @@ TEST_CASE("small planes take the output channels in the lanes where the cost mod
   CHECK(onnxc::conv_algorithm(node_named(generic, "a")) == onnxc::ConvAlgorithm::Gemm);
   CHECK(onnxc::conv_algorithm(node_named(generic, "d")) == onnxc::ConvAlgorithm::Gemm);
 }
+
+TEST_CASE("on AArch64 a pointwise QLinearConv takes the integer im2col tiles, not the plane kernel, as for speed") {
+  // kws_dscnn_int8's four 1x1 QLinearConvs (64 -> 64 channels on 25 x 5): the plane kernel's
+  // accumulator plane (500 B) holds less than a row of tiles, so fitting kept that kernel; on
+  // neon (SDOT or SMULL tiles, quant_gemm_neon.h) they take a row of tiles like --scratch speed.
+  const std::string path = std::string(ONNXC_TEST_DIR) + "/models/quant/kws_dscnn_int8/model.onnx";
+  auto neon = compile(path, "neon");
+  auto speed = compile(path, "neon", onnxc::ScratchPolicy::Speed);
+  auto generic = compile(path, "generic");
+  for (const char* conv : {"/f/f.6/Conv", "/f/f.12/Conv", "/f/f.18/Conv", "/f/f.24/Conv"}) {
+    INFO(conv);
+    CHECK(im2col_cols(neon, conv) > 0);
+    CHECK(im2col_cols(neon, conv) == im2col_cols(speed, conv));
+    CHECK(node_named(neon, conv).attr_string(onnxc::kScratchNoteAttr, "").find("AArch64 integer tiles") !=
+          std::string::npos);
+    CHECK(im2col_cols(generic, conv) == 0);
+  }
+  CHECK(neon.program.arena_bytes == speed.program.arena_bytes);
+}

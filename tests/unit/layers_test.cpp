@@ -125,6 +125,28 @@ TEST_CASE("the harness's layers output parses into per-step medians and the run'
   CHECK(median == 13.75);
 }
 
+TEST_CASE("the QEMU plugin's step counts parse into instructions per run, and the table divides MACs by them",
+          "[layers]") {
+  // Step 1 ran 4 times (3 warm-up runs and 1 timed) for 4,000,000 instructions; step 0's line comes
+  // after the harness's own output; a line with no runs is left out.
+  const auto counts = parse_step_instructions(
+      "runs: 1\nmedian_us: 5.0\nstep_insns: 1 4000000 4\nstep_insns: 0 1000 4\nstep_insns: 2 7 0\ninsns: 9\n");
+  REQUIRE(counts.size() == 2);
+  CHECK(counts.at(0) == 250.0);
+  CHECK(counts.at(1) == 1000000.0);
+  // mnist-cnn's second Conv (627,200 MACs) in 313,600 instructions: 2.00 MACs per instruction.
+  Compilation c = compile_model(mnist_cnn(), {});
+  const Block& main = c.program.main;
+  std::size_t conv = 0, seen = 0;
+  for (std::size_t i = 0; i < main.steps.size(); ++i)
+    if (main.steps[i].node->op_type == "Conv" && ++seen == 2) conv = i;
+  const std::vector<LayerRow> rows = layer_rows(main, {{conv, 313600.0}}, Roofline{1, 1, "", false});
+  REQUIRE(rows.size() == 1);
+  const std::string text = layers_instructions_text(rows, "neon");
+  CHECK(text.find("313600       627200      2.00  100.0") != std::string::npos);
+  CHECK(text.find("total: 1 steps, 313600 instructions, 627200 MACs, 2.00 MACs per instruction") != std::string::npos);
+}
+
 TEST_CASE("step hooks are in bench --layers' build only; without them the code is what a compile writes", "[layers]") {
   CompileOptions o;
   o.target = "native";

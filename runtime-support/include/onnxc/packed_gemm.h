@@ -21,6 +21,7 @@
 #define ONNXC_PACKED_GEMM_H
 
 #include <limits>
+#include <type_traits>
 
 #include "onnxc/activation.h"
 #include "onnxc/base.h"
@@ -219,13 +220,39 @@ static_assert(kTileRows * kTileVectors + kTileVectors + 1 <= kVectorRegisters, "
 // M = 144, K = 24, N = 3136 251 -> 246 us.)
 alignas(64) constexpr float kZeroBias[kTileRows] = {};
 
+#if defined(ONNXC_PACKED_GEMM_NEON_H)
+// AArch64: a whole 8 x 3 tile of a deep product over a row-major B, its k loop in assembly
+// (packed_gemm_neon.h: fma_8x3_rows), the accumulators through a stack block.
+ONNXC_INLINE void deep_tile_8x3(index_t k, const float* a, const MatrixRows& b, float* y, index_t ldy,
+                                const float* bias, const Epilogue& e) {
+  alignas(16) float regs[24 * kFloatLanes];
+  const float* start = bias ? bias : kZeroBias;
+  ONNXC_UNROLL for (int i = 0; i < 24; ++i) vfloat(start[i / 3]).store_aligned(regs + kFloatLanes * i);
+  const index_t done = fma_8x3_rows(k, a, b.b, b.ldb, regs);
+  vfloat acc[8][3];
+  ONNXC_UNROLL for (int i = 0; i < 24; ++i) acc[i / 3][i % 3] = vfloat::load_aligned(regs + kFloatLanes * i);
+  for (index_t l = done; l < k; ++l) {  // an odd k's last
+    const vfloat bv[3] = {vfloat::load_unaligned(b.row(l)), vfloat::load_unaligned(b.row(l) + kFloatLanes),
+                          vfloat::load_unaligned(b.row(l) + 2 * kFloatLanes)};
+    fma_by_lane<8, 3>(a + l * 8, bv, acc);
+  }
+  ONNXC_UNROLL for (int r = 0; r < 8; ++r)
+    store_activated<3>(acc[r], e, [&](int v, vfloat out) { out.store_unaligned(y + r * ldy + v * kFloatLanes); });
+}
+#endif
+
 // y[Rows, Vecs vectors] = act(a_panel[Rows, K] * b[K, Vecs vectors] + bias): the accumulators
 // live in registers for the whole K loop. `a` points at the tile's first row inside its
 // panel; rows of the panel are a_step apart. With Partial, the last vector holds `tail` < lanes
 // columns (LaneMask's loads and stores).
-template <int Rows, int Vecs, bool Partial = false, class B>
+// With Deep (AArch64, panel(): an 8-row panel of a product of kAsmMinDepth or more over a
+// row-major B), a whole 3-vector tile is deep_tile_8x3.
+template <int Rows, int Vecs, bool Partial = false, bool Deep = false, class B>
 ONNXC_INLINE void tile(index_t k, const float* a, index_t a_step, const B& b, float* y, index_t ldy,
                  const float* bias, const Epilogue& e, index_t tail = kFloatLanes) {
+#if defined(ONNXC_PACKED_GEMM_NEON_H)
+  if constexpr (Deep && Vecs == 3 && !Partial) return deep_tile_8x3(k, a, b, y, ldy, bias, e);
+#endif
   const LaneMask last(Partial ? tail : kFloatLanes);
   auto load = [&](const float* p, int v) {
     return Partial && v + 1 == Vecs ? last.load(p) : vfloat::load_unaligned(p);
@@ -278,11 +305,11 @@ ONNXC_INLINE void tail_tile(index_t cols, index_t k, const float* a, index_t a_s
 
 // Vecs vectors of columns from column j in one tile, the last one partial (`tail` columns) when
 // `partial`.
-template <int Rows, int Vecs, class B>
+template <int Rows, int Vecs, bool Deep = false, class B>
 ONNXC_INLINE void tile_of(bool partial, index_t tail, index_t j, index_t k, const float* a, index_t a_step,
                           const B& b, float* y, index_t ldy, const float* bias, const Epilogue& e) {
   if (partial) tile<Rows, Vecs, true>(k, a, a_step, b.shifted(j), y + j, ldy, bias, e, tail);
-  else tile<Rows, Vecs>(k, a, a_step, b.shifted(j), y + j, ldy, bias, e);
+  else tile<Rows, Vecs, false, Deep>(k, a, a_step, b.shifted(j), y + j, ldy, bias, e);
 }
 
 // Rows (<= kTileRows) rows of a panel times columns [0, n): tiles of 3 vectors, a remainder of 1
@@ -292,7 +319,7 @@ ONNXC_INLINE void tile_of(bool partial, index_t tail, index_t j, index_t k, cons
 // them out of line, and a call per tile, with its vzeroupper, saved registers and reloaded
 // arguments, cost M = 64, K = 16, N = 3025 78 us against 59 us inlined; at K = 16 a tile is
 // only 256 FMAs.)
-template <int Rows, class B>
+template <int Rows, class B, bool Deep = false>
 inline void panel_rows(index_t n, index_t k, const float* a, index_t a_step, const B& b, float* y, index_t ldy,
                        const float* bias, const Epilogue& e) {
   static_assert(kTileVectors == 3, "the remainders below are tiles of 2 and 1 vectors");
@@ -304,12 +331,21 @@ inline void panel_rows(index_t n, index_t k, const float* a, index_t a_step, con
   if (rest == 1 && wide > 0) --wide, rest = 4;
   index_t j = 0;
   for (index_t t = 0; t < wide; ++t, j += 3 * L)
-    tile_of<Rows, 3>(masked && rest == 0 && t + 1 == wide, tail, j, k, a, a_step, b, y, ldy, bias, e);
+    tile_of<Rows, 3, Deep>(masked && rest == 0 && t + 1 == wide, tail, j, k, a, a_step, b, y, ldy, bias, e);
   for (; rest >= 2; rest -= 2, j += 2 * L)
     tile_of<Rows, 2>(masked && rest == 2, tail, j, k, a, a_step, b, y, ldy, bias, e);
   if (rest == 1) tile_of<Rows, 1>(masked, tail, j, k, a, a_step, b, y, ldy, bias, e), j += L;
   if (!kMaskedTail && j < n) tail_tile<Rows>(n - j, k, a, a_step, b.shifted(j), y + j, ldy, bias, e);
 }
+
+#if defined(ONNXC_PACKED_GEMM_NEON_H)
+// AArch64: 8 rows of a panel of a deep product over a row-major B (deep_tile_8x3's tiles).
+__attribute__((noinline)) inline void deep_panel_rows(index_t n, index_t k, const float* a, index_t a_step,
+                                                      const MatrixRows& b, float* y, index_t ldy, const float* bias,
+                                                      const Epilogue& e) {
+  panel_rows<8, MatrixRows, true>(n, k, a, a_step, b, y, ldy, bias, e);
+}
+#endif
 
 // One panel times columns [0, n) of B, kTileRows rows at a time.
 template <class B>
@@ -331,7 +367,20 @@ inline void panel(index_t rows, index_t n, index_t k, const float* a, const B& b
             case 5: panel_rows<5>(n, k, ar, rows, b, yr, ldy, br, e); break;
             case 6: panel_rows<6>(n, k, ar, rows, b, yr, ldy, br, e); break;
             case 7: panel_rows<7>(n, k, ar, rows, b, yr, ldy, br, e); break;
-            case 8: panel_rows<8>(n, k, ar, rows, b, yr, ldy, br, e); break;
+            case 8:
+#if defined(ONNXC_PACKED_GEMM_NEON_H)
+              // Out of line and a separate instantiation, so that the shallow products' code stays
+              // what it was (a branch inside the tile made it 10-20 % longer: mobilenet_v2's K = 16
+              // to 32 products under qemu-aarch64; bench/qemu/gemm_insns.cpp's shallow shapes now
+              // count as before).
+              if constexpr (std::is_same<B, MatrixRows>::value)
+                if (k >= kAsmMinDepth) {
+                  deep_panel_rows(n, k, ar, rows, b, yr, ldy, br, e);
+                  break;
+                }
+#endif
+              panel_rows<8>(n, k, ar, rows, b, yr, ldy, br, e);
+              break;
             default: break;
           }
         }
