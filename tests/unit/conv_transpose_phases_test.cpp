@@ -82,7 +82,9 @@ TEST_CASE("conv_transpose_phases: groups, batches, rectangles, channel blocks, a
   // More input channels than the stack buffer holds for one band row: blocks of channels, each
   // after the first adding into Y; the Relu once the band is complete.
   for (const ConvParams& p : {transposed2d(1, 300, 5, 1, 3, 40, 3, 2, 1, 1, 1), transposed2d(1, 200, 3, 1, 2, 70, 2, 2, 1, 0, 0)}) {
+#if defined(ONNXC_SIMD)  // (the plan is the SIMD kernel's)
     REQUIRE(onnxc::rt::phases_simd_detail::plan(p).channels < p.in_channels);
+#endif
     check(p, true);
   }
 }
