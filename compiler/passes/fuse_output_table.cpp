@@ -14,7 +14,7 @@ int fuse_output_tables(Graph& g) {
     Node& conv = *owned;
     if (!conv.domain.empty() || conv.op_type != "QLinearConv" || conv.has_input(kOutputTableInput)) continue;
     if (!conv.has_output(0) || conv.inputs[0]->constant) continue;  // (a constant Conv folds)
-    Node* lookup = single_reader(g, conv.outputs[0]);
+    Node* lookup = g.only_reader(conv.outputs[0]);
     if (!lookup || lookup->domain != "onnxc" || lookup->op_type != "QLinearLookup") continue;
     if (lookup->inputs[0] != conv.outputs[0] || !lookup->inputs[1]->constant) continue;
     if (lookup->outputs[0]->dtype != conv.outputs[0]->dtype) continue;

@@ -30,7 +30,7 @@ struct Dequantized {
 // given), not blocked; nullopt otherwise.
 std::optional<Dequantized> match_dequantize(const Value* v) {
   const Node* dq = v ? v->producer : nullptr;
-  if (!is_onnx_op(dq, "DequantizeLinear") || dq->attr_int("block_size", 0) != 0) return std::nullopt;
+  if (!is_op(dq, "DequantizeLinear") || dq->attr_int("block_size", 0) != 0) return std::nullopt;
   Dequantized d;
   d.data = dq->inputs[0];
   d.scale = dq->inputs[1];
@@ -72,12 +72,12 @@ bool relu_is_redundant(const Tensor& zero_point) {
 
 std::optional<Requantized> match_quantize(const Graph& g, const Value* y) {
   Requantized r;
-  Node* reader = single_reader(g, y);
-  if (is_onnx_op(reader, "Relu")) {
+  Node* reader = g.only_reader(y);
+  if (is_op(reader, "Relu")) {
     r.relu = reader;
-    reader = single_reader(g, reader->outputs[0]);
+    reader = g.only_reader(reader->outputs[0]);
   }
-  if (!is_onnx_op(reader, "QuantizeLinear") || reader->inputs[0] != (r.relu ? r.relu->outputs[0] : y)) return std::nullopt;
+  if (!is_op(reader, "QuantizeLinear") || reader->inputs[0] != (r.relu ? r.relu->outputs[0] : y)) return std::nullopt;
   const Value* scale = reader->inputs[1];
   const Value* zp = reader->has_input(2) ? reader->inputs[2] : nullptr;
   if (!constant_float(scale) || !is_per_tensor(scale->shape)) return std::nullopt;
@@ -183,9 +183,9 @@ bool lower_matmul(Graph& g, Node& matmul, std::set<const Node*>& removed) {
   if (!is_activation(*b) && (!is_weight(*b, 1) || b->data->shape.size() != 2)) return false;
   // A constant B's Linear bias added after the product (MatMul -> Add(DQ(int32 bias [N])) -> Q,
   // TFLite's FullyConnected and PyTorch 2's Linear as exported): QLinearMatMulBias.
-  Node* add = is_activation(*b) ? nullptr : single_reader(g, matmul.outputs[0]);
+  Node* add = is_activation(*b) ? nullptr : g.only_reader(matmul.outputs[0]);
   Value* bias = nullptr;
-  if (is_onnx_op(add, "Add") && add->inputs.size() == 2) {
+  if (is_op(add, "Add") && add->inputs.size() == 2) {
     const Value* other = add->inputs[0] == matmul.outputs[0] ? add->inputs[1] : add->inputs[0];
     bias = match_bias(other, *a, *b);
     if (!bias || bias->shape != Shape{b->data->shape[1]}) bias = nullptr;
@@ -447,7 +447,7 @@ bool lower_function_of_one(Graph& g, Node& op, std::set<const Node*>& removed) {
 // exp per difference to the row's largest logit, an int32 sum; onnxc/quant_softmax.h), within a
 // step of the float definition.
 bool lower_softmax(Graph& g, Node& softmax, std::set<const Node*>& removed) {
-  if (!is_onnx_op(&softmax, "Softmax") || !softmax.has_input(0)) return false;
+  if (!is_op(&softmax, "Softmax") || !softmax.has_input(0)) return false;
   const std::optional<Dequantized> x = match_dequantize(softmax.inputs[0]);
   if (!x || !is_activation(*x)) return false;
   const std::optional<Requantized> q = match_quantize(g, softmax.outputs[0]);
@@ -466,8 +466,8 @@ bool lower_softmax(Graph& g, Node& softmax, std::set<const Node*>& removed) {
 // plane (no padding, no dilation), as exporters write global pooling.
 bool is_global_average(const Node& n) {
   if (!n.has_input(0)) return false;
-  if (is_onnx_op(&n, "GlobalAveragePool")) return true;
-  if (!is_onnx_op(&n, "AveragePool")) return false;
+  if (is_op(&n, "GlobalAveragePool")) return true;
+  if (!is_op(&n, "AveragePool")) return false;
   const Shape& x = n.inputs[0]->shape;
   if (x.size() < 3 || n.attr_string("auto_pad", "NOTSET") != "NOTSET") return false;
   const std::vector<int64_t> plane(x.begin() + 2, x.end());
@@ -480,7 +480,7 @@ bool is_global_average(const Node& n) {
 // A ReduceMean's reduced axes, sorted and non-negative; empty when it reduces nothing or its axes
 // are not constant. (No axes reduce every axis unless noop_with_empty_axes.)
 std::vector<int64_t> mean_axes(const Node& n) {
-  if (!is_onnx_op(&n, "ReduceMean") || !n.has_input(0) || !n.has_output(0)) return {};
+  if (!is_op(&n, "ReduceMean") || !n.has_input(0) || !n.has_output(0)) return {};
   const auto rank = static_cast<int64_t>(n.inputs[0]->shape.size());
   std::vector<int64_t> axes = n.attr_ints("axes");
   if (n.has_input(1)) {
@@ -576,7 +576,7 @@ bool lower_global_average(Graph& g, Node& pool, std::set<const Node*>& removed) 
 // integer sum by x_scale / (window * y_scale); the float step rounds each tap first, so a value
 // on a rounding tie can come out one step apart.
 bool lower_average_pool(Graph& g, Node& pool, std::set<const Node*>& removed) {
-  if (!is_onnx_op(&pool, "AveragePool") || !pool.has_input(0) || is_global_average(pool)) return false;
+  if (!is_op(&pool, "AveragePool") || !pool.has_input(0) || is_global_average(pool)) return false;
   const Shape& x_shape = pool.inputs[0]->shape;
   const Shape& y_shape = pool.outputs[0]->shape;
   const std::vector<int64_t> kernel = pool.attr_ints("kernel_shape");
@@ -625,7 +625,7 @@ bool lower_average_pool(Graph& g, Node& pool, std::set<const Node*>& removed) {
 // point, within a step of the float definition (compiler/ops/resize.cpp); where its kernel has no
 // form (integer_resize_refusal) the Resize stays float and --report says why.
 bool lower_resize(Graph& g, Node& resize, std::set<const Node*>& removed) {
-  if (!is_onnx_op(&resize, "Resize") || !resize.has_input(0) || resize.attr_string("mode", "nearest") == "nearest")
+  if (!is_op(&resize, "Resize") || !resize.has_input(0) || resize.attr_string("mode", "nearest") == "nearest")
     return false;
   const std::optional<Dequantized> x = match_dequantize(resize.inputs[0]);
   if (!x || !is_activation(*x)) return false;
@@ -659,7 +659,7 @@ int compose_lookups(Graph& g) {
     Node& b = *n;
     if (b.domain != "onnxc" || b.op_type != "QLinearLookup") continue;
     Node* a = b.inputs[0]->producer;
-    if (!a || removed.count(a) || a->domain != "onnxc" || a->op_type != "QLinearLookup" || single_reader(g, b.inputs[0]) != &b)
+    if (!a || removed.count(a) || a->domain != "onnxc" || a->op_type != "QLinearLookup" || g.only_reader(b.inputs[0]) != &b)
       continue;
     const Tensor& first = *a->inputs[1]->constant;
     const Tensor& second = *b.inputs[1]->constant;
@@ -692,11 +692,11 @@ int lower_qdq(Graph& g) {
   std::set<const Node*> removed;
   for (const auto& n : g.nodes) {
     if (removed.count(n.get())) continue;
-    if ((is_onnx_op(n.get(), "Conv") && lower_conv(g, *n, removed)) ||
-        (is_onnx_op(n.get(), "MatMul") && lower_matmul(g, *n, removed)) ||
-        (is_onnx_op(n.get(), "Gemm") && lower_gemm(g, *n, removed)) ||
-        (is_onnx_op(n.get(), "Add") && lower_binary(g, *n, "QLinearAdd", removed)) ||
-        (is_onnx_op(n.get(), "Mul") && lower_binary(g, *n, "QLinearMul", removed)) ||
+    if ((is_op(n.get(), "Conv") && lower_conv(g, *n, removed)) ||
+        (is_op(n.get(), "MatMul") && lower_matmul(g, *n, removed)) ||
+        (is_op(n.get(), "Gemm") && lower_gemm(g, *n, removed)) ||
+        (is_op(n.get(), "Add") && lower_binary(g, *n, "QLinearAdd", removed)) ||
+        (is_op(n.get(), "Mul") && lower_binary(g, *n, "QLinearMul", removed)) ||
         lower_softmax(g, *n, removed) || lower_lookup(g, *n, removed) ||
         lower_function_of_one(g, *n, removed))
       ++lowered;

@@ -28,8 +28,8 @@ std::optional<float> bound(const Node& n, std::size_t i, float fallback) {
 
 std::optional<Bounds> activation_bounds(const Node& n) {
   constexpr float inf = std::numeric_limits<float>::infinity();
-  if (is_onnx_op(&n, "Relu")) return Bounds{0.0f, inf};
-  if (!is_onnx_op(&n, "Clip")) return std::nullopt;
+  if (is_op(&n, "Relu")) return Bounds{0.0f, inf};
+  if (!is_op(&n, "Clip")) return std::nullopt;
   if (n.version < 11) return Bounds{n.attr_float("min", -inf), n.attr_float("max", inf)};
   const std::optional<float> lo = bound(n, 1, -inf), hi = bound(n, 2, inf);
   if (!lo || !hi || !(*lo <= *hi)) return std::nullopt;
@@ -45,7 +45,7 @@ int qdq_activation_to_clamp(Graph& g) {
     Node& act = *g.nodes[i];
     const std::optional<Bounds> b = activation_bounds(act);
     if (!b || !act.has_input(0) || act.inputs[0]->dtype == DType::Int8 || act.inputs[0]->dtype == DType::Uint8) continue;
-    Node* q = single_reader(g, act.outputs[0]);
+    Node* q = g.only_reader(act.outputs[0]);
     if (!q || q->inputs[0] != act.outputs[0]) continue;
     const std::optional<QuantParams> p = per_tensor_params(*q);
     if (!p) continue;

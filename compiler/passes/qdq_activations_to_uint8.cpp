@@ -52,9 +52,9 @@ bool one_type(const Node& n) { return n.domain == "com.microsoft" && zero_points
 
 bool moves_data(const Node& n) {
   for (const char* op : {"Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze"})
-    if (is_onnx_op(&n, op)) return true;
-  if (is_onnx_op(&n, "MaxPool")) return !n.has_output(1);
-  return is_onnx_op(&n, "Pad") && n.attr_string("mode", "constant") == "constant";
+    if (is_op(&n, op)) return true;
+  if (is_op(&n, "MaxPool")) return !n.has_output(1);
+  return is_op(&n, "Pad") && n.attr_string("mode", "constant") == "constant";
 }
 
 // A constant int8 scalar (or [1]) at input i of n.
@@ -126,7 +126,7 @@ int qoperator_activations_to_uint8(Graph& g) {
           }
       if (!known) groups[root(v)].ok = false;  // read without its zero point
     }
-    if (moves && is_onnx_op(n, "Pad") && n->has_input(2)) {
+    if (moves && is_op(n, "Pad") && n->has_input(2)) {
       if (int8_scalar_at(*n, 2)) groups[root(n->outputs[0])].slots.push_back({n, 2});
       else groups[root(n->outputs[0])].ok = false;
     }
@@ -147,7 +147,7 @@ int qoperator_activations_to_uint8(Graph& g) {
       Value*& u = replaced[n->inputs[i]];
       if (!u) u = shifted(g, *n->inputs[i]);
       n->inputs[i] = u;
-      if (is_onnx_op(n, "QuantizeLinear")) n->attrs.erase("output_dtype");
+      if (is_op(n, "QuantizeLinear")) n->attrs.erase("output_dtype");
     }
     ++flipped;
   }
@@ -162,7 +162,7 @@ int qdq_activations_to_uint8(Graph& g) {
   for (auto& np : g.nodes) {
     Node& q = *np;
     const std::optional<QuantParams> p = per_tensor_params(q);
-    if (!p || !is_onnx_op(&q, "QuantizeLinear") || p->type != DType::Int8 || q.outputs[0]->is_graph_output) continue;
+    if (!p || !is_op(&q, "QuantizeLinear") || p->type != DType::Int8 || q.outputs[0]->is_graph_output) continue;
     if (q.outputs[0]->constant) continue;  // a weight quantized in the graph, folded already: it stays int8
     const std::vector<Node*> readers = g.consumers(q.outputs[0]);
     bool all_dequantize = !readers.empty();

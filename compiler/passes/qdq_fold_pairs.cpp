@@ -18,7 +18,7 @@ bool is_lookup(const Node* n) { return n && n->domain == "onnxc" && n->op_type =
 
 // The [lo, hi] of an integer Clip with constant 8-bit scalar bounds (both given).
 bool integer_clip_bounds(const Node& n, int32_t& lo, int32_t& hi) {
-  if (!is_onnx_op(&n, "Clip") || n.version < 12 || !n.has_input(1) || !n.has_input(2)) return false;
+  if (!is_op(&n, "Clip") || n.version < 12 || !n.has_input(1) || !n.has_input(2)) return false;
   const Value* a = n.inputs[1];
   const Value* b = n.inputs[2];
   if (!a->constant || !b->constant || !is_8bit(a->dtype) || a->dtype != b->dtype) return false;
@@ -34,7 +34,7 @@ int qdq_fold_pairs(Graph& g) {
   std::set<const Node*> removed;
   for (auto& np : g.nodes) {
     Node& q = *np;
-    if (!is_onnx_op(&q, "QuantizeLinear")) continue;
+    if (!is_op(&q, "QuantizeLinear")) continue;
     const Node* dq = per_tensor_dequantize(q.inputs[0]);
     const std::optional<QuantParams> out = per_tensor_params(q);
     if (!dq || !out) continue;
@@ -72,7 +72,7 @@ int qdq_fold_pairs(Graph& g) {
     int32_t lo = 0, hi = 0;
     if (removed.count(&clip) || !integer_clip_bounds(clip, lo, hi)) continue;
     Node* lookup = clip.inputs[0]->producer;
-    if (!is_lookup(lookup) || single_reader(g, lookup->outputs[0]) != &clip || !lookup->inputs[1]->constant ||
+    if (!is_lookup(lookup) || g.only_reader(lookup->outputs[0]) != &clip || !lookup->inputs[1]->constant ||
         clip.outputs[0]->is_graph_output)
       continue;
     Tensor table = *lookup->inputs[1]->constant;
@@ -97,7 +97,7 @@ int qdq_fold_pairs(Graph& g) {
     Node* clip = lookup.inputs[0]->producer;
     int32_t lo = 0, hi = 0;
     if (!clip || removed.count(clip) || !integer_clip_bounds(*clip, lo, hi) || clip->outputs[0]->is_graph_output ||
-        single_reader(g, clip->outputs[0]) != &lookup || clip->inputs[1]->dtype != lookup.inputs[1]->dtype)
+        g.only_reader(clip->outputs[0]) != &lookup || clip->inputs[1]->dtype != lookup.inputs[1]->dtype)
       continue;
     const Tensor& old = *lookup.inputs[1]->constant;
     Tensor table = table_of(old.dtype, [&](int32_t v) {

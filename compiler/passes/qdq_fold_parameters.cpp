@@ -17,8 +17,8 @@ int qdq_fold_parameters(Graph& g) {
   int folded = 0;
   for (const auto& node : g.nodes) {  // in order: a Constant before the ConstantOfShape reading it
     Node& n = *node;
-    if (!is_onnx_op(&n, "Constant") && !is_onnx_op(&n, "ConstantOfShape") && !is_onnx_op(&n, "Cast") &&
-        !is_onnx_op(&n, "Identity") && !is_onnx_op(&n, "QuantizeLinear"))
+    if (!is_op(&n, "Constant") && !is_op(&n, "ConstantOfShape") && !is_op(&n, "Cast") &&
+        !is_op(&n, "Identity") && !is_op(&n, "QuantizeLinear"))
       continue;
     if (!n.has_output(0) || n.outputs[0]->constant || !inputs_all_constant(n)) continue;
     const OpDef* def = find_op(n.domain, n.op_type);
@@ -29,10 +29,10 @@ int qdq_fold_parameters(Graph& g) {
   }
   for (const auto& node : g.nodes) {
     Node& cast = *node;
-    if (!is_onnx_op(&cast, "Cast") || !cast.has_input(0) || !cast.has_output(0) || cast.outputs[0]->is_graph_output)
+    if (!is_op(&cast, "Cast") || !cast.has_input(0) || !cast.has_output(0) || cast.outputs[0]->is_graph_output)
       continue;
     const Node* q = cast.inputs[0]->producer;
-    const std::optional<QuantParams> p = is_onnx_op(q, "QuantizeLinear") ? per_tensor_params(*q) : std::nullopt;
+    const std::optional<QuantParams> p = is_op(q, "QuantizeLinear") ? per_tensor_params(*q) : std::nullopt;
     if (!p || cast.attr_int("to", 0) != static_cast<int64_t>(p->type)) continue;
     replace_uses(g, cast.outputs[0], q->outputs[0]);
     ++folded;

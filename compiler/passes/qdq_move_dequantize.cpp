@@ -24,10 +24,10 @@ namespace {
 // a nearest-neighbour Resize (any coordinate transformation) pick elements.
 bool commutes(const Node& n) {
   for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Relu", "Gather"})
-    if (is_onnx_op(&n, op)) return true;
-  if (is_onnx_op(&n, "Resize")) return n.version >= 11 && n.attr_string("mode", "nearest") == "nearest";
-  if (is_onnx_op(&n, "MaxPool")) return n.version >= 12 && !n.has_output(1);
-  if (!is_onnx_op(&n, "Pad") || n.version < 11 || n.attr_string("mode", "constant") != "constant") return false;
+    if (is_op(&n, op)) return true;
+  if (is_op(&n, "Resize")) return n.version >= 11 && n.attr_string("mode", "nearest") == "nearest";
+  if (is_op(&n, "MaxPool")) return n.version >= 12 && !n.has_output(1);
+  if (!is_op(&n, "Pad") || n.version < 11 || n.attr_string("mode", "constant") != "constant") return false;
   if (!n.has_input(2)) return true;
   const Value* v = n.inputs[2];
   return v->constant && v->dtype == DType::Float && v->constant->numel() == 1 && v->constant->data<float>()[0] == 0.0f;
@@ -35,7 +35,7 @@ bool commutes(const Node& n) {
 
 // A Concat whose inputs all come from DQs of equal parameters: their first one, else null.
 const Node* equal_dequantized_concat(const Node& n) {
-  if (!is_onnx_op(&n, "Concat") || n.inputs.empty()) return nullptr;
+  if (!is_op(&n, "Concat") || n.inputs.empty()) return nullptr;
   const Node* first = per_tensor_dequantize(n.inputs[0]);
   if (!first) return nullptr;
   for (const Value* v : n.inputs) {
@@ -50,9 +50,9 @@ const Node* equal_dequantized_concat(const Node& n) {
 // is concat(Q(DQ_i(x_i))), and Q(DQ(v)) = v for DQ of Q's parameters. qdq_fold_pairs then makes
 // each new DQ_i -> Q a requantizing table, and the Concat (now of equal parameters) moves below.
 bool requantize_concat_inputs(Graph& g, Node& n) {
-  if (!is_onnx_op(&n, "Concat") || n.inputs.empty() || equal_dequantized_concat(n)) return false;
-  const Node* q = single_reader(g, n.outputs[0]);
-  if (!is_onnx_op(q, "QuantizeLinear")) return false;
+  if (!is_op(&n, "Concat") || n.inputs.empty() || equal_dequantized_concat(n)) return false;
+  const Node* q = g.only_reader(n.outputs[0]);
+  if (!is_op(q, "QuantizeLinear")) return false;
   const std::optional<QuantParams> out = per_tensor_params(*q);
   if (!out) return false;
   for (const Value* v : n.inputs) {
@@ -80,17 +80,17 @@ void move_below(Graph& g, Node& n, const Node& dq) {
   const QuantParams p = *per_tensor_params(dq);
   Value* out = n.outputs[0];
   Value* quantized = g.add_unique_value(out->name + "_quantized");
-  if (is_onnx_op(&n, "Relu")) {  // max(q, zero point): an integer Clip
+  if (is_op(&n, "Relu")) {  // max(q, zero point): an integer Clip
     n.op_type = "Clip";
     n.version = 13;
     n.inputs = {n.inputs[0], scalar_constant(g, n.name + "_low", p.type, p.zero_point),
                 scalar_constant(g, n.name + "_high", p.type, p.highest())};
   }
-  if (is_onnx_op(&n, "Pad")) {
+  if (is_op(&n, "Pad")) {
     n.inputs.resize(3, nullptr);
     n.inputs[2] = scalar_constant(g, n.name + "_zero_point", p.type, p.zero_point);
   }
-  if (is_onnx_op(&n, "Concat"))
+  if (is_op(&n, "Concat"))
     for (Value*& in : n.inputs) in = in->producer->inputs[0];
   else
     n.inputs[0] = dq.inputs[0];
@@ -110,11 +110,11 @@ int move_quantizes(Graph& g) {
   std::set<const Node*> removed;
   for (std::size_t i = g.nodes.size(); i-- > 0;) {
     Node& n = *g.nodes[i];
-    if (removed.count(&n) || !commutes(n) || is_onnx_op(&n, "Relu") || !n.has_input(0) || n.outputs.size() != 1)
+    if (removed.count(&n) || !commutes(n) || is_op(&n, "Relu") || !n.has_input(0) || n.outputs.size() != 1)
       continue;
     if (per_tensor_dequantize(n.inputs[0]) || n.inputs[0]->constant) continue;  // the DQ moves down instead
-    Node* q = single_reader(g, n.outputs[0]);
-    if (!is_onnx_op(q, "QuantizeLinear") || q->inputs[0] != n.outputs[0]) continue;
+    Node* q = g.only_reader(n.outputs[0]);
+    if (!is_op(q, "QuantizeLinear") || q->inputs[0] != n.outputs[0]) continue;
     const std::optional<QuantParams> p = per_tensor_params(*q);
     if (!p) continue;
     Value* quantized = g.add_unique_value(n.inputs[0]->name + "_quantized_for_" + n.name);
@@ -124,7 +124,7 @@ int move_quantizes(Graph& g) {
                       make_node(*q, "_before_" + n.name, "", "QuantizeLinear", q->version, q_inputs, {quantized}));
     Node& f = *g.nodes[i + 1];  // n, after the insertion
     f.inputs[0] = quantized;
-    if (is_onnx_op(&f, "Pad")) {
+    if (is_op(&f, "Pad")) {
       f.inputs.resize(3, nullptr);
       f.inputs[2] = scalar_constant(g, f.name + "_zero_point", p->type, p->zero_point);
     }
@@ -142,9 +142,9 @@ int move_quantizes(Graph& g) {
 // the patterns see a constant weight), its axis where the permutation takes a. PyTorch's Linear
 // (DQ(weight [out, in]) -> Transpose -> MatMul) and TFLite's weights in NHWC order export so.
 bool transpose_dequantized_constant(Graph& g, Node& t) {
-  if (!is_onnx_op(&t, "Transpose") || !t.has_input(0) || !t.has_output(0)) return false;
+  if (!is_op(&t, "Transpose") || !t.has_input(0) || !t.has_output(0)) return false;
   const Node* dq = t.inputs[0]->producer;
-  if (!is_onnx_op(dq, "DequantizeLinear") || !dq->inputs[0]->constant || !is_8bit(dq->inputs[0]->dtype) ||
+  if (!is_op(dq, "DequantizeLinear") || !dq->inputs[0]->constant || !is_8bit(dq->inputs[0]->dtype) ||
       dq->attr_int("block_size", 0) != 0)
     return false;
   for (std::size_t k = 1; k < dq->inputs.size(); ++k)
@@ -209,7 +209,7 @@ int qdq_move_dequantize(Graph& g) {
   int moved = move_quantizes(g) + move_dequantizes(g);
   std::vector<Node*> concats;
   for (const auto& n : g.nodes)
-    if (is_onnx_op(n.get(), "Concat")) concats.push_back(n.get());
+    if (is_op(n.get(), "Concat")) concats.push_back(n.get());
   int requantized = 0;
   for (Node* n : concats) requantized += requantize_concat_inputs(g, *n) ? 1 : 0;
   return moved + requantized + (requantized ? move_dequantizes(g) : 0);

@@ -9,8 +9,6 @@
 
 namespace onnxc {
 
-bool is_onnx_op(const Node* n, const char* op_type) { return n && n->domain.empty() && n->op_type == op_type; }
-
 bool is_8bit(DType t) { return t == DType::Uint8 || t == DType::Int8; }
 
 int32_t QuantParams::quantize(float x) const {
@@ -25,8 +23,8 @@ bool operator==(const QuantParams& a, const QuantParams& b) {
 }
 
 std::optional<QuantParams> per_tensor_params(const Node& n) {
-  const bool quantize = is_onnx_op(&n, "QuantizeLinear");
-  if (!quantize && !is_onnx_op(&n, "DequantizeLinear")) return std::nullopt;
+  const bool quantize = is_op(&n, "QuantizeLinear");
+  if (!quantize && !is_op(&n, "DequantizeLinear")) return std::nullopt;
   if (n.attr_int("block_size", 0) != 0 || !n.has_input(1) || !n.has_input(2)) return std::nullopt;
   const Value* s = n.inputs[1];
   const Value* z = n.inputs[2];
@@ -46,14 +44,8 @@ std::optional<QuantParams> per_tensor_params(const Node& n) {
 
 const Node* per_tensor_dequantize(const Value* v) {
   const Node* dq = v ? v->producer : nullptr;
-  if (!is_onnx_op(dq, "DequantizeLinear") || !per_tensor_params(*dq)) return nullptr;
+  if (!is_op(dq, "DequantizeLinear") || !per_tensor_params(*dq)) return nullptr;
   return dq;
-}
-
-Node* single_reader(const Graph& g, const Value* v) {
-  if (v->is_graph_output) return nullptr;
-  const std::vector<Node*> readers = g.consumers(v);
-  return readers.size() == 1 ? readers[0] : nullptr;
 }
 
 void replace_uses(Graph& g, const Value* from, Value* to) {

@@ -10,7 +10,6 @@
 
 namespace onnxc {
 
-bool is_onnx_op(const Node* n, const char* op_type);
 bool is_8bit(DType t);
 
 // Constant per-tensor parameters of a QuantizeLinear or DequantizeLinear: a positive finite
@@ -36,9 +35,6 @@ std::optional<QuantParams> per_tensor_params(const Node& n);
 
 // The DequantizeLinear writing v with per-tensor constant parameters, or null.
 const Node* per_tensor_dequantize(const Value* v);
-
-// The one node reading v (v not a graph output), or null.
-Node* single_reader(const Graph& g, const Value* v);
 
 // Every reader of `from` reads `to` instead (graph outputs are not moved: the caller checks).
 void replace_uses(Graph& g, const Value* from, Value* to);

@@ -21,7 +21,7 @@ namespace {
 // as one value per channel; empty when it is neither.
 std::vector<float> weight_scales(const Value* w, int64_t axis, int64_t channels) {
   const Node* dq = w ? w->producer : nullptr;
-  if (!is_onnx_op(dq, "DequantizeLinear") || !dq->inputs[0]->constant || !dq->has_input(1)) return {};
+  if (!is_op(dq, "DequantizeLinear") || !dq->inputs[0]->constant || !dq->has_input(1)) return {};
   const Value* s = dq->inputs[1];
   if (!s->constant || s->dtype != DType::Float) return {};
   const Tensor& t = *s->constant;
@@ -38,9 +38,9 @@ std::vector<float> weight_scales(const Value* w, int64_t axis, int64_t channels)
 // The float bias a Linear adds after its MatMul (PyTorch 2's and TFLite's exports): the Add's
 // constant operand when it is 1-D and the MatMul's one reader is that Add; the operand's index.
 std::optional<std::size_t> matmul_bias(const Graph& g, const Node& matmul) {
-  if (!is_onnx_op(&matmul, "MatMul") || !matmul.has_output(0)) return std::nullopt;
-  const Node* add = single_reader(g, matmul.outputs[0]);
-  if (!is_onnx_op(add, "Add") || add->inputs.size() != 2) return std::nullopt;
+  if (!is_op(&matmul, "MatMul") || !matmul.has_output(0)) return std::nullopt;
+  const Node* add = g.only_reader(matmul.outputs[0]);
+  if (!is_op(add, "Add") || add->inputs.size() != 2) return std::nullopt;
   const std::size_t k = add->inputs[0] == matmul.outputs[0] ? 1 : 0;
   if (add->inputs[1 - k] != matmul.outputs[0]) return std::nullopt;
   return k;
@@ -50,13 +50,13 @@ int qdq_quantize_float_bias(Graph& g) {
   int quantized = 0;
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = *g.nodes[i];
-    const bool conv = is_onnx_op(&n, "Conv");
-    const bool gemm = is_onnx_op(&n, "Gemm") && n.attr_float("alpha", 1.0f) == 1.0f && n.attr_float("beta", 1.0f) == 1.0f &&
+    const bool conv = is_op(&n, "Conv");
+    const bool gemm = is_op(&n, "Gemm") && n.attr_float("alpha", 1.0f) == 1.0f && n.attr_float("beta", 1.0f) == 1.0f &&
                       !n.attr_int("transA", 0);
     const std::optional<std::size_t> after_matmul = matmul_bias(g, n);
     if ((!conv && !gemm && !after_matmul) || !n.has_input(1)) continue;
     if (!after_matmul && !n.has_input(2)) continue;
-    Node* add = after_matmul ? single_reader(g, n.outputs[0]) : nullptr;
+    Node* add = after_matmul ? g.only_reader(n.outputs[0]) : nullptr;
     Value*& bias_input = add ? add->inputs[*after_matmul] : n.inputs[2];
     const Value* b = bias_input;
     if (!b->constant || b->dtype != DType::Float || b->constant->shape.size() != 1) continue;
