@@ -1,5 +1,7 @@
 #include "ops/op.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -141,6 +143,13 @@ void require_tensor_fits(const Node& n, const Shape& shape, DType dtype, const s
     fail_unsupported(n, fmt::format("{} of shape {} ({}) would exceed the {} bytes onnxc allows for one tensor", what,
                                     shape_str(shape), dtype_name(dtype), kMaxOutputBytes),
                      "check the shapes feeding this node");
+}
+
+int64_t dim_from_double(const Node& n, double v, const std::string& what) {
+  if (!std::isfinite(v) || std::fabs(v) > static_cast<double>(kMaxOutputBytes))
+    fail_unsupported(n, fmt::format("{} is {}, beyond the {} elements onnxc allows for one tensor", what, v, kMaxOutputBytes),
+                     "check the scales, sizes or bounds feeding this node");
+  return static_cast<int64_t>(v);
 }
 
 void set_output(Node& n, std::size_t i, DType dtype, Shape shape) {

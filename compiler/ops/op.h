@@ -168,6 +168,9 @@ std::vector<std::string> graph_inputs_behind(const Value& v);
 // Refuses (unsupported, naming `what`) a tensor of `shape` larger than onnxc allows for one tensor,
 // or with a negative dim: for shapes built from a model's values before anything is allocated.
 void require_tensor_fits(const Node& n, const Shape& shape, DType dtype, const std::string& what);
+// A dim computed in floating point (a scale times a length, a range's count): refuses NaN, infinity
+// and values past what one tensor may hold, which would be undefined behaviour to convert.
+int64_t dim_from_double(const Node& n, double v, const std::string& what);
 void set_output(Node& n, std::size_t i, DType dtype, Shape shape);
 // Sets output i as a bounded tensor (see Value::dynamic_axis): `bound` is its largest shape and
 // its extent along `dynamic_axis` is computed at run time (the op's emit reports it through

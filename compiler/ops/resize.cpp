@@ -115,6 +115,8 @@ void parse_sizes(const Node& n, ResizeSpec& s) {
   if (n.op_type == "Upsample" && scales.empty()) fail_invalid(n, "'scales' is required");
   if (scales.empty() == sizes.empty()) fail_invalid(n, "give exactly one of 'scales' and 'sizes'");
 
+  for (double r : roi)
+    if (!std::isfinite(r)) fail_invalid(n, fmt::format("'roi' has a non-finite entry {}", r));
   s.roi_start.assign(rank, 0.0);
   s.roi_end.assign(rank, 1.0);
   if (s.coord == "tf_crop_and_resize") {
@@ -128,8 +130,9 @@ void parse_sizes(const Node& n, ResizeSpec& s) {
     s.scales = spread(n, scales, axes, rank, 1.0, "scales");
     for (std::size_t d = 0; d < rank; ++d) {
       if (s.scales[d] <= 0) fail_invalid(n, fmt::format("scale {} for dim {} is not positive", s.scales[d], d));
-      s.out.push_back(static_cast<int64_t>(
-          std::floor(static_cast<double>(x[d]) * (s.roi_end[d] - s.roi_start[d]) * s.scales[d])));
+      s.out.push_back(dim_from_double(
+          n, std::floor(static_cast<double>(x[d]) * (s.roi_end[d] - s.roi_start[d]) * s.scales[d]),
+          fmt::format("output dim {}", d)));
     }
     return;
   }
@@ -141,7 +144,7 @@ void parse_sizes(const Node& n, ResizeSpec& s) {
   const std::string policy = n.attr_string("keep_aspect_ratio_policy", "stretch");
   if (policy == "stretch") {
     for (std::size_t d = 0; d < rank; ++d) {
-      s.out[d] = static_cast<int64_t>(full[d]);
+      s.out[d] = dim_from_double(n, full[d], fmt::format("output dim {}", d));
       s.scales[d] = x[d] ? full[d] / static_cast<double>(x[d]) : 1.0;
     }
     return;
@@ -158,7 +161,7 @@ void parse_sizes(const Node& n, ResizeSpec& s) {
   for (int64_t a : axes) {
     const std::size_t d = static_cast<std::size_t>(a);
     s.scales[d] = scale;
-    s.out[d] = static_cast<int64_t>(scale * static_cast<double>(x[d]) + 0.5);  // round half up
+    s.out[d] = dim_from_double(n, scale * static_cast<double>(x[d]) + 0.5, fmt::format("output dim {}", d));  // round half up
   }
 }
 
@@ -225,6 +228,9 @@ double cubic_kernel(double t, double a) {
 // is stretched by 1/scale when shrinking. Taps past the edges repeat the edge element, or
 // get weight 0 with exclude_outside (then the weights are renormalised).
 std::vector<Tap> coordinate_taps(const ResizeSpec& s, double c, int64_t in, double scale) {
+  // A coordinate far past the axis (a large roi) takes the same taps as one 2^40 past it; the
+  // clamp keeps the conversions below defined.
+  c = std::clamp(c, -0x1p40, 0x1p40);
   auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
   if (s.mode == Interp::Nearest) return {{clamp(nearest_index(s, c, scale)), 1.0}};
   const double base = std::ceil(c) - 1, ratio = c - base;

@@ -108,7 +108,7 @@ int64_t range_length(const Node& n, const Tensor& start, const Tensor& limit, co
   if (dtype_is_float(start.dtype)) {
     double s = start.float_at(0), l = limit.float_at(0), d = delta.float_at(0);
     if (d == 0) fail_invalid(n, "delta is 0");
-    return std::max<int64_t>(static_cast<int64_t>(std::ceil((l - s) / d)), 0);
+    return std::max<int64_t>(dim_from_double(n, std::ceil((l - s) / d), "the element count"), 0);
   }
   int64_t s = start.int_at(0), l = limit.int_at(0), d = delta.int_at(0);
   if (d == 0) fail_invalid(n, "delta is 0");

@@ -453,6 +453,15 @@ def value_rules():
     m = model([helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="resize", mode="linear")],
               inits=[sizes])
     save("resize_huge_axis.onnx", m, "takes axes of at most 1048576")
+    # A scale whose output length does not fit an integer (found by the fuzzer: converting it was
+    # undefined behaviour), and a float Range of 10^60 elements.
+    scales = helper.make_tensor("scales", F, [2], [1.0, 1e30])
+    m = model([helper.make_node("Resize", ["x", "", "scales"], ["y"], name="resize", mode="nearest")], inits=[scales])
+    save("resize_scale_overflow.onnx", m, "output dim 1 is 4.0000000")
+    bounds = [helper.make_tensor(n, F, [], [v]) for n, v in (("start", 0.0), ("limit", 1e30), ("delta", 1e-30))]
+    m = model([helper.make_node("Range", ["start", "limit", "delta"], ["y"], name="range")], inputs=[],
+              outputs=[vi("y", (4,))], inits=bounds, opset=11)
+    save("range_count_overflow.onnx", m, "the element count is 1.0000000")
     m = model([helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=-3)])
     save("softmax_axis_out_of_range.onnx", m, "axis")
     m = model([helper.make_node("Transpose", ["x"], ["y"], name="t", perm=[0, 0])])
