@@ -35,3 +35,15 @@ as_root apt-get install -y -q --no-install-recommends \
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm \
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf qemu-system-misc \
   g++-aarch64-linux-gnu g++-riscv64-linux-gnu qemu-user
+
+# ONNX Runtime for Node, for tools/layer-reference (the trace.layer_reference test; skipped
+# without it): from the npm registry, pinned by its package-lock.json, into that folder only;
+# --ignore-scripts: its install script fetches GPU providers from api.nuget.org (not needed for
+# the CPU, and not reachable from CI).
+here=$(cd "$(dirname "$0")" && pwd)
+if command -v npm >/dev/null 2>&1; then
+  if [ -n "$dry_run" ]; then echo "cd $here/layer-reference && npm ci --ignore-scripts --no-audit --no-fund"
+  else (cd "$here/layer-reference" && npm ci --ignore-scripts --no-audit --no-fund); fi
+else
+  echo "note: npm is not installed; trace.layer_reference will be skipped (install Node.js and npm to run it)"
+fi
