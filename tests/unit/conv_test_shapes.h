@@ -36,6 +36,21 @@ inline std::vector<float> lcg_values(index_t n, uint32_t seed) {
   return v;
 }
 
+// Ramp input, weights and bias for p, the reference convolution's output (rt::conv), and the
+// weights packed as the matrix-product kernels read them.
+struct ConvCase {
+  std::vector<float> x, w, bias, expected, packed;
+};
+inline ConvCase conv_case(const ConvParams& p) {
+  const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
+  ConvCase c{ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), ramp(p.out_channels * k, 0.25f),
+             ramp(p.out_channels, 1.0f), std::vector<float>(static_cast<std::size_t>(p.batch * p.out_channels * n)),
+             std::vector<float>(static_cast<std::size_t>(p.out_channels * k))};
+  onnxc::rt::conv(p, c.x.data(), c.w.data(), c.bias.data(), c.expected.data());
+  onnxc::rt::pack_weights(c.w.data(), p.out_channels, k, c.packed.data());
+  return c;
+}
+
 // A 2-d transposed geometry (conv_transpose.h's reading of ConvParams), the same in both dims but
 // the input plane (h x w): pads before and after alike, output_padding at the end.
 inline ConvParams transposed2d(index_t batch, index_t c, index_t m, index_t group, index_t h, index_t w, index_t k,

@@ -20,25 +20,6 @@
 #include "onnxc/winograd.h"
 #include "conv_test_shapes.h"
 
-namespace {
-
-// Ramp input, weights and bias for p, the reference convolution's output (rt::conv), and the
-// weights packed as the matrix-product kernels read them.
-struct ConvCase {
-  std::vector<float> x, w, bias, expected, packed;
-};
-ConvCase conv_case(const ConvParams& p) {
-  const index_t k = onnxc::rt::conv_gemm_k(p), n = onnxc::rt::conv_gemm_n(p);
-  ConvCase c{ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), ramp(p.out_channels * k, 0.25f),
-             ramp(p.out_channels, 1.0f), std::vector<float>(static_cast<std::size_t>(p.batch * p.out_channels * n)),
-             std::vector<float>(static_cast<std::size_t>(p.out_channels * k))};
-  onnxc::rt::conv(p, c.x.data(), c.w.data(), c.bias.data(), c.expected.data());
-  onnxc::rt::pack_weights(c.w.data(), p.out_channels, k, c.packed.data());
-  return c;
-}
-
-}  // namespace
-
 TEST_CASE("conv_gemm matches the reference convolution, with padding, stride and dilation") {
   for (ConvParams p : {conv2d(3, 10, 1, 7, 3, 1, 1, 1), conv2d(3, 17, 1, 9, 3, 2, 1, 1), conv2d(5, 9, 1, 8, 3, 1, 2, 2),
                        conv2d(16, 12, 1, 5, 1, 1, 0, 1),
@@ -57,38 +38,6 @@ TEST_CASE("conv_gemm matches the reference convolution, with padding, stride and
                            {onnxc::rt::Activation::Relu, 0, 0});
       for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i] > 0 ? expected[i] : 0.0f));
     }
-  }
-}
-
-TEST_CASE("conv_gemm with output rows narrower than a vector (im2col rows gathered on AVX-512) matches the reference") {
-  // kws-dscnn's first layer (10 x 4 kernel, stride 2, padding 5 rows and 1 column over 49 x 10:
-  // 25 x 5 outputs), a non-square stride 3 with dilation 2, a one-column output, a 1-d input,
-  // and two images; blocks that start inside an output row and end inside another.
-  ConvParams kws{1, 2, 9, 1, 1, 49, 10, 1, 25, 5, 1, 10, 4, 1, 2, 2, 1, 1, 1, 0, 5, 1};
-  ConvParams strided{2, 3, 5, 1, 1, 17, 11, 1, 6, 3, 1, 3, 2, 1, 3, 4, 1, 2, 2, 0, 2, 1};
-  ConvParams one_column{1, 2, 4, 1, 1, 9, 3, 1, 9, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0};
-  ConvParams one_d{1, 3, 6, 1, 1, 1, 29, 1, 1, 14, 1, 1, 3, 1, 1, 2, 1, 1, 1, 0, 0, 1};
-  for (const ConvParams& p : {kws, strided, one_column, one_d}) {
-    const index_t k = onnxc::rt::conv_gemm_k(p);
-    auto [x, w, bias, expected, packed] = conv_case(p);
-    std::vector<float> y(expected.size());
-    for (index_t block : {onnxc::rt::packed_gemm_block_cols(k), index_t{16}, index_t{7}, index_t{5}}) {
-      std::vector<float> scratch(static_cast<std::size_t>(onnxc::rt::conv_gemm_scratch_floats(p, block)) + 1);
-      onnxc::rt::conv_gemm(p, x.data(), packed.data(), bias.data(), y.data(), scratch.data(), block,
-                           {onnxc::rt::Activation::Relu, 0, 0});
-      INFO("output " << p.out_h << "x" << p.out_w << ", block " << block);
-      for (std::size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(expected[i] > 0 ? expected[i] : 0.0f));
-    }
-  }
-}
-
-TEST_CASE("copy_even_floats copies every other float, for every length around the vector width") {
-  for (index_t n = 0; n <= 3 * 16 + 1; ++n) {
-    std::vector<float> src(static_cast<std::size_t>(n > 0 ? 2 * n - 1 : 0)), dst(static_cast<std::size_t>(n) + 1, -1.0f);
-    for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i);
-    onnxc::rt::copy_even_floats(src.data(), n, dst.data());
-    for (index_t i = 0; i < n; ++i) REQUIRE(dst[static_cast<std::size_t>(i)] == static_cast<float>(2 * i));
-    REQUIRE(dst[static_cast<std::size_t>(n)] == -1.0f);  // nothing written past the n-th
   }
 }
 

@@ -179,15 +179,24 @@ inline void im2col_row_gathered(const ConvParams& p, const float* xc, index_t kh
 }
 
 #endif
+}  // namespace rt
+}  // namespace onnxc
+#if defined(ONNXC_SIMD) && defined(__AVX2__) && !defined(__AVX512F__)
+#include "onnxc/im2col_gather_avx2.h"
+#endif
+namespace onnxc {
+namespace rt {
 
 // One row of im2col: the input under tap (kd, kh, kw) of channel plane xc for the `cols` output
 // positions from `from` on, zero where the tap falls in the padding. Output rows are copied as
 // segments: zeros, a strided run of the input row, zeros (or, narrower than a vector on
-// AVX-512, gathered).
+// AVX-512 and AVX2, gathered).
 inline void im2col_row(const ConvParams& p, const float* xc, index_t kd, index_t kh, index_t kw, OutputPosition from,
                        index_t cols, float* col) {
 #if defined(ONNXC_SIMD) && defined(__AVX512F__)
   if (im2col_gathers_rows(p)) return im2col_row_gathered(p, xc, kh, kw, from, cols, col);
+#elif defined(ONNXC_SIMD) && defined(__AVX2__)
+  if (im2col_gathers_rows_avx2(p)) return im2col_row_gathered_avx2(p, xc, kh, kw, from, cols, col);
 #endif
   const index_t offset = kw * p.dilation_w - p.pad_w;  // input column of output column 0
   const ColumnRange inside = columns_inside(offset, p.stride_w, p.in_w, p.out_w);
