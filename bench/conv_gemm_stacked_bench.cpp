@@ -8,14 +8,13 @@
 // the reference loops (rt::conv) first.
 // Build: c++ -std=c++17 -O3 -march=native -DONNXC_SIMD -I runtime-support/include bench/conv_gemm_stacked_bench.cpp
 // Run:   ./a.out ROUNDS CASE_NAME...   (e.g. conv2d_n1_c512_o512_14x14_k3x3_s2x2_d1x1_same_relu)
-#include <time.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+#include "thread_time.h"
 #include "onnxc/conv.h"
 #include "onnxc/conv_gemm_stacked.h"
 
@@ -28,25 +27,7 @@ using onnxc::rt::index_t;
 
 namespace {
 
-double thread_seconds() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
-// Microseconds a run, over enough runs for about 20 ms.
-template <class F>
-double us_per_run(F f) {
-  f();
-  int runs = 1;
-  for (;;) {
-    const double start = thread_seconds();
-    for (int r = 0; r < runs; ++r) f();
-    const double s = thread_seconds() - start;
-    if (s > 0.02 || runs >= 1 << 16) return 1e6 * s / runs;
-    runs *= s > 0.002 ? static_cast<int>(0.025 / s) + 1 : 10;
-  }
-}
+using bench::us_per_run;
 
 // conv2d_nN_cC_oM_HxW_kKHxKW_sSxS_dDxD_{same,valid}_ACT (one group) as the kernels' geometry;
 // 'same' pads as SAME_UPPER (the smaller half before).
