@@ -7,13 +7,12 @@
 // machine is shared); the medians of the rounds are printed.
 // Build: c++ -std=c++17 -O3 -march=native -DONNXC_SIMD -I runtime-support/include bench/conv_transpose_bench.cpp
 // Run:   ./a.out [ROUNDS]
-#include <time.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+#include "thread_time.h"
 #include "onnxc/conv_transpose_gemm.h"
 #include "onnxc/conv_transpose_phases_simd.h"
 
@@ -26,25 +25,7 @@ using onnxc::rt::index_t;
 
 namespace {
 
-double thread_seconds() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
-// Microseconds a run, over enough runs for about 20 ms.
-template <class F>
-double us_per_run(F f) {
-  f();
-  int runs = 1;
-  for (;;) {
-    const double start = thread_seconds();
-    for (int r = 0; r < runs; ++r) f();
-    const double s = thread_seconds() - start;
-    if (s > 0.02 || runs >= 1 << 16) return 1e6 * s / runs;
-    runs *= s > 0.002 ? static_cast<int>(0.025 / s) + 1 : 10;
-  }
-}
+using bench::us_per_run;
 
 struct Shape {
   index_t batch, c, m, group, h, w, k, stride, pad, output_padding;

@@ -4,6 +4,7 @@
 
 #include "onnxc/conv.h"
 #include "onnxc/conv_band_simd.h"
+#include "onnxc/conv_gemm_stacked.h"
 #include "onnxc/conv_grouped.h"
 #include "onnxc/winograd.h"
 #include "ops/conv_algorithm.h"
@@ -40,12 +41,15 @@ bool conv_shifted_input(const Node& n) { return conv_packs_weights(n) && n.attr_
 
 bool conv_winograd(const Node& n) { return n.attr_int(kWinogradRowsAttr, 0) > 0; }
 
+bool conv_stacked_im2col(const Node& n) { return conv_packs_weights(n) && n.attr_int(kStackedIm2colAttr, 0) == 1; }
+
 }  // namespace
 
 ConvAlgorithm conv_algorithm(const Node& n) {
   if (conv_winograd(n)) return ConvAlgorithm::Winograd;
   if (n.attr_int(kPackedWeightsAttr, 0) == 1) {
     if (conv_shifted_input(n)) return ConvAlgorithm::Shifted;
+    if (conv_stacked_im2col(n)) return ConvAlgorithm::Stacked;
     if (conv_packs_weights(n)) return n.attr_int(kChannelLanesAttr, 0) == 1 ? ConvAlgorithm::ChannelLanes : ConvAlgorithm::Gemm;
     return n.attr_int(kBandAttr, 0) == 1 ? ConvAlgorithm::Band : ConvAlgorithm::DirectPacked;
   }
@@ -164,6 +168,15 @@ Im2colShape conv_im2col_shape(const Node& n) {
 
 bool conv_fits_shifted_input(const Node& n) {
   return conv_packs_weights(n) && n.inputs[0]->shape.size() <= 4 && rt::conv_shape_reads_shifted_input(group_params_of(n));
+}
+
+bool conv_prefers_stacked_im2col(const Node& n, int64_t float_lanes) {
+  if (!conv_fits_direct_packed(n)) return false;
+  const rt::ConvParams p = group_params_of(n);
+  if (rt::conv_reads_input_as_matrix(p)) return false;
+  // AVX-512 and AArch64 have 32 vector registers, AVX2 16 (rt::kVectorRegisters).
+  const int64_t registers = float_lanes == 8 ? 16 : 32;
+  return rt::conv_gemm_stacked_preferred(p, float_lanes, registers);
 }
 
 bool conv_gemm_reads_padded_input(const Node& n, int64_t im2col_cols) {
@@ -297,7 +310,7 @@ std::size_t conv_scratch_bytes(const Node& n) {
   if (conv_winograd(n))
     return winograd_scratch_bytes(n, n.attr_int(kWinogradRowsAttr, 1), parallel_slots(n),
                                   n.attr_int(kWinogradGroupRowsAttr, rt::kPanelRows));
-  if (conv_shifted_input(n)) return 0;
+  if (conv_shifted_input(n) || conv_stacked_im2col(n)) return 0;
   if (conv_packs_weights(n))
     return float_bytes(rt::conv_gemm_scratch_floats(group_params_of(n), conv_im2col_cols(n))) *
            static_cast<std::size_t>(group_slots(n));
@@ -308,6 +321,7 @@ std::size_t conv_scratch_bytes(const Node& n) {
       return static_cast<std::size_t>(parallel_slots(n)) * depthwise_slot_bytes(n);
     case ConvAlgorithm::Winograd:
     case ConvAlgorithm::Shifted:
+    case ConvAlgorithm::Stacked:
     case ConvAlgorithm::Band:
     case ConvAlgorithm::DirectPacked:
     case ConvAlgorithm::Direct: return 0;
@@ -386,6 +400,11 @@ void emit_conv(const Node& n, Emitter& e) {
       e.line("static_assert(rt::kShiftedInputProduct, \"generated for a target with AVX-512 (rt::conv_shifted): \"");
       e.line("              \"compile with it, or generate for this one\");");
       emit_one_group_kernel(n, e, "conv_shifted",
+                            fmt::format(", {}{}", epilogue_code(n), grouped ? "" : ", " + parallel), true);
+      return;
+    case ConvAlgorithm::Stacked:
+      e.include("onnxc/conv_gemm_stacked.h");
+      emit_one_group_kernel(n, e, "conv_gemm_stacked",
                             fmt::format(", {}{}", epilogue_code(n), grouped ? "" : ", " + parallel), true);
       return;
     case ConvAlgorithm::Depthwise:

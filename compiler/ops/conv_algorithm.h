@@ -26,6 +26,8 @@ enum class ConvAlgorithm {
               // rt::conv_depthwise_in_place
   DirectPacked,  // float 1-d/2-d, one group or per group, constant weights packed for it, no im2col room
                  // (SIMD targets): rt::conv_direct_packed, no scratch
+  Stacked,    // a Gemm Conv (1-d/2-d) fit-scratch gave rt::conv_gemm_stacked: im2col blocks of depth x
+              // columns on the stack, weights packed as for Gemm, no scratch
   Band,       // float 2-d, constant weights packed as for DirectPacked, any group count, where
               // conv_fits_band's cost model prefers it (SIMD targets): rt::conv_band, no scratch
   Direct,     // anything else: float 1-d/2-d by register-blocked direct loops (rt::conv_direct),
@@ -127,6 +129,11 @@ constexpr int64_t kBandMaxGroupWidth = 64;
 constexpr int64_t kBandMaxInChannels = 4;
 constexpr int64_t kBandMinFirstLayerTaps = 25;
 constexpr int64_t kBandMinFirstLayerWidth = 16;
+// Whether rt::conv_gemm_stacked (the product over im2col blocks on the stack, cut along K too) can
+// compute the Conv, and its cost model (conv_gemm_stacked_cost against conv_direct_packed_cost,
+// conv_gemm_stacked.h) puts it under rt::conv_direct_packed on a target of `float_lanes` floats
+// per vector: fit-scratch takes it where the arena has no room for a row of im2col tiles.
+bool conv_prefers_stacked_im2col(const Node& conv, int64_t float_lanes);
 // Whether rt::conv_shifted can compute the Conv (on targets with Target::shifted_input_product):
 // one the Gemm algorithm may take, stride 1, output rows as wide as the input's.
 bool conv_fits_shifted_input(const Node& conv);
@@ -287,6 +294,9 @@ constexpr const char* kBandAttr = "onnxc.conv_band";
 // im2col block kIm2colColsAttr as for Gemm). Set by fit-scratch where it sizes that block, else
 // by pack-weights (the 1x1 Convs reading their input as the matrix); 0: decided against.
 constexpr const char* kChannelLanesAttr = "onnxc.channel_lanes";
+// int 1: a Gemm Conv computed by rt::conv_gemm_stacked (im2col blocks on the stack, no scratch).
+// Set by fit-scratch.
+constexpr const char* kStackedIm2colAttr = "onnxc.stacked_im2col";
 // int 1: a Gemm Conv computed by rt::conv_shifted (no scratch). Set by fit-scratch.
 constexpr const char* kShiftedInputAttr = "onnxc.shifted_input";
 // MatMulInteger / QLinearMatMul(Bias) with a constant b: b in rt::qgemm_pack's layout and its

@@ -96,6 +96,7 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
   if (n.op_type == "Conv") n.set_attr_int(kWinogradRowsAttr, 0);
   if (n.op_type == "Conv") n.set_attr_int(kBandAttr, 0);
   if (n.op_type == "Conv") n.set_attr_int(kChannelLanesAttr, 0);
+  if (n.op_type == "Conv") n.set_attr_int(kStackedIm2colAttr, 0);
   const bool band = o.simd && !o.memory_first && n.op_type == "Conv";
   if (band && conv_band_preferred(n)) {
     n.set_attr_int(kIm2colColsAttr, 0);
@@ -170,6 +171,17 @@ void fit_im2col(Node& n, const Im2colShape& shape, std::size_t room, const Scrat
         n.set_attr_int(kBandAttr, 1);
         n.set_attr_string(kScratchNoteAttr, fmt::format("bands of output rows on the stack: a row of im2col tiles ({} B) "
                                                         "exceeds the {} B free",
+                                                        smallest_fast * shape.bytes_per_column, room));
+        return;
+      }
+      if (!narrow_output && band && conv_prefers_stacked_im2col(n, o.float_lanes)) {
+        // The product with its im2col blocks cut along K too, on the stack, where the cost models
+        // put it under the packed direct kernel (deep products: the direct kernel broadcasts
+        // every input value once per 16 output channels).
+        n.set_attr_int(kIm2colColsAttr, std::min(shape.columns, shape.fastest_cols));
+        n.set_attr_int(kStackedIm2colAttr, 1);
+        n.set_attr_string(kScratchNoteAttr, fmt::format("im2col blocks of depth x columns on the stack (no scratch): a "
+                                                        "row of im2col tiles ({} B) exceeds the {} B free",
                                                         smallest_fast * shape.bytes_per_column, room));
         return;
       }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "onnxc/conv.h"
+#include "onnxc/conv_gemm_stacked.h"
 #include "conv_test_shapes.h"
 
 namespace {
@@ -59,5 +60,41 @@ TEST_CASE("conv_direct_packed computes deep narrow, patch and dilated 1-d convol
     onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
     onnxc::rt::conv_direct_packed(p, x.data(), packed.data(), bias.data(), y.data());
     REQUIRE(y == expected);
+  }
+}
+
+// rt::conv_gemm_stacked (onnxc/conv_gemm_stacked.h), the other kernel that needs no scratch: the
+// product over im2col blocks on the stack, cut along K. Deep products in many blocks of depth
+// (the first block writing y with the bias, the others added, the activation on the last), a
+// partial last panel of output channels, outputs cut into several blocks of columns with a short
+// last one, patches, 5 x 5 'valid' over two images, a 1-d row with stride and dilation, and one
+// output column. Exact sums (ramp values), so the outputs must equal the reference's.
+TEST_CASE("conv_gemm_stacked computes deep convolutions in blocks of depth and columns as the reference does") {
+  ConvParams two_images = conv2d(160, 16, 1, 13, 5, 1, 0, 1);
+  two_images.batch = 2;
+  const std::vector<ConvParams> shapes = {
+      conv2d(512, 40, 1, 14, 3, 2, 1, 1),   // K = 4608 onto 7 x 7: 19 blocks of depth, five panels
+      conv2d(64, 20, 1, 30, 3, 1, 1, 1),    // 900 columns: blocks of 128, the last of 4
+      conv2d(3, 24, 1, 64, 16, 16, 0, 1),   // patches of 16 x 16 onto 4 x 4
+      two_images,                           // 5 x 5 'valid', K = 4000
+      row_1d(64, 24, 300, 7, 2, 3, 2),      // 1-d: 147 columns in two blocks, dilation 2
+      conv2d(1024, 12, 1, 2, 3, 2, 1, 1),   // one output column, K = 9216
+  };
+  for (const ConvParams& p : shapes) {
+    for (onnxc::rt::Epilogue e : {onnxc::rt::kNoActivation, onnxc::rt::Epilogue{onnxc::rt::Activation::Clip, -1.0f, 6.0f}}) {
+      INFO(shape_of(p) << ", batch " << p.batch << ", activation " << static_cast<int>(e.activation));
+      REQUIRE(onnxc::rt::conv_stack_im2col_applies(p));
+      const index_t k = onnxc::rt::conv_gemm_k(p);
+      const auto x = ramp(p.batch * p.in_channels * p.in_h * p.in_w, 0.5f), w = ramp(p.out_channels * k, 0.25f);
+      const auto bias = ramp(p.out_channels, 1.0f);
+      std::vector<float> packed(w.size());
+      onnxc::rt::pack_weights(w.data(), p.out_channels, k, packed.data());
+      const std::size_t out = static_cast<std::size_t>(p.batch * p.out_channels * p.out_h * p.out_w);
+      std::vector<float> expected(out), y(out, -1.0f);
+      onnxc::rt::conv(p, x.data(), w.data(), bias.data(), expected.data());
+      onnxc::rt::activate_row(e, expected.data(), static_cast<std::ptrdiff_t>(out));
+      onnxc::rt::conv_gemm_stacked(p, x.data(), packed.data(), bias.data(), y.data(), e);
+      REQUIRE(y == expected);
+    }
   }
 }

@@ -107,11 +107,14 @@ TEST_CASE("with room for less than a row of tiles: narrow blocks or the packed d
     CHECK(im2col_cols(fit, "c3") == 28);
     CHECK(fit.program.arena_bytes == 24576);
   }
-  // With SIMD, rt::conv_direct_packed rather than blocks narrower than a row of tiles (avx2:
+  // With SIMD, no block narrower than a row of tiles: the product over im2col blocks on the
+  // stack (rt::conv_gemm_stacked), which its cost model puts under rt::conv_direct_packed for
+  // 8 -> 8 3x3 on 16 x 16 (one layer alone, AVX2: 33.8 against 39.5 us), no scratch (avx2:
   // native takes rt::conv_shifted on a machine with AVX-512, below).
   auto avx2 = compile(path, "avx2");
-  CHECK(im2col_cols(avx2, "c3") == 0);
-  CHECK(onnxc::conv_algorithm(node_named(avx2, "c3")) == onnxc::ConvAlgorithm::DirectPacked);
+  CHECK(onnxc::conv_algorithm(node_named(avx2, "c3")) == onnxc::ConvAlgorithm::Stacked);
+  CHECK(node_named(avx2, "c3").attr_string(onnxc::kScratchNoteAttr, "").find("on the stack (no scratch)") !=
+        std::string::npos);
   CHECK(avx2.program.arena_bytes == 24576);
 }
 
@@ -158,10 +161,9 @@ TEST_CASE("with no room at all, fitting takes the direct kernel and the arena is
     CHECK(n->attr_int(onnxc::kPackedWeightsAttr, 0) == (n->name == "c3" ? 0 : 1));
   CHECK(node_named(m4, "c3").attr_string(onnxc::kScratchNoteAttr, "").find("direct kernel") == 0);
   CHECK(onnxc::conv_algorithm(node_named(m4, "c3")) == onnxc::ConvAlgorithm::Direct);
-  auto avx2 = compile(path, "avx2");  // the packed direct kernel: its weights packed for it
-  CHECK(im2col_cols(avx2, "c3") == 0);
+  auto avx2 = compile(path, "avx2");  // im2col blocks on the stack: the weights packed as for the product
   CHECK(node_named(avx2, "c3").attr_int(onnxc::kPackedWeightsAttr, 0) == 1);
-  CHECK(onnxc::conv_algorithm(node_named(avx2, "c3")) == onnxc::ConvAlgorithm::DirectPacked);
+  CHECK(onnxc::conv_algorithm(node_named(avx2, "c3")) == onnxc::ConvAlgorithm::Stacked);
   CHECK(avx2.program.arena_bytes == 16384);
   auto speed = compile(path, "avx2", onnxc::ScratchPolicy::Speed);
   CHECK(im2col_cols(speed, "c3") == 96);
@@ -284,8 +286,9 @@ TEST_CASE("a Conv in a control-flow body gets its block from the room in its own
   auto speed = compile(path, "native", onnxc::ScratchPolicy::Speed);
   CHECK(body_conv_cols(speed) == 96);
   CHECK(speed.program.arena_bytes == 96 * 288);
-  auto avx2 = compile(path, "avx2");  // (with AVX-512 rt::conv_shifted, no scratch either)
-  CHECK(body_conv_cols(avx2) == 0);
+  auto avx2 = compile(path, "avx2");  // im2col blocks on the stack (with AVX-512 rt::conv_shifted, no scratch either)
+  CHECK(onnxc::conv_algorithm(*avx2.model.graph.nodes.at(0)->attrs.at("then_branch").g->nodes.at(0)) ==
+        onnxc::ConvAlgorithm::Stacked);
   CHECK(avx2.program.arena_bytes == 0);
   CHECK(compile(path, "avx512").program.arena_bytes == 0);
   auto m4 = compile(path, "cortex-m4");
@@ -523,9 +526,13 @@ TEST_CASE("a deep product over few output positions (a 16 x 16 stride-16 patch e
     CHECK(onnxc::conv_algorithm(node_named(speed, "c")) ==
           (std::string(target) == "avx512" ? onnxc::ConvAlgorithm::ChannelLanes : onnxc::ConvAlgorithm::Gemm));
     CHECK(im2col_cols(speed, "c") >= 36);
-    // Alone in the arena there is no room for a block when fitting: the packed direct kernel.
+    // Alone in the arena there is no room for a block when fitting: on AVX2 the product over
+    // im2col blocks on the stack (one layer alone: 275.5 against the packed direct kernel's
+    // 377.3 us), on AVX-512 the packed direct kernel (its 16 output channels a vector; the stacked
+    // kernel's estimate is not 5 % under it there).
     auto fit = compile(path, target, onnxc::ScratchPolicy::Fit);
-    CHECK(onnxc::conv_algorithm(node_named(fit, "c")) == onnxc::ConvAlgorithm::DirectPacked);
+    CHECK(onnxc::conv_algorithm(node_named(fit, "c")) ==
+          (std::string(target) == "avx2" ? onnxc::ConvAlgorithm::Stacked : onnxc::ConvAlgorithm::DirectPacked));
   }
 }
 

@@ -397,7 +397,11 @@ TEST_CASE("depthwise 'same' stride-1 planes (one flat array, no padded copy) mat
                        same(5, 7, 7, 5, 2, 1), same(3, 9, 9, 7, 3, 1), same(3, 16, 16, 3, 1, 1), same(4, 3, 16, 3, 1, 1),
                        same(3, 11, 13, 3, 2, 2), same(3, 8, 8, 4, 1, 1), same(3, 8, 8, 3, 0, 1), same(3, 5, 2, 3, 2, 1),
                        same(17, 1, 5, 3, 1, 1), same(3, 17, 17, 3, 1, 1), same(2, 56, 56, 3, 1, 1),
-                       same(3, 20, 37, 5, 2, 1), same(2, 9, 33, 3, 2, 2), same(3, 1, 37, 3, 1, 1)}) {
+                       same(3, 20, 37, 5, 2, 1), same(2, 9, 33, 3, 2, 2), same(3, 1, 37, 3, 1, 1),
+                       // register tiles of several vectors (kFlatTileVectors) then single vectors:
+                       // 7x7 on 32 x 32 and 23 x 29, dilated 5x5, an 8x8 kernel (no fixed-size path)
+                       same(3, 32, 32, 7, 3, 1), same(2, 23, 29, 7, 3, 1), same(2, 30, 31, 5, 4, 2),
+                       same(2, 26, 27, 8, 3, 1)}) {
     for (onnxc::rt::Epilogue e : {onnxc::rt::Epilogue{onnxc::rt::Activation::Relu, 0.0f, 0.0f},
                                   onnxc::rt::Epilogue{onnxc::rt::Activation::LeakyRelu, 0.5f, 0.0f}}) {
       p.batch = 2;

@@ -265,6 +265,15 @@ ONNXC_INLINE void tile(index_t k, const float* a, index_t a_step, const B& b, fl
   for (index_t l = 0; l < k; ++l) {
     vfloat bv[Vecs];
     ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) bv[v] = load(b.row(l) + v * kFloatLanes, v);
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(__AVX512F__)
+    // 16 registers (AVX2, SSE): the 4 x 3 tile takes all of them (12 accumulators, 3 of B, a
+    // broadcast), and GCC 12 then folds B's loads into every FMA (vfmadd231ps mem, a load per
+    // row: 16 loads per 12 FMAs, load-bound on Zen 3). An empty asm that takes each vector in a
+    // register keeps it there (AVX2, Zen 3, thread CPU time, loaded: 512^3 46-48 -> 58-65
+    // GFLOP/s, 256 x 196 x 2304 25-29 -> 37-43; docs/performance.md 'Convolution kernels
+    // (ninth round)').
+    ONNXC_UNROLL for (int v = 0; v < Vecs; ++v) asm("" : "+x"(bv[v].data));
+#endif
 #if defined(ONNXC_PACKED_GEMM_NEON_H)
     if constexpr (kFmaByLane<Rows>) {
       // The tile is its whole panel here (kTileRows == kPanelRows: panel() runs one tile from row
