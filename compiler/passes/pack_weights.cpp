@@ -87,8 +87,8 @@ bool add_weights_input(Graph& g, Node& conv, std::size_t index, const char* suff
   if (conv.has_input(index)) return false;
   std::optional<Tensor> packed = pack(conv);
   if (!packed) return false;
-  conv.inputs.resize(index, nullptr);  // absent inputs (the bias) stay absent
-  conv.inputs.push_back(add_constant(g, conv.inputs[3]->name + suffix, std::move(*packed)));
+  if (conv.inputs.size() <= index) conv.inputs.resize(index + 1, nullptr);  // absent inputs (the bias) stay absent
+  conv.inputs[index] = add_constant(g, conv.inputs[3]->name + suffix, std::move(*packed));
   return true;
 }
 
@@ -100,9 +100,9 @@ bool add_qgemm_packed_b(Graph& g, Node& n) {
   std::optional<std::pair<Tensor, Tensor>> packed = integer_product_packed_b(n);
   if (!packed) return false;
   const std::string name = n.inputs[n.op_type == "MatMulInteger" ? 1 : 3]->name;
-  n.inputs.resize(at, nullptr);  // absent zero points and bias stay absent
-  n.inputs.push_back(add_constant(g, name + "_qgemm", std::move(packed->first)));
-  n.inputs.push_back(add_constant(g, name + "_qgemm_terms", std::move(packed->second)));
+  if (n.inputs.size() < at + 2) n.inputs.resize(at + 2, nullptr);  // absent zero points and bias stay absent
+  n.inputs[at] = add_constant(g, name + "_qgemm", std::move(packed->first));
+  n.inputs[at + 1] = add_constant(g, name + "_qgemm_terms", std::move(packed->second));
   return true;
 }
 
@@ -162,8 +162,8 @@ bool add_dual_mac_weights(Graph& g, Node& conv, bool helium) {
   if (conv.has_input(kDualMacWeightsInput)) return false;
   std::optional<Tensor> packed = qlinear_conv_dual_mac_weights(conv, helium);
   if (!packed) return false;
-  conv.inputs.resize(kDualMacWeightsInput, nullptr);  // absent inputs stay absent
-  conv.inputs.push_back(add_constant(g, conv.inputs[3]->name + "_pairs", std::move(*packed)));
+  if (conv.inputs.size() <= kDualMacWeightsInput) conv.inputs.resize(kDualMacWeightsInput + 1, nullptr);  // absent inputs stay absent
+  conv.inputs[kDualMacWeightsInput] = add_constant(g, conv.inputs[3]->name + "_pairs", std::move(*packed));
   return true;
 }
 
