@@ -11,6 +11,7 @@
 #include "onnxc/rnn.h"
 #include "onnxc/winograd.h"
 #include "ops/conv_algorithm.h"
+#include "ops/quant_common.h"
 #include "ops/recurrent.h"
 #include "passes/kernel_passes.h"
 #include "passes/passes.h"
@@ -80,6 +81,21 @@ void pack_conv_winograd(Graph& g, Node& conv) {
   conv.set_attr_int(kPackedWeightsAttr, 1);
 }
 
+// `values` as n's inputs from `at` on: absent inputs before them (the bias) stay absent, inputs
+// after them are dropped (the AVX2 pairs a QLinearConv got first give way to the VNNI weights on
+// targets that pack both), except a residual (kResidualInput, kMatMulResidualInput), which keeps
+// its place.
+void set_packed_inputs(Node& n, std::size_t at, const std::vector<Value*>& values) {
+  const std::size_t r = n.op_type == "QLinearConv" ? kResidualInput : kMatMulResidualInput;
+  std::vector<Value*> residual;
+  if (n.has_input(r)) residual.assign(n.inputs.begin() + static_cast<std::ptrdiff_t>(r), n.inputs.end());
+  n.inputs.resize(at, nullptr);
+  n.inputs.insert(n.inputs.end(), values.begin(), values.end());
+  if (residual.empty()) return;
+  n.inputs.resize(r, nullptr);
+  n.inputs.insert(n.inputs.end(), residual.begin(), residual.end());
+}
+
 // A QLinearConv's weights in one kernel's layout (pack(conv), none where that kernel does not
 // apply) as its input `index`, named after the weights plus `suffix`; the original weights stay.
 bool add_weights_input(Graph& g, Node& conv, std::size_t index, const char* suffix,
@@ -87,8 +103,7 @@ bool add_weights_input(Graph& g, Node& conv, std::size_t index, const char* suff
   if (conv.has_input(index)) return false;
   std::optional<Tensor> packed = pack(conv);
   if (!packed) return false;
-  if (conv.inputs.size() <= index) conv.inputs.resize(index + 1, nullptr);  // absent inputs (the bias) stay absent
-  conv.inputs[index] = add_constant(g, conv.inputs[3]->name + suffix, std::move(*packed));
+  set_packed_inputs(conv, index, {add_constant(g, conv.inputs[3]->name + suffix, std::move(*packed))});
   return true;
 }
 
@@ -100,9 +115,8 @@ bool add_qgemm_packed_b(Graph& g, Node& n) {
   std::optional<std::pair<Tensor, Tensor>> packed = integer_product_packed_b(n);
   if (!packed) return false;
   const std::string name = n.inputs[n.op_type == "MatMulInteger" ? 1 : 3]->name;
-  if (n.inputs.size() < at + 2) n.inputs.resize(at + 2, nullptr);  // absent zero points and bias stay absent
-  n.inputs[at] = add_constant(g, name + "_qgemm", std::move(packed->first));
-  n.inputs[at + 1] = add_constant(g, name + "_qgemm_terms", std::move(packed->second));
+  set_packed_inputs(n, at, {add_constant(g, name + "_qgemm", std::move(packed->first)),
+                            add_constant(g, name + "_qgemm_terms", std::move(packed->second))});
   return true;
 }
 
@@ -162,8 +176,7 @@ bool add_dual_mac_weights(Graph& g, Node& conv, bool helium) {
   if (conv.has_input(kDualMacWeightsInput)) return false;
   std::optional<Tensor> packed = qlinear_conv_dual_mac_weights(conv, helium);
   if (!packed) return false;
-  if (conv.inputs.size() <= kDualMacWeightsInput) conv.inputs.resize(kDualMacWeightsInput + 1, nullptr);  // absent inputs stay absent
-  conv.inputs[kDualMacWeightsInput] = add_constant(g, conv.inputs[3]->name + "_pairs", std::move(*packed));
+  set_packed_inputs(conv, kDualMacWeightsInput, {add_constant(g, conv.inputs[3]->name + "_pairs", std::move(*packed))});
   return true;
 }
 
