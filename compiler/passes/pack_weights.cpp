@@ -1,5 +1,6 @@
 // pack-weights: see kernel_passes.h. A packed Conv weight keeps its shape (only the order of its
 // elements changes) and becomes a new value, so a weight another node also reads stays intact.
+#include <algorithm>
 #include <optional>
 
 #include "onnxc/conv.h"
@@ -81,19 +82,11 @@ void pack_conv_winograd(Graph& g, Node& conv) {
   conv.set_attr_int(kPackedWeightsAttr, 1);
 }
 
-// `values` as n's inputs from `at` on: absent inputs before them (the bias) stay absent, inputs
-// after them are dropped (the AVX2 pairs a QLinearConv got first give way to the VNNI weights on
-// targets that pack both), except a residual (kResidualInput, kMatMulResidualInput), which keeps
-// its place.
+// `values` as n's inputs from `at` on, the inputs before them that are absent (the bias) staying
+// absent and those after them (a residual: kResidualInput, kMatMulResidualInput) in place.
 void set_packed_inputs(Node& n, std::size_t at, const std::vector<Value*>& values) {
-  const std::size_t r = n.op_type == "QLinearConv" ? kResidualInput : kMatMulResidualInput;
-  std::vector<Value*> residual;
-  if (n.has_input(r)) residual.assign(n.inputs.begin() + static_cast<std::ptrdiff_t>(r), n.inputs.end());
-  n.inputs.resize(at, nullptr);
-  n.inputs.insert(n.inputs.end(), values.begin(), values.end());
-  if (residual.empty()) return;
-  n.inputs.resize(r, nullptr);
-  n.inputs.insert(n.inputs.end(), residual.begin(), residual.end());
+  if (n.inputs.size() < at + values.size()) n.inputs.resize(at + values.size(), nullptr);
+  std::copy(values.begin(), values.end(), n.inputs.begin() + static_cast<std::ptrdiff_t>(at));
 }
 
 // A QLinearConv's weights in one kernel's layout (pack(conv), none where that kernel does not
@@ -120,8 +113,12 @@ bool add_qgemm_packed_b(Graph& g, Node& n) {
   return true;
 }
 
-// QLinearConv through rt::qconv_vnni (the matrix product takes the original without VNNI).
+// QLinearConv through rt::qconv_vnni (the matrix product takes the original without VNNI); not
+// where pack-dot-product-weights gave it rt::qconv_avx2's pairs (a target sure of AVX2 and not
+// of VNNI: native on an AVX2 host), which it takes. (Until this round the VNNI weights replaced
+// the pairs there, leaving such Convs the im2col or plane kernel built without VNNI.)
 bool add_vnni_weights(Graph& g, Node& conv) {
+  if (conv.has_input(kAvx2PairsInput)) return false;
   return add_weights_input(g, conv, kVnniWeightsInput, "_vnni", qlinear_conv_vnni_weights);
 }
 
