@@ -99,6 +99,39 @@ std::string emit_requantize_output(const Node& n, Emitter& e, RequantInputs in, 
                      e.in(table));
 }
 
+void check_residual(const Node& n, std::size_t r, const Shape& out) {
+  require_dtype(n, r, {DType::Uint8, DType::Int8});
+  require_same_dtype(n, r + 2, r);
+  require_dtype(n, r + 1, {DType::Float});
+  require_per_tensor(n, r + 1, "residual scale");
+  require_per_tensor(n, r + 2, "residual zero point");
+  require_const_input(n, r + 1, "residual scale");
+  require_const_input(n, r + 2, "residual zero point");
+  if (n.inputs[r]->shape != out)
+    fail_unsupported(n,
+                     fmt::format("the residual Add's quantized operand has shape {}, broadcast to the product's {}",
+                                 shape_str(n.inputs[r]->shape), shape_str(out)),
+                     "give both operands of the Add the same shape, or compile with --disable-pass lower-qdq "
+                     "(the product, Add and Q stay float)");
+}
+
+float residual_multiplier(const Node& n, std::size_t r) {
+  return n.inputs[r + 1]->constant->data<float>()[0] / n.inputs[6]->constant->data<float>()[0];
+}
+
+std::pair<int32_t, int32_t> residual_clamp(const Node& n) {
+  const bool s8 = n.outputs[0]->dtype == DType::Int8;
+  return {static_cast<int32_t>(n.attr_int(kResidualLowAttr, s8 ? -128 : 0)),
+          static_cast<int32_t>(n.attr_int(kResidualHighAttr, s8 ? 127 : 255))};
+}
+
+std::string with_residual(const Node& n, Emitter& e, std::size_t r, const std::string& requantize) {
+  if (!n.has_input(r)) return requantize;
+  const auto [low, high] = residual_clamp(n);
+  return fmt::format("rt::requantize_add({}, {}, static_cast<std::int32_t>(*{}), {}, {}, {})", requantize, e.in(r),
+                     e.in(r + 2), float_literal(residual_multiplier(n, r)), low, high);
+}
+
 DType check_qlinear_inputs(const Node& n, const std::vector<DType>& scale_types) {
   const std::vector<DType> eight_bit = {DType::Uint8, DType::Int8};
   require_dtype(n, 0, eight_bit);

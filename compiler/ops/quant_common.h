@@ -5,6 +5,7 @@
 
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "onnxc/quant.h"
@@ -52,6 +53,27 @@ std::size_t requant_scratch_bytes(const Node& n, RequantInputs in, int64_t chann
 std::string emit_requantize_output(const Node& n, Emitter& e, RequantInputs in, int64_t channels,
                                    std::size_t y_zero_point, std::size_t bias, const std::string& scratch,
                                    std::size_t table = std::numeric_limits<std::size_t>::max());
+
+// A residual taken into an integer product (lower-qdq, TensorRT's `Conv -> Add(DQ(r)) [-> Relu] -> Q`,
+// the same after MatMul or Gemm): an 8-bit tensor of the output's shape added before the
+// requantization, as input kResidualInput of QLinearConv or kMatMulResidualInput of
+// QLinearMatMul / onnxc.QLinearMatMulBias, its scale and zero point at + 1 and + 2 (per tensor,
+// constant); the integer clamp of a Relu or Clip after the Q in attributes kResidualLowAttr and
+// kResidualHighAttr (absent: the output type's range). The kernels store rt::RequantizeAddOutput.
+inline constexpr std::size_t kResidualInput = 14;
+inline constexpr std::size_t kMatMulResidualInput = 11;
+inline constexpr const char* kResidualLowAttr = "onnxc.residual_low";
+inline constexpr const char* kResidualHighAttr = "onnxc.residual_high";
+// Fails unless the residual at input r is 8-bit with the output's shape `out` and constant
+// per-tensor parameters (unsupported, naming the shapes, for a broadcast one).
+void check_residual(const Node& n, std::size_t r, const Shape& out);
+// r_scale / y_scale (y_scale input 6), in float as the multipliers are.
+float residual_multiplier(const Node& n, std::size_t r);
+// [low, high] of the clamp taken along with the residual.
+std::pair<int32_t, int32_t> residual_clamp(const Node& n);
+// The output stage `requantize` with the residual at input r added (rt::requantize_add) when the
+// node has one; `requantize` as it is otherwise.
+std::string with_residual(const Node& n, Emitter& e, std::size_t r, const std::string& requantize);
 
 // QLinearConv and QLinearMatMul share their first eight inputs: a, a_scale, a_zero_point, b,
 // b_scale, b_zero_point, y_scale, y_zero_point. Checks their element types (8-bit data with zero

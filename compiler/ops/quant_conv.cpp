@@ -253,7 +253,8 @@ std::size_t qlinear_conv_kernel_scratch(const Node& n) {
 }
 
 void infer_qlinear_conv(Node& n) {
-  check_arity(n, 8, 9, 1, 1);
+  const bool residual = n.has_input(kResidualInput);
+  check_arity(n, 8, residual ? static_cast<int>(kResidualInput + 3) : 9, 1, 1);
   const ConvInputs in = kQLinearConvInputs;
   const DType y = check_qlinear_inputs(n, {DType::Float});
   const Shape out = conv_output_shape(n, in);
@@ -264,6 +265,7 @@ void infer_qlinear_conv(Node& n) {
     if (n.inputs[kBias]->shape != Shape{m})
       fail_invalid(n, fmt::format("bias B has shape {}; it must be [{}]", shape_str(n.inputs[kBias]->shape), m));
   }
+  if (residual) check_residual(n, kResidualInput, out);
   set_output(n, 0, y, out);
 }
 
@@ -280,9 +282,20 @@ void fold_qlinear_conv(const Node& n, std::vector<Tensor>& outs) {
     using W = typename decltype(w_tag)::type;
     dispatch_in(n, y.dtype, EightBitTypes{}, [&](auto y_tag) {
       using Y = typename decltype(y_tag)::type;
-      rt::conv_integer(integer_conv_params(n, in), fold_quant_operand<X>(n, in.x, in.x_zero_point),
-                       fold_quant_operand<W>(n, in.w, in.w_zero_point),
-                       rt::RequantizeOutput<Y>{y.data<Y>(), bias, requant.data(), stride, y_zero_point}, plane.data());
+      const rt::RequantizeOutput<Y> requantize{y.data<Y>(), bias, requant.data(), stride, y_zero_point};
+      if (!n.has_input(kResidualInput))
+        return rt::conv_integer(integer_conv_params(n, in), fold_quant_operand<X>(n, in.x, in.x_zero_point),
+                                fold_quant_operand<W>(n, in.w, in.w_zero_point), requantize, plane.data());
+      const auto [low, high] = residual_clamp(n);
+      dispatch_in(n, n.inputs[kResidualInput]->dtype, EightBitTypes{}, [&](auto r_tag) {
+        using T = typename decltype(r_tag)::type;
+        rt::conv_integer(integer_conv_params(n, in), fold_quant_operand<X>(n, in.x, in.x_zero_point),
+                         fold_quant_operand<W>(n, in.w, in.w_zero_point),
+                         rt::requantize_add(requantize, n.inputs[kResidualInput]->constant->data<T>(),
+                                            static_cast<int32_t>(n.inputs[kResidualInput + 2]->constant->int_at(0)),
+                                            residual_multiplier(n, kResidualInput), low, high),
+                         plane.data());
+      });
     });
   });
 }
@@ -299,8 +312,8 @@ const OpRegistrar qlinear_conv_op([] {
     // Scratch: the kernel's (accumulator plane or im2col block), then the multipliers when they
     // are computed at run time.
     const std::string requant_scratch = fmt::format("({} + {})", e.scratch(), qlinear_conv_kernel_scratch(n));
-    const std::string output =
-        emit_requantize_output(n, e, kQLinearRequantInputs, m, 7, kBias, requant_scratch, kOutputTableInput);
+    const std::string output = with_residual(
+        n, e, kResidualInput, emit_requantize_output(n, e, kQLinearRequantInputs, m, 7, kBias, requant_scratch, kOutputTableInput));
     const int64_t cols = qconv_gemm_cols(n);
     const bool dual_mac = takes_dual_mac_kernel(n);
     const bool vnni = n.has_input(kVnniWeightsInput);

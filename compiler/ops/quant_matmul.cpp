@@ -115,7 +115,8 @@ std::size_t bias_input(const Node& n) { return n.domain == "onnxc" ? kMatMulBias
 
 void infer_qlinear_matmul(Node& n) {
   const bool with_bias = bias_input(n) != kNoBias;
-  check_arity(n, with_bias ? 9 : 8, with_bias ? 9 : 8, 1, 1);
+  const bool residual = n.has_input(kMatMulResidualInput);
+  check_arity(n, with_bias ? 9 : 8, residual ? static_cast<int>(kMatMulResidualInput + 3) : with_bias ? 9 : 8, 1, 1);
   std::vector<DType> scales = {DType::Float};
   if (n.version >= 21) scales = {DType::Float, DType::Float16, DType::BFloat16};
   const DType y = check_qlinear_inputs(n, scales);
@@ -126,6 +127,7 @@ void infer_qlinear_matmul(Node& n) {
     if (n.inputs[kMatMulBias]->shape != Shape{s.n})
       fail_invalid(n, fmt::format("bias has shape {}; it must be [{}]", shape_str(n.inputs[kMatMulBias]->shape), s.n));
   }
+  if (residual) check_residual(n, kMatMulResidualInput, s.out);
   set_output(n, 0, y, s.out);
 }
 
@@ -133,7 +135,8 @@ void emit_qlinear_matmul(const Node& n, Emitter& e) {
   if (n.outputs[0]->numel() == 0) return;
   e.include("onnxc/quant.h");
   const ProductShape s = product_shape(n, 0, 3);
-  const std::string output = emit_requantize_output(n, e, kQLinearRequantInputs, s.n, 7, bias_input(n), e.scratch());
+  const std::string output = with_residual(
+      n, e, kMatMulResidualInput, emit_requantize_output(n, e, kQLinearRequantInputs, s.n, 7, bias_input(n), e.scratch()));
   emit_product(n, e, 0, 3, output);
 }
 
@@ -150,9 +153,20 @@ void fold_qlinear_matmul(const Node& n, std::vector<Tensor>& outs) {
     using B = typename decltype(b_tag)::type;
     dispatch_in(n, y.dtype, EightBitTypes{}, [&](auto y_tag) {
       using Y = typename decltype(y_tag)::type;
-      rt::matmul_integer(s.batches, a_offsets.data(), b_offsets.data(), s.m, s.n, s.k, fold_quant_operand<A>(n, 0, 2),
-                         fold_quant_operand<B>(n, 3, 5),
-                         rt::RequantizeOutput<Y>{y.data<Y>(), bias, requant.data(), stride, y_zero_point});
+      const rt::RequantizeOutput<Y> requantize{y.data<Y>(), bias, requant.data(), stride, y_zero_point};
+      const auto product = [&](const auto& out) {
+        rt::matmul_integer(s.batches, a_offsets.data(), b_offsets.data(), s.m, s.n, s.k,
+                           fold_quant_operand<A>(n, 0, 2), fold_quant_operand<B>(n, 3, 5), out);
+      };
+      if (!n.has_input(kMatMulResidualInput)) return product(requantize);
+      const std::size_t r = kMatMulResidualInput;
+      const auto [low, high] = residual_clamp(n);
+      dispatch_in(n, n.inputs[r]->dtype, EightBitTypes{}, [&](auto r_tag) {
+        using T = typename decltype(r_tag)::type;
+        product(rt::requantize_add(requantize, n.inputs[r]->constant->data<T>(),
+                                   static_cast<int32_t>(n.inputs[r + 2]->constant->int_at(0)),
+                                   residual_multiplier(n, r), low, high));
+      });
     });
   });
 }

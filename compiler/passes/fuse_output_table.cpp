@@ -3,6 +3,7 @@
 #include <set>
 
 #include "ops/conv_algorithm.h"
+#include "ops/quant_common.h"
 #include "passes/kernel_passes.h"
 #include "passes/qdq_patterns.h"
 
@@ -12,7 +13,9 @@ int fuse_output_tables(Graph& g) {
   std::set<const Node*> merged;
   for (auto& owned : g.nodes) {
     Node& conv = *owned;
-    if (!conv.domain.empty() || conv.op_type != "QLinearConv" || conv.has_input(kOutputTableInput)) continue;
+    if (!conv.domain.empty() || conv.op_type != "QLinearConv" || conv.has_input(kOutputTableInput) ||
+        conv.has_input(kResidualInput))  // (rt::RequantizeAddOutput has no table)
+      continue;
     if (!conv.has_output(0) || conv.inputs[0]->constant) continue;  // (a constant Conv folds)
     Node* lookup = g.only_reader(conv.outputs[0]);
     if (!lookup || lookup->domain != "onnxc" || lookup->op_type != "QLinearLookup") continue;

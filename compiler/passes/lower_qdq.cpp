@@ -157,13 +157,97 @@ std::pair<Value*, Value*> int8_weight(Graph& g, const Dequantized& w) {
   return {flipped_8bit(g, *w.data), flipped_8bit(g, *zero_point)};
 }
 
+// A product's float output that only an Add reads whose other operand is an 8-bit activation, the
+// sum quantized: TensorRT's residual `Conv -> Add(DQ(r)) [-> Relu] -> Q` (the operands in either
+// order), which gives the product no quantization of its own. A Relu or Clip before the Q is an
+// integer Clip after it by now (qdq-activation-to-clamp, exact): taken along as the clamp.
+struct Residual {
+  Node* add = nullptr;
+  Dequantized r;
+  Requantized q;
+  Node* clamp = nullptr;  // the integer Clip that alone reads Q's output, or null
+  int32_t low = 0, high = 0;  // the clamp's bounds, within the output type's range
+};
+
+// An integer Clip's constant bound (input i) of 8-bit `type`, or `fallback` when absent; nullopt
+// when not constant.
+std::optional<int32_t> integer_bound(const Node& clip, std::size_t i, DType type, int32_t fallback) {
+  if (!clip.has_input(i)) return fallback;
+  const Value* v = clip.inputs[i];
+  if (!v->constant || v->constant->numel() != 1 || v->dtype != type) return std::nullopt;
+  return static_cast<int32_t>(v->constant->int_at(0));
+}
+
+std::optional<Residual> match_residual(const Graph& g, const Value* y) {
+  Node* add = g.only_reader(y);
+  if (!is_op(add, "Add") || add->inputs.size() != 2 || !add->has_input(0) || !add->has_input(1) ||
+      add->inputs[0] == add->inputs[1])
+    return std::nullopt;
+  const std::optional<Dequantized> r = match_dequantize(add->inputs[0] == y ? add->inputs[1] : add->inputs[0]);
+  if (!r || !is_activation(*r) || r->data->constant) return std::nullopt;
+  const std::optional<Requantized> q = match_quantize(g, add->outputs[0]);
+  if (!q) return std::nullopt;
+  Residual res{add, *r, *q};
+  const DType type = q->quantize->inputs[2]->dtype;
+  res.low = type == DType::Int8 ? -128 : 0;
+  res.high = type == DType::Int8 ? 127 : 255;
+  Node* clip = g.only_reader(q->quantize->outputs[0]);
+  if (is_op(clip, "Clip") && clip->version >= 11 && clip->inputs[0] == q->quantize->outputs[0]) {
+    const std::optional<int32_t> lo = integer_bound(*clip, 1, type, res.low), hi = integer_bound(*clip, 2, type, res.high);
+    if (lo && hi && *lo <= *hi) {
+      res.clamp = clip;
+      res.low = std::max(res.low, *lo);
+      res.high = std::min(res.high, *hi);
+    }
+  }
+  return res;
+}
+
+// QLinearConv with the residual added before its requantization (kResidualInput) and the clamp
+// in its attributes; the Add, Q and clamp go away.
+// (QLinearConv's input kResidualInput, QLinearMatMul's kMatMulResidualInput: `at`.)
+void take_residual(Node& op, std::size_t at, const Residual& res, std::set<const Node*>& removed) {
+  op.inputs.resize(at + 3, nullptr);
+  op.inputs[at] = res.r.data;
+  op.inputs[at + 1] = res.r.scale;
+  op.inputs[at + 2] = res.r.zero_point;
+  const DType type = res.q.quantize->inputs[2]->dtype;
+  if (res.low > (type == DType::Int8 ? -128 : 0)) op.set_attr_int(kResidualLowAttr, res.low);
+  if (res.high < (type == DType::Int8 ? 127 : 255)) op.set_attr_int(kResidualHighAttr, res.high);
+  removed.insert({res.add, res.q.quantize, res.q.relu, res.clamp});
+  if (res.clamp) op.outputs = {res.clamp->outputs[0]};
+}
+
+// A product that took a residual runs where the Add did: after the residual's producer, which the
+// file may list after the product (TensorRT's exports put a block's shortcut Conv after its main
+// branch). Moved right after that producer, every input is written before it and every reader of
+// its output (once after the Add) still runs after it.
+void run_after_residuals(Graph& g) {
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = *g.nodes[i];
+    const bool conv = is_op(&n, "QLinearConv");
+    if (!conv && !is_op(&n, "QLinearMatMul") && !(n.domain == "onnxc" && n.op_type == "QLinearMatMulBias")) continue;
+    const std::size_t r = conv ? kResidualInput : kMatMulResidualInput;
+    const Node* producer = n.has_input(r) ? n.inputs[r]->producer : nullptr;
+    if (!producer) continue;
+    const auto at = std::find_if(g.nodes.begin() + static_cast<std::ptrdiff_t>(i) + 1, g.nodes.end(),
+                                 [producer](const auto& p) { return p.get() == producer; });
+    if (at == g.nodes.end()) continue;  // (written before it)
+    std::rotate(g.nodes.begin() + static_cast<std::ptrdiff_t>(i), g.nodes.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                at + 1);  // n to just after its residual's producer
+    --i;  // (the node now at i has not been looked at)
+  }
+}
+
 bool lower_conv(Graph& g, Node& conv, std::set<const Node*>& removed) {
   const std::optional<Dequantized> x = match_dequantize(conv.inputs[0]);
   const std::optional<Dequantized> w = match_dequantize(conv.inputs[1]);
   if (!x || !w || !is_activation(*x) || !is_weight(*w, 0)) return false;
   Value* bias = nullptr;
   if (conv.has_input(2) && !(bias = match_bias(conv.inputs[2], *x, *w))) return false;
-  const std::optional<Requantized> q = match_quantize(g, conv.outputs[0]);
+  std::optional<Requantized> q = match_quantize(g, conv.outputs[0]);
+  const std::optional<Residual> residual = q ? std::nullopt : match_residual(g, conv.outputs[0]);
+  if (residual) q = residual->q;
   if (!q) return false;
   const auto [weight, weight_zp] = int8_weight(g, *w);
   std::vector<Value*> inputs = {x->data, x->scale, x->zero_point, weight, w->scale, weight_zp,
@@ -171,6 +255,7 @@ bool lower_conv(Graph& g, Node& conv, std::set<const Node*>& removed) {
   if (bias) inputs.push_back(bias);
   removed.insert({q->quantize, q->relu});
   rewrite(conv, "QLinearConv", std::move(inputs), *q);
+  if (residual) take_residual(conv, kResidualInput, *residual, removed);
   return true;
 }
 
@@ -190,7 +275,10 @@ bool lower_matmul(Graph& g, Node& matmul, std::set<const Node*>& removed) {
     bias = match_bias(other, *a, *b);
     if (!bias || bias->shape != Shape{b->data->shape[1]}) bias = nullptr;
   }
-  const std::optional<Requantized> q = match_quantize(g, bias ? add->outputs[0] : matmul.outputs[0]);
+  const Value* product = bias ? add->outputs[0] : matmul.outputs[0];
+  std::optional<Requantized> q = match_quantize(g, product);
+  const std::optional<Residual> residual = q ? std::nullopt : match_residual(g, product);
+  if (residual) q = residual->q;
   if (!q) return false;
   removed.insert({q->quantize, q->relu});
   const auto [weight, weight_zp] = is_activation(*b) ? std::pair{b->data, weight_zero_point(g, *b)} : int8_weight(g, *b);
@@ -198,11 +286,12 @@ bool lower_matmul(Graph& g, Node& matmul, std::set<const Node*>& removed) {
                                 q->quantize->inputs[1], q->quantize->inputs[2]};
   if (!bias) {
     rewrite(matmul, "QLinearMatMul", std::move(inputs), *q);
-    return true;
+  } else {
+    removed.insert(add);
+    inputs.push_back(bias);
+    rewrite_to_domain(matmul, "onnxc", "QLinearMatMulBias", std::move(inputs), *q);
   }
-  removed.insert(add);
-  inputs.push_back(bias);
-  rewrite_to_domain(matmul, "onnxc", "QLinearMatMulBias", std::move(inputs), *q);
+  if (residual) take_residual(matmul, kMatMulResidualInput, *residual, removed);
   return true;
 }
 
@@ -221,7 +310,9 @@ bool lower_gemm(Graph& g, Node& gemm, std::set<const Node*>& removed) {
     const int64_t n = b->data->shape[trans_b ? 0 : 1];
     if (!bias || bias->shape != Shape{n}) return false;
   }
-  const std::optional<Requantized> q = match_quantize(g, gemm.outputs[0]);
+  std::optional<Requantized> q = match_quantize(g, gemm.outputs[0]);
+  const std::optional<Residual> residual = q ? std::nullopt : match_residual(g, gemm.outputs[0]);
+  if (residual) q = residual->q;
   if (!q) return false;
   const auto [weight, weight_zp] = int8_weight(g, *b);
   std::vector<Value*> inputs = {a->data, a->scale, a->zero_point, trans_b ? transposed_8bit(g, *weight) : weight,
@@ -230,10 +321,11 @@ bool lower_gemm(Graph& g, Node& gemm, std::set<const Node*>& removed) {
   if (!bias) {
     gemm.attrs.clear();
     rewrite(gemm, "QLinearMatMul", std::move(inputs), *q);
-    return true;
+  } else {
+    inputs.push_back(bias);
+    rewrite_to_domain(gemm, "onnxc", "QLinearMatMulBias", std::move(inputs), *q);
   }
-  inputs.push_back(bias);
-  rewrite_to_domain(gemm, "onnxc", "QLinearMatMulBias", std::move(inputs), *q);
+  if (residual) take_residual(gemm, kMatMulResidualInput, *residual, removed);
   return true;
 }
 
@@ -702,6 +794,7 @@ int lower_qdq(Graph& g) {
       ++lowered;
   }
   erase_nodes(g, removed);
+  run_after_residuals(g);
   return lowered;
 }
 

@@ -1,5 +1,6 @@
 // pack-weights: see kernel_passes.h. A packed Conv weight keeps its shape (only the order of its
 // elements changes) and becomes a new value, so a weight another node also reads stays intact.
+#include <algorithm>
 #include <optional>
 
 #include "onnxc/conv.h"
@@ -11,6 +12,7 @@
 #include "onnxc/rnn.h"
 #include "onnxc/winograd.h"
 #include "ops/conv_algorithm.h"
+#include "ops/quant_common.h"
 #include "ops/recurrent.h"
 #include "passes/kernel_passes.h"
 #include "passes/passes.h"
@@ -80,6 +82,13 @@ void pack_conv_winograd(Graph& g, Node& conv) {
   conv.set_attr_int(kPackedWeightsAttr, 1);
 }
 
+// `values` as n's inputs from `at` on, the inputs before them that are absent (the bias) staying
+// absent and those after them (a residual: kResidualInput, kMatMulResidualInput) in place.
+void set_packed_inputs(Node& n, std::size_t at, const std::vector<Value*>& values) {
+  if (n.inputs.size() < at + values.size()) n.inputs.resize(at + values.size(), nullptr);
+  std::copy(values.begin(), values.end(), n.inputs.begin() + static_cast<std::ptrdiff_t>(at));
+}
+
 // A QLinearConv's weights in one kernel's layout (pack(conv), none where that kernel does not
 // apply) as its input `index`, named after the weights plus `suffix`; the original weights stay.
 bool add_weights_input(Graph& g, Node& conv, std::size_t index, const char* suffix,
@@ -87,8 +96,7 @@ bool add_weights_input(Graph& g, Node& conv, std::size_t index, const char* suff
   if (conv.has_input(index)) return false;
   std::optional<Tensor> packed = pack(conv);
   if (!packed) return false;
-  conv.inputs.resize(index, nullptr);  // absent inputs (the bias) stay absent
-  conv.inputs.push_back(add_constant(g, conv.inputs[3]->name + suffix, std::move(*packed)));
+  set_packed_inputs(conv, index, {add_constant(g, conv.inputs[3]->name + suffix, std::move(*packed))});
   return true;
 }
 
@@ -100,14 +108,17 @@ bool add_qgemm_packed_b(Graph& g, Node& n) {
   std::optional<std::pair<Tensor, Tensor>> packed = integer_product_packed_b(n);
   if (!packed) return false;
   const std::string name = n.inputs[n.op_type == "MatMulInteger" ? 1 : 3]->name;
-  n.inputs.resize(at, nullptr);  // absent zero points and bias stay absent
-  n.inputs.push_back(add_constant(g, name + "_qgemm", std::move(packed->first)));
-  n.inputs.push_back(add_constant(g, name + "_qgemm_terms", std::move(packed->second)));
+  set_packed_inputs(n, at, {add_constant(g, name + "_qgemm", std::move(packed->first)),
+                            add_constant(g, name + "_qgemm_terms", std::move(packed->second))});
   return true;
 }
 
-// QLinearConv through rt::qconv_vnni (the matrix product takes the original without VNNI).
+// QLinearConv through rt::qconv_vnni (the matrix product takes the original without VNNI); not
+// where pack-dot-product-weights gave it rt::qconv_avx2's pairs (a target sure of AVX2 and not
+// of VNNI: native on an AVX2 host), which it takes. (Until this round the VNNI weights replaced
+// the pairs there, leaving such Convs the im2col or plane kernel built without VNNI.)
 bool add_vnni_weights(Graph& g, Node& conv) {
+  if (conv.has_input(kAvx2PairsInput)) return false;
   return add_weights_input(g, conv, kVnniWeightsInput, "_vnni", qlinear_conv_vnni_weights);
 }
 
@@ -162,8 +173,7 @@ bool add_dual_mac_weights(Graph& g, Node& conv, bool helium) {
   if (conv.has_input(kDualMacWeightsInput)) return false;
   std::optional<Tensor> packed = qlinear_conv_dual_mac_weights(conv, helium);
   if (!packed) return false;
-  conv.inputs.resize(kDualMacWeightsInput, nullptr);  // absent inputs stay absent
-  conv.inputs.push_back(add_constant(g, conv.inputs[3]->name + "_pairs", std::move(*packed)));
+  set_packed_inputs(conv, kDualMacWeightsInput, {add_constant(g, conv.inputs[3]->name + "_pairs", std::move(*packed))});
   return true;
 }
 

@@ -274,3 +274,111 @@ TEST_CASE("qconv_gemm (VNNI, AVX2 or portable tile) matches the direct sum of a 
     CHECK(got == expected);
   }
 }
+
+namespace {
+
+// rt::RequantizeAddOutput (TensorRT's residual taken into a QLinearConv) through every kernel this
+// build has, against its definition computed here in double: clamp(round_half_even((acc + bias[m])
+// * multiplier[m] + (r - zr) * r_multiplier) + zy, low, high). The multipliers are powers of two and
+// 0.75, so float computes every value exactly and the ties (many) are the definition's, to even.
+template <class Y, class T>
+void check_residual(const rt::ConvParams& p, std::mt19937& rng, std::int32_t low, std::int32_t high) {
+  std::uniform_int_distribution<int> byte(0, 255);
+  const bool depthwise = p.group > 1;
+  const index_t k = p.in_channels / p.group * p.k_h * p.k_w;
+  std::vector<std::uint8_t> x(static_cast<std::size_t>(p.batch * p.in_channels * p.in_h * p.in_w));
+  std::vector<std::int8_t> w(static_cast<std::size_t>(p.out_channels * k));
+  for (auto& v : x) v = static_cast<std::uint8_t>(byte(rng));
+  for (auto& v : w) v = static_cast<std::int8_t>(depthwise ? byte(rng) - 128 : byte(rng) % 17 - 8);
+  const std::uint8_t zx = 93;
+  const index_t plane = p.out_h * p.out_w;
+  const std::size_t outputs = static_cast<std::size_t>(p.batch * p.out_channels * plane);
+  std::vector<std::int32_t> acc(outputs), scratch_plane(static_cast<std::size_t>(plane));
+  const rt::QuantOperand<std::uint8_t> xq{x.data(), &zx, 0};
+  const rt::QuantOperand<std::int8_t> wq{w.data(), nullptr, 0};
+  rt::conv_integer(p, xq, wq, rt::StoreInt32{acc.data()}, scratch_plane.data());
+  std::vector<T> r(outputs);
+  for (auto& v : r) v = static_cast<T>(byte(rng));
+  const std::int32_t zr = std::numeric_limits<T>::is_signed ? 3 : 131;
+  const std::int32_t zy = std::numeric_limits<Y>::is_signed ? -9 : 117;
+  const float r_multiplier = 0.75f;
+  std::vector<std::int32_t> bias(static_cast<std::size_t>(p.out_channels));
+  std::vector<rt::Requant> requant(bias.size());
+  for (std::size_t m = 0; m < bias.size(); ++m) {
+    bias[m] = static_cast<std::int32_t>(m * 613 % 2001) - 1000;
+    requant[m] = rt::make_requant(std::ldexp(1.0f, -9 - static_cast<int>(m % 3)));
+  }
+  std::vector<Y> expected(outputs);
+  for (std::size_t i = 0; i < outputs; ++i) {
+    const std::size_t m = static_cast<std::size_t>(static_cast<index_t>(i) / plane % p.out_channels);
+    const double v = static_cast<double>(acc[i] + bias[m]) * std::ldexp(1.0, -9 - static_cast<int>(m % 3)) +
+                     (static_cast<double>(r[i]) - zr) * 0.75;
+    const double q = std::nearbyint(v) + zy;  // (the default rounding mode: ties to even)
+    expected[i] = static_cast<Y>(std::min<double>(high, std::max<double>(low, q)));
+  }
+  const auto stage = [&](std::vector<Y>& y) {
+    return rt::requantize_add(rt::RequantizeOutput<Y>{y.data(), bias.data(), requant.data(), 1, zy}, r.data(), zr,
+                              r_multiplier, low, high);
+  };
+  std::vector<Y> y(outputs);
+  rt::conv_integer(p, xq, wq, stage(y), scratch_plane.data());
+  CHECK(y == expected);
+  std::fill(y.begin(), y.end(), Y{0});
+  rt::conv_integer_direct(p, xq, wq, stage(y));
+  CHECK(y == expected);
+  if (depthwise) {
+    std::vector<unsigned char> scratch(static_cast<std::size_t>(rt::depthwise_integer_any_scratch_bytes(p)) + 64);
+    std::fill(y.begin(), y.end(), Y{0});
+    rt::depthwise_integer_any(p, xq, wq, stage(y), scratch.data());
+    CHECK(y == expected);
+    std::fill(y.begin(), y.end(), Y{0});
+    rt::depthwise_integer_in_place(p, xq, wq, stage(y));  // (VBMI or AVX2 where built)
+    CHECK(y == expected);
+    return;
+  }
+  std::vector<index_t> row_sums(static_cast<std::size_t>(p.out_channels));
+  rt::qconv_weight_row_sums(p, w.data(), row_sums.data());
+  for (index_t cols : {16, 48}) {
+    std::vector<std::uint8_t> scratch(static_cast<std::size_t>(rt::qconv_gemm_scratch_bytes(p, cols)));
+    std::fill(y.begin(), y.end(), Y{0});
+    rt::qconv_gemm(p, x.data(), zx, w.data(), row_sums.data(), stage(y), cols, scratch.data());
+    CHECK(y == expected);
+  }
+#if defined(ONNXC_QCONV_VNNI)
+  if (rt::qconv_vnni_applies(p)) {
+    std::vector<std::int8_t> packed(static_cast<std::size_t>(rt::qconv_vnni_weights_bytes(p)));
+    rt::qconv_vnni_pack_weights(p, w.data(), packed.data());
+    std::fill(y.begin(), y.end(), Y{0});
+    rt::qconv_vnni(p, x.data(), zx, packed.data(), row_sums.data(), stage(y));
+    CHECK(y == expected);
+  }
+#endif
+#if defined(ONNXC_QCONV_AVX2)
+  if (rt::qconv_avx2_applies(p)) {
+    std::vector<std::int32_t> packed(static_cast<std::size_t>(rt::qconv_avx2_weight_words(p)));
+    rt::qconv_avx2_pack_weights(p, w.data(), packed.data());
+    std::fill(y.begin(), y.end(), Y{0});
+    rt::qconv_avx2(p, x.data(), zx, packed.data(), stage(y));
+    CHECK(y == expected);
+  }
+#endif
+}
+
+}  // namespace
+
+TEST_CASE("a residual added before the requantization (RequantizeAddOutput): every conv kernel, ties to even, clamps",
+          "[quant]") {
+  std::mt19937 rng(29);
+  // One group: 5 -> 20 channels 3 x 3 on 9 x 20 (rows of 20: vectors and tails), batch 2; 1 x 1
+  // 16 -> 33 on 8 x 8. Depthwise 16 channels 3 x 3 stride 2 on 13 x 29 and stride 1 on 7 x 40.
+  const rt::ConvParams one_group = {2, 5, 20, 1, 1, 9, 20, 1, 9, 20, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0, 1, 1};
+  const rt::ConvParams pointwise = {1, 16, 33, 1, 1, 8, 8, 1, 8, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0};
+  const rt::ConvParams strided = {1, 16, 16, 16, 1, 13, 29, 1, 7, 15, 1, 3, 3, 1, 2, 2, 1, 1, 1, 0, 1, 1};
+  const rt::ConvParams depthwise = {2, 16, 16, 16, 1, 7, 40, 1, 7, 40, 1, 3, 3, 1, 1, 1, 1, 1, 1, 0, 1, 1};
+  for (const rt::ConvParams& p : {one_group, pointwise, strided, depthwise}) {
+    check_residual<std::uint8_t, std::uint8_t>(p, rng, 0, 255);
+    check_residual<std::uint8_t, std::int8_t>(p, rng, 117, 255);  // a Relu after the Q: the zero point up
+    check_residual<std::int8_t, std::uint8_t>(p, rng, -9, 40);    // a Clip
+    check_residual<std::int8_t, std::int8_t>(p, rng, -128, 127);
+  }
+}

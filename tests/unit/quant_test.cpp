@@ -13,6 +13,7 @@
 #include "onnxc/quant_resize.h"
 #include "onnxc/quant_softmax.h"
 #include "ops/conv_algorithm.h"
+#include "ops/quant_common.h"
 #include "passes/pipeline.h"
 #include "passes/qdq_patterns.h"
 
@@ -500,6 +501,29 @@ TEST_CASE("lower-qdq turns residual Adds, zero Pads and global average pools int
   CHECK(std::count(ops.begin(), ops.end(), "DequantizeLinear") == 1);
   for (const auto& n : lowered.model.graph.nodes)
     if (n->op_type == "Pad") CHECK(n->inputs[0]->dtype == onnxc::DType::Uint8);
+}
+
+TEST_CASE("lower-qdq takes TensorRT's residual Adds into the products' requantization", "[quant]") {
+  // make.py qdq_residual: three Convs, a Gemm and a MatMul whose float outputs only an Add with a
+  // dequantized activation reads, the sum quantized (Relu or Clip before the Q, or after it).
+  const std::string path = std::string(ONNXC_TEST_DIR) + "/models/quant/qdq_residual/model.onnx";
+  const onnxc::Compilation lowered = onnxc::compile_model(path, {});
+  const std::vector<std::string> ops = op_types(lowered);
+  CHECK(std::count(ops.begin(), ops.end(), "QLinearConv") == 3);
+  CHECK(std::count(ops.begin(), ops.end(), "QLinearMatMulBias") == 2);
+  for (const char* op : {"Conv", "Gemm", "MatMul", "Add", "Relu", "Clip", "QLinearAdd"}) CHECK_FALSE(contains(ops, op));
+  int residuals = 0, clamped = 0;
+  for (const auto& n : lowered.model.graph.nodes) {
+    const bool conv = n->op_type == "QLinearConv";
+    if (!conv && n->op_type != "QLinearMatMulBias") continue;
+    const std::size_t r = conv ? onnxc::kResidualInput : onnxc::kMatMulResidualInput;
+    residuals += n->has_input(r);
+    clamped += n->has_attr(onnxc::kResidualLowAttr) || n->has_attr(onnxc::kResidualHighAttr);
+  }
+  CHECK(residuals == 5);
+  // c2's Relu after its Q and c3's Clip; c1's and m's Relus clamp nothing (their Qs' zero point is 0).
+  CHECK(clamped == 2);
+  CHECK(onnxc::float_steps_between_integers(lowered.model.graph).empty());
 }
 
 TEST_CASE("QLinearAdd: rescales both operands to the output scale, rounds ties to even, saturates", "[quant]") {

@@ -469,6 +469,76 @@ inline void store_row_started(const RequantizeLookupOutput<Q, R>& out, index_t c
   store_row(out, channel, i, acc, n, out.requant.bias ? out.requant.bias[channel] : 0);  // (adds 0)
 }
 
+// The float multiplier of a Requant or RequantConstant (exactly mantissa * 2^exponent where the
+// constant keeps only those).
+inline float requant_multiplier(const Requant& r) { return r.multiplier; }
+inline float requant_multiplier(const RequantConstant& r) {
+#ifdef ONNXC_REQUANTIZE_IN_INTEGERS
+  return std::ldexp(static_cast<float>(r.mantissa), r.exponent);
+#else
+  return r.multiplier;
+#endif
+}
+
+// A requantized output with a second 8-bit tensor added before the rounding (TensorRT's residual,
+// `Conv -> Add(DQ(r)) [-> Relu] -> Q`, whose product has no quantization of its own):
+//   y[i] = clamp(round_half_even(float(acc + bias) * multiplier + float(r[i] - r_zero) * r_multiplier)
+//                + zero_point, low, high)
+// multiplier = x_scale * w_scale[channel] / y_scale, r_multiplier = r_scale / y_scale; [low, high]
+// within Q's range (a Relu or Clip after the Q; Q's whole range for none). r has y's shape. In
+// float on every target (the integer-only requantization has no form for the sum of two products).
+template <class Q, class R = Requant, class T = Q>
+struct RequantizeAddOutput {
+  RequantizeOutput<Q, R> requant;
+  const T* residual;
+  std::int32_t residual_zero_point;
+  float residual_multiplier;
+  std::int32_t low, high;
+  // The value before the rounding, clamped to [low, high] less the zero point (NaN to 0).
+  static float clamped(float v, float lo, float hi) {
+    v = v == v ? v : 0.0f;
+    return v < lo ? lo : (v > hi ? hi : v);
+  }
+  void operator()(index_t channel, index_t i, std::int32_t acc) const {
+    const std::int32_t biased = static_cast<std::int32_t>(
+        static_cast<std::uint32_t>(acc) + (requant.bias ? static_cast<std::uint32_t>(requant.bias[channel]) : 0u));
+    const std::int32_t zp = requant.zero_point;
+    const float v = static_cast<float>(biased) * requant_multiplier(requant.requant[channel * requant.requant_stride]) +
+                    static_cast<float>(static_cast<std::int32_t>(residual[i]) - residual_zero_point) * residual_multiplier;
+    const float magic = 12582912.0f;  // rounds |v| < 2^22 to the nearest integer, ties to even
+    const float c = clamped(v, static_cast<float>(low - zp), static_cast<float>(high - zp));
+    requant.y[i] = static_cast<Q>(static_cast<std::int32_t>((c + magic) - magic) + zp);
+  }
+};
+
+// The stage from QLinearConv's requantized output (the generated code names no types).
+template <class Q, class R, class T>
+inline RequantizeAddOutput<Q, R, T> requantize_add(const RequantizeOutput<Q, R>& requant, const T* residual,
+                                                   std::int32_t residual_zero_point, float residual_multiplier,
+                                                   std::int32_t low, std::int32_t high) {
+  return {requant, residual, residual_zero_point, residual_multiplier, low, high};
+}
+
+// The same for a row, the channel's bias and multiplier read once (the loop vectorises).
+template <class Q, class R, class T>
+inline void store_row(const RequantizeAddOutput<Q, R, T>& out, index_t channel, index_t i, const std::int32_t* acc,
+                      index_t n, std::int32_t offset) {
+  const std::uint32_t add = requant_addend(out.requant, channel, offset);
+  const float m = requant_multiplier(out.requant.requant[channel * out.requant.requant_stride]);
+  const float rm = out.residual_multiplier;
+  const std::int32_t zp = out.requant.zero_point, rz = out.residual_zero_point;
+  const float lo = static_cast<float>(out.low - zp), hi = static_cast<float>(out.high - zp);
+  const float magic = 12582912.0f;
+  const T* r = out.residual + i;
+  Q* y = out.requant.y + i;
+  for (index_t j = 0; j < n; ++j) {
+    const float v = static_cast<float>(static_cast<std::int32_t>(static_cast<std::uint32_t>(acc[j]) + add)) * m +
+                    static_cast<float>(static_cast<std::int32_t>(r[j]) - rz) * rm;
+    const float c = RequantizeAddOutput<Q, R, T>::clamped(v, lo, hi);
+    y[j] = static_cast<Q>(static_cast<std::int32_t>((c + magic) - magic) + zp);
+  }
+}
+
 }  // namespace rt
 }  // namespace onnxc
 
@@ -514,6 +584,29 @@ inline void store_vector(const RequantizeOutput<Q, R>& out, index_t channel, ind
   _mm512_mask_cvtepi32_storeu_epi8(out.y + i, mask, q);  // in Q's range: truncation keeps it
 }
 #endif
+
+// RequantizeAddOutput's row in the vector, bit for bit its store_row: the residual's bytes
+// widened, both products in float, clamped to [low, high] less the zero point, rounded to nearest
+// even (the default rounding mode).
+template <class Q, class R, class T>
+inline void store_vector(const RequantizeAddOutput<Q, R, T>& out, index_t channel, index_t i, __m512i acc, index_t n,
+                         std::int32_t offset) {
+  const __mmask16 all = 0xFFFF;
+  const __mmask16 mask = n >= 16 ? all : static_cast<__mmask16>((1u << n) - 1u);
+  const std::int32_t zp = out.requant.zero_point;
+  const std::int32_t add = static_cast<std::int32_t>(requant_addend(out.requant, channel, offset));
+  const float multiplier = requant_multiplier(out.requant.requant[channel * out.requant.requant_stride]);
+  const __m128i bytes = _mm_maskz_loadu_epi8(mask, out.residual + i);
+  const __m512i r = std::numeric_limits<T>::is_signed ? _mm512_cvtepi8_epi32(bytes) : _mm512_cvtepu8_epi32(bytes);
+  const __m512 rv = _mm512_maskz_cvtepi32_ps(all, _mm512_sub_epi32(r, _mm512_set1_epi32(out.residual_zero_point)));
+  const __m512i biased = _mm512_add_epi32(acc, _mm512_set1_epi32(add));
+  __m512 v = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, biased), _mm512_set1_ps(multiplier));
+  v = _mm512_add_ps(v, _mm512_mul_ps(rv, _mm512_set1_ps(out.residual_multiplier)));  // (no FMA: store_row's two roundings)
+  v = _mm512_maskz_min_ps(all, _mm512_maskz_max_ps(all, v, _mm512_set1_ps(static_cast<float>(out.low - zp))),
+                          _mm512_set1_ps(static_cast<float>(out.high - zp)));
+  const __m512i q = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(all, v), _mm512_set1_epi32(zp));
+  _mm512_mask_cvtepi32_storeu_epi8(out.requant.y + i, mask, q);
+}
 #endif
 
 // A quantized operand: data with its zero point (null: 0), one per tensor (zero_point_stride 0)

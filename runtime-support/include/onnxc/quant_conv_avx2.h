@@ -68,6 +68,42 @@ inline void store_vector8(const RequantizeOutput<Q, R>& out, index_t channel, in
 }
 #endif
 
+// RequantizeAddOutput's row of n <= 8 lanes in the vector, bit for bit its store_row (quant.h).
+template <class Q, class R, class T>
+inline void store_vector8(const RequantizeAddOutput<Q, R, T>& out, index_t channel, index_t i, __m256i acc, index_t n,
+                          std::int32_t offset) {
+  static_assert(sizeof(Q) == 1 && sizeof(T) == 1, "8-bit outputs and residuals");
+  const std::int32_t zp = out.requant.zero_point;
+  const std::int32_t add = static_cast<std::int32_t>(requant_addend(out.requant, channel, offset));
+  const float multiplier = requant_multiplier(out.requant.requant[channel * out.requant.requant_stride]);
+  alignas(16) T rb[16] = {};
+  std::int64_t eight = 0;
+  if (n >= 8) {
+    std::memcpy(&eight, out.residual + i, 8);
+  } else {
+    for (index_t j = 0; j < n; ++j) rb[j] = out.residual[i + j];
+    std::memcpy(&eight, rb, 8);
+  }
+  const __m128i bytes = _mm_cvtsi64_si128(eight);
+  const __m256i r = std::numeric_limits<T>::is_signed ? _mm256_cvtepi8_epi32(bytes) : _mm256_cvtepu8_epi32(bytes);
+  const __m256 rv = _mm256_cvtepi32_ps(_mm256_sub_epi32(r, _mm256_set1_epi32(out.residual_zero_point)));
+  const __m256i biased = _mm256_add_epi32(acc, _mm256_set1_epi32(add));
+  __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(biased), _mm256_set1_ps(multiplier));
+  v = _mm256_add_ps(v, _mm256_mul_ps(rv, _mm256_set1_ps(out.residual_multiplier)));
+  v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(static_cast<float>(out.low - zp))),
+                    _mm256_set1_ps(static_cast<float>(out.high - zp)));
+  const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(v), _mm256_set1_epi32(zp));
+  const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+  const __m128i packed = std::numeric_limits<Q>::is_signed ? _mm_packs_epi16(words, words) : _mm_packus_epi16(words, words);
+  if (n >= 8) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out.requant.y + i), packed);
+    return;
+  }
+  alignas(16) Q b[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(b), packed);
+  for (index_t j = 0; j < n; ++j) out.requant.y[i + j] = b[j];
+}
+
 // Sixteen positions of two channels (a, b: 16 bytes each) as two vectors of eight lanes
 // (a_j - zx, b_j - zx) of int16.
 inline void qconv_avx2_widen(__m128i a, __m128i b, __m256i zx, __m256i* dst) {
