@@ -2,6 +2,7 @@
 // run_parallel: every task of every loop runs exactly once, loops follow each other without
 // mixing, and rt::parallel_for over it computes what the serial loop computes.
 #include <atomic>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -33,6 +34,32 @@ TEST_CASE("ThreadPool runs every task of every loop exactly once", "[thread_pool
         REQUIRE(counts.hits[i].load() == 1);
       }
     }
+  }
+}
+
+TEST_CASE("ThreadPool's worker starts on its own block of the loop's tasks", "[thread_pool]") {
+  // Task 0 (the calling thread's first) holds on until another task has started, so the worker
+  // claims first: it must take the first task of its block, task n / 2 (the second of 2 blocks),
+  // not the next index after task 0. Then the threads run consecutive steps cut alike over the
+  // same data, each in its own cache.
+  onnxc::ThreadPool pool(2);
+  const onnxc_parallel_for parallel = pool.parallel_for();
+  for (std::size_t n : {2, 7, 8, 100}) {
+    struct Order {
+      std::atomic<long> first_other{-1};
+      static void task(void* self, std::size_t i) {
+        auto& o = *static_cast<Order*>(self);
+        if (i != 0) {
+          long none = -1;
+          o.first_other.compare_exchange_strong(none, static_cast<long>(i));
+          return;
+        }
+        for (long spin = 0; o.first_other.load() < 0 && spin < 2000000000L; ++spin) std::this_thread::yield();
+      }
+    } order;
+    parallel.run(parallel.context, n, &Order::task, &order);
+    INFO("tasks " << n);
+    REQUIRE(order.first_other.load() == static_cast<long>(n / 2));
   }
 }
 
