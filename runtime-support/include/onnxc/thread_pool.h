@@ -63,8 +63,9 @@ class ThreadPool {
     std::uint64_t tasks = 0, generation = 0;
   };
   // Thread t's block of a loop's tasks: the next unclaimed index in the low 32 bits, the loop's
-  // generation in the high ones, so a worker still holding an older loop can never claim a task
-  // of the current one. One cache line each: the owner's claims stay in its own cache.
+  // generation in the high ones (its low 32 bits: the comparison must still hold after 2^32
+  // loops, which a server running a model a thousand times a second makes in about half a day),
+  // so a worker still holding an older loop can never claim a task of the current one. One cache line each: the owner's claims stay in its own cache.
   struct alignas(64) Claim {
     std::atomic<std::uint64_t> next{0};
   };
@@ -129,7 +130,7 @@ class ThreadPool {
       const std::uint64_t end = block_begin(loop, t + 1);
       std::atomic<std::uint64_t>& claim = claims_[t].next;
       std::uint64_t next = claim.load();
-      while ((next >> 32) == loop.generation && (next & 0xffffffffu) < end) {
+      while ((next >> 32) == (loop.generation & 0xffffffffu) && (next & 0xffffffffu) < end) {
         if (!claim.compare_exchange_weak(next, next + 1)) continue;
         loop.task(loop.context, static_cast<std::size_t>(next & 0xffffffffu));
         ++ran;
