@@ -37,7 +37,8 @@ namespace onnxc {
 // A pool of `threads` - 1 worker threads; run_parallel's calling thread is the other one.
 class ThreadPool {
  public:
-  explicit ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads), claims_(new Claim[static_cast<std::size_t>(threads_)]) {
+  explicit ThreadPool(int threads)
+      : threads_(threads < 1 ? 1 : threads), claims_(new Claim[static_cast<std::size_t>(threads_)]) {
     for (int i = 1; i < threads_; ++i) workers_.emplace_back([this, i] { work(i); });
   }
   ~ThreadPool() {
@@ -65,7 +66,8 @@ class ThreadPool {
   // Thread t's block of a loop's tasks: the next unclaimed index in the low 32 bits, the loop's
   // generation in the high ones (its low 32 bits: the comparison must still hold after 2^32
   // loops, which a server running a model a thousand times a second makes in about half a day),
-  // so a worker still holding an older loop can never claim a task of the current one. One cache line each: the owner's claims stay in its own cache.
+  // so a worker still holding an older loop can never claim a task of the current one. One cache
+  // line each: the owner's claims stay in its own cache.
   struct alignas(64) Claim {
     std::atomic<std::uint64_t> next{0};
   };
