@@ -726,7 +726,7 @@ int main(int argc, char** argv) {
   bench->add_option("--predict-threads", bopt.predict_threads,
                     "--layers on one thread through run_parallel, timing each task of each parallel loop, and per step "
                     "the loops, tasks, predicted time on N threads and each thread's busy time, if the harness's pool "
-                    "took those tasks (each thread the next task when free); then the predicted scaling and the "
+                    "took those tasks (each thread its own block of them in order, then the others' rest); then the predicted scaling and the "
                     "serial steps' share. Implies --layers; not with --threads. Memory and cache contention between "
                     "the threads are not counted.")
       ->type_name("N")

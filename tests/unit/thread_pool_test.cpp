@@ -2,6 +2,8 @@
 // run_parallel: every task of every loop runs exactly once, loops follow each other without
 // mixing, and rt::parallel_for over it computes what the serial loop computes.
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -32,6 +34,37 @@ TEST_CASE("ThreadPool runs every task of every loop exactly once", "[thread_pool
         INFO("threads " << threads << ", round " << round << ", task " << i << " of " << n);
         REQUIRE(counts.hits[i].load() == 1);
       }
+    }
+  }
+}
+
+TEST_CASE("ThreadPool's worker starts on its own block of the loop's tasks", "[thread_pool]") {
+  // Task 0 (the calling thread's first) holds on until another task has started, so the worker
+  // claims first: it must take the first task of its block, task n / 2 (the second of 2 blocks),
+  // not the next index after task 0. Then the threads run consecutive steps cut alike over the
+  // same data, each in its own cache. After a pause of 20 ms the worker has gone to sleep and
+  // must be woken (else task 0 gives up after 10 s and the check fails).
+  onnxc::ThreadPool pool(2);
+  const onnxc_parallel_for parallel = pool.parallel_for();
+  for (int pause_ms : {0, 20}) {
+    for (std::size_t n : {2, 7, 8, 100}) {
+      struct Order {
+        std::atomic<long> first_other{-1};
+        static void task(void* self, std::size_t i) {
+          auto& o = *static_cast<Order*>(self);
+          if (i != 0) {
+            long none = -1;
+            o.first_other.compare_exchange_strong(none, static_cast<long>(i));
+            return;
+          }
+          const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+          while (o.first_other.load() < 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+        }
+      } order;
+      std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+      parallel.run(parallel.context, n, &Order::task, &order);
+      INFO("tasks " << n << ", after a pause of " << pause_ms << " ms");
+      REQUIRE(order.first_other.load() == static_cast<long>(n / 2));
     }
   }
 }
