@@ -48,7 +48,6 @@ inline bool applies(const ConvParams& p) {
 #define ONNXC_DEPTHWISE_NEON 1  // conv_depthwise(_in_place) take depthwise_neon_detail
 
 struct Clamp {
-  bool clamps;
   float32x4_t lo, hi;
 };
 
@@ -62,12 +61,14 @@ ONNXC_INLINE void store_part(float32x4_t v, float* y, index_t cols) {
   }
 }
 
+// Clamped to [lo, hi] (-inf and inf where the activation is not a clamp: FMAX and FMIN keep
+// NaN), stored.
 template <int R, int V>
 ONNXC_INLINE void store_tile(float32x4_t (&acc)[R][V], float* y, index_t out_w, index_t cols, const Clamp& c) {
+  const float32x4_t lo = c.lo, hi = c.hi;  // in registers across the stores
   ONNXC_UNROLL for (int r = 0; r < R; ++r) {
     ONNXC_UNROLL for (int v = 0; v < V; ++v) {
-      float32x4_t o = acc[r][v];
-      if (c.clamps) o = vminq_f32(vmaxq_f32(o, c.lo), c.hi);
+      const float32x4_t o = vminq_f32(vmaxq_f32(acc[r][v], lo), hi);
       if (v + 1 < V || cols == 4) vst1q_f32(y + r * out_w + 4 * v, o);
       else store_part(o, y + r * out_w + 4 * v, cols);
     }
@@ -159,99 +160,185 @@ inline void loop_tile(const ConvParams& p, const float* const* in, const float* 
   store_tile<1, V>(acc, y, p.out_w, cols, c);
 }
 
-// Input row ih of plane xc from column c0 on, `span` columns: the row itself where they all lie
-// in it, else a copy in `strip` zero outside the row; a row outside the plane is the zero row.
-inline const float* tile_row(const ConvParams& p, const float* xc, index_t ih, index_t c0, index_t span,
-                             const float* zero_row, float* strip) {
-  if (ih < 0 || ih >= p.in_h) return zero_row;
-  const float* row = xc + ih * p.in_w;
-  if (c0 >= 0 && c0 + span <= p.in_w) return row + c0;
-  for (index_t j = 0; j < span; ++j) {
-    const index_t col = c0 + j;
-    strip[j] = col >= 0 && col < p.in_w ? row[col] : 0.0f;
-  }
-  return strip;
+// dst[i] = src[i] for i < n, by vectors and then floats (short rows: a call of memcpy, which
+// GCC makes of a plain loop, costs more than the copy).
+ONNXC_INLINE void copy_row(const float* src, index_t n, float* dst) {
+  index_t i = 0;
+  for (; i + 4 <= n; i += 4) vst1q_f32(dst + i, vld1q_f32(src + i));
+  for (; i < n; ++i) vst1q_lane_f32(dst + i, vld1q_dup_f32(src + i), 0);
 }
 
-struct Plane {
+// Where a tile's input rows come from. In place: input row ih of plane x from column c0 on, the
+// row itself where the tile's `span` columns all lie in it, else a copy in strip `slot`, zero
+// outside the row (zeroed by whole vectors, the row's part copied by copy_row); a row outside
+// the plane is the zero row.
+struct InPlaceRows {
+  const ConvParams& p;
   const float* x;
-  const float* w;
-  float bias;
-  float* y;
+  const float* zero_row;
+  float* strips;
+  // Whether a tile reading columns [c0, c0 + span) of every row reads it in place.
+  bool in_row(index_t c0, index_t span) const { return c0 >= 0 && c0 + span <= p.in_w; }
+  // Row ih from column 0 (a row of the plane).
+  const float* row(index_t ih) const { return x + ih * p.in_w; }
+  bool in_plane(index_t ih) const { return ih >= 0 && ih < p.in_h; }
+  const float* operator()(index_t ih, index_t c0, index_t span, index_t slot) const {
+    if (ih < 0 || ih >= p.in_h) return zero_row;
+    const float* row = x + ih * p.in_w;
+    if (c0 >= 0 && c0 + span <= p.in_w) return row + c0;
+    float* strip = strips + slot * kStripFloats;
+    for (index_t j = 0; j < span; j += 4) vst1q_f32(strip + j, vdupq_n_f32(0.0f));
+    const index_t lo = c0 < 0 ? 0 : c0, hi = c0 + span < p.in_w ? c0 + span : p.in_w;
+    if (hi > lo) copy_row(row + lo, hi - lo, strip + (lo - c0));
+    return strip;
+  }
 };
 
+// A padded copy of the whole plane (small planes, where most tiles would reach past a row's
+// end): every tile reads it in place.
+struct PaddedRows {
+  const float* plane;
+  index_t width, pad_h, pad_w;
+  bool in_row(index_t, index_t) const { return true; }
+  const float* row(index_t ih) const { return plane + (ih + pad_h) * width + pad_w; }
+  bool in_plane(index_t) const { return true; }
+  const float* operator()(index_t ih, index_t c0, index_t, index_t) const {
+    return plane + (ih + pad_h) * width + c0 + pad_w;
+  }
+};
+
+// The padded plane's rows and columns: those the tiles read (whole tiles of columns).
+inline index_t padded_width(const ConvParams& p) {
+  const index_t tile = 4 * kTileVectors;
+  return (p.out_w + tile - 1) / tile * tile * p.stride_w + (p.k_w - 1) * p.dilation_w + 1;
+}
+inline index_t padded_height(const ConvParams& p) { return (p.out_h - 1) * p.stride_h + (p.k_h - 1) * p.dilation_h + 1; }
+constexpr index_t kPaddedPlaneFloats = 2048;  // on the stack (8 KB)
+inline bool pads_plane(const ConvParams& p) { return padded_width(p) * padded_height(p) <= kPaddedPlaneFloats; }
+
+// The vectors and the stored columns of the last of the tile of columns from ow.
+struct TileColumns {
+  index_t vectors, cols;
+};
+inline TileColumns tile_columns(index_t out_w, index_t ow) {
+  const index_t left = out_w - ow;
+  if (left >= 4 * kTileVectors) return {kTileVectors, 4};
+  const index_t vectors = (left + 3) / 4;
+  return {vectors, left - 4 * (vectors - 1)};
+}
+
 // Output rows [oh, oh + R) of a fixed plane (S, K: stride and kernel, dilation 1).
-template <int S, int K, int R>
-inline void fixed_rows(const ConvParams& p, const Plane& d, const float32x4_t* w, index_t oh, const float* zero_row,
-                       float* strips, const Clamp& c) {
+template <int S, int K, int R, class Rows>
+inline void fixed_rows(const ConvParams& p, const Rows& rows, const float32x4_t* w, float bias, float* yc, index_t oh,
+                       const Clamp& c) {
   constexpr int kIn = (R - 1) * S + K;
   const index_t ih0 = oh * S - p.pad_h;
+  constexpr index_t kTile = 4 * kTileVectors;
   const float* in[kIn];
-  float* y = d.y + oh * p.out_w;
-  for (index_t ow = 0; ow < p.out_w; ow += 4 * kTileVectors) {
-    const index_t left = p.out_w - ow;
-    const index_t vectors = left >= 4 * kTileVectors ? kTileVectors : (left + 3) / 4;
-    const index_t cols = left >= 4 * kTileVectors ? 4 : left - 4 * (vectors - 1);
-    const index_t c0 = ow * S - p.pad_w, span = span_of(p, vectors);
-    for (int i = 0; i < kIn; ++i) in[i] = tile_row(p, d.x, ih0 + i, c0, span, zero_row, strips + i * kStripFloats);
-    if (vectors == kTileVectors) fixed_tile<S, K, R, kTileVectors>(in, w, d.bias, y + ow, p.out_w, cols, c);
-    else fixed_tile<S, K, R, 1>(in, w, d.bias, y + ow, p.out_w, cols, c);
+  float* y = yc + oh * p.out_w;
+  auto any_tile = [&](index_t ow) {
+    const TileColumns t = tile_columns(p.out_w, ow);
+    const index_t c0 = ow * S - p.pad_w, span = span_of(p, t.vectors);
+    for (int i = 0; i < kIn; ++i) in[i] = rows(ih0 + i, c0, span, i);
+    if (t.vectors == kTileVectors) fixed_tile<S, K, R, kTileVectors>(in, w, bias, y + ow, p.out_w, t.cols, c);
+    else fixed_tile<S, K, R, 1>(in, w, bias, y + ow, p.out_w, t.cols, c);
+  };
+  const index_t span = span_of(p, kTileVectors);
+  auto whole_in_row = [&](index_t ow) { return ow + kTile <= p.out_w && rows.in_row(ow * S - p.pad_w, span); };
+  index_t ow = 0;
+  for (; ow < p.out_w && !whole_in_row(ow); ow += kTile) any_tile(ow);  // the left border
+  // The tiles inside the rows: each row's pointer moves by a tile (a row outside the plane, the
+  // zero row, stays).
+  if (whole_in_row(ow)) {
+    const float* base[kIn];
+    index_t step[kIn];
+    for (int i = 0; i < kIn; ++i) {
+      const bool inside = rows.in_plane(ih0 + i);
+      base[i] = inside ? rows.row(ih0 + i) + (ow * S - p.pad_w) : rows(ih0 + i, 0, span, i);
+      step[i] = inside ? kTile * S : 0;
+    }
+    for (; whole_in_row(ow); ow += kTile) {
+      fixed_tile<S, K, R, kTileVectors>(base, w, bias, y + ow, p.out_w, 4, c);
+      for (int i = 0; i < kIn; ++i) base[i] += step[i];
+    }
   }
+  for (; ow < p.out_w; ow += kTile) any_tile(ow);  // the right border and the row's tail
 }
 
-template <int S, int K>
-inline void fixed_plane(const ConvParams& p, const Plane& d, const float* zero_row, float* strips, const Clamp& c) {
+template <int S, int K, class Rows>
+inline void fixed_plane(const ConvParams& p, const Rows& rows, const float* wc, float bias, float* yc, const Clamp& c) {
   constexpr int kWeightVectors = (K * K + 3) / 4;
-  float wpad[4 * kWeightVectors] = {};
-  for (int t = 0; t < K * K; ++t) wpad[t] = d.w[t];
-  float32x4_t w[kWeightVectors];
-  for (int q = 0; q < kWeightVectors; ++q) w[q] = vld1q_f32(wpad + 4 * q);
+  float32x4_t w[kWeightVectors];  // the last one's lanes past the kernel zero (no load past it)
+  ONNXC_UNROLL for (int q = 0; q + 1 < kWeightVectors; ++q) w[q] = vld1q_f32(wc + 4 * q);
+  w[kWeightVectors - 1] = vdupq_n_f32(0.0f);
+  ONNXC_UNROLL for (int t = 4 * (kWeightVectors - 1); t < K * K; ++t) {
+    switch (t % 4) {  // (the lane of vld1q_lane_f32 must be a constant)
+      case 0: w[kWeightVectors - 1] = vld1q_lane_f32(wc + t, w[kWeightVectors - 1], 0); break;
+      case 1: w[kWeightVectors - 1] = vld1q_lane_f32(wc + t, w[kWeightVectors - 1], 1); break;
+      case 2: w[kWeightVectors - 1] = vld1q_lane_f32(wc + t, w[kWeightVectors - 1], 2); break;
+      default: w[kWeightVectors - 1] = vld1q_lane_f32(wc + t, w[kWeightVectors - 1], 3); break;
+    }
+  }
   index_t oh = 0;
-  for (; oh + kTileRows <= p.out_h; oh += kTileRows) fixed_rows<S, K, kTileRows>(p, d, w, oh, zero_row, strips, c);
+  for (; oh + kTileRows <= p.out_h; oh += kTileRows) fixed_rows<S, K, kTileRows>(p, rows, w, bias, yc, oh, c);
   if (oh + 2 <= p.out_h) {
-    fixed_rows<S, K, 2>(p, d, w, oh, zero_row, strips, c);
+    fixed_rows<S, K, 2>(p, rows, w, bias, yc, oh, c);
     oh += 2;
   }
-  if (oh < p.out_h) fixed_rows<S, K, 1>(p, d, w, oh, zero_row, strips, c);
+  if (oh < p.out_h) fixed_rows<S, K, 1>(p, rows, w, bias, yc, oh, c);
 }
 
-inline void loop_plane(const ConvParams& p, const Plane& d, const float* zero_row, float* strips, const Clamp& c) {
+template <class Rows>
+inline void loop_plane(const ConvParams& p, const Rows& rows, const float* wc, float bias, float* yc, const Clamp& c) {
   const float* in[kMaxTileInputRows];
   for (index_t oh = 0; oh < p.out_h; ++oh) {
-    float* y = d.y + oh * p.out_w;
+    float* y = yc + oh * p.out_w;
     for (index_t ow = 0; ow < p.out_w; ow += 4 * kTileVectors) {
-      const index_t left = p.out_w - ow;
-      const index_t vectors = left >= 4 * kTileVectors ? kTileVectors : (left + 3) / 4;
-      const index_t cols = left >= 4 * kTileVectors ? 4 : left - 4 * (vectors - 1);
-      const index_t c0 = ow * p.stride_w - p.pad_w, span = span_of(p, vectors);
-      for (index_t kh = 0; kh < p.k_h; ++kh)
-        in[kh] = tile_row(p, d.x, oh * p.stride_h - p.pad_h + kh * p.dilation_h, c0, span, zero_row,
-                          strips + kh * kStripFloats);
-      if (vectors == kTileVectors) loop_tile<kTileVectors>(p, in, d.w, d.bias, y + ow, cols, c);
-      else loop_tile<1>(p, in, d.w, d.bias, y + ow, cols, c);
+      const TileColumns t = tile_columns(p.out_w, ow);
+      const index_t c0 = ow * p.stride_w - p.pad_w, span = span_of(p, t.vectors);
+      for (index_t kh = 0; kh < p.k_h; ++kh) in[kh] = rows(oh * p.stride_h - p.pad_h + kh * p.dilation_h, c0, span, kh);
+      if (t.vectors == kTileVectors) loop_tile<kTileVectors>(p, in, wc, bias, y + ow, t.cols, c);
+      else loop_tile<1>(p, in, wc, bias, y + ow, t.cols, c);
     }
   }
 }
 
-// The planes [range) (images x channels). No scratch: the zero row and the strips are on the
-// stack (6.5 KB).
+template <class Rows>
+inline void plane(const ConvParams& p, const Rows& rows, const float* wc, float bias, float* yc, const Clamp& c) {
+  const bool dense = p.dilation_h == 1 && p.dilation_w == 1 && p.k_h == p.k_w && p.stride_h == p.stride_w;
+  if (dense && p.k_h == 3 && p.stride_w == 1) fixed_plane<1, 3>(p, rows, wc, bias, yc, c);
+  else if (dense && p.k_h == 3 && p.stride_w == 2) fixed_plane<2, 3>(p, rows, wc, bias, yc, c);
+  else if (dense && p.k_h == 5 && p.stride_w == 1) fixed_plane<1, 5>(p, rows, wc, bias, yc, c);
+  else if (dense && p.k_h == 5 && p.stride_w == 2) fixed_plane<2, 5>(p, rows, wc, bias, yc, c);
+  else loop_plane(p, rows, wc, bias, yc, c);
+}
+
+// The planes [range) (images x channels). No scratch: the zero row, the strips and a small
+// plane's padded copy are on the stack (14.5 KB).
 inline void planes(const ConvParams& p, const float* x, const float* w, const float* bias, float* y, Range range,
                    const Epilogue& e) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const Clamp c{vdupq_n_f32(e.activation == Activation::Clip ? e.alpha : e.activation == Activation::Relu ? 0.0f : -inf),
+                vdupq_n_f32(e.activation == Activation::Clip ? e.beta : inf)};
+  const bool padded = pads_plane(p);
   float zero_row[kStripFloats] = {};
   float strips[kMaxTileInputRows * kStripFloats];
-  const bool clamps = packed_gemm_detail::is_clamp(e) && e.activation != Activation::None;
-  const float inf = std::numeric_limits<float>::infinity();
-  const Clamp c{clamps, vdupq_n_f32(e.activation == Activation::Clip ? e.alpha : e.activation == Activation::Relu ? 0.0f : -inf),
-                vdupq_n_f32(e.activation == Activation::Clip ? e.beta : inf)};
-  const bool dense = p.dilation_h == 1 && p.dilation_w == 1 && p.k_h == p.k_w && p.stride_h == p.stride_w;
+  float plane_copy[kPaddedPlaneFloats];
+  const index_t width = padded_width(p), height = padded_height(p);
+  if (padded)
+    for (index_t i = 0; i < width * height; ++i) plane_copy[i] = 0.0f;
+  // The input's rectangle in the padded plane (rows and columns no tile reads left out).
+  const index_t copy_rows = p.in_h < height - p.pad_h ? p.in_h : height - p.pad_h;
+  const index_t copy_cols = p.in_w < width - p.pad_w ? p.in_w : width - p.pad_w;
   for (index_t i = range.begin; i < range.end; ++i) {
-    const DepthwisePlane dp = depthwise_plane(p, i, x, w, bias, y);
-    const Plane d{dp.x, dp.w, dp.bias, dp.y};
-    if (dense && p.k_h == 3 && p.stride_w == 1) fixed_plane<1, 3>(p, d, zero_row, strips, c);
-    else if (dense && p.k_h == 3 && p.stride_w == 2) fixed_plane<2, 3>(p, d, zero_row, strips, c);
-    else if (dense && p.k_h == 5 && p.stride_w == 1) fixed_plane<1, 5>(p, d, zero_row, strips, c);
-    else if (dense && p.k_h == 5 && p.stride_w == 2) fixed_plane<2, 5>(p, d, zero_row, strips, c);
-    else loop_plane(p, d, zero_row, strips, c);
+    const DepthwisePlane d = depthwise_plane(p, i, x, w, bias, y);
+    if (padded) {
+      for (index_t ih = 0; ih < copy_rows; ++ih)
+        copy_row(d.x + ih * p.in_w, copy_cols, plane_copy + (ih + p.pad_h) * width + p.pad_w);
+      plane(p, PaddedRows{plane_copy, width, p.pad_h, p.pad_w}, d.w, d.bias, d.y, c);
+    } else {
+      plane(p, InPlaceRows{p, d.x, zero_row, strips}, d.w, d.bias, d.y, c);
+    }
     if (!packed_gemm_detail::is_clamp(e)) activate_row(e, d.y, p.out_h * p.out_w);
   }
 }
