@@ -4,8 +4,8 @@
 // than a vector, of whole vectors and one column more, 1-d planes, two images; fused clamps in
 // registers and the other activations over the stored rows. Built three times: portable
 // (onnxc_unit_tests: depthwise_detail), -march=native (AVX-512 here) and AVX2 (the stride-phase
-// kernel, depthwise_phases_simd.h, through xsimd); and cross-built for AArch64 (unit.neon: every
-// shape through depthwise_rows_neon.h) and RISC-V vectors (unit.rvv).
+// kernel, depthwise_phases_simd.h, through xsimd); and cross-built for AArch64
+// (unit.neon_depthwise: every shape through depthwise_rows_neon.h) and RISC-V vectors (unit.rvv).
 #include <catch2/catch.hpp>
 
 #include <cstdint>

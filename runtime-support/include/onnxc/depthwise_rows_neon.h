@@ -16,7 +16,7 @@
 // input rows from strips on the stack, zero outside the row, and an input row above or below the
 // plane being a row of zeros. Other kernels (any size, dilation, stride) take a tile of one row whose taps are
 // loops, broadcasting each weight. Tested against rt::conv (tests/unit/depthwise_phases_test.cpp,
-// cross-built: unit.neon).
+// cross-built: unit.neon_depthwise).
 #ifndef ONNXC_DEPTHWISE_ROWS_NEON_H
 #define ONNXC_DEPTHWISE_ROWS_NEON_H
 
