@@ -4,7 +4,8 @@
 // than a vector, of whole vectors and one column more, 1-d planes, two images; fused clamps in
 // registers and the other activations over the stored rows. Built three times: portable
 // (onnxc_unit_tests: depthwise_detail), -march=native (AVX-512 here) and AVX2 (the stride-phase
-// kernel, depthwise_phases_simd.h, through xsimd).
+// kernel, depthwise_phases_simd.h, through xsimd); and cross-built for AArch64
+// (unit.neon_depthwise: every shape through depthwise_rows_neon.h) and RISC-V vectors (unit.rvv).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -119,6 +120,12 @@ TEST_CASE("depthwise with no padding, padding past the kernel's reach, MobileNet
                          Shape{11, 8, 8, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2}, Shape{9, 6, 5, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
                          Shape{3, 7, 7, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
                          Shape{3, 23, 19, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3}, Shape{2, 20, 17, 7, 7, 1, 1, 2, 2, 6, 6, 6, 6},
-                         Shape{19, 30, 30, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3}, Shape{3, 31, 37, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2}})
+                         Shape{19, 30, 30, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3}, Shape{3, 31, 37, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2},
+                         // planes whose padded copy is larger than depthwise_rows_neon.h's stack copy
+                         // (its in-place rows: border strips, row tails): 3x3 and 5x5 stride 1 and 2,
+                         // a dilated 3x3
+                         Shape{1, 130, 131, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, Shape{1, 131, 133, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+                         Shape{1, 140, 141, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2}, Shape{1, 134, 130, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2},
+                         Shape{1, 140, 139, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2}})
     for (const Epilogue& e : kEpilogues) check(params_of(s), e);
 }

@@ -1780,6 +1780,7 @@ inline DepthwisePlane depthwise_plane(const ConvParams& p, index_t plane, const 
 #include "onnxc/depthwise_channels_simd.h"
 #include "onnxc/depthwise_phases_simd.h"
 #include "onnxc/depthwise_rows_simd.h"
+#include "onnxc/depthwise_rows_neon.h"
 namespace onnxc {
 namespace rt {
 
@@ -2574,6 +2575,9 @@ inline void conv_depthwise_in_place(const ConvParams& p, const float* x, const f
   const bool flat = depthwise_in_place_detail::uses_flat_plane(p);
   const bool dense3 = p.k_h == 3 && p.k_w == 3 && p.dilation_w == 1;
   auto compute = [&](Range range) {
+#if defined(ONNXC_DEPTHWISE_NEON)
+    if (depthwise_neon_detail::applies(p)) return depthwise_neon_detail::planes(p, x, w, bias, y, range, e);
+#endif
     if (flat) return depthwise_in_place_detail::flat_planes(p, x, w, bias, y, range, e);
 #if defined(ONNXC_DEPTHWISE_STRIDE2)
     if (depthwise_stride2_detail::applies(p)) return depthwise_stride2_detail::planes(p, x, w, bias, y, range, e);
@@ -2612,6 +2616,9 @@ inline void conv_depthwise(const ConvParams& p, const float* x, const float* w, 
   const bool lanes = false;
 #endif
   if (!lanes && depthwise_in_place_detail::uses_flat_plane(p)) return conv_depthwise_in_place(p, x, w, bias, y, e, parallel);
+#if defined(ONNXC_DEPTHWISE_NEON)
+  if (depthwise_neon_detail::applies(p)) return conv_depthwise_in_place(p, x, w, bias, y, e, parallel);
+#endif
 #if defined(ONNXC_DEPTHWISE_STRIDE2)
   if (depthwise_stride2_detail::applies(p)) return conv_depthwise_in_place(p, x, w, bias, y, e, parallel);
 #endif

@@ -79,7 +79,8 @@ inline Range input_rows(const ConvParams& p, index_t o0, index_t o1) {
 // One channel of a band (q: one plane), by the kernel conv_depthwise_in_place would take for the
 // whole plane where that one reads a band as well: AVX-512's 3x3 stride-2 kernel, else the rows
 // kernel (AVX2, AVX-512: any stride-1 or -2 band; the flat planes, the in-place kernel's choice
-// for 'same' stride-1 planes, need the whole plane), else the in-place kernel itself.
+// for 'same' stride-1 planes, need the whole plane), else the in-place kernel itself (on AArch64
+// depthwise_rows_neon.h, which reads bands too).
 constexpr index_t kZeroRowFloats = 1024;
 inline void band_plane(const ConvParams& q, const float* xc, const float* wc, const float* bias, float* yc,
                        const float* zero_row, const Epilogue& e) {
@@ -132,7 +133,10 @@ inline void image_rows(const FusedBlockParams& f, const FusedBlockOperands& o, c
   float* depthwise = slot + channels * buffer_plane;  // with a projection: [channels][band][out_w]
   index_t have_lo = 0, have_hi = 0;                 // the input rows in the buffer, row have_lo first
   alignas(64) float zero_row[kZeroRowFloats] = {};
-#if defined(ONNXC_SIMD)
+#if defined(ONNXC_DEPTHWISE_NEON)
+  // AArch64: band_plane's in-place kernel (depthwise_rows_neon.h) for 'same' stride-1 planes too.
+  const bool flat = !depthwise_neon_detail::applies(p) && depthwise_in_place_detail::uses_flat_plane(p);
+#elif defined(ONNXC_SIMD)
   const bool flat = depthwise_in_place_detail::uses_flat_plane(p);
 #endif
   for (index_t o0 = first; o0 < last; o0 += f.band) {
