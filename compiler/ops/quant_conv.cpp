@@ -286,7 +286,8 @@ void fold_qlinear_conv(const Node& n, std::vector<Tensor>& outs) {
       if (!n.has_input(kResidualInput))
         return rt::conv_integer(integer_conv_params(n, in), fold_quant_operand<X>(n, in.x, in.x_zero_point),
                                 fold_quant_operand<W>(n, in.w, in.w_zero_point), requantize, plane.data());
-      const auto [low, high] = residual_clamp(n);
+      const std::pair<int32_t, int32_t> bounds = residual_clamp(n);  // (not a structured binding: the lambda below captures them)
+      const int32_t low = bounds.first, high = bounds.second;
       dispatch_in(n, n.inputs[kResidualInput]->dtype, EightBitTypes{}, [&](auto r_tag) {
         using T = typename decltype(r_tag)::type;
         rt::conv_integer(integer_conv_params(n, in), fold_quant_operand<X>(n, in.x, in.x_zero_point),

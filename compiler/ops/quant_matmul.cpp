@@ -160,7 +160,8 @@ void fold_qlinear_matmul(const Node& n, std::vector<Tensor>& outs) {
       };
       if (!n.has_input(kMatMulResidualInput)) return product(requantize);
       const std::size_t r = kMatMulResidualInput;
-      const auto [low, high] = residual_clamp(n);
+      const std::pair<int32_t, int32_t> bounds = residual_clamp(n);  // (not a structured binding: the lambda below captures them)
+      const int32_t low = bounds.first, high = bounds.second;
       dispatch_in(n, n.inputs[r]->dtype, EightBitTypes{}, [&](auto r_tag) {
         using T = typename decltype(r_tag)::type;
         product(rt::requantize_add(requantize, n.inputs[r]->constant->data<T>(),
